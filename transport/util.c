@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Implementation of the shared helpers declared in util.h: logging to
+ * stderr with a per-process prefix, strict number parsing for the MINIMP_*
+ * environment, hex keys and the libuv-to-MMP error mapping.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#include "minimp.h"
+
+int mmp__log_level = MMP__LOG_WARN;
+
+static uv_once_t log_once = UV_ONCE_INIT;
+static uv_mutex_t log_mutex;
+static char log_prefix[64] = "";
+
+static void log_init_once(void) {
+  if (uv_mutex_init(&log_mutex) != 0)
+    abort();
+}
+
+void mmp__log_set_prefix(const char *who) {
+  uv_once(&log_once, log_init_once);
+  uv_mutex_lock(&log_mutex);
+  snprintf(log_prefix, sizeof(log_prefix), "%s", who ? who : "");
+  uv_mutex_unlock(&log_mutex);
+}
+
+void mmp__log(int level, const char *fmt, ...) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  char line[1024];
+  va_list ap;
+  int n;
+
+  uv_once(&log_once, log_init_once);
+  uv_mutex_lock(&log_mutex);
+  n = snprintf(line, sizeof(line), "minimp[%s] %s: ", log_prefix,
+               names[level < 0   ? 0
+                     : level > 3 ? 3
+                                 : level]);
+  uv_mutex_unlock(&log_mutex);
+  if (n < 0)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+  va_end(ap);
+  /* One fprintf per line keeps lines from different threads whole. */
+  fprintf(stderr, "%s\n", line);
+}
+
+int mmp__parse_size(const char *s, uint64_t *out) {
+  char *end;
+  unsigned long long v;
+  uint64_t mult = 1;
+
+  if (s == NULL || *s < '0' || *s > '9')
+    return MMP_EINVAL;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno != 0)
+    return MMP_EINVAL;
+  switch (*end) {
+  case '\0':
+    break;
+  case 'k':
+  case 'K':
+    mult = 1024;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mult = 1024 * 1024;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mult = 1024 * 1024 * 1024;
+    end++;
+    break;
+  default:
+    return MMP_EINVAL;
+  }
+  if (*end != '\0' || v > UINT64_MAX / mult)
+    return MMP_EINVAL;
+  *out = (uint64_t)v * mult;
+  return 0;
+}
+
+int mmp__parse_long(const char *s, long min, long max, long *out) {
+  char *end;
+  long v;
+
+  if (s == NULL || *s == '\0')
+    return MMP_EINVAL;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max)
+    return MMP_EINVAL;
+  *out = v;
+  return 0;
+}
+
+void mmp__hex_encode(const uint8_t *in, size_t n, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    out[2 * i] = digits[in[i] >> 4];
+    out[2 * i + 1] = digits[in[i] & 15];
+  }
+  out[2 * n] = '\0';
+}
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int mmp__hex_decode(const char *in, uint8_t *out, size_t n) {
+  size_t i;
+
+  if (in == NULL || strlen(in) != 2 * n)
+    return MMP_EINVAL;
+  for (i = 0; i < n; i++) {
+    int hi = hex_digit(in[2 * i]);
+    int lo = hex_digit(in[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return MMP_EINVAL;
+    out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  return 0;
+}
+
+int mmp__ct_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint8_t diff = 0;
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    diff |= (uint8_t)(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+int mmp__err_from_uv(int uverr) {
+  switch (uverr) {
+  case 0:
+    return 0;
+  case UV_ENOMEM:
+  case UV_ENOBUFS:
+    return MMP_ENOMEM;
+  case UV_EINVAL:
+    return MMP_EINVAL;
+  case UV_ETIMEDOUT:
+    return MMP_ETIMEDOUT;
+  case UV_ECONNREFUSED:
+    return MMP_ECONNREFUSED;
+  case UV_EADDRINUSE:
+    return MMP_EADDRINUSE;
+  case UV_EADDRNOTAVAIL:
+  case UV_ENETUNREACH:
+  case UV_EHOSTUNREACH:
+    return MMP_EADDR;
+  case UV_ECONNRESET:
+  case UV_EPIPE:
+  case UV_EOF:
+  case UV_ECONNABORTED:
+  case UV_ENOTCONN:
+    return MMP_EPEERLOST;
+  case UV_ECANCELED:
+    return MMP_ECANCELED;
+  case UV_EAGAIN:
+    return MMP_EAGAIN;
+  default:
+    return MMP_EIO;
+  }
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by every layer of libminimp: an intrusive doubly
+ * linked list, explicit little-endian encoding, logging and environment
+ * parsing. It lives at the bottom layer (transport/) so that every layer may
+ * include it without a dependency pointing upwards.
+ */
+#ifndef MMP_TRANSPORT_UTIL_H
+#define MMP_TRANSPORT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define mmp__container_of(ptr, type, member)                                   \
+  ((type *)((char *)(ptr)-offsetof(type, member)))
+
+#define MMP__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Intrusive circular list. An empty list points at itself. ---------- */
+
+typedef struct mmp__list_s {
+  struct mmp__list_s *next;
+  struct mmp__list_s *prev;
+} mmp__list_t;
+
+static inline void mmp__list_init(mmp__list_t *l) {
+  l->next = l->prev = l;
+}
+
+static inline int mmp__list_empty(const mmp__list_t *l) {
+  return l->next == l;
+}
+
+static inline void mmp__list_insert_tail(mmp__list_t *l, mmp__list_t *n) {
+  n->prev = l->prev;
+  n->next = l;
+  l->prev->next = n;
+  l->prev = n;
+}
+
+static inline void mmp__list_insert_head(mmp__list_t *l, mmp__list_t *n) {
+  n->next = l->next;
+  n->prev = l;
+  l->next->prev = n;
+  l->next = n;
+}
+
+static inline void mmp__list_remove(mmp__list_t *n) {
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+  n->next = n->prev = n;
+}
+
+static inline mmp__list_t *mmp__list_head(const mmp__list_t *l) {
+  return l->next == l ? NULL : l->next;
+}
+
+#define mmp__list_foreach(it, list)                                            \
+  for ((it) = (list)->next; (it) != (list); (it) = (it)->next)
+
+/* Iteration that tolerates removing `it`. */
+#define mmp__list_foreach_safe(it, tmp, list)                                  \
+  for ((it) = (list)->next, (tmp) = (it)->next; (it) != (list);                \
+       (it) = (tmp), (tmp) = (it)->next)
+
+/* ---- Little-endian encoding (the wire is always little-endian). -------- */
+
+static inline void mmp__put_u16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void mmp__put_u32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+static inline void mmp__put_u64(uint8_t *p, uint64_t v) {
+  mmp__put_u32(p, (uint32_t)v);
+  mmp__put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint16_t mmp__get_u16(const uint8_t *p) {
+  return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t mmp__get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+         ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t mmp__get_u64(const uint8_t *p) {
+  return (uint64_t)mmp__get_u32(p) | ((uint64_t)mmp__get_u32(p + 4) << 32);
+}
+
+/* ---- Logging ----------------------------------------------------------- */
+
+enum {
+  MMP__LOG_ERROR = 0,
+  MMP__LOG_WARN = 1,
+  MMP__LOG_INFO = 2,
+  MMP__LOG_DEBUG = 3
+};
+
+/* Current level; messages above it are dropped. Set from MINIMP_LOG. */
+extern int mmp__log_level;
+
+/* Sets the "[who]" prefix of every line, e.g. "rank 3". Thread-safe. */
+void mmp__log_set_prefix(const char *who);
+
+/* Writes one line to stderr: "minimp[rank 3] warn: ...". Thread-safe. */
+void mmp__log(int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#define MMP__LOG(level, ...)                                                   \
+  do {                                                                         \
+    if ((level) <= mmp__log_level)                                             \
+      mmp__log((level), __VA_ARGS__);                                          \
+  } while (0)
+
+/* ---- Environment and numbers ------------------------------------------- */
+
+/*
+ * Parses a decimal size with an optional k/m/g (binary) suffix. Returns 0 or
+ * MMP_EINVAL; never writes *out on error.
+ */
+int mmp__parse_size(const char *s, uint64_t *out);
+
+/* Parses a decimal integer in [min, max]. Returns 0 or MMP_EINVAL. */
+int mmp__parse_long(const char *s, long min, long max, long *out);
+
+/* Encodes / decodes a 16-byte key as 32 lowercase hex digits. */
+void mmp__hex_encode(const uint8_t *in, size_t n, char *out /* 2n+1 */);
+int mmp__hex_decode(const char *in, uint8_t *out, size_t n);
+
+/* Constant-time comparison of two byte strings; 1 if equal. */
+int mmp__ct_equal(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* Maps a libuv error (negative errno) to an MMP_E* code. */
+int mmp__err_from_uv(int uverr);
+
+#endif /* MMP_TRANSPORT_UTIL_H */
