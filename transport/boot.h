@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bootstrap ("rendezvous") service of a job: a small key-value store
+ * with barriers, in the spirit of PMI, reached over TCP. It carries each
+ * rank's listening address, the init and finalize barriers, aborts and
+ * failure notices. minimprun serves it; an embedding program can serve it
+ * from one rank (MMP_INIT_HOST_RENDEZVOUS) or from an outside process.
+ *
+ * This header is the one thing the launcher shares with the library: the
+ * wire codec (boot_wire.c), the server (boot_server.c) and the client
+ * (boot_client.c). Everything runs on a libuv loop; functions marked "loop
+ * context" must be called by the thread running that loop, and callbacks
+ * run there.
+ *
+ * Wire format. Every message is a 16-byte little-endian header followed by
+ * `len` body bytes:
+ *   off 0  u32 magic "MMPB"      off 4 u8 version (1)   off 5 u8 type
+ *   off 6  u16 reserved (0)      off 8 u32 request id   off 12 u32 len
+ * Strings in bodies are u16 length + bytes (no NUL); blobs are u32 length +
+ * bytes. Every length is checked against the remaining body and against
+ * MMP__BOOT_MAX_BODY before anything is allocated. The first message from a
+ * client must be HELLO, within the handshake timeout; anything else, a wrong
+ * key, a bad or duplicate rank, closes the connection with a logged reason.
+ *
+ * Messages (c = client, s = server):
+ *  HELLO    c->s  key[16] rank u32 size u32 pid u32 host str
+ *  WELCOME  s->c  (empty)
+ *  PUT      c->s  name str, value blob          (no reply)
+ *  GETALL   c->s  name str   -> VALUES s->c: count u32, count x blob, one per
+ *                 rank in rank order; sent once every rank has PUT name.
+ *  GET      c->s  rank u32, name str -> VALUES with count 1, once available.
+ *  FENCE    c->s  epoch u32  -> FENCE_DONE s->c (same request id) once every
+ *                 rank has entered that epoch.
+ *  ABORT    c->s  code i32, message str          (no reply)
+ *  BYE      c->s  (empty): the rank finished cleanly; it closes next.
+ *  EVENT    s->c  kind u32, rank u32, code i32, message str
+ *  ERROR    s->c  code i32, message str; the server closes afterwards.
+ */
+#ifndef MMP_TRANSPORT_BOOT_H
+#define MMP_TRANSPORT_BOOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "frame.h" /* MMP__JOB_KEY_LEN */
+
+#define MMP__BOOT_MAGIC 0x42504d4du /* "MMPB" */
+#define MMP__BOOT_VERSION 1
+#define MMP__BOOT_HDR_SIZE 16
+#define MMP__BOOT_MAX_BODY (1u << 20) /* default cap on one message body */
+#define MMP__BOOT_MAX_NAME 64
+#define MMP__BOOT_MAX_VALUE 4096
+
+typedef enum mmp__boot_type {
+  MMP__B_HELLO = 1,
+  MMP__B_WELCOME = 2,
+  MMP__B_PUT = 3,
+  MMP__B_GETALL = 4,
+  MMP__B_GET = 5,
+  MMP__B_VALUES = 6,
+  MMP__B_FENCE = 7,
+  MMP__B_FENCE_DONE = 8,
+  MMP__B_ABORT = 9,
+  MMP__B_BYE = 10,
+  MMP__B_EVENT = 11,
+  MMP__B_ERROR = 12,
+  MMP__B_TYPE_MAX = 12
+} mmp__boot_type_t;
+
+/* EVENT kinds. */
+enum {
+  MMP__BOOT_EV_RANK_FAILED = 1, /* `rank` died or lost its connection */
+  MMP__BOOT_EV_ABORT = 2        /* the job is being aborted with `code` */
+};
+
+typedef struct mmp__boot_hdr_s {
+  uint8_t type;
+  uint32_t id;
+  uint32_t len;
+} mmp__boot_hdr_t;
+
+/* ---- Codec (boot_wire.c): no sockets, unit-tested on its own. ---------- */
+
+void mmp__boot_hdr_encode(const mmp__boot_hdr_t *h,
+                          uint8_t out[MMP__BOOT_HDR_SIZE]);
+/* Validates magic, version, type, reserved and len <= max_body.
+ * Returns 0, MMP_EPROTO or MMP_ETOOBIG with *why set. */
+int mmp__boot_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
+                         uint32_t max_body, mmp__boot_hdr_t *h,
+                         const char **why);
+
+/* A bounds-checked cursor over a received body. Any read past the end sets
+ * `bad` and yields zeros / empty strings; check it once at the end. */
+typedef struct mmp__boot_rd_s {
+  const uint8_t *p;
+  size_t left;
+  int bad;
+} mmp__boot_rd_t;
+
+void mmp__boot_rd_init(mmp__boot_rd_t *r, const void *body, size_t len);
+uint32_t mmp__boot_rd_u32(mmp__boot_rd_t *r);
+/* Points *s at the string bytes inside the body (not NUL-terminated). */
+size_t mmp__boot_rd_str(mmp__boot_rd_t *r, const char **s, size_t max);
+size_t mmp__boot_rd_blob(mmp__boot_rd_t *r, const uint8_t **b, size_t max);
+
+/* A growable message being built: header space first, then the body. */
+typedef struct mmp__boot_wr_s {
+  uint8_t *buf;
+  size_t len;
+  size_t cap;
+  int oom;
+} mmp__boot_wr_t;
+
+void mmp__boot_wr_init(mmp__boot_wr_t *w); /* reserves the header */
+void mmp__boot_wr_u32(mmp__boot_wr_t *w, uint32_t v);
+void mmp__boot_wr_str(mmp__boot_wr_t *w, const char *s, size_t n);
+void mmp__boot_wr_blob(mmp__boot_wr_t *w, const void *b, size_t n);
+/* Fills in the header. Returns 0 or MMP_ENOMEM (then the buffer is freed).
+ * On success the caller owns w->buf (w->len bytes) and frees it. */
+int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id);
+
+/* ---- Server (boot_server.c) -------------------------------------------- */
+
+typedef struct mmp__boot_server_s mmp__boot_server_t;
+
+typedef struct mmp__boot_server_cb_s {
+  void *ctx;
+  /* A rank completed HELLO. */
+  void (*rank_joined)(void *ctx, int rank, const char *host, int pid);
+  /* A rank's connection ended without BYE (death, crash, cut link). */
+  void (*rank_lost)(void *ctx, int rank, const char *reason);
+  /* A rank asked to abort the job. */
+  void (*abort)(void *ctx, int rank, int code, const char *message);
+  /* Every rank sent BYE. */
+  void (*all_done)(void *ctx);
+} mmp__boot_server_cb_t;
+
+/*
+ * Loop context. Serves a job of `size` ranks with `key` on `addr` (port 0
+ * picks one); the bound address is written to `name` as "ip:port".
+ * Returns 0, MMP_EADDRINUSE, MMP_EADDR, MMP_ENOMEM, MMP_EINVAL.
+ */
+int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
+                           int size, const uint8_t key[MMP__JOB_KEY_LEN],
+                           unsigned handshake_timeout_ms,
+                           const mmp__boot_server_cb_t *cb,
+                           mmp__boot_server_t **out, char *name,
+                           size_t namelen);
+
+/* Loop context. Sends EVENT to every connected rank except `except` (-1:
+ * none). */
+void mmp__boot_server_broadcast(mmp__boot_server_t *s, uint32_t kind, int rank,
+                                int code, const char *msg, int except);
+
+/* Loop context. Closes everything; `done(arg)` runs once all handles are
+ * closed and `s` is freed. No server callback runs after this call. */
+void mmp__boot_server_stop(mmp__boot_server_t *s, void (*done)(void *arg),
+                           void *arg);
+
+/* ---- Client (boot_client.c) -------------------------------------------- */
+
+typedef struct mmp__boot_client_s mmp__boot_client_t;
+
+typedef struct mmp__boot_client_cb_s {
+  void *ctx;
+  /* The server pushed an EVENT. */
+  void (*event)(void *ctx, uint32_t kind, int rank, int code, const char *msg);
+  /* The connection to the server ended (err < 0), or was closed after BYE
+   * (err 0). */
+  void (*lost)(void *ctx, int err, const char *reason);
+} mmp__boot_client_cb_t;
+
+/* Completion of one request. For GETALL/GET, values[i] (lens[i] bytes) are
+ * valid only during the call; count is the number of values. status < 0
+ * means the request failed (connection lost, ERROR from server). */
+typedef void (*mmp__boot_done_cb)(void *arg, int status, size_t count,
+                                  const uint8_t *const *values,
+                                  const size_t *lens);
+
+/*
+ * Loop context. Connects to the server at `addr`, sends HELLO and calls
+ * `done` (count 0) once WELCOME arrived or the attempt failed. The client
+ * object exists from the call on; requests may be queued before WELCOME.
+ * `local` (may be NULL) receives the local address of the connection once
+ * connected, before `done` runs.
+ */
+int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
+                           const uint8_t key[MMP__JOB_KEY_LEN], int rank,
+                           int size, unsigned timeout_ms,
+                           const mmp__boot_client_cb_t *cb,
+                           mmp__boot_done_cb done, void *arg,
+                           struct sockaddr_storage *local,
+                           mmp__boot_client_t **out);
+
+/* Loop context. Requests; `done` runs exactly once unless an error is
+ * returned. PUT's done runs once the message is written. */
+int mmp__boot_put(mmp__boot_client_t *c, const char *name, const void *val,
+                  size_t len, mmp__boot_done_cb done, void *arg);
+int mmp__boot_getall(mmp__boot_client_t *c, const char *name,
+                     mmp__boot_done_cb done, void *arg);
+int mmp__boot_get(mmp__boot_client_t *c, int rank, const char *name,
+                  mmp__boot_done_cb done, void *arg);
+int mmp__boot_fence(mmp__boot_client_t *c, uint32_t epoch,
+                    mmp__boot_done_cb done, void *arg);
+/* Sends ABORT; done runs once it was written (or failed). */
+int mmp__boot_abort(mmp__boot_client_t *c, int code, const char *msg,
+                    mmp__boot_done_cb done, void *arg);
+/* Sends BYE and closes once it is written; `done` runs after the close.
+ * Pending requests fail with MMP_ESHUTDOWN. No callback of `cb` runs
+ * afterwards except `lost` with err 0. */
+void mmp__boot_client_close(mmp__boot_client_t *c, mmp__boot_done_cb done,
+                            void *arg);
+
+#endif /* MMP_TRANSPORT_BOOT_H */
