@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public point-to-point calls: argument checking, communicator rank
+ * translation, request allocation, and the wait/test/probe family built on
+ * mmp__progress_until. The protocols themselves live in p2p.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int world_rank(const mmp_comm_t *comm, int rank) {
+  return comm->world_of != NULL ? comm->world_of[rank] : rank;
+}
+
+static void empty_status(mmp_status_t *st) {
+  if (st != NULL) {
+    memset(st, 0, sizeof(*st));
+    st->source = MMP_ANY_SOURCE;
+    st->tag = MMP_ANY_TAG;
+  }
+}
+
+static int check_send(mmp__engine_t *e, const void *buf, size_t len, int dest,
+                      int tag, const mmp_comm_t *comm, unsigned flags) {
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  if (buf == NULL && len > 0)
+    return MMP_EINVAL;
+  if (flags > MMP_SEND_RNDV)
+    return MMP_EINVAL;
+  if (dest < 0 || dest >= comm->size)
+    return MMP_ERANK;
+  if (tag < 0)
+    return MMP_ETAG;
+  return 0;
+}
+
+static int check_recv(mmp__engine_t *e, const void *buf, size_t cap, int source,
+                      int tag, const mmp_comm_t *comm) {
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  if (buf == NULL && cap > 0)
+    return MMP_EINVAL;
+  if (source != MMP_ANY_SOURCE && (source < 0 || source >= comm->size))
+    return MMP_ERANK;
+  if (tag != MMP_ANY_TAG && tag < 0)
+    return MMP_ETAG;
+  return 0;
+}
+
+static int req_done(void *arg) {
+  return atomic_load_explicit(&((mmp_request_t *)arg)->done,
+                              memory_order_acquire);
+}
+
+/* Waits for `r` and copies its status out. Returns its result. */
+static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
+  if (!req_done(r))
+    mmp__progress_until(e, req_done, r);
+  if (st != NULL)
+    *st = r->status;
+  return r->err;
+}
+
+int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
+                 mmp_comm_t *comm, unsigned flags, mmp_request_t **req) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t *r;
+  int rc;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  *req = NULL;
+  rc = check_send(e, buf, len, dest, tag, comm, flags);
+  if (rc != 0)
+    return rc;
+  r = malloc(sizeof(*r));
+  if (r == NULL)
+    return MMP_ENOMEM;
+  r->on_heap = 1;
+  rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
+                  flags, r);
+  if (rc != 0) {
+    free(r);
+    return rc;
+  }
+  *req = r;
+  return 0;
+}
+
+int mmp_isend(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm,
+              mmp_request_t **req) {
+  return mmp_isend_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO, req);
+}
+
+int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
+                mmp_comm_t *comm, unsigned flags) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t r;
+  int rc;
+
+  rc = check_send(e, buf, len, dest, tag, comm, flags);
+  if (rc != 0)
+    return rc;
+  r.on_heap = 0;
+  rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
+                  flags, &r);
+  if (rc != 0)
+    return rc;
+  return req_finish(e, &r, NULL);
+}
+
+int mmp_send(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm) {
+  return mmp_send_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO);
+}
+
+int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
+              mmp_request_t **req) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t *r;
+  int rc;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  *req = NULL;
+  rc = check_recv(e, buf, cap, source, tag, comm);
+  if (rc != 0)
+    return rc;
+  r = malloc(sizeof(*r));
+  if (r == NULL)
+    return MMP_ENOMEM;
+  r->on_heap = 1;
+  rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
+                  source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
+                  tag, r);
+  if (rc != 0) {
+    free(r);
+    return rc;
+  }
+  *req = r;
+  return 0;
+}
+
+int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
+             mmp_status_t *status) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t r;
+  int rc;
+
+  rc = check_recv(e, buf, cap, source, tag, comm);
+  if (rc != 0)
+    return rc;
+  r.on_heap = 0;
+  rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
+                  source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
+                  tag, &r);
+  if (rc != 0)
+    return rc;
+  return req_finish(e, &r, status);
+}
+
+int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t *r;
+  int rc;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  r = *req;
+  if (r == NULL) {
+    empty_status(status);
+    return 0;
+  }
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  *req = NULL;
+  rc = req_finish(e, r, status);
+  free(r); /* requests handed to users are always on the heap */
+  return rc;
+}
+
+int mmp_test(mmp_request_t **req, int *flag, mmp_status_t *status) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (req == NULL || flag == NULL)
+    return MMP_EINVAL;
+  if (*req == NULL) {
+    *flag = 1;
+    empty_status(status);
+    return 0;
+  }
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  if (!req_done(*req))
+    mmp__progress_poke(e);
+  *flag = req_done(*req);
+  if (!*flag)
+    return 0;
+  return mmp_wait(req, status);
+}
+
+int mmp_waitall(size_t n, mmp_request_t **reqs, mmp_status_t *statuses) {
+  int rc = 0;
+  size_t i;
+
+  if (n > 0 && reqs == NULL)
+    return MMP_EINVAL;
+  for (i = 0; i < n; i++) {
+    int r = mmp_wait(&reqs[i], statuses != NULL ? &statuses[i] : NULL);
+    if (r != 0 && rc == 0)
+      rc = r;
+  }
+  return rc;
+}
+
+typedef struct any_s {
+  size_t n;
+  mmp_request_t **reqs;
+  size_t found;
+} any_t;
+
+static int any_done(void *arg) {
+  any_t *a = arg;
+  size_t i;
+
+  for (i = 0; i < a->n; i++) {
+    if (a->reqs[i] != NULL && req_done(a->reqs[i])) {
+      a->found = i;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int mmp_waitany(size_t n, mmp_request_t **reqs, size_t *index,
+                mmp_status_t *status) {
+  mmp__engine_t *e = mmp__eng;
+  any_t a;
+  size_t i;
+
+  if ((n > 0 && reqs == NULL) || index == NULL)
+    return MMP_EINVAL;
+  *index = (size_t)-1;
+  for (i = 0; i < n && reqs[i] == NULL; i++)
+    ;
+  if (i == n) {
+    empty_status(status);
+    return 0;
+  }
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  a.n = n;
+  a.reqs = reqs;
+  a.found = 0;
+  mmp__progress_until(e, any_done, &a);
+  *index = a.found;
+  return mmp_wait(&reqs[a.found], status);
+}
+
+typedef struct probe_s {
+  mmp__engine_t *e;
+  const mmp_comm_t *comm;
+  int peer;
+  int tag;
+  mmp_status_t st;
+} probe_t;
+
+static int probe_match(void *arg) {
+  probe_t *p = arg;
+  return mmp__iprobe_locked(p->e, p->comm, p->comm->ctx, p->peer, p->tag,
+                            &p->st);
+}
+
+static int probe_setup(probe_t *p, int source, int tag, mmp_comm_t *comm) {
+  int rc = check_recv(mmp__eng, NULL, 0, source, tag, comm);
+
+  if (rc != 0)
+    return rc;
+  p->e = mmp__eng;
+  p->comm = comm;
+  p->peer = source == MMP_ANY_SOURCE ? source : world_rank(comm, source);
+  p->tag = tag;
+  return 0;
+}
+
+int mmp_probe(int source, int tag, mmp_comm_t *comm, mmp_status_t *status) {
+  probe_t p;
+  int rc = probe_setup(&p, source, tag, comm);
+
+  if (rc != 0)
+    return rc;
+  mmp__progress_until(p.e, probe_match, &p);
+  if (status != NULL)
+    *status = p.st;
+  return 0;
+}
+
+int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
+               mmp_status_t *status) {
+  probe_t p;
+  int rc = probe_setup(&p, source, tag, comm);
+
+  if (rc != 0)
+    return rc;
+  if (flag == NULL)
+    return MMP_EINVAL;
+  uv_mutex_lock(&p.e->lock);
+  *flag = probe_match(&p);
+  uv_mutex_unlock(&p.e->lock);
+  if (!*flag) {
+    mmp__progress_poke(p.e);
+    uv_mutex_lock(&p.e->lock);
+    *flag = probe_match(&p);
+    uv_mutex_unlock(&p.e->lock);
+  }
+  if (*flag && status != NULL)
+    *status = p.st;
+  return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration from the environment. The job identity comes from the
+ * variables minimprun exports (or Slurm's); tuning comes from MINIMP_*
+ * variables with measured defaults (docs/protocols.md explains each).
+ * Every malformed value is reported by name; none is silently ignored.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Defaults. The eager limit is the measured crossover on loopback TCP
+ * between eager (one copy, no handshake) and rendezvous (zero copy, one
+ * extra round trip); see docs/performance.md. */
+#define DEF_EAGER_LIMIT (64u * 1024)
+#define DEF_MAX_FRAME (64u * 1024 * 1024)
+#define DEF_CHUNK (512u * 1024)
+#define DEF_WINDOW (2u * 1024 * 1024)
+#define DEF_GRACE_US 1000u
+#define DEF_HANDSHAKE_MS 10000u
+#define DEF_PEER_TIMEOUT_MS 10000u
+#define DEF_BOOT_TIMEOUT_MS 60000u
+
+static int env_size(const char *name, uint64_t min, uint64_t max,
+                    uint64_t *out) {
+  const char *s = getenv(name);
+  uint64_t v;
+
+  if (s == NULL || *s == '\0')
+    return 0;
+  if (mmp__parse_size(s, &v) != 0 || v < min || v > max) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "%s='%s' is not a size between %llu and %llu (suffixes k, m, g)",
+             name, s, (unsigned long long)min, (unsigned long long)max);
+    return MMP_EENV;
+  }
+  *out = v;
+  return 0;
+}
+
+static int env_uint(const char *name, long min, long max, unsigned *out) {
+  const char *s = getenv(name);
+  long v;
+
+  if (s == NULL || *s == '\0')
+    return 0;
+  if (mmp__parse_long(s, min, max, &v) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not an integer between %ld and %ld",
+             name, s, min, max);
+    return MMP_EENV;
+  }
+  *out = (unsigned)v;
+  return 0;
+}
+
+static int env_log_level(void) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  const char *s = getenv("MINIMP_LOG");
+  size_t i;
+
+  if (s == NULL || *s == '\0')
+    return 0;
+  for (i = 0; i < MMP__ARRAY_SIZE(names); i++) {
+    if (strcmp(s, names[i]) == 0) {
+      mmp__log_level = (int)i;
+      return 0;
+    }
+  }
+  MMP__LOG(MMP__LOG_ERROR,
+           "MINIMP_LOG='%s' is not one of error, warn, info, debug", s);
+  return MMP_EENV;
+}
+
+int mmp__config_tuning(mmp__config_t *cfg) {
+  const char *s;
+  int rc = 0;
+
+  cfg->eager_limit = DEF_EAGER_LIMIT;
+  cfg->eager_buffer = 0; /* derived from the job size in init */
+  cfg->max_frame = DEF_MAX_FRAME;
+  cfg->chunk = DEF_CHUNK;
+  cfg->window = DEF_WINDOW;
+  cfg->spin_us = 0;
+  cfg->grace_us = DEF_GRACE_US;
+  cfg->handshake_ms = DEF_HANDSHAKE_MS;
+  cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
+  cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
+  cfg->connect_eager = 0;
+
+  rc |= env_log_level();
+  rc |= env_size("MINIMP_EAGER_LIMIT", 0, 1u << 30, &cfg->eager_limit);
+  rc |= env_size("MINIMP_EAGER_BUFFER", 4096, 1ull << 32, &cfg->eager_buffer);
+  rc |= env_size("MINIMP_MAX_FRAME", 4096, 1ull << 32, &cfg->max_frame);
+  rc |= env_size("MINIMP_RNDV_CHUNK", 4096, 1ull << 30, &cfg->chunk);
+  rc |= env_size("MINIMP_RNDV_WINDOW", 4096, 1ull << 32, &cfg->window);
+  rc |= env_uint("MINIMP_SPIN_US", 0, 10000000, &cfg->spin_us);
+  rc |= env_uint("MINIMP_PROGRESS_GRACE_US", 10, 10000000, &cfg->grace_us);
+  rc |=
+      env_uint("MINIMP_HANDSHAKE_TIMEOUT_MS", 10, 3600000, &cfg->handshake_ms);
+  rc |= env_uint("MINIMP_PEER_TIMEOUT_MS", 0, 3600000, &cfg->peer_timeout_ms);
+  rc |= env_uint("MINIMP_BOOT_TIMEOUT_MS", 100, 3600000, &cfg->boot_timeout_ms);
+  s = getenv("MINIMP_CONNECT");
+  if (s != NULL && *s != '\0') {
+    if (strcmp(s, "eager") == 0) {
+      cfg->connect_eager = 1;
+    } else if (strcmp(s, "lazy") != 0) {
+      MMP__LOG(MMP__LOG_ERROR, "MINIMP_CONNECT='%s' is not lazy or eager", s);
+      rc = MMP_EENV;
+    }
+  }
+  if (rc != 0)
+    return MMP_EENV;
+  if (cfg->chunk > cfg->max_frame) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_RNDV_CHUNK (%llu) exceeds MINIMP_MAX_FRAME (%llu)",
+             (unsigned long long)cfg->chunk,
+             (unsigned long long)cfg->max_frame);
+    return MMP_EENV;
+  }
+  if (cfg->window < cfg->chunk)
+    cfg->window = cfg->chunk;
+  return 0;
+}
+
+static int env_int(const char *name, long min, long max, int *out,
+                   int *present) {
+  const char *s = getenv(name);
+  long v;
+
+  *present = s != NULL && *s != '\0';
+  if (!*present)
+    return 0;
+  if (mmp__parse_long(s, min, max, &v) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not an integer between %ld and %ld",
+             name, s, min, max);
+    return MMP_EENV;
+  }
+  *out = (int)v;
+  return 0;
+}
+
+int mmp__config_identity(mmp__config_t *cfg) {
+  int have_rank, have_size, have_lr, have_ls, rc = 0;
+  const char *boot = getenv("MINIMP_BOOT_ADDR");
+  const char *key = getenv("MINIMP_JOB_KEY");
+  const char *iface = getenv("MINIMP_IFACE");
+  const char *rank_var = "MINIMP_RANK", *size_var = "MINIMP_SIZE";
+
+  if (getenv("MINIMP_RANK") == NULL && getenv("MINIMP_SIZE") == NULL &&
+      getenv("SLURM_PROCID") != NULL && getenv("SLURM_NTASKS") != NULL &&
+      boot != NULL) {
+    /* Launched by srun: Slurm names the rank, the user the rendezvous. */
+    rank_var = "SLURM_PROCID";
+    size_var = "SLURM_NTASKS";
+  }
+  rc |= env_int(size_var, 1, 1 << 24, &cfg->size, &have_size);
+  rc |= env_int(rank_var, 0, (1 << 24) - 1, &cfg->rank, &have_rank);
+  if (rc != 0)
+    return MMP_EENV;
+  if (!have_rank && !have_size && boot == NULL && key == NULL) {
+    cfg->singleton = 1;
+    cfg->rank = 0;
+    cfg->size = 1;
+    cfg->local_rank = 0;
+    cfg->local_size = 1;
+    return 0;
+  }
+  if (!have_rank || !have_size || boot == NULL || *boot == '\0') {
+    MMP__LOG(MMP__LOG_ERROR,
+             "incomplete job environment: %s, %s and MINIMP_BOOT_ADDR must "
+             "all be set (run the program with minimprun)",
+             rank_var, size_var);
+    return MMP_EENV;
+  }
+  if (cfg->rank >= cfg->size) {
+    MMP__LOG(MMP__LOG_ERROR, "%s=%d is not below %s=%d", rank_var, cfg->rank,
+             size_var, cfg->size);
+    return MMP_EENV;
+  }
+  if (key == NULL || mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_JOB_KEY must be %d hex digits",
+             2 * MMP__JOB_KEY_LEN);
+    return MMP_EENV;
+  }
+  if (strlen(boot) >= sizeof(cfg->boot_addr)) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_BOOT_ADDR is too long");
+    return MMP_EENV;
+  }
+  strcpy(cfg->boot_addr, boot);
+  cfg->local_rank = cfg->rank;
+  cfg->local_size = cfg->size;
+  rc |= env_int("MINIMP_LOCAL_RANK", 0, (1 << 24) - 1, &cfg->local_rank,
+                &have_lr);
+  rc |= env_int("MINIMP_LOCAL_SIZE", 1, 1 << 24, &cfg->local_size, &have_ls);
+  if (!have_lr && getenv("SLURM_LOCALID") != NULL)
+    rc |=
+        env_int("SLURM_LOCALID", 0, (1 << 24) - 1, &cfg->local_rank, &have_lr);
+  if (rc != 0)
+    return MMP_EENV;
+  if (iface != NULL) {
+    if (strlen(iface) >= sizeof(cfg->iface)) {
+      MMP__LOG(MMP__LOG_ERROR, "MINIMP_IFACE is too long");
+      return MMP_EENV;
+    }
+    strcpy(cfg->iface, iface);
+  }
+  return 0;
+}

@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up and shut-down of the runtime.
+ *
+ * mmp_init reads the job identity from the environment (or takes it from
+ * mmp_init_ex), connects to the job's rendezvous service, listens on the
+ * chosen address, publishes it, and learns every peer's address with one
+ * GETALL, which also serves as the init barrier. Connections then open
+ * lazily on first use (MINIMP_CONNECT=lazy, the default) or all at once.
+ *
+ * mmp_finalize waits on a FENCE at the rendezvous so that no rank closes
+ * while another may still talk to it, then closes every connection in
+ * order (BYE after the last queued frame, half-close, wait for the peer's
+ * EOF), stops the progress thread and frees everything.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+mmp__engine_t *mmp__eng;
+
+static uv_mutex_t init_mutex;
+static uv_once_t init_once = UV_ONCE_INIT;
+
+static void init_mutex_once(void) {
+  if (uv_mutex_init(&init_mutex) != 0)
+    abort();
+}
+
+/* An asynchronous step sequence driven from an application thread. */
+typedef struct op_s {
+  mmp__engine_t *e;
+  mmp__task_t task;
+  int done;
+  int rc;
+  struct sockaddr_storage boot_sa;
+  struct sockaddr_storage local;
+} op_t;
+
+static void op_finish(op_t *op, int rc) {
+  mmp__engine_t *e = op->e;
+
+  uv_mutex_lock(&e->lock);
+  op->rc = rc;
+  op->done = 1;
+  mmp__engine_notify(e);
+  uv_mutex_unlock(&e->lock);
+}
+
+static int op_done_pred(void *arg) {
+  return ((op_t *)arg)->done;
+}
+
+/* Posts fn as a task and blocks until the op finishes. */
+static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
+  op->e = e;
+  op->done = 0;
+  op->rc = 0;
+  uv_mutex_lock(&e->lock);
+  mmp__engine_post(e, &op->task, fn, op);
+  uv_mutex_unlock(&e->lock);
+  mmp__progress_until(e, op_done_pred, op);
+  return op->rc;
+}
+
+/* ---- Bootstrap client callbacks ---------------------------------------- */
+
+static void boot_event(void *ctx, uint32_t kind, int rank, int code,
+                       const char *msg) {
+  mmp__engine_t *e = ctx;
+  mmp__tp_conn_t *conn = NULL;
+
+  if (kind == MMP__BOOT_EV_RANK_FAILED && rank >= 0 && rank < e->cfg.size &&
+      rank != e->cfg.rank) {
+    MMP__LOG(MMP__LOG_WARN, "rank %d failed: %s", rank, msg);
+    uv_mutex_lock(&e->lock);
+    if (e->peers[rank].state != MMP__P_DOWN) {
+      conn = e->peers[rank].conn;
+      mmp__p2p_fail_peer(e, rank, MMP_EPEERLOST);
+    }
+    uv_mutex_unlock(&e->lock);
+    if (conn != NULL)
+      e->ops->abort(conn, MMP_EPEERLOST, "rank reported failed");
+  } else if (kind == MMP__BOOT_EV_ABORT) {
+    MMP__LOG(MMP__LOG_WARN, "job aborted by rank %d (code %d): %s", rank, code,
+             msg);
+  }
+}
+
+static void boot_lost(void *ctx, int err, const char *reason) {
+  mmp__engine_t *e = ctx;
+
+  uv_mutex_lock(&e->lock);
+  e->boot_lost = 1;
+  if (err != 0 && !e->finalizing)
+    MMP__LOG(MMP__LOG_WARN, "lost the rendezvous service: %s", reason);
+  mmp__engine_notify(e);
+  uv_mutex_unlock(&e->lock);
+}
+
+/* ---- Start-up ----------------------------------------------------------- */
+
+static void got_addrs(void *arg, int status, size_t count,
+                      const uint8_t *const *values, const size_t *lens) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+  size_t i;
+
+  if (status < 0 || count != (size_t)e->cfg.size) {
+    MMP__LOG(MMP__LOG_ERROR, "address exchange failed: %s",
+             mmp_strerror(status < 0 ? status : MMP_EPROTO));
+    op_finish(op, MMP_EBOOT);
+    return;
+  }
+  uv_mutex_lock(&e->lock);
+  for (i = 0; i < count; i++) {
+    char name[256];
+    if ((int)i == e->cfg.rank)
+      continue;
+    if (lens[i] == 0 || lens[i] >= sizeof(name))
+      break;
+    memcpy(name, values[i], lens[i]);
+    name[lens[i]] = '\0';
+    if (mmp__addr_parse(name, &e->peers[i].addr) != 0)
+      break;
+    e->peers[i].have_addr = 1;
+  }
+  uv_mutex_unlock(&e->lock);
+  if (i != count) {
+    MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i);
+    op_finish(op, MMP_EBOOT);
+    return;
+  }
+  op_finish(op, 0);
+}
+
+static void put_done(void *arg, int status, size_t count,
+                     const uint8_t *const *values, const size_t *lens) {
+  op_t *op = arg;
+  int rc;
+  (void)count;
+  (void)values;
+  (void)lens;
+
+  if (status < 0) {
+    op_finish(op, MMP_EBOOT);
+    return;
+  }
+  rc = mmp__boot_getall(op->e->boot, "addr", got_addrs, op);
+  if (rc != 0)
+    op_finish(op, MMP_EBOOT);
+}
+
+/* Loop context: the bootstrap connection is up; listen and publish. */
+static void boot_connected(void *arg, int status, size_t count,
+                           const uint8_t *const *values, const size_t *lens) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+  struct sockaddr_storage la;
+  mmp__tp_config_t tc;
+  mmp__tp_callbacks_t cb;
+  int rc;
+  (void)count;
+  (void)values;
+  (void)lens;
+
+  if (status < 0) {
+    MMP__LOG(MMP__LOG_ERROR, "cannot join the rendezvous at %s: %s",
+             e->cfg.boot_addr, mmp_strerror(status));
+    op_finish(op, MMP_EBOOT);
+    return;
+  }
+  rc = mmp__addr_select(e->cfg.iface[0] ? e->cfg.iface : NULL,
+                        (struct sockaddr *)&op->boot_sa, &la);
+  if (rc != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "no local address matches MINIMP_IFACE='%s'",
+             e->cfg.iface);
+    op_finish(op, MMP_EADDR);
+    return;
+  }
+  memset(&tc, 0, sizeof(tc));
+  tc.rank = e->cfg.rank;
+  tc.size = e->cfg.size;
+  memcpy(tc.key, e->cfg.key, sizeof(tc.key));
+  tc.max_frame = e->cfg.max_frame;
+  tc.handshake_timeout_ms = e->cfg.handshake_ms;
+  tc.user_timeout_ms = e->cfg.peer_timeout_ms;
+  cb.ctx = e;
+  cb.peer_up = mmp__p2p_peer_up;
+  cb.frame = mmp__p2p_frame;
+  cb.frame_done = mmp__p2p_frame_done;
+  cb.peer_down = mmp__p2p_peer_down;
+  e->ops = &mmp__tcp_ops;
+  rc = e->ops->create(&e->loop, &tc, &cb, &e->tp);
+  if (rc == 0)
+    rc = e->ops->listen(e->tp, (struct sockaddr *)&la, e->listen_name,
+                        sizeof(e->listen_name));
+  if (rc != 0) {
+    char want[128] = "?";
+    mmp__addr_format((struct sockaddr *)&la, want, sizeof(want));
+    MMP__LOG(MMP__LOG_ERROR, "cannot listen on %s: %s", want, mmp_strerror(rc));
+    op_finish(op, rc);
+    return;
+  }
+  MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
+  rc = mmp__boot_put(e->boot, "addr", e->listen_name, strlen(e->listen_name),
+                     put_done, op);
+  if (rc != 0)
+    op_finish(op, MMP_EBOOT);
+}
+
+static void boot_server_lost(void *ctx, int rank, const char *reason) {
+  mmp__engine_t *e = ctx;
+  mmp__boot_server_broadcast(e->bootsrv, MMP__BOOT_EV_RANK_FAILED, rank,
+                             MMP_EPEERLOST, reason, rank);
+}
+
+static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
+  mmp__engine_t *e = ctx;
+  MMP__LOG(MMP__LOG_ERROR, "rank %d aborted the job (code %d): %s", rank, code,
+           msg);
+  mmp__boot_server_broadcast(e->bootsrv, MMP__BOOT_EV_ABORT, rank, code, msg,
+                             -1);
+}
+
+static void boot_server_all_done(void *ctx) {
+  mmp__engine_t *e = ctx;
+  uv_mutex_lock(&e->lock);
+  e->boot_all_done = 1;
+  mmp__engine_notify(e);
+  uv_mutex_unlock(&e->lock);
+}
+
+static void boot_start_task(void *arg) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+  mmp__boot_client_cb_t ccb;
+  int rc;
+
+  if (e->cfg.host_boot) {
+    mmp__boot_server_cb_t scb;
+    char name[128];
+    memset(&scb, 0, sizeof(scb));
+    scb.ctx = e;
+    scb.rank_lost = boot_server_lost;
+    scb.abort = boot_server_abort;
+    scb.all_done = boot_server_all_done;
+    rc = mmp__boot_server_start(&e->loop, (struct sockaddr *)&op->boot_sa,
+                                e->cfg.size, e->cfg.key, e->cfg.handshake_ms,
+                                &scb, &e->bootsrv, name, sizeof(name));
+    if (rc != 0) {
+      MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s",
+               e->cfg.boot_addr, mmp_strerror(rc));
+      op_finish(op, rc);
+      return;
+    }
+  }
+  ccb.ctx = e;
+  ccb.event = boot_event;
+  ccb.lost = boot_lost;
+  rc = mmp__boot_client_start(&e->loop, (struct sockaddr *)&op->boot_sa,
+                              e->cfg.key, e->cfg.rank, e->cfg.size,
+                              e->cfg.boot_timeout_ms, &ccb, boot_connected, op,
+                              &op->local, &e->boot);
+  if (rc != 0)
+    op_finish(op, MMP_EBOOT);
+}
+
+static void connect_all_task(void *arg) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+  int i;
+
+  uv_mutex_lock(&e->lock);
+  /* Each pair connects once: the lower rank dials. */
+  for (i = e->cfg.rank + 1; i < e->cfg.size; i++) {
+    if (e->peers[i].state == MMP__P_IDLE) {
+      e->peers[i].state = MMP__P_CONNECTING;
+      if (e->ops->connect(e->tp, i, (struct sockaddr *)&e->peers[i].addr) != 0)
+        mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+    }
+  }
+  uv_mutex_unlock(&e->lock);
+  op_finish(op, 0);
+}
+
+static int all_up_pred(void *arg) {
+  mmp__engine_t *e = arg;
+  int i;
+
+  for (i = 0; i < e->cfg.size; i++) {
+    int s = e->peers[i].state;
+    if (s != MMP__P_UP && s != MMP__P_DOWN)
+      return 0;
+  }
+  return 1;
+}
+
+static int boot_phase(mmp__engine_t *e) {
+  op_t op;
+  int rc;
+
+  memset(&op, 0, sizeof(op));
+  if (mmp__addr_parse(e->cfg.boot_addr, &op.boot_sa) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_BOOT_ADDR='%s' is not host:port",
+             e->cfg.boot_addr);
+    return MMP_EENV;
+  }
+  op.e = e;
+  rc = op_run(e, &op, boot_start_task);
+  if (rc != 0 || !e->cfg.connect_eager)
+    return rc;
+  rc = op_run(e, &op, connect_all_task);
+  if (rc == 0)
+    mmp__progress_until(e, all_up_pred, e);
+  return rc;
+}
+
+/* ---- Shut-down ---------------------------------------------------------- */
+
+static void flag_set(void *arg) {
+  *(int *)arg = 1;
+}
+
+static void boot_closed(void *arg, int status, size_t count,
+                        const uint8_t *const *values, const size_t *lens) {
+  (void)status;
+  (void)count;
+  (void)values;
+  (void)lens;
+  *(int *)arg = 1;
+}
+
+static void timer_flag(uv_timer_t *t) {
+  *(int *)t->data = 1;
+}
+
+/* Only thread left: runs the loop until *flag is set or `ms` pass. */
+static void run_until(mmp__engine_t *e, int *flag, unsigned ms) {
+  int fired = 0;
+
+  e->timer.data = &fired;
+  uv_timer_start(&e->timer, timer_flag, ms, 0);
+  while (!*flag && !fired)
+    mmp__run_loop(e, UV_RUN_ONCE);
+  uv_timer_stop(&e->timer);
+}
+
+/* Stops the progress thread and frees everything, in dependency order. */
+static void teardown(mmp__engine_t *e) {
+  int done;
+
+  mmp__engine_stop_thread(e);
+  uv_timer_stop(&e->timer);
+  if (e->boot != NULL) {
+    done = 0;
+    mmp__boot_client_close(e->boot, boot_closed, &done);
+    run_until(e, &done, 5000);
+    e->boot = NULL;
+  }
+  if (e->bootsrv != NULL) {
+    /* Serve until every rank has said BYE, so none loses its fence. */
+    run_until(e, &e->boot_all_done, 10000);
+    done = 0;
+    mmp__boot_server_stop(e->bootsrv, flag_set, &done);
+    run_until(e, &done, 5000);
+    e->bootsrv = NULL;
+  }
+  if (e->tp != NULL) {
+    done = 0;
+    e->ops->destroy(e->tp, flag_set, &done);
+    run_until(e, &done, 5000);
+    e->tp = NULL;
+  }
+  mmp__engine_fini(e);
+  mmp__p2p_fini(e);
+  free(e);
+}
+
+static void fence_done(void *arg, int status, size_t count,
+                       const uint8_t *const *values, const size_t *lens) {
+  (void)count;
+  (void)values;
+  (void)lens;
+  op_finish(arg, status < 0 ? MMP_EBOOT : 0);
+}
+
+static void fence_task(void *arg) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+
+  if (e->boot == NULL || e->boot_lost ||
+      mmp__boot_fence(e->boot, 1, fence_done, op) != 0)
+    op_finish(op, MMP_EBOOT);
+}
+
+static void close_timeout(uv_timer_t *t) {
+  mmp__engine_t *e = t->data;
+
+  uv_mutex_lock(&e->lock);
+  e->close_timed_out = 1;
+  mmp__engine_notify(e);
+  uv_mutex_unlock(&e->lock);
+}
+
+static void close_task(void *arg) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+
+  uv_mutex_lock(&e->lock);
+  mmp__p2p_close_all(e);
+  uv_mutex_unlock(&e->lock);
+  e->timer.data = e;
+  uv_timer_start(&e->timer, close_timeout, 10000, 0);
+  op_finish(op, 0);
+}
+
+static int closed_pred(void *arg) {
+  mmp__engine_t *e = arg;
+  return e->close_timed_out || mmp__p2p_all_closed(e);
+}
+
+/* ---- Public entry points ------------------------------------------------ */
+
+static int runtime_start(const mmp__config_t *cfg) {
+  mmp__engine_t *e = calloc(1, sizeof(*e));
+  char who[32];
+  int rc;
+
+  if (e == NULL)
+    return MMP_ENOMEM;
+  e->cfg = *cfg;
+  if (e->cfg.eager_buffer == 0) {
+    /* Bound the memory unexpected eager data may take: about 256 MiB in
+     * all, between 256 KiB and 16 MiB per peer. */
+    uint64_t per =
+        (256ull << 20) / (uint64_t)(cfg->size > 1 ? cfg->size - 1 : 1);
+    if (per < (256u << 10))
+      per = 256u << 10;
+    if (per > (16u << 20))
+      per = 16u << 20;
+    e->cfg.eager_buffer = per;
+  }
+  snprintf(who, sizeof(who), "rank %d", cfg->rank);
+  mmp__log_set_prefix(who);
+  rc = mmp__engine_init(e);
+  if (rc != 0) {
+    free(e);
+    return rc;
+  }
+  rc = mmp__p2p_init(e);
+  e->world.ctx = 0;
+  e->world.rank = cfg->rank;
+  e->world.size = cfg->size;
+  e->next_ctx = 2;
+  if (rc == 0 && !cfg->singleton)
+    rc = boot_phase(e);
+  if (rc == 0)
+    rc = mmp__engine_start_thread(e);
+  if (rc != 0) {
+    teardown(e);
+    return rc;
+  }
+  /* A write to a dead peer must become an error, not kill the process. */
+  {
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+      signal(SIGPIPE, SIG_IGN);
+  }
+  mmp__eng = e;
+  return 0;
+}
+
+int mmp_init(int *argc, char ***argv) {
+  mmp__config_t cfg;
+  int rc;
+  (void)argc;
+  (void)argv;
+
+  uv_once(&init_once, init_mutex_once);
+  uv_mutex_lock(&init_mutex);
+  if (mmp__eng != NULL) {
+    uv_mutex_unlock(&init_mutex);
+    return MMP_EALREADY;
+  }
+  memset(&cfg, 0, sizeof(cfg));
+  rc = mmp__config_tuning(&cfg);
+  if (rc == 0)
+    rc = mmp__config_identity(&cfg);
+  if (rc == 0)
+    rc = runtime_start(&cfg);
+  uv_mutex_unlock(&init_mutex);
+  return rc;
+}
+
+int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
+                const char *iface, unsigned flags) {
+  mmp__config_t cfg;
+  int rc;
+
+  if (size < 1 || rank < 0 || rank >= size || rendezvous == NULL ||
+      job_key == NULL || strlen(rendezvous) >= sizeof(cfg.boot_addr) ||
+      (iface != NULL && strlen(iface) >= sizeof(cfg.iface)) ||
+      (flags & ~MMP_INIT_HOST_RENDEZVOUS) != 0)
+    return MMP_EINVAL;
+  uv_once(&init_once, init_mutex_once);
+  uv_mutex_lock(&init_mutex);
+  if (mmp__eng != NULL) {
+    uv_mutex_unlock(&init_mutex);
+    return MMP_EALREADY;
+  }
+  memset(&cfg, 0, sizeof(cfg));
+  rc = mmp__config_tuning(&cfg);
+  if (rc == 0 && mmp__hex_decode(job_key, cfg.key, MMP__JOB_KEY_LEN) != 0)
+    rc = MMP_EINVAL;
+  if (rc == 0) {
+    cfg.rank = rank;
+    cfg.size = size;
+    cfg.local_rank = rank;
+    cfg.local_size = size;
+    cfg.host_boot = (flags & MMP_INIT_HOST_RENDEZVOUS) != 0;
+    strcpy(cfg.boot_addr, rendezvous);
+    if (iface != NULL)
+      strcpy(cfg.iface, iface);
+    rc = runtime_start(&cfg);
+  }
+  uv_mutex_unlock(&init_mutex);
+  return rc;
+}
+
+int mmp_finalize(void) {
+  mmp__engine_t *e;
+  int rc = 0;
+  op_t op;
+
+  uv_once(&init_once, init_mutex_once);
+  uv_mutex_lock(&init_mutex);
+  e = mmp__eng;
+  if (e == NULL) {
+    uv_mutex_unlock(&init_mutex);
+    return MMP_ENOTINIT;
+  }
+  uv_mutex_lock(&e->lock);
+  e->finalizing = 1;
+  uv_mutex_unlock(&e->lock);
+  if (!e->cfg.singleton) {
+    memset(&op, 0, sizeof(op));
+    rc = op_run(e, &op, fence_task);
+    if (rc != 0)
+      MMP__LOG(MMP__LOG_WARN, "finalize barrier failed; closing anyway");
+    op_run(e, &op, close_task);
+    mmp__progress_until(e, closed_pred, e);
+  }
+  mmp__eng = NULL;
+  teardown(e);
+  uv_mutex_unlock(&init_mutex);
+  return rc;
+}
+
+int mmp_initialized(void) {
+  return mmp__eng != NULL;
+}
+
+static void abort_sent(void *arg, int status, size_t count,
+                       const uint8_t *const *values, const size_t *lens) {
+  (void)status;
+  (void)count;
+  (void)values;
+  (void)lens;
+  op_finish(arg, 0);
+}
+
+static void abort_task(void *arg) {
+  op_t *op = arg;
+  mmp__engine_t *e = op->e;
+
+  if (e->boot == NULL || e->boot_lost ||
+      mmp__boot_abort(e->boot, op->rc, "mmp_abort called", abort_sent, op) != 0)
+    op_finish(op, 0);
+}
+
+void mmp_abort(int code) {
+  mmp__engine_t *e = mmp__eng;
+
+  fflush(stdout);
+  fflush(stderr);
+  if (e != NULL && !e->cfg.singleton && !mmp__in_loop()) {
+    op_t op;
+    memset(&op, 0, sizeof(op));
+    op.e = e;
+    op.rc = code;
+    uv_mutex_lock(&e->lock);
+    mmp__engine_post(e, &op.task, abort_task, &op);
+    uv_mutex_unlock(&e->lock);
+    mmp__progress_until(e, op_done_pred, &op);
+    /* The launcher now stops every rank, this one included; give it the
+     * chance so that it reports the abort rather than our exit. */
+    usleep(2000 * 1000);
+  }
+  _exit(code);
+}
+
+double mmp_wtime(void) {
+  return (double)uv_hrtime() * 1e-9;
+}
+
+mmp_comm_t *mmp_comm_world(void) {
+  mmp__engine_t *e = mmp__eng;
+  return e != NULL ? &e->world : NULL;
+}
+
+int mmp_comm_rank(const mmp_comm_t *comm) {
+  return comm != NULL ? comm->rank : MMP_ECOMM;
+}
+
+int mmp_comm_size(const mmp_comm_t *comm) {
+  return comm != NULL ? comm->size : MMP_ECOMM;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal interface of libminimp's runtime layer: configuration, the
+ * progress engine (loop ownership and the background progress thread),
+ * peers, requests, matching and the eager/rendezvous protocols. Nothing here
+ * is visible to users; the collectives layer uses only the point-to-point
+ * calls declared at the end.
+ *
+ * Locking. One mutex, engine.lock, protects every field below that is not
+ * marked otherwise: matching queues, requests, peers and send queues. The
+ * libuv loop itself is not protected by it: only the loop's current owner
+ * (see progress.c) may call libuv, and it runs uv_run without the lock.
+ * Transport callbacks run in the owner's thread and take the lock.
+ */
+#ifndef MMP_RUNTIME_INTERNAL_H
+#define MMP_RUNTIME_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "minimp.h"
+#include "transport/boot.h"
+#include "transport/transport.h"
+#include "transport/util.h"
+
+/* ---- Configuration (config.c) ------------------------------------------ */
+
+typedef struct mmp__config_s {
+  int rank;
+  int size;
+  int local_rank;
+  int local_size;
+  int singleton; /* no launcher, no rendezvous: a job of one */
+  int host_boot; /* serve the rendezvous from this process */
+  char boot_addr[256];
+  uint8_t key[MMP__JOB_KEY_LEN];
+  char iface[128];
+  uint64_t eager_limit;  /* AUTO sends up to this size go eager */
+  uint64_t eager_buffer; /* per-peer eager credit, bytes */
+  uint64_t max_frame;    /* largest frame payload accepted */
+  uint64_t chunk;        /* rendezvous DATA frame size */
+  uint64_t window;       /* rendezvous bytes in flight per peer */
+  unsigned spin_us;      /* busy-poll budget of a blocking wait */
+  unsigned grace_us;     /* idle time before the progress thread steps in */
+  unsigned handshake_ms;
+  unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
+  unsigned boot_timeout_ms;
+  int connect_eager; /* open every connection during init */
+} mmp__config_t;
+
+/*
+ * Fills `cfg` with defaults, then applies the MINIMP_* tuning variables
+ * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, ...). Does not touch the identity
+ * fields (rank, size, boot_addr, key). Returns 0, or MMP_EENV after logging
+ * which variable is malformed.
+ */
+int mmp__config_tuning(mmp__config_t *cfg);
+
+/*
+ * Reads the job identity minimprun exports (MINIMP_RANK, MINIMP_SIZE,
+ * MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY,
+ * MINIMP_IFACE), or the Slurm equivalents. With none of them set, makes a
+ * singleton. Returns 0 or MMP_EENV (logged).
+ */
+int mmp__config_identity(mmp__config_t *cfg);
+
+/* ---- Requests ----------------------------------------------------------- */
+
+enum mmp__req_kind { MMP__REQ_SEND = 1, MMP__REQ_RECV = 2 };
+
+enum mmp__req_state {
+  MMP__RQ_NEW = 0,
+  MMP__RQ_POSTED,    /* recv: in the posted queue */
+  MMP__RQ_QUEUED,    /* send: frame waiting in the peer's send queue */
+  MMP__RQ_WAIT_CTS,  /* rndv send: RTS out, waiting for the receiver */
+  MMP__RQ_SENDING,   /* rndv send: DATA frames going out */
+  MMP__RQ_WAIT_DATA, /* rndv recv: CTS out, waiting for DATA */
+  MMP__RQ_RECEIVING, /* recv: eager payload arriving into the buffer */
+  MMP__RQ_CLAIMED,   /* recv: matched an eager message still arriving */
+  MMP__RQ_SELF,      /* rndv self-send: waiting for the local receive */
+  MMP__RQ_DONE
+};
+
+struct mmp_request_s {
+  mmp__list_t node; /* posted queue, or a peer's data queue */
+  int kind;
+  int state;
+  atomic_int done; /* set last, with release order, when complete */
+  int on_heap;     /* freed by wait/test; blocking calls use the stack */
+  const mmp_comm_t *comm;
+  uint32_t ctx; /* communicator context id */
+  int peer;     /* world rank, or MMP_ANY_SOURCE for receives */
+  int src;      /* recv: world rank it matched */
+  int tag;
+  void *buf;
+  size_t len;             /* send length, or receive capacity */
+  unsigned mode;          /* MMP_SEND_EAGER or MMP_SEND_RNDV once decided */
+  uint64_t cookie;        /* ours, while registered */
+  uint64_t remote_cookie; /* the peer's, for CTS and DATA */
+  uint64_t msg_len;       /* recv: length announced by the sender */
+  uint64_t allowed;       /* rndv: bytes that will be transferred */
+  uint64_t sent;          /* rndv send: bytes handed to DATA frames */
+  uint64_t xfer;          /* rndv recv: bytes landed */
+  int nwrites;            /* transport writes still referencing this request */
+  int err;                /* first error seen */
+  struct mmp__unexp_s *claimed;
+  mmp_status_t status;
+};
+
+/* An arrived (or self-sent) message that no receive matched yet. */
+enum mmp__unexp_kind { MMP__U_EAGER = 1, MMP__U_RTS, MMP__U_SELF };
+
+typedef struct mmp__unexp_s {
+  mmp__list_t node;
+  int kind;
+  int src; /* world rank */
+  uint32_t ctx;
+  int tag;
+  uint64_t len;           /* message length */
+  uint8_t *data;          /* eager payload (or self copy); NULL for RTS */
+  int complete;           /* the eager payload has fully arrived */
+  uint64_t cost;          /* eager credit charged for it */
+  uint64_t cookie;        /* RTS: the sender's cookie */
+  mmp_request_t *sreq;    /* self rndv: the sending request */
+  mmp_request_t *claimer; /* a receive that matched it before completion */
+} mmp__unexp_t;
+
+/* ---- Outgoing frames ---------------------------------------------------- */
+
+typedef struct mmp__out_s {
+  mmp__tp_write_t w;
+  mmp__list_t node;   /* in the peer's send queue */
+  mmp_request_t *req; /* request to notify when written, or NULL */
+  int peer;
+  int needs_credit; /* eager frame not yet covered by credit */
+  uint64_t cost;    /* eager credit it consumes */
+  uint64_t chunk;   /* DATA: payload bytes */
+  size_t copy_cap;  /* bytes available in copy[] */
+  uint8_t copy[];   /* payload copy, so the sender completes early */
+} mmp__out_t;
+
+/* ---- Peers -------------------------------------------------------------- */
+
+enum mmp__peer_state {
+  MMP__P_IDLE = 0,   /* no connection yet */
+  MMP__P_CONNECTING, /* asked the transport to connect */
+  MMP__P_UP,
+  MMP__P_CLOSING, /* BYE sent at finalize */
+  MMP__P_CLOSED,  /* orderly close finished */
+  MMP__P_DOWN     /* lost: operations with it fail */
+};
+
+typedef struct mmp__peer_s {
+  int state;
+  mmp__tp_conn_t *conn;
+  struct sockaddr_storage addr;
+  int have_addr;
+  mmp__list_t sendq;      /* EAGER/RTS not yet given to the transport, in
+                             matching order */
+  mmp__list_t ctrlq;      /* CTS/CREDIT/PING: unordered with sendq */
+  mmp__list_t dataq;      /* rndv sends with CTS received, FIFO */
+  mmp__list_t dirty_node; /* on engine.dirty while sendq needs a pump */
+  uint64_t data_inflight; /* DATA bytes handed to the transport */
+  int64_t tx_credit;      /* eager bytes we may still send */
+  uint64_t rx_used;       /* eager bytes the peer has outstanding here */
+  uint64_t owed;          /* consumed credit not yet returned */
+  int starving;           /* the peer asked for its credit back */
+  int credit_asked;       /* we asked the peer for credit */
+  int credit_waiters;     /* frames in sendq waiting for credit */
+  int rx_kind;            /* what the payload in flight belongs to */
+  void *rx_target;
+  int bye;         /* the peer said BYE */
+  int bye_pending; /* finalize: send BYE once the queues drain */
+  int dirty;       /* on engine.dirty */
+  int down_err;
+} mmp__peer_t;
+
+enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };
+
+/* ---- Communicators ------------------------------------------------------ */
+
+struct mmp_comm_s {
+  uint32_t ctx; /* point-to-point context; collectives use ctx + 1 */
+  int rank;
+  int size;
+  int *world_of; /* comm rank -> world rank; NULL means identity */
+  int *local_of; /* world rank -> comm rank or -1; NULL means identity */
+};
+
+/* ---- Engine ------------------------------------------------------------- */
+
+enum { MMP__OWN_NONE = 0, MMP__OWN_PROGRESS, MMP__OWN_APP };
+
+typedef void (*mmp__task_fn)(void *arg);
+
+typedef struct mmp__task_s {
+  mmp__list_t node;
+  mmp__task_fn fn;
+  void *arg;
+} mmp__task_t;
+
+typedef struct mmp__engine_s {
+  mmp__config_t cfg;
+  uv_loop_t loop;
+  uv_async_t wakeup;
+  uv_thread_t thread;
+  int thread_started;
+  uv_mutex_t lock;
+  uv_cond_t cv;         /* app threads: loop released or a request done */
+  uv_cond_t prog_cv;    /* the progress thread parks here */
+  int owner;            /* MMP__OWN_* */
+  int claims;           /* app threads inside a blocking wait */
+  int waiters;          /* threads blocked on cv */
+  uint64_t released_at; /* uv_hrtime() of the last app release */
+  int stop;
+  const mmp__tp_ops_t *ops;
+  mmp__tp_t *tp; /* loop context only */
+  mmp__peer_t *peers;
+  mmp__list_t posted;
+  mmp__list_t unexpected;
+  mmp__list_t dirty;
+  mmp__list_t tasks;
+  /* Cookies: registered requests awaiting a peer's CTS or DATA. */
+  mmp_request_t **cookie_req;
+  uint32_t *cookie_gen;
+  uint32_t cookie_cap;
+  uint32_t cookie_free; /* head of the free list, index + 1 */
+  uint32_t *cookie_next;
+  mmp__boot_client_t *boot;    /* loop context only */
+  mmp__boot_server_t *bootsrv; /* loop context only */
+  int boot_lost;
+  int boot_all_done;   /* hosting: every rank said BYE */
+  int close_timed_out; /* finalize gave up waiting for EOFs */
+  uv_timer_t timer;    /* finalize deadlines; loop context only */
+  char listen_name[128];
+  mmp_comm_t world;
+  uint32_t next_ctx;
+  uint64_t unexp_bytes; /* eager payload buffered unexpected */
+  uint64_t unexp_peak;
+  int finalizing;
+} mmp__engine_t;
+
+/* The process-wide engine while initialised, else NULL. */
+extern mmp__engine_t *mmp__eng;
+
+/* ---- Progress engine (progress.c) -------------------------------------- */
+
+/* Initialises the loop, locks and async handle. Returns 0 or MMP_ENOMEM. */
+int mmp__engine_init(mmp__engine_t *e);
+
+/* Starts the background progress thread. Returns 0 or MMP_EINTERNAL. */
+int mmp__engine_start_thread(mmp__engine_t *e);
+
+/* Stops and joins the progress thread; the caller then owns the loop. */
+void mmp__engine_stop_thread(mmp__engine_t *e);
+
+/* Closes the async handle, runs the loop empty and closes it. */
+void mmp__engine_fini(mmp__engine_t *e);
+
+/*
+ * Blocks until pred(arg) is true, driving the loop when nobody else does.
+ * pred runs with engine.lock held. Must not be called with the lock held or
+ * in loop context.
+ */
+void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg);
+
+/* Runs the loop once as its only user (the progress thread stopped). */
+void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode);
+
+/* Makes one non-blocking pass over the loop if no thread owns it. */
+void mmp__progress_poke(mmp__engine_t *e);
+
+/* Lock held. Queues fn(arg) to run in loop context (lock not held) and
+ * wakes the loop's owner. The task memory is the caller's until fn runs. */
+void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                      void *arg);
+
+/* Lock held. Wakes whoever must notice a change: cv waiters and, outside
+ * loop context, the loop's owner. */
+void mmp__engine_notify(mmp__engine_t *e);
+
+/* Returns 1 when the calling thread is running the loop. */
+int mmp__in_loop(void);
+
+/* ---- Point-to-point (p2p.c) -------------------------------------------- */
+
+/* Transport callbacks (loop context). */
+void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn);
+int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                   mmp__sink_t *sink);
+int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
+void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
+
+/* Loop context, lock held. Writes what the dirty peers' queues allow. */
+void mmp__p2p_pump_dirty(mmp__engine_t *e);
+
+/* Lock held. Fails every operation involving `peer` with `err`. Does not
+ * close the connection: a caller in loop context that wants it gone takes
+ * peers[peer].conn first and aborts it after dropping the lock. */
+void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err);
+
+/* Allocates the peer table and cookie table. Returns 0 or MMP_ENOMEM. */
+int mmp__p2p_init(mmp__engine_t *e);
+/* Frees what is left in the queues (after the loop stopped). */
+void mmp__p2p_fini(mmp__engine_t *e);
+
+/* Lock held, loop context. Starts the orderly close of every connection
+ * (BYE, half-close). */
+void mmp__p2p_close_all(mmp__engine_t *e);
+/* Lock held. 1 when no connection is still open. */
+int mmp__p2p_all_closed(mmp__engine_t *e);
+/* Lock held. 1 when every send queue and data queue is empty. */
+int mmp__p2p_quiet(mmp__engine_t *e);
+
+/*
+ * The point-to-point core the public calls and the collectives use. `peer`
+ * is a world rank (or MMP_ANY_SOURCE for receives); `ctx` a context id.
+ * `req` is caller-provided storage (heap or stack) initialised by the call.
+ */
+int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+               const void *buf, size_t len, int peer, int tag, unsigned mode,
+               mmp_request_t *req);
+int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+               void *buf, size_t cap, int peer, int tag, mmp_request_t *req);
+/* Lock held. Looks for a matching unexpected message; fills *st. */
+int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                       int peer, int tag, mmp_status_t *st);
+
+/* ---- Test introspection (debug.c) -------------------------------------- */
+
+/* Writes `rank`'s listening address ("ip:port"). 0 or MMP_EINVAL. */
+int mmp__debug_listen_addr(int rank, char *buf, size_t len);
+/* Copies the transport's counters. 0 or MMP_EINVAL. */
+int mmp__debug_tp_stats(mmp__tp_stats_t *out);
+/* Peak of buffered unexpected eager bytes, and the per-peer credit. */
+uint64_t mmp__debug_unexp_peak(void);
+uint64_t mmp__debug_eager_buffer(void);
+/* Copies the job key. 0 or MMP_EINVAL. */
+int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
+
+#endif /* MMP_RUNTIME_INTERNAL_H */

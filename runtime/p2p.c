@@ -1,0 +1,1139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Point-to-point messaging: matching, the eager and rendezvous protocols,
+ * eager flow control, and what happens when a peer is lost.
+ *
+ * Matching. Receives are matched against messages in the order the
+ * messages' first frames (EAGER or RTS) arrive on the connection, and the
+ * posted and unexpected queues are both FIFO, so messages between two ranks
+ * never overtake each other for the same communicator and tag.
+ *
+ * Eager. The whole message travels in one EAGER frame. The sender completes
+ * as soon as the frame is on the wire or copied into the send queue. The
+ * receiver buffers it if no receive is posted. To bound that buffer, each
+ * sender holds credit for MINIMP_EAGER_BUFFER bytes per receiver; every
+ * eager frame spends its length plus 64 bytes, and the receiver returns the
+ * credit in CREDIT frames once the message is consumed. An AUTO send that
+ * finds no credit switches to rendezvous; a forced EAGER send waits in the
+ * queue and asks for credit (CREDIT with the REQ flag), so a slow receiver
+ * pushes back on the sender instead of growing without limit.
+ *
+ * Rendezvous. The sender sends RTS (its cookie, the length). When a receive
+ * matches, the receiver answers CTS (both cookies, the bytes it accepts)
+ * and the sender streams DATA frames of MINIMP_RNDV_CHUNK bytes, at most
+ * MINIMP_RNDV_WINDOW in flight per peer, which the transport reads straight
+ * into the receive buffer. The send completes when the last DATA frame is
+ * written, which is after the match. Cookies index a table with generation
+ * numbers, so a forged or stale cookie is detected, never dereferenced.
+ *
+ * Control frames (CTS, CREDIT, PING) go in their own queue that never waits
+ * for credit, so two ranks flooding each other cannot deadlock on credit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define EAGER_OVERHEAD 64u
+
+static void pump_peer(mmp__engine_t *e, int peer);
+static void out_written(mmp__tp_write_t *w, int status);
+
+/* ---- Small helpers ------------------------------------------------------ */
+
+static int comm_local(const mmp_comm_t *comm, int world) {
+  if (comm == NULL || comm->local_of == NULL)
+    return world;
+  return comm->local_of[world];
+}
+
+static size_t min_size(uint64_t a, uint64_t b) {
+  return (size_t)(a < b ? a : b);
+}
+
+static int matches(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc,
+                   int mtag) {
+  return ctx == mctx && (src == MMP_ANY_SOURCE || src == msrc) &&
+         (tag == MMP_ANY_TAG || tag == mtag);
+}
+
+/* ---- Cookies ------------------------------------------------------------ */
+
+static uint64_t cookie_register(mmp__engine_t *e, mmp_request_t *r) {
+  uint32_t idx, gen;
+
+  if (e->cookie_free == 0) {
+    uint32_t ncap = e->cookie_cap ? e->cookie_cap * 2 : 64, i;
+    mmp_request_t **nr = realloc(e->cookie_req, ncap * sizeof(*nr));
+    uint32_t *ng, *nn;
+    if (nr == NULL)
+      return 0;
+    e->cookie_req = nr;
+    ng = realloc(e->cookie_gen, ncap * sizeof(*ng));
+    if (ng == NULL)
+      return 0;
+    e->cookie_gen = ng;
+    nn = realloc(e->cookie_next, ncap * sizeof(*nn));
+    if (nn == NULL)
+      return 0;
+    e->cookie_next = nn;
+    for (i = e->cookie_cap; i < ncap; i++) {
+      e->cookie_req[i] = NULL;
+      e->cookie_gen[i] = 0;
+      e->cookie_next[i] = i + 1 < ncap ? i + 2 : 0;
+    }
+    e->cookie_free = e->cookie_cap + 1;
+    e->cookie_cap = ncap;
+  }
+  idx = e->cookie_free - 1;
+  e->cookie_free = e->cookie_next[idx];
+  gen = ++e->cookie_gen[idx];
+  if (gen == 0)
+    gen = e->cookie_gen[idx] = 1;
+  e->cookie_req[idx] = r;
+  r->cookie = ((uint64_t)gen << 32) | (idx + 1);
+  return r->cookie;
+}
+
+static mmp_request_t *cookie_lookup(mmp__engine_t *e, uint64_t cookie) {
+  uint32_t idx = (uint32_t)cookie, gen = (uint32_t)(cookie >> 32);
+
+  if (idx == 0 || idx > e->cookie_cap)
+    return NULL;
+  idx--;
+  if (e->cookie_gen[idx] != gen)
+    return NULL;
+  return e->cookie_req[idx];
+}
+
+static void cookie_release(mmp__engine_t *e, mmp_request_t *r) {
+  uint32_t idx = (uint32_t)r->cookie;
+
+  if (r->cookie == 0)
+    return;
+  idx--;
+  e->cookie_req[idx] = NULL;
+  e->cookie_next[idx] = e->cookie_free;
+  e->cookie_free = idx + 1;
+  r->cookie = 0;
+}
+
+/* ---- Requests ----------------------------------------------------------- */
+
+/* Lock held. Marks `r` complete; the caller filled status fields before. */
+static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
+  if (r->state == MMP__RQ_DONE)
+    return;
+  cookie_release(e, r);
+  if (r->err == 0)
+    r->err = err;
+  r->state = MMP__RQ_DONE;
+  r->status.error = r->err;
+  if (r->kind == MMP__REQ_SEND) {
+    r->status.source = comm_local(r->comm, r->peer);
+    r->status.tag = r->tag;
+    r->status.bytes = r->err == 0 ? r->len : 0;
+  }
+  atomic_store_explicit(&r->done, 1, memory_order_release);
+  mmp__engine_notify(e);
+}
+
+/* Completes a receive that got `bytes` of a `msg_len`-byte message. */
+static void recv_complete(mmp__engine_t *e, mmp_request_t *r, int src, int tag,
+                          uint64_t msg_len, size_t bytes) {
+  r->status.source = comm_local(r->comm, src);
+  r->status.tag = tag;
+  r->status.bytes = bytes;
+  req_complete(e, r, msg_len > r->len ? MMP_ETRUNC : 0);
+}
+
+/* ---- Sending frames ----------------------------------------------------- */
+
+static mmp__out_t *out_new(mmp__engine_t *e, int peer, size_t copy) {
+  mmp__out_t *o = calloc(1, sizeof(*o) + copy);
+
+  if (o == NULL)
+    return NULL;
+  o->peer = peer;
+  o->copy_cap = copy;
+  o->w.cb = out_written;
+  o->w.data = e;
+  mmp__list_init(&o->node);
+  return o;
+}
+
+static void mark_dirty(mmp__engine_t *e, mmp__peer_t *p) {
+  if (!p->dirty) {
+    p->dirty = 1;
+    mmp__list_insert_tail(&e->dirty, &p->dirty_node);
+  }
+}
+
+static void connect_task(void *arg);
+
+typedef struct connect_req_s {
+  mmp__task_t task;
+  mmp__engine_t *e;
+  int peer;
+} connect_req_t;
+
+/* Lock held. Makes sure a connection to `peer` is on its way. */
+static void ensure_connect(mmp__engine_t *e, int peer) {
+  mmp__peer_t *p = &e->peers[peer];
+  connect_req_t *c;
+
+  if (p->state != MMP__P_IDLE)
+    return;
+  c = malloc(sizeof(*c));
+  if (c == NULL) {
+    mmp__p2p_fail_peer(e, peer, MMP_ENOMEM);
+    return;
+  }
+  p->state = MMP__P_CONNECTING;
+  c->e = e;
+  c->peer = peer;
+  mmp__engine_post(e, &c->task, connect_task, c);
+}
+
+static void connect_task(void *arg) {
+  connect_req_t *c = arg;
+  mmp__engine_t *e = c->e;
+  mmp__peer_t *p = &e->peers[c->peer];
+  int rc = MMP_EADDR;
+
+  uv_mutex_lock(&e->lock);
+  if (p->state == MMP__P_CONNECTING && e->tp != NULL) {
+    if (p->have_addr)
+      rc = e->ops->connect(e->tp, c->peer, (struct sockaddr *)&p->addr);
+    if (rc != 0) {
+      MMP__LOG(MMP__LOG_ERROR, "cannot connect to rank %d: %s", c->peer,
+               mmp_strerror(rc));
+      mmp__p2p_fail_peer(e, c->peer, MMP_EPEERLOST);
+    }
+  }
+  uv_mutex_unlock(&e->lock);
+  free(c);
+}
+
+/*
+ * Lock held. Puts the frame described by the stack object `tmp` on its way
+ * to `peer`: straight onto the socket when nothing is ahead of it, else into
+ * a queue. `ctrl` frames may overtake queued EAGER/RTS frames. With `copy`,
+ * the payload is copied when the frame must wait, so the caller's buffer is
+ * free on return. Returns 1 if the frame is completely written or copied,
+ * 0 if it waits referencing the caller's payload (`req` is then notified by
+ * out_written), or a negative error.
+ */
+static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
+                        int copy, mmp_request_t *req) {
+  mmp__peer_t *p = &e->peers[peer];
+  mmp__list_t *q = ctrl ? &p->ctrlq : &p->sendq;
+  size_t len = 0, i;
+  mmp__out_t *o;
+
+  if (p->state == MMP__P_DOWN || p->state == MMP__P_CLOSED)
+    return MMP_EPEERLOST;
+  if (p->state == MMP__P_UP && mmp__list_empty(q) && !tmp->needs_credit &&
+      e->ops->write_direct(p->conn, &tmp->w) == 1)
+    return 1;
+  for (i = 0; i < tmp->w.npayload; i++)
+    len += tmp->w.payload[i].len;
+  o = out_new(e, peer, copy ? len : 0);
+  if (o == NULL)
+    return MMP_ENOMEM;
+  /* Carry over the header, the write progress and the credit state. */
+  o->w.hdr = tmp->w.hdr;
+  memcpy(o->w.wire_, tmp->w.wire_, sizeof(o->w.wire_));
+  o->w.offset_ = tmp->w.offset_;
+  o->w.encoded_ = tmp->w.encoded_;
+  o->needs_credit = tmp->needs_credit;
+  o->cost = tmp->cost;
+  if (copy && len > 0) {
+    size_t off = 0;
+    for (i = 0; i < tmp->w.npayload; i++) {
+      memcpy(o->copy + off, tmp->w.payload[i].base, tmp->w.payload[i].len);
+      off += tmp->w.payload[i].len;
+    }
+    o->w.payload[0] = uv_buf_init((char *)o->copy, (unsigned)len);
+    o->w.npayload = 1;
+  } else {
+    memcpy(o->w.payload, tmp->w.payload, sizeof(o->w.payload));
+    o->w.npayload = tmp->w.npayload;
+    o->req = req;
+    if (req != NULL)
+      req->nwrites++;
+  }
+  /* A partly written frame must be the very next thing on the wire. */
+  if (o->w.encoded_)
+    mmp__list_insert_head(q, &o->node);
+  else
+    mmp__list_insert_tail(q, &o->node);
+  if (p->state == MMP__P_IDLE) {
+    ensure_connect(e, peer);
+  } else if (p->state == MMP__P_UP || p->state == MMP__P_CLOSING) {
+    if (mmp__in_loop()) {
+      pump_peer(e, peer);
+    } else {
+      mark_dirty(e, p);
+      uv_async_send(&e->wakeup);
+    }
+  }
+  return o->req == NULL ? 1 : 0;
+}
+
+/* Lock held. Sends a payload-less control frame. */
+static int send_ctrl(mmp__engine_t *e, int peer, uint8_t type, uint16_t flags,
+                     uint64_t a0, uint64_t a1, uint64_t a2) {
+  mmp__out_t tmp;
+  int rc;
+
+  memset(&tmp, 0, sizeof(tmp));
+  tmp.w.hdr.type = type;
+  tmp.w.hdr.flags = flags;
+  tmp.w.hdr.a0 = a0;
+  tmp.w.hdr.a1 = a1;
+  tmp.w.hdr.a2 = a2;
+  rc = frame_submit(e, peer, &tmp, 1, 1, NULL);
+  return rc < 0 ? rc : 0;
+}
+
+/* Lock held. Returns consumed eager credit when enough has piled up, or at
+ * once when the peer asked for it. */
+static void credit_consumed(mmp__engine_t *e, int peer, uint64_t cost) {
+  mmp__peer_t *p = &e->peers[peer];
+
+  if (peer == e->cfg.rank)
+    return;
+  p->rx_used -= cost;
+  p->owed += cost;
+  if (p->owed > 0 && (p->owed >= e->cfg.eager_buffer / 4 || p->starving) &&
+      (p->state == MMP__P_UP || p->state == MMP__P_CLOSING)) {
+    if (send_ctrl(e, peer, MMP__F_CREDIT, 0, p->owed, 0, 0) == 0) {
+      p->owed = 0;
+      p->starving = 0;
+    }
+  }
+}
+
+/* Loop context, lock held. Writes what the peer's queues allow: control
+ * frames, then matching frames while credit lasts, then DATA within the
+ * window, and finally BYE when everything has drained. */
+static void pump_peer(mmp__engine_t *e, int peer) {
+  mmp__peer_t *p = &e->peers[peer];
+  mmp__list_t *it;
+
+  if (p->state != MMP__P_UP && p->state != MMP__P_CLOSING)
+    return;
+  while ((it = mmp__list_head(&p->ctrlq)) != NULL) {
+    mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
+    mmp__list_remove(it);
+    if (e->ops->write(p->conn, &o->w) != 0) {
+      free(o);
+      return;
+    }
+  }
+  while ((it = mmp__list_head(&p->sendq)) != NULL) {
+    mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
+    if (o->needs_credit) {
+      if (p->tx_credit < (int64_t)o->cost) {
+        if (!p->credit_asked) {
+          p->credit_asked = 1;
+          send_ctrl(e, peer, MMP__F_CREDIT, MMP__FF_REQ, 0, 0, 0);
+        }
+        break;
+      }
+      p->tx_credit -= (int64_t)o->cost;
+      o->needs_credit = 0;
+      p->credit_waiters--;
+    }
+    mmp__list_remove(it);
+    if (e->ops->write(p->conn, &o->w) != 0) {
+      mmp__list_insert_head(&p->sendq, it);
+      return;
+    }
+  }
+  while ((it = mmp__list_head(&p->dataq)) != NULL &&
+         p->data_inflight < e->cfg.window) {
+    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    uint64_t n = r->allowed - r->sent;
+    mmp__out_t *o;
+    if (n > e->cfg.chunk)
+      n = e->cfg.chunk;
+    o = out_new(e, peer, 0);
+    if (o == NULL)
+      break;
+    o->w.hdr.type = MMP__F_DATA;
+    o->w.hdr.len = n;
+    o->w.hdr.a0 = r->remote_cookie;
+    o->w.hdr.a1 = r->sent;
+    o->w.payload[0] = uv_buf_init((char *)r->buf + r->sent, (unsigned)n);
+    o->w.npayload = 1;
+    o->req = r;
+    o->chunk = n;
+    if (e->ops->write(p->conn, &o->w) != 0) {
+      free(o);
+      break;
+    }
+    r->nwrites++;
+    r->sent += n;
+    p->data_inflight += n;
+    if (r->sent == r->allowed)
+      mmp__list_remove(&r->node);
+  }
+  if (p->bye_pending && mmp__list_empty(&p->ctrlq) &&
+      mmp__list_empty(&p->sendq) && mmp__list_empty(&p->dataq) &&
+      p->data_inflight == 0) {
+    mmp__out_t *o = out_new(e, peer, 0);
+    if (o == NULL)
+      return;
+    p->bye_pending = 0;
+    o->w.hdr.type = MMP__F_BYE;
+    if (e->ops->write(p->conn, &o->w) != 0)
+      free(o);
+  }
+}
+
+void mmp__p2p_pump_dirty(mmp__engine_t *e) {
+  mmp__list_t *it;
+
+  while ((it = mmp__list_head(&e->dirty)) != NULL) {
+    mmp__peer_t *p = mmp__container_of(it, mmp__peer_t, dirty_node);
+    mmp__list_remove(it);
+    p->dirty = 0;
+    pump_peer(e, (int)(p - e->peers));
+  }
+}
+
+/* Loop context. A frame left for the kernel (or failed). */
+static void out_written(mmp__tp_write_t *w, int status) {
+  mmp__out_t *o = mmp__container_of(w, mmp__out_t, w);
+  mmp__engine_t *e = w->data;
+  mmp__peer_t *p = &e->peers[o->peer];
+  mmp_request_t *r = o->req;
+  int peer = o->peer;
+  uint8_t type = o->w.hdr.type;
+
+  uv_mutex_lock(&e->lock);
+  if (type == MMP__F_DATA) {
+    p->data_inflight -= o->chunk;
+  }
+  if (r != NULL) {
+    r->nwrites--;
+    if (status != 0 && r->err == 0)
+      r->err = MMP_EPEERLOST;
+    if (r->nwrites == 0 &&
+        (type != MMP__F_DATA || r->sent == r->allowed || r->err != 0)) {
+      if (r->err != 0 && type == MMP__F_DATA && r->sent != r->allowed)
+        mmp__list_remove(&r->node);
+      req_complete(e, r, r->err);
+    }
+  }
+  if (type == MMP__F_BYE && status == 0 && p->state == MMP__P_CLOSING &&
+      p->conn != NULL)
+    e->ops->shutdown(p->conn, 5000);
+  free(o);
+  pump_peer(e, peer);
+  uv_mutex_unlock(&e->lock);
+}
+
+/* ---- Starting sends ----------------------------------------------------- */
+
+static void req_init(mmp_request_t *r, int kind, const mmp_comm_t *comm,
+                     uint32_t ctx, void *buf, size_t len, int peer, int tag) {
+  int heap = r->on_heap;
+
+  memset(r, 0, sizeof(*r));
+  r->on_heap = heap;
+  mmp__list_init(&r->node);
+  atomic_init(&r->done, 0);
+  r->kind = kind;
+  r->comm = comm;
+  r->ctx = ctx;
+  r->buf = buf;
+  r->len = len;
+  r->peer = peer;
+  r->src = -1;
+  r->tag = tag;
+}
+
+/* Lock held. Finds and removes the first posted receive matching. */
+static mmp_request_t *match_posted(mmp__engine_t *e, uint32_t ctx, int src,
+                                   int tag) {
+  mmp__list_t *it;
+
+  mmp__list_foreach(it, &e->posted) {
+    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    if (matches(r->ctx, r->peer, r->tag, ctx, src, tag)) {
+      mmp__list_remove(it);
+      return r;
+    }
+  }
+  return NULL;
+}
+
+static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
+  int me = e->cfg.rank;
+  mmp_request_t *rr = match_posted(e, r->ctx, me, r->tag);
+  mmp__unexp_t *u;
+
+  if (rr != NULL) {
+    size_t n = min_size(r->len, rr->len);
+    if (n > 0)
+      memcpy(rr->buf, r->buf, n);
+    recv_complete(e, rr, me, r->tag, r->len, n);
+    req_complete(e, r, 0);
+    return 0;
+  }
+  u = calloc(1, sizeof(*u));
+  if (u == NULL)
+    return MMP_ENOMEM;
+  u->kind = MMP__U_SELF;
+  u->src = me;
+  u->ctx = r->ctx;
+  u->tag = r->tag;
+  u->len = r->len;
+  u->complete = 1;
+  if (mode == MMP_SEND_EAGER ||
+      (mode == MMP_SEND_AUTO && r->len <= e->cfg.eager_limit)) {
+    if (r->len > 0) {
+      u->data = malloc(r->len);
+      if (u->data == NULL) {
+        free(u);
+        return MMP_ENOMEM;
+      }
+      memcpy(u->data, r->buf, r->len);
+    }
+    req_complete(e, r, 0);
+  } else {
+    u->sreq = r;
+    r->state = MMP__RQ_SELF;
+  }
+  mmp__list_insert_tail(&e->unexpected, &u->node);
+  mmp__engine_notify(e);
+  return 0;
+}
+
+static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
+  mmp__peer_t *p = &e->peers[r->peer];
+  uint64_t cost = (uint64_t)r->len + EAGER_OVERHEAD;
+  int blocked = p->credit_waiters > 0; /* credit must go in queue order */
+  int eager, rc;
+  mmp__out_t tmp;
+
+  if (mode == MMP_SEND_RNDV)
+    eager = 0;
+  else if (mode == MMP_SEND_EAGER)
+    eager = cost <= e->cfg.eager_buffer && r->len <= e->cfg.max_frame;
+  else
+    eager = r->len <= e->cfg.eager_limit && r->len <= e->cfg.max_frame &&
+            !blocked && p->tx_credit >= (int64_t)cost;
+
+  memset(&tmp, 0, sizeof(tmp));
+  tmp.w.hdr.comm = r->ctx;
+  tmp.w.hdr.tag = r->tag;
+  if (eager) {
+    r->mode = MMP_SEND_EAGER;
+    tmp.w.hdr.type = MMP__F_EAGER;
+    tmp.w.hdr.len = r->len;
+    tmp.w.hdr.a0 = r->len;
+    if (r->len > 0) {
+      tmp.w.payload[0] = uv_buf_init((char *)r->buf, (unsigned)r->len);
+      tmp.w.npayload = 1;
+    }
+    tmp.cost = cost;
+    if (!blocked && p->tx_credit >= (int64_t)cost)
+      p->tx_credit -= (int64_t)cost;
+    else
+      tmp.needs_credit = 1;
+    /* Small frames are copied when they must wait, so the send completes
+     * now; large ones, and those waiting for credit (backpressure), complete
+     * once written. */
+    rc = frame_submit(e, r->peer, &tmp, 0,
+                      r->len <= e->cfg.eager_limit && !tmp.needs_credit, r);
+    if (rc < 0) {
+      if (!tmp.needs_credit)
+        p->tx_credit += (int64_t)cost;
+      return rc;
+    }
+    if (tmp.needs_credit)
+      p->credit_waiters++;
+    if (rc == 1)
+      req_complete(e, r, 0);
+    else
+      r->state = MMP__RQ_QUEUED;
+    return 0;
+  }
+  r->mode = MMP_SEND_RNDV;
+  if (cookie_register(e, r) == 0)
+    return MMP_ENOMEM;
+  r->state = MMP__RQ_WAIT_CTS;
+  tmp.w.hdr.type = MMP__F_RTS;
+  tmp.w.hdr.a0 = r->cookie;
+  tmp.w.hdr.a1 = r->len;
+  rc = frame_submit(e, r->peer, &tmp, 0, 1, NULL);
+  if (rc < 0) {
+    cookie_release(e, r);
+    r->state = MMP__RQ_NEW;
+    return rc;
+  }
+  return 0;
+}
+
+int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+               const void *buf, size_t len, int peer, int tag, unsigned mode,
+               mmp_request_t *r) {
+  int rc;
+
+  req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
+  uv_mutex_lock(&e->lock);
+  if (peer == e->cfg.rank)
+    rc = send_self(e, r, mode);
+  else if (e->peers[peer].state == MMP__P_DOWN ||
+           e->peers[peer].state == MMP__P_CLOSED)
+    rc = MMP_EPEERLOST;
+  else
+    rc = send_remote(e, r, mode);
+  uv_mutex_unlock(&e->lock);
+  return rc;
+}
+
+/* ---- Receives ----------------------------------------------------------- */
+
+/* Lock held. A receive matched an RTS: accept the transfer. */
+static void rndv_accept(mmp__engine_t *e, mmp_request_t *r, int src,
+                        uint64_t scookie, uint64_t len) {
+  int rc;
+
+  r->src = src;
+  r->msg_len = len;
+  r->allowed = len < r->len ? len : r->len;
+  r->remote_cookie = scookie;
+  r->xfer = 0;
+  if (r->allowed > 0) {
+    if (cookie_register(e, r) == 0) {
+      req_complete(e, r, MMP_ENOMEM);
+      return;
+    }
+    r->state = MMP__RQ_WAIT_DATA;
+  }
+  rc = send_ctrl(e, src, MMP__F_CTS, 0, scookie, r->cookie, r->allowed);
+  if (rc != 0) {
+    req_complete(e, r, rc);
+    return;
+  }
+  if (r->allowed == 0)
+    recv_complete(e, r, src, r->tag, len, 0);
+}
+
+static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
+  if (u->data != NULL)
+    e->unexp_bytes -= u->kind == MMP__U_EAGER ? u->len : 0;
+  free(u->data);
+  free(u);
+}
+
+/* Lock held. Hands the unexpected message `u` (already unlinked) to `r`. */
+static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
+  size_t n = min_size(u->len, r->len);
+
+  r->src = u->src;
+  switch (u->kind) {
+  case MMP__U_EAGER:
+    if (!u->complete) {
+      /* The payload is still arriving; finish when it is in. */
+      u->claimer = r;
+      r->claimed = u;
+      r->state = MMP__RQ_CLAIMED;
+      return;
+    }
+    if (n > 0)
+      memcpy(r->buf, u->data, n);
+    recv_complete(e, r, u->src, u->tag, u->len, n);
+    credit_consumed(e, u->src, u->cost);
+    unexp_free(e, u);
+    return;
+  case MMP__U_RTS:
+    r->tag = u->tag; /* the receive left the posted queue: now concrete */
+    rndv_accept(e, r, u->src, u->cookie, u->len);
+    unexp_free(e, u);
+    return;
+  case MMP__U_SELF:
+    if (n > 0)
+      memcpy(r->buf, u->sreq != NULL ? u->sreq->buf : u->data, n);
+    recv_complete(e, r, u->src, u->tag, u->len, n);
+    if (u->sreq != NULL)
+      req_complete(e, u->sreq, 0);
+    unexp_free(e, u);
+    return;
+  }
+}
+
+int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+               void *buf, size_t cap, int peer, int tag, mmp_request_t *r) {
+  mmp__list_t *it;
+  int rc = 0;
+
+  req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
+  uv_mutex_lock(&e->lock);
+  mmp__list_foreach(it, &e->unexpected) {
+    mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
+    if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {
+      mmp__list_remove(it);
+      deliver_unexp(e, u, r);
+      uv_mutex_unlock(&e->lock);
+      return 0;
+    }
+  }
+  if (peer != MMP_ANY_SOURCE && peer != e->cfg.rank &&
+      (e->peers[peer].state == MMP__P_DOWN ||
+       e->peers[peer].state == MMP__P_CLOSED)) {
+    rc = MMP_EPEERLOST;
+  } else {
+    r->state = MMP__RQ_POSTED;
+    mmp__list_insert_tail(&e->posted, &r->node);
+  }
+  uv_mutex_unlock(&e->lock);
+  return rc;
+}
+
+int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                       int peer, int tag, mmp_status_t *st) {
+  mmp__list_t *it;
+
+  mmp__list_foreach(it, &e->unexpected) {
+    mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
+    if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {
+      if (st != NULL) {
+        st->source = comm_local(comm, u->src);
+        st->tag = u->tag;
+        st->bytes = (size_t)u->len;
+        st->error = 0;
+      }
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- Incoming frames (loop context) ------------------------------------- */
+
+static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
+                    mmp__sink_t *sink) {
+  mmp__peer_t *p = &e->peers[peer];
+  uint64_t cost = h->len + EAGER_OVERHEAD;
+  mmp_request_t *r;
+  mmp__unexp_t *u;
+
+  if (h->a0 != h->len || h->tag < 0)
+    return MMP_EPROTO;
+  if (p->rx_used + cost > e->cfg.eager_buffer) {
+    MMP__LOG(MMP__LOG_WARN, "rank %d exceeded its eager credit", peer);
+    return MMP_EPROTO;
+  }
+  p->rx_used += cost;
+  r = match_posted(e, h->comm, peer, h->tag);
+  if (r != NULL) {
+    r->state = MMP__RQ_RECEIVING;
+    r->src = peer;
+    r->msg_len = h->len;
+    sink->buf = r->buf;
+    sink->len = min_size(h->len, r->len);
+    p->rx_kind = MMP__RX_REQ;
+    p->rx_target = r;
+    return 0;
+  }
+  u = calloc(1, sizeof(*u));
+  if (u == NULL)
+    return MMP_ENOMEM;
+  if (h->len > 0) {
+    u->data = malloc((size_t)h->len);
+    if (u->data == NULL) {
+      free(u);
+      return MMP_ENOMEM;
+    }
+  }
+  u->kind = MMP__U_EAGER;
+  u->src = peer;
+  u->ctx = h->comm;
+  u->tag = h->tag;
+  u->len = h->len;
+  u->cost = cost;
+  e->unexp_bytes += h->len;
+  if (e->unexp_bytes > e->unexp_peak)
+    e->unexp_peak = e->unexp_bytes;
+  mmp__list_insert_tail(&e->unexpected, &u->node);
+  sink->buf = u->data;
+  sink->len = (size_t)h->len;
+  p->rx_kind = MMP__RX_UNEXP;
+  p->rx_target = u;
+  mmp__engine_notify(e); /* a blocked probe can see the envelope now */
+  return 0;
+}
+
+static int rx_eager_done(mmp__engine_t *e, int peer,
+                         const mmp__frame_hdr_t *h) {
+  mmp__peer_t *p = &e->peers[peer];
+  uint64_t cost = h->len + EAGER_OVERHEAD;
+
+  if (p->rx_kind == MMP__RX_REQ) {
+    mmp_request_t *r = p->rx_target;
+    recv_complete(e, r, peer, h->tag, h->len, min_size(h->len, r->len));
+    credit_consumed(e, peer, cost);
+  } else if (p->rx_kind == MMP__RX_UNEXP) {
+    mmp__unexp_t *u = p->rx_target;
+    u->complete = 1;
+    if (u->claimer != NULL) {
+      mmp_request_t *r = u->claimer;
+      r->claimed = NULL;
+      deliver_unexp(e, u, r);
+    }
+  }
+  p->rx_kind = MMP__RX_NONE;
+  p->rx_target = NULL;
+  return 0;
+}
+
+static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
+  mmp_request_t *r;
+  mmp__unexp_t *u;
+
+  if (h->len != 0 || h->tag < 0 || h->a0 == 0)
+    return MMP_EPROTO;
+  r = match_posted(e, h->comm, peer, h->tag);
+  if (r != NULL) {
+    r->tag = h->tag;
+    rndv_accept(e, r, peer, h->a0, h->a1);
+    return 0;
+  }
+  u = calloc(1, sizeof(*u));
+  if (u == NULL)
+    return MMP_ENOMEM;
+  u->kind = MMP__U_RTS;
+  u->src = peer;
+  u->ctx = h->comm;
+  u->tag = h->tag;
+  u->len = h->a1;
+  u->cookie = h->a0;
+  u->complete = 1;
+  mmp__list_insert_tail(&e->unexpected, &u->node);
+  mmp__engine_notify(e);
+  return 0;
+}
+
+static int rx_cts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
+  mmp_request_t *r = cookie_lookup(e, h->a0);
+
+  if (h->len != 0 || r == NULL || r->kind != MMP__REQ_SEND ||
+      r->state != MMP__RQ_WAIT_CTS || r->peer != peer || h->a2 > r->len) {
+    MMP__LOG(MMP__LOG_WARN, "rank %d sent CTS for no request of ours", peer);
+    return MMP_EPROTO;
+  }
+  cookie_release(e, r);
+  r->remote_cookie = h->a1;
+  r->allowed = h->a2;
+  r->sent = 0;
+  if (r->allowed == 0) {
+    req_complete(e, r, 0);
+    return 0;
+  }
+  r->state = MMP__RQ_SENDING;
+  mmp__list_insert_tail(&e->peers[peer].dataq, &r->node);
+  pump_peer(e, peer);
+  return 0;
+}
+
+static int rx_data(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
+                   mmp__sink_t *sink) {
+  mmp_request_t *r = cookie_lookup(e, h->a0);
+  mmp__peer_t *p = &e->peers[peer];
+
+  if (r == NULL || r->kind != MMP__REQ_RECV || r->state != MMP__RQ_WAIT_DATA ||
+      r->src != peer || h->a1 != r->xfer || h->len > r->allowed - r->xfer) {
+    MMP__LOG(MMP__LOG_WARN, "rank %d sent DATA that matches no transfer", peer);
+    return MMP_EPROTO;
+  }
+  sink->buf = (uint8_t *)r->buf + r->xfer;
+  sink->len = (size_t)h->len;
+  p->rx_kind = MMP__RX_REQ;
+  p->rx_target = r;
+  return 0;
+}
+
+static int rx_data_done(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
+  mmp__peer_t *p = &e->peers[peer];
+  mmp_request_t *r = p->rx_target;
+
+  p->rx_kind = MMP__RX_NONE;
+  p->rx_target = NULL;
+  r->xfer += h->len;
+  if (r->xfer == r->allowed)
+    recv_complete(e, r, peer, r->tag, r->msg_len, (size_t)r->allowed);
+  return 0;
+}
+
+static int rx_credit(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
+  mmp__peer_t *p = &e->peers[peer];
+
+  if (h->len != 0 || h->a0 > e->cfg.eager_buffer ||
+      p->tx_credit + (int64_t)h->a0 > (int64_t)e->cfg.eager_buffer)
+    return MMP_EPROTO;
+  p->tx_credit += (int64_t)h->a0;
+  if (h->a0 > 0)
+    p->credit_asked = 0;
+  if (h->flags & MMP__FF_REQ) {
+    p->starving = 1;
+    credit_consumed(e, peer, 0);
+  }
+  pump_peer(e, peer);
+  return 0;
+}
+
+int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                   mmp__sink_t *sink) {
+  mmp__engine_t *e = ctx;
+  int rc = 0;
+
+  uv_mutex_lock(&e->lock);
+  switch (h->type) {
+  case MMP__F_EAGER:
+    rc = rx_eager(e, peer, h, sink);
+    break;
+  case MMP__F_RTS:
+    rc = rx_rts(e, peer, h);
+    break;
+  case MMP__F_CTS:
+    rc = rx_cts(e, peer, h);
+    break;
+  case MMP__F_DATA:
+    rc = rx_data(e, peer, h, sink);
+    break;
+  case MMP__F_CREDIT:
+    rc = rx_credit(e, peer, h);
+    break;
+  case MMP__F_BYE:
+    rc = h->len == 0 ? 0 : MMP_EPROTO;
+    e->peers[peer].bye = 1;
+    break;
+  case MMP__F_PING:
+    rc = h->len == 0 ? 0 : MMP_EPROTO;
+    if (rc == 0 && (h->flags & MMP__FF_REQ))
+      send_ctrl(e, peer, MMP__F_PING, 0, h->a0, 0, 0);
+    break;
+  default:
+    rc = MMP_EPROTO;
+  }
+  uv_mutex_unlock(&e->lock);
+  return rc;
+}
+
+int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
+  mmp__engine_t *e = ctx;
+  int rc = 0;
+
+  uv_mutex_lock(&e->lock);
+  if (h->type == MMP__F_EAGER)
+    rc = rx_eager_done(e, peer, h);
+  else if (h->type == MMP__F_DATA)
+    rc = rx_data_done(e, peer, h);
+  uv_mutex_unlock(&e->lock);
+  return rc;
+}
+
+/* ---- Connections ------------------------------------------------------- */
+
+void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
+  mmp__engine_t *e = ctx;
+  mmp__peer_t *p = &e->peers[peer];
+
+  uv_mutex_lock(&e->lock);
+  if (p->state == MMP__P_DOWN) {
+    /* Lost once: operations with it already failed; do not resurrect. The
+     * abort calls peer_down, which takes the lock. */
+    uv_mutex_unlock(&e->lock);
+    e->ops->abort(conn, MMP_EPEERLOST, "peer was declared lost");
+    return;
+  }
+  p->conn = conn;
+  if (e->finalizing) {
+    p->state = MMP__P_CLOSING;
+    p->bye_pending = 1;
+  } else {
+    p->state = MMP__P_UP;
+  }
+  MMP__LOG(MMP__LOG_DEBUG, "connected to rank %d", peer);
+  pump_peer(e, peer);
+  mmp__engine_notify(e);
+  uv_mutex_unlock(&e->lock);
+}
+
+void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
+  mmp__engine_t *e = ctx;
+  mmp__peer_t *p = &e->peers[peer];
+
+  uv_mutex_lock(&e->lock);
+  if (p->state == MMP__P_CLOSING || (e->finalizing && p->bye)) {
+    p->state = MMP__P_CLOSED;
+    p->conn = NULL;
+    mmp__engine_notify(e);
+  } else if (p->state != MMP__P_DOWN) {
+    MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", peer, reason);
+    mmp__p2p_fail_peer(e, peer, MMP_EPEERLOST);
+  }
+  uv_mutex_unlock(&e->lock);
+}
+
+/* Lock held. Fails the frames of one queue that never reached the wire. */
+static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
+  mmp__list_t *it;
+
+  while ((it = mmp__list_head(q)) != NULL) {
+    mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
+    mmp__list_remove(it);
+    if (o->needs_credit)
+      e->peers[o->peer].credit_waiters--;
+    if (o->req != NULL && --o->req->nwrites == 0)
+      req_complete(e, o->req, err);
+    free(o);
+  }
+}
+
+void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
+  mmp__peer_t *p = &e->peers[peer];
+  mmp__list_t *it, *tmp;
+  uint32_t i;
+
+  p->state = MMP__P_DOWN;
+  p->conn = NULL;
+  p->down_err = err;
+  if (p->dirty) {
+    mmp__list_remove(&p->dirty_node);
+    p->dirty = 0;
+  }
+  fail_queue(e, &p->ctrlq, err);
+  fail_queue(e, &p->sendq, err);
+  while ((it = mmp__list_head(&p->dataq)) != NULL) {
+    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    mmp__list_remove(it);
+    r->err = err;
+    if (r->nwrites == 0)
+      req_complete(e, r, err);
+  }
+  /* A payload that was arriving dies with the connection. */
+  if (p->rx_kind == MMP__RX_REQ) {
+    req_complete(e, p->rx_target, err);
+  } else if (p->rx_kind == MMP__RX_UNEXP) {
+    mmp__unexp_t *u = p->rx_target;
+    if (u->claimer != NULL)
+      req_complete(e, u->claimer, err);
+    else
+      mmp__list_remove(&u->node);
+    unexp_free(e, u);
+  }
+  p->rx_kind = MMP__RX_NONE;
+  p->rx_target = NULL;
+  mmp__list_foreach_safe(it, tmp, &e->posted) {
+    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    if (r->peer == peer) {
+      mmp__list_remove(it);
+      req_complete(e, r, err);
+    }
+  }
+  /* Messages whose data can no longer come. */
+  mmp__list_foreach_safe(it, tmp, &e->unexpected) {
+    mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
+    if (u->src == peer && u->kind == MMP__U_RTS) {
+      mmp__list_remove(it);
+      unexp_free(e, u);
+    }
+  }
+  for (i = 0; i < e->cookie_cap; i++) {
+    mmp_request_t *r = e->cookie_req[i];
+    if (r == NULL)
+      continue;
+    if ((r->kind == MMP__REQ_SEND && r->peer == peer) ||
+        (r->kind == MMP__REQ_RECV && r->src == peer))
+      req_complete(e, r, err);
+  }
+  mmp__engine_notify(e);
+}
+
+/* ---- Set-up and shut-down ---------------------------------------------- */
+
+int mmp__p2p_init(mmp__engine_t *e) {
+  int i, n = e->cfg.size;
+
+  e->peers = calloc((size_t)n, sizeof(*e->peers));
+  if (e->peers == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < n; i++) {
+    mmp__peer_t *p = &e->peers[i];
+    mmp__list_init(&p->sendq);
+    mmp__list_init(&p->ctrlq);
+    mmp__list_init(&p->dataq);
+    mmp__list_init(&p->dirty_node);
+    p->tx_credit = (int64_t)e->cfg.eager_buffer;
+    p->state = i == e->cfg.rank ? MMP__P_UP : MMP__P_IDLE;
+  }
+  return 0;
+}
+
+void mmp__p2p_close_all(mmp__engine_t *e) {
+  int i;
+
+  for (i = 0; i < e->cfg.size; i++) {
+    mmp__peer_t *p = &e->peers[i];
+    if (i == e->cfg.rank)
+      continue;
+    if (p->state == MMP__P_UP) {
+      p->state = MMP__P_CLOSING;
+      p->bye_pending = 1;
+      pump_peer(e, i);
+    } else if (p->state == MMP__P_IDLE) {
+      p->state = MMP__P_CLOSED;
+    }
+  }
+}
+
+int mmp__p2p_all_closed(mmp__engine_t *e) {
+  int i;
+
+  for (i = 0; i < e->cfg.size; i++) {
+    int s = e->peers[i].state;
+    if (i != e->cfg.rank &&
+        (s == MMP__P_UP || s == MMP__P_CLOSING || s == MMP__P_CONNECTING))
+      return 0;
+  }
+  return 1;
+}
+
+int mmp__p2p_quiet(mmp__engine_t *e) {
+  int i;
+
+  for (i = 0; i < e->cfg.size; i++) {
+    mmp__peer_t *p = &e->peers[i];
+    if (!mmp__list_empty(&p->sendq) || !mmp__list_empty(&p->ctrlq) ||
+        !mmp__list_empty(&p->dataq) || p->data_inflight > 0)
+      return 0;
+  }
+  return 1;
+}
+
+void mmp__p2p_fini(mmp__engine_t *e) {
+  mmp__list_t *it;
+  int i;
+
+  for (i = 0; e->peers != NULL && i < e->cfg.size; i++) {
+    fail_queue(e, &e->peers[i].ctrlq, MMP_ESHUTDOWN);
+    fail_queue(e, &e->peers[i].sendq, MMP_ESHUTDOWN);
+  }
+  while ((it = mmp__list_head(&e->unexpected)) != NULL) {
+    mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
+    mmp__list_remove(it);
+    unexp_free(e, u);
+  }
+  free(e->peers);
+  free(e->cookie_req);
+  free(e->cookie_gen);
+  free(e->cookie_next);
+  e->peers = NULL;
+}
