@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the multi-rank tests, which minimprun starts as N
+ * processes. Each process runs the same cmocka group in lockstep; with
+ * CMOCKA_TEST_ABORT=1 (set by meson) a failed assertion aborts the rank, so
+ * minimprun stops the job at once instead of letting the others hang.
+ */
+#ifndef MMP_TESTS_MR_COMMON_H
+#define MMP_TESTS_MR_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minimp.h"
+
+/* splitmix64: a deterministic stream every rank can reproduce. */
+static inline uint64_t mr_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static inline void mr_fill(void *buf, size_t n, uint64_t seed) {
+  uint8_t *b = buf;
+  size_t i;
+
+  for (i = 0; i + 8 <= n; i += 8) {
+    uint64_t v = mr_next(&seed);
+    for (int k = 0; k < 8; k++)
+      b[i + (size_t)k] = (uint8_t)(v >> (8 * k));
+  }
+  if (i < n) {
+    uint64_t v = mr_next(&seed);
+    for (; i < n; i++, v >>= 8)
+      b[i] = (uint8_t)v;
+  }
+}
+
+/* FNV-1a, 64 bit. */
+static inline uint64_t mr_checksum(const void *buf, size_t n) {
+  const uint8_t *b = buf;
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static inline int mr_rank(void) { return mmp_comm_rank(mmp_comm_world()); }
+static inline int mr_size(void) { return mmp_comm_size(mmp_comm_world()); }
+
+/* A barrier built from point-to-point messages (tag reserved for it). */
+#define MR_BARRIER_TAG 999999
+static inline int mr_barrier(void) {
+  mmp_comm_t *w = mmp_comm_world();
+  int r = mr_rank(), p = mr_size(), i, rc = 0;
+
+  if (r == 0) {
+    for (i = 1; i < p; i++)
+      rc |= mmp_recv(NULL, 0, MMP_ANY_SOURCE, MR_BARRIER_TAG, w, NULL);
+    for (i = 1; i < p; i++)
+      rc |= mmp_send(NULL, 0, i, MR_BARRIER_TAG, w);
+  } else {
+    rc |= mmp_send(NULL, 0, 0, MR_BARRIER_TAG, w);
+    rc |= mmp_recv(NULL, 0, 0, MR_BARRIER_TAG, w, NULL);
+  }
+  return rc;
+}
+
+static inline int mr_setup(void **state) {
+  (void)state;
+  return mmp_init(NULL, NULL) == 0 ? 0 : -1;
+}
+
+static inline int mr_teardown(void **state) {
+  (void)state;
+  return mmp_finalize() == 0 ? 0 : -1;
+}
+
+#endif /* MMP_TESTS_MR_COMMON_H */

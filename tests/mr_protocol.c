@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protocol semantics across processes, run through minimprun with at least
+ * two ranks: a rendezvous send does not complete before its receive is
+ * posted, an eager send does; messages keep their order across protocols;
+ * wildcards, probe, truncation and zero-length messages over the network.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "minimp.h"
+#include "mr_common.h"
+
+static void test_rndv_send_waits_for_receive(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t n = 64 * 1024;
+  uint8_t *buf = malloc(n), *want = malloc(n);
+  (void)state;
+
+  mr_fill(want, n, 5);
+  if (mr_rank() == 0) {
+    mmp_request_t *s;
+    double t0 = mmp_wtime();
+    int flag;
+    memcpy(buf, want, n);
+    assert_int_equal(mmp_isend_ex(buf, n, 1, 1, w, MMP_SEND_RNDV, &s), 0);
+    /* Rank 1 posts nothing until told; the send must stay incomplete. */
+    while (mmp_wtime() - t0 < 0.3) {
+      assert_int_equal(mmp_test(&s, &flag, NULL), 0);
+      assert_int_equal(flag, 0);
+      usleep(10000);
+    }
+    assert_int_equal(mmp_send(NULL, 0, 1, 2, w), 0);
+    assert_int_equal(mmp_wait(&s, NULL), 0);
+  } else if (mr_rank() == 1) {
+    assert_int_equal(mmp_recv(NULL, 0, 0, 2, w, NULL), 0);
+    assert_int_equal(mmp_recv(buf, n, 0, 1, w, NULL), 0);
+    assert_memory_equal(buf, want, n);
+  }
+  free(buf);
+  free(want);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_eager_send_completes_without_receive(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  char buf[1024];
+  (void)state;
+
+  if (mr_rank() == 0) {
+    memset(buf, 'e', sizeof(buf));
+    /* If this did not complete by itself, rank 1 would never be told to
+     * post its receive and the job would time out. */
+    assert_int_equal(mmp_send_ex(buf, sizeof(buf), 1, 3, w, MMP_SEND_EAGER),
+                     0);
+    memset(buf, 'z', sizeof(buf));
+    assert_int_equal(mmp_send(NULL, 0, 1, 4, w), 0);
+  } else if (mr_rank() == 1) {
+    assert_int_equal(mmp_recv(NULL, 0, 0, 4, w, NULL), 0);
+    assert_int_equal(mmp_recv(buf, sizeof(buf), 0, 3, w, NULL), 0);
+    assert_int_equal(buf[0], 'e');
+    assert_int_equal(buf[sizeof(buf) - 1], 'e');
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_order_across_protocols(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  static const size_t sizes[] = {16, 2u << 20, 100, 8, 0, 300000, 1};
+  static const unsigned modes[] = {MMP_SEND_AUTO,  MMP_SEND_AUTO,
+                                   MMP_SEND_EAGER, MMP_SEND_RNDV,
+                                   MMP_SEND_AUTO,  MMP_SEND_AUTO,
+                                   MMP_SEND_RNDV};
+  size_t n = sizeof(sizes) / sizeof(sizes[0]), i;
+  uint8_t *buf = malloc(2u << 20);
+  (void)state;
+
+  if (mr_rank() == 0) {
+    mmp_request_t *q[7];
+    uint8_t *m[7];
+    /* All sends are in flight at once; eager, rendezvous and zero-length
+     * messages must still match in the order they were sent. */
+    for (i = 0; i < n; i++) {
+      m[i] = calloc(sizes[i] + 1, 1);
+      m[i][0] = (uint8_t)(i + 1);
+      assert_int_equal(mmp_isend_ex(m[i], sizes[i], 1, 5, w, modes[i], &q[i]),
+                       0);
+    }
+    assert_int_equal(mmp_waitall(n, q, NULL), 0);
+    for (i = 0; i < n; i++)
+      free(m[i]);
+  } else if (mr_rank() == 1) {
+    usleep(100000); /* let them all arrive unexpected first */
+    for (i = 0; i < n; i++) {
+      mmp_status_t st;
+      assert_int_equal(
+          mmp_recv(buf, 2u << 20, MMP_ANY_SOURCE, MMP_ANY_TAG, w, &st), 0);
+      assert_int_equal(st.bytes, sizes[i]);
+      assert_int_equal(st.tag, 5);
+      if (sizes[i] > 0)
+        assert_int_equal(buf[0], (uint8_t)(i + 1));
+    }
+  }
+  free(buf);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_any_source_from_everyone(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int r = mr_rank(), p = mr_size(), i;
+  (void)state;
+
+  if (r == 0) {
+    char *seen = calloc((size_t)p, 1);
+    for (i = 1; i < p; i++) {
+      mmp_status_t st;
+      int v = -1;
+      assert_int_equal(mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, 6, w, &st), 0);
+      assert_int_equal(v, st.source);
+      assert_false(seen[v]);
+      seen[v] = 1;
+    }
+    free(seen);
+  } else {
+    assert_int_equal(mmp_send(&r, sizeof(r), 0, 6, w), 0);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_truncation_over_the_network(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t big = 200 * 1024;
+  uint8_t *buf = malloc(big), small[100];
+  mmp_status_t st;
+  (void)state;
+
+  mr_fill(buf, big, 9);
+  if (mr_rank() == 0) {
+    assert_int_equal(mmp_send(buf, 1000, 1, 7, w), 0);
+    /* The rendezvous sender is not told about the receiver's truncation. */
+    assert_int_equal(mmp_send(buf, big, 1, 8, w), 0);
+  } else if (mr_rank() == 1) {
+    assert_int_equal(mmp_recv(small, sizeof(small), 0, 7, w, &st),
+                     MMP_ETRUNC);
+    assert_int_equal(st.bytes, sizeof(small));
+    assert_memory_equal(small, buf, sizeof(small));
+    memset(small, 0, sizeof(small));
+    assert_int_equal(mmp_recv(small, sizeof(small), 0, 8, w, &st),
+                     MMP_ETRUNC);
+    assert_int_equal(st.bytes, sizeof(small));
+    assert_int_equal(st.error, MMP_ETRUNC);
+    assert_memory_equal(small, buf, sizeof(small));
+  }
+  free(buf);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_probe_then_receive(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t n = 12345;
+  uint8_t *buf = malloc(n);
+  (void)state;
+
+  if (mr_rank() == 0) {
+    mr_fill(buf, n, 11);
+    uint8_t *big = calloc(300000, 1);
+    assert_int_equal(mmp_send(buf, n, 1, 9, w), 0);
+    assert_int_equal(mmp_send(big, 300000, 1, 10, w), 0);
+    free(big);
+  } else if (mr_rank() == 1) {
+    mmp_status_t st;
+    uint8_t *want = malloc(n);
+    mr_fill(want, n, 11);
+    assert_int_equal(mmp_probe(MMP_ANY_SOURCE, 9, w, &st), 0);
+    assert_int_equal(st.source, 0);
+    assert_int_equal(st.tag, 9);
+    assert_int_equal(st.bytes, n);
+    assert_int_equal(mmp_recv(buf, st.bytes, st.source, st.tag, w, NULL), 0);
+    assert_memory_equal(buf, want, n);
+    /* A rendezvous message is visible to probe before its data moves. */
+    assert_int_equal(mmp_probe(0, 10, w, &st), 0);
+    assert_int_equal(st.bytes, 300000);
+    free(buf);
+    buf = malloc(st.bytes);
+    assert_int_equal(mmp_recv(buf, st.bytes, 0, 10, w, NULL), 0);
+    free(want);
+  }
+  free(buf);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_zero_length_both_protocols(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_status_t st;
+  (void)state;
+
+  if (mr_rank() == 0) {
+    assert_int_equal(mmp_send_ex(NULL, 0, 1, 12, w, MMP_SEND_EAGER), 0);
+    assert_int_equal(mmp_send_ex(NULL, 0, 1, 12, w, MMP_SEND_RNDV), 0);
+  } else if (mr_rank() == 1) {
+    st.bytes = 1;
+    assert_int_equal(mmp_recv(NULL, 0, 0, 12, w, &st), 0);
+    assert_int_equal(st.bytes, 0);
+    st.bytes = 1;
+    assert_int_equal(mmp_recv(NULL, 0, 0, 12, w, &st), 0);
+    assert_int_equal(st.bytes, 0);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_many_rendezvous_out_of_order(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  enum { N = 40 };
+  size_t n = 100 * 1024;
+  uint8_t *bufs = malloc(N * n);
+  mmp_request_t *q[N];
+  int i;
+  (void)state;
+
+  if (mr_rank() == 0) {
+    for (i = 0; i < N; i++) {
+      mr_fill(bufs + (size_t)i * n, n, 100 + (uint64_t)i);
+      assert_int_equal(mmp_isend(bufs + (size_t)i * n, n, 1, 100 + i, w, &q[i]),
+                       0);
+    }
+    assert_int_equal(mmp_waitall(N, q, NULL), 0);
+  } else if (mr_rank() == 1) {
+    uint8_t *want = malloc(n);
+    /* Receive in reverse tag order: every RTS waits unexpected. */
+    for (i = N - 1; i >= 0; i--)
+      assert_int_equal(
+          mmp_irecv(bufs + (size_t)i * n, n, 0, 100 + i, w, &q[N - 1 - i]), 0);
+    assert_int_equal(mmp_waitall(N, q, NULL), 0);
+    for (i = 0; i < N; i++) {
+      mr_fill(want, n, 100 + (uint64_t)i);
+      assert_memory_equal(bufs + (size_t)i * n, want, n);
+    }
+    free(want);
+  }
+  free(bufs);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rndv_send_waits_for_receive),
+      cmocka_unit_test(test_eager_send_completes_without_receive),
+      cmocka_unit_test(test_order_across_protocols),
+      cmocka_unit_test(test_any_source_from_everyone),
+      cmocka_unit_test(test_truncation_over_the_network),
+      cmocka_unit_test(test_probe_then_receive),
+      cmocka_unit_test(test_zero_length_both_protocols),
+      cmocka_unit_test(test_many_rendezvous_out_of_order),
+  };
+  return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
+}
