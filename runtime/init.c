@@ -412,6 +412,7 @@ static void close_task(void *arg) {
   mmp__engine_t *e = op->e;
 
   uv_mutex_lock(&e->lock);
+  e->closing = 1;
   mmp__p2p_close_all(e);
   uv_mutex_unlock(&e->lock);
   e->timer.data = e;

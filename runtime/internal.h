@@ -239,7 +239,8 @@ typedef struct mmp__engine_s {
   uint32_t next_ctx;
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
-  int finalizing;
+  int finalizing; /* inside mmp_finalize */
+  int closing;    /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
 
 /* The process-wide engine while initialised, else NULL. */

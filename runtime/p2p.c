@@ -954,7 +954,7 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
     return;
   }
   p->conn = conn;
-  if (e->finalizing) {
+  if (e->closing) {
     p->state = MMP__P_CLOSING;
     p->bye_pending = 1;
   } else {
@@ -971,7 +971,9 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   mmp__peer_t *p = &e->peers[peer];
 
   uv_mutex_lock(&e->lock);
-  if (p->state == MMP__P_CLOSING || (e->finalizing && p->bye)) {
+  /* A peer sends BYE only after the finalize fence, so a BYE means an
+   * orderly close even if our own fence reply has not been seen yet. */
+  if (p->state == MMP__P_CLOSING || p->bye) {
     p->state = MMP__P_CLOSED;
     p->conn = NULL;
     mmp__engine_notify(e);

@@ -71,8 +71,8 @@ static void send_all(int fd, const void *buf, size_t n) {
 }
 
 /* A HELLO frame with the given key, rank and payload length field. */
-static void hello(uint8_t *out, const uint8_t *key, uint32_t rank,
-                  uint64_t len, uint8_t version) {
+static void hello(uint8_t *out, const uint8_t *key, uint32_t rank, uint64_t len,
+                  uint8_t version) {
   mmp__frame_hdr_t h;
 
   memset(&h, 0, sizeof(h));
@@ -81,8 +81,7 @@ static void hello(uint8_t *out, const uint8_t *key, uint32_t rank,
   h.len = len;
   mmp__frame_encode(&h, out);
   out[4] = version;
-  mmp__hello_encode(key, rank, (uint32_t)mr_size(),
-                    out + MMP__FRAME_HDR_SIZE);
+  mmp__hello_encode(key, rank, (uint32_t)mr_size(), out + MMP__FRAME_HDR_SIZE);
 }
 
 static void attack(int which) {

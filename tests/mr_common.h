@@ -50,8 +50,12 @@ static inline uint64_t mr_checksum(const void *buf, size_t n) {
   return h;
 }
 
-static inline int mr_rank(void) { return mmp_comm_rank(mmp_comm_world()); }
-static inline int mr_size(void) { return mmp_comm_size(mmp_comm_world()); }
+static inline int mr_rank(void) {
+  return mmp_comm_rank(mmp_comm_world());
+}
+static inline int mr_size(void) {
+  return mmp_comm_size(mmp_comm_world());
+}
 
 /* A barrier built from point-to-point messages (tag reserved for it). */
 #define MR_BARRIER_TAG 999999

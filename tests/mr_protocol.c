@@ -58,8 +58,7 @@ static void test_eager_send_completes_without_receive(void **state) {
     memset(buf, 'e', sizeof(buf));
     /* If this did not complete by itself, rank 1 would never be told to
      * post its receive and the job would time out. */
-    assert_int_equal(mmp_send_ex(buf, sizeof(buf), 1, 3, w, MMP_SEND_EAGER),
-                     0);
+    assert_int_equal(mmp_send_ex(buf, sizeof(buf), 1, 3, w, MMP_SEND_EAGER), 0);
     memset(buf, 'z', sizeof(buf));
     assert_int_equal(mmp_send(NULL, 0, 1, 4, w), 0);
   } else if (mr_rank() == 1) {
@@ -74,9 +73,8 @@ static void test_eager_send_completes_without_receive(void **state) {
 static void test_order_across_protocols(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   static const size_t sizes[] = {16, 2u << 20, 100, 8, 0, 300000, 1};
-  static const unsigned modes[] = {MMP_SEND_AUTO,  MMP_SEND_AUTO,
-                                   MMP_SEND_EAGER, MMP_SEND_RNDV,
-                                   MMP_SEND_AUTO,  MMP_SEND_AUTO,
+  static const unsigned modes[] = {MMP_SEND_AUTO, MMP_SEND_AUTO, MMP_SEND_EAGER,
+                                   MMP_SEND_RNDV, MMP_SEND_AUTO, MMP_SEND_AUTO,
                                    MMP_SEND_RNDV};
   size_t n = sizeof(sizes) / sizeof(sizes[0]), i;
   uint8_t *buf = malloc(2u << 20);
@@ -147,13 +145,11 @@ static void test_truncation_over_the_network(void **state) {
     /* The rendezvous sender is not told about the receiver's truncation. */
     assert_int_equal(mmp_send(buf, big, 1, 8, w), 0);
   } else if (mr_rank() == 1) {
-    assert_int_equal(mmp_recv(small, sizeof(small), 0, 7, w, &st),
-                     MMP_ETRUNC);
+    assert_int_equal(mmp_recv(small, sizeof(small), 0, 7, w, &st), MMP_ETRUNC);
     assert_int_equal(st.bytes, sizeof(small));
     assert_memory_equal(small, buf, sizeof(small));
     memset(small, 0, sizeof(small));
-    assert_int_equal(mmp_recv(small, sizeof(small), 0, 8, w, &st),
-                     MMP_ETRUNC);
+    assert_int_equal(mmp_recv(small, sizeof(small), 0, 8, w, &st), MMP_ETRUNC);
     assert_int_equal(st.bytes, sizeof(small));
     assert_int_equal(st.error, MMP_ETRUNC);
     assert_memory_equal(small, buf, sizeof(small));

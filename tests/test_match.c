@@ -69,8 +69,8 @@ static void test_match_wildcards_take_oldest(void **state) {
   mmp_send(&v, sizeof(v), 0, 3, w);
   v = 40;
   mmp_send(&v, sizeof(v), 0, 4, w);
-  assert_int_equal(
-      mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, MMP_ANY_TAG, w, &st), 0);
+  assert_int_equal(mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, MMP_ANY_TAG, w, &st),
+                   0);
   assert_int_equal(v, 30);
   assert_int_equal(st.tag, 3);
   assert_int_equal(st.source, 0);
@@ -338,12 +338,10 @@ static void test_init_ex_rejects_bad_arguments(void **state) {
   assert_int_equal(mmp_init_ex(0, 0, "127.0.0.1:1", key, NULL, 0), MMP_EINVAL);
   assert_int_equal(mmp_init_ex(2, 2, "127.0.0.1:1", key, NULL, 0), MMP_EINVAL);
   assert_int_equal(mmp_init_ex(0, 2, NULL, key, NULL, 0), MMP_EINVAL);
-  assert_int_equal(mmp_init_ex(0, 2, "127.0.0.1:1", "zz", NULL, 0),
-                   MMP_EINVAL);
+  assert_int_equal(mmp_init_ex(0, 2, "127.0.0.1:1", "zz", NULL, 0), MMP_EINVAL);
   assert_int_equal(mmp_init_ex(0, 2, "127.0.0.1:1", key, NULL, 0x80),
                    MMP_EINVAL);
-  assert_int_equal(mmp_init_ex(0, 2, "not-an-address", key, NULL, 0),
-                   MMP_EENV);
+  assert_int_equal(mmp_init_ex(0, 2, "not-an-address", key, NULL, 0), MMP_EENV);
   assert_int_equal(mmp_initialized(), 0);
 }
 
@@ -367,7 +365,7 @@ int main(void) {
       cmocka_unit_test(test_args_rejected),
   };
   int rc = cmocka_run_group_tests_name("life", life, NULL, NULL);
-  rc |= cmocka_run_group_tests_name("match", match, group_setup,
-                                    group_teardown);
+  rc |=
+      cmocka_run_group_tests_name("match", match, group_setup, group_teardown);
   return rc;
 }

@@ -124,7 +124,8 @@ static void test_addr_select_forms(void **state) {
   /* Nothing matches, or malformed. */
   assert_int_equal(mmp__addr_select("no-such-if0", NULL, &ss), MMP_EADDR);
   assert_int_equal(mmp__addr_select("240.0.0.0/8", NULL, &ss), MMP_EADDR);
-  assert_int_equal(mmp__addr_select("2001:db8:ffff::/48", NULL, &ss), MMP_EADDR);
+  assert_int_equal(mmp__addr_select("2001:db8:ffff::/48", NULL, &ss),
+                   MMP_EADDR);
   assert_int_equal(mmp__addr_select("::1/128", NULL, &ss), 0);
   assert_int_equal(ss.ss_family, AF_INET6);
   assert_int_equal(mmp__addr_select("10.0.0.0/40", NULL, &ss), MMP_EINVAL);

@@ -378,7 +378,10 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
     return;
   }
   old = tp->peers[rank];
-  if (old != NULL && (old->state == TCP_UP || old->state == TCP_SHUTDOWN)) {
+  if (old != NULL && (old->state == TCP_UP || old->state == TCP_SHUTDOWN) &&
+      !(old->outgoing && tp->cfg.rank < (int)rank)) {
+    /* Only our own winning connection may already be up; anything else
+     * claiming this rank is an impostor or a broken peer. */
     snprintf(why, sizeof(why), "duplicate connection for rank %u", rank);
     tcp_fail(c, MMP_EPROTO, why, 1);
     return;
@@ -386,7 +389,8 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
   c->peer = (int)rank;
   tp->npending--;
   if (old != NULL && old->state != TCP_AWAIT && tp->cfg.rank < (int)rank) {
-    /* Both sides connected; ours (the lower rank's) wins. */
+    /* Both sides connected at once; ours (the lower rank's) wins, even if
+     * its handshake already finished. */
     c->superseded = 1;
     if (tcp_send_hs(c, MMP__F_HELLO_NACK, MMP__NACK_DUPLICATE) != 0)
       tcp_fail(c, 0, "duplicate connection refused", 0);

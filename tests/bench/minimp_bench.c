@@ -138,8 +138,8 @@ static void pingpong_one(size_t n, int it, unsigned mode, double *lat,
     CHECK(mmp_recv(NULL, 0, 1, 3, w, NULL));
   else
     CHECK(mmp_send(NULL, 0, 0, 3, w));
-  *bw = (double)n * ((it + WINDOW - 1) / WINDOW * WINDOW) /
-        (mmp_wtime() - t0) / 1e6;
+  *bw = (double)n * ((it + WINDOW - 1) / WINDOW * WINDOW) / (mmp_wtime() - t0) /
+        1e6;
   free(b);
 }
 

@@ -1,0 +1,40 @@
+#!/bin/sh
+# Point-to-point benchmark beside the Open MPI anchor, in one run, on
+# loopback. Prints both tables and a merged CSV for docs/performance.md.
+#   tests/bench/run_pingpong.sh BUILD_DIR [SIZES] [REPEATS]
+# The anchors must be built first: ../shared/anchors/build.sh
+set -eu
+b=${1:-build}
+sizes=${2:-"8 65536 4194304"}
+reps=${3:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+out=${OUT:-results/pingpong}
+mkdir -p "$out"
+csv="$out/pingpong.csv"
+echo "impl,rep,size,half_rtt_us,stream_MBps" > "$csv"
+commas=$(echo "$sizes" | tr ' ' ',')
+i=1
+while [ "$i" -le "$reps" ]; do
+  # Alternate the two so that drift in the machine hits both alike.
+  "$anchors/run_pingpong.sh" "$sizes" 2>/dev/null |
+    awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' >> "$csv"
+  for spin in 0 50; do
+    MINIMP_SPIN_US=$spin "$b/launcher/minimprun" -n 2 "$b/tests/minimp-bench" \
+      pingpong --sizes "$commas" |
+      awk -v r="$i" -v s="$spin" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_spin" s "," r "," $1 "," $2 "," $3}' >> "$csv"
+  done
+  i=$((i + 1))
+done
+# Medians per implementation and size.
+python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+keys = sorted({(r["impl"], int(r["size"])) for r in rows})
+print("%-14s %10s %14s %14s %5s" % ("impl", "size", "half_rtt_us", "stream_MBps", "n"))
+for impl, size in keys:
+    sel = [r for r in rows if r["impl"] == impl and int(r["size"]) == size]
+    lat = statistics.median(float(r["half_rtt_us"]) for r in sel)
+    bw = statistics.median(float(r["stream_MBps"]) for r in sel)
+    print("%-14s %10d %14.2f %14.1f %5d" % (impl, size, lat, bw, len(sel)))
+PY
