@@ -19,6 +19,7 @@
 #define DEF_CHUNK (512u * 1024)
 #define DEF_WINDOW (2u * 1024 * 1024)
 #define DEF_GRACE_US 1000u
+#define DEF_SPIN_US 50u /* idle polling before a wait sleeps */
 #define DEF_HANDSHAKE_MS 10000u
 #define DEF_PEER_TIMEOUT_MS 10000u
 #define DEF_BOOT_TIMEOUT_MS 60000u
@@ -82,7 +83,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->max_frame = DEF_MAX_FRAME;
   cfg->chunk = DEF_CHUNK;
   cfg->window = DEF_WINDOW;
-  cfg->spin_us = 0;
+  cfg->spin_us = MMP__SPIN_AUTO;
   cfg->grace_us = DEF_GRACE_US;
   cfg->handshake_ms = DEF_HANDSHAKE_MS;
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
@@ -139,6 +140,15 @@ static int env_int(const char *name, long min, long max, int *out,
   }
   *out = (int)v;
   return 0;
+}
+
+void mmp__config_resolve(mmp__config_t *cfg) {
+  if (cfg->spin_us == MMP__SPIN_AUTO) {
+    /* Polling only pays when every rank has a core to itself; otherwise it
+     * steals the CPU a peer needs (Open MPI yields in the same case). */
+    int ncpu = uv_available_parallelism();
+    cfg->spin_us = cfg->local_size > ncpu ? 0 : DEF_SPIN_US;
+  }
 }
 
 int mmp__config_identity(mmp__config_t *cfg) {

@@ -189,6 +189,7 @@ static void boot_connected(void *arg, int status, size_t count,
   tc.max_frame = e->cfg.max_frame;
   tc.handshake_timeout_ms = e->cfg.handshake_ms;
   tc.user_timeout_ms = e->cfg.peer_timeout_ms;
+  tc.activity = &e->activity;
   cb.ctx = e;
   cb.peer_up = mmp__p2p_peer_up;
   cb.frame = mmp__p2p_frame;
@@ -435,6 +436,7 @@ static int runtime_start(const mmp__config_t *cfg) {
   if (e == NULL)
     return MMP_ENOMEM;
   e->cfg = *cfg;
+  mmp__config_resolve(&e->cfg);
   if (e->cfg.eager_buffer == 0) {
     /* Bound the memory unexpected eager data may take: about 256 MiB in
      * all, between 256 KiB and 16 MiB per peer. */

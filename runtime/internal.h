@@ -42,7 +42,7 @@ typedef struct mmp__config_s {
   uint64_t max_frame;    /* largest frame payload accepted */
   uint64_t chunk;        /* rendezvous DATA frame size */
   uint64_t window;       /* rendezvous bytes in flight per peer */
-  unsigned spin_us;      /* busy-poll budget of a blocking wait */
+  unsigned spin_us;      /* idle polling before a blocking wait sleeps */
   unsigned grace_us;     /* idle time before the progress thread steps in */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
@@ -65,6 +65,12 @@ int mmp__config_tuning(mmp__config_t *cfg);
  * singleton. Returns 0 or MMP_EENV (logged).
  */
 int mmp__config_identity(mmp__config_t *cfg);
+
+/* MINIMP_SPIN_US unset: decided from the ranks per host and the CPUs. */
+#define MMP__SPIN_AUTO 0xffffffffu
+
+/* Settles values that depend on both identity and tuning. */
+void mmp__config_resolve(mmp__config_t *cfg);
 
 /* ---- Requests ----------------------------------------------------------- */
 
@@ -208,12 +214,15 @@ typedef struct mmp__engine_s {
   uv_thread_t thread;
   int thread_started;
   uv_mutex_t lock;
-  uv_cond_t cv;         /* app threads: loop released or a request done */
-  uv_cond_t prog_cv;    /* the progress thread parks here */
-  int owner;            /* MMP__OWN_* */
-  int claims;           /* app threads inside a blocking wait */
-  int waiters;          /* threads blocked on cv */
-  uint64_t released_at; /* uv_hrtime() of the last app release */
+  uv_cond_t cv;      /* app threads: loop released or a request done */
+  uv_cond_t prog_cv; /* the progress thread parks here */
+  int owner;         /* MMP__OWN_* */
+  int claims;        /* app threads inside a blocking wait */
+  int waiters;       /* threads blocked on cv */
+  uint64_t app_at;   /* uv_hrtime() when an application thread last
+                        used the library */
+  uint64_t activity; /* bumped by the transport whenever bytes move;
+                        loop owner only (progress.c) */
   int stop;
   const mmp__tp_ops_t *ops;
   mmp__tp_t *tp; /* loop context only */

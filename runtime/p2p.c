@@ -35,6 +35,9 @@
 #include "internal.h"
 
 #define EAGER_OVERHEAD 64u
+/* Eager payloads up to this size are copied when they must queue, so the
+ * send completes at once; larger ones complete when the kernel has them. */
+#define EAGER_COPY_MAX (4u * 1024)
 
 static void pump_peer(mmp__engine_t *e, int peer);
 static void out_written(mmp__tp_write_t *w, int status);
@@ -549,7 +552,7 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
      * now; large ones, and those waiting for credit (backpressure), complete
      * once written. */
     rc = frame_submit(e, r->peer, &tmp, 0,
-                      r->len <= e->cfg.eager_limit && !tmp.needs_credit, r);
+                      r->len <= EAGER_COPY_MAX && !tmp.needs_credit, r);
     if (rc < 0) {
       if (!tmp.needs_credit)
         p->tx_credit += (int64_t)cost;
@@ -586,6 +589,7 @@ int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 
   req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
   uv_mutex_lock(&e->lock);
+  e->app_at = uv_hrtime();
   if (peer == e->cfg.rank)
     rc = send_self(e, r, mode);
   else if (e->peers[peer].state == MMP__P_DOWN ||
@@ -675,6 +679,7 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 
   req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
   uv_mutex_lock(&e->lock);
+  e->app_at = uv_hrtime();
   mmp__list_foreach(it, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {

@@ -9,10 +9,13 @@
  *
  *  - An application thread that blocks in wait/recv/probe takes the loop
  *    and runs it itself (uv_run), so the data's arrival wakes that very
- *    thread: one wake-up per message, and none at all with a spin budget
- *    (MINIMP_SPIN_US), where it polls with UV_RUN_NOWAIT first.
+ *    thread: at most one wake-up per message. It polls (UV_RUN_NOWAIT)
+ *    while frames keep moving and for MINIMP_SPIN_US after the last one
+ *    (50 us by default, 0 when a host has more ranks than CPUs), so
+ *    ping-pongs and bulk transfers need no wake-up at all.
  *  - A background progress thread takes the loop when no application
- *    thread has needed it for MINIMP_PROGRESS_GRACE_US (default 1 ms), so
+ *    thread has called the library for MINIMP_PROGRESS_GRACE_US (default
+ *    1 ms; it checks with an exponential back-off up to 4 ms), so
  *    eager data, rendezvous handshakes and large transfers keep moving
  *    while the application computes. When an application thread needs the
  *    loop back it wakes the progress thread with uv_async_send and waits
@@ -35,7 +38,7 @@
 
 #include "internal.h"
 
-#define BACKOFF_MAX_NS (8ull * 1000 * 1000)
+#define BACKOFF_MAX_NS (4ull * 1000 * 1000)
 
 static _Thread_local int tls_in_loop;
 
@@ -81,23 +84,35 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->dirty);
   mmp__list_init(&e->tasks);
   e->owner = MMP__OWN_NONE;
-  e->released_at = uv_hrtime();
+  e->app_at = uv_hrtime();
   return 0;
 }
 
-/* Runs the loop as its owner until pred holds. Lock held on entry and on
- * return; released while uv_run runs. */
-static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg,
-                         uint64_t spin_end) {
+/*
+ * Runs the loop as its owner until pred holds. Lock held on entry and on
+ * return; released while uv_run runs. While frames keep moving, or for
+ * spin_us after the last one moved, the loop is polled (UV_RUN_NOWAIT), so
+ * a transfer in full flow never waits for a wake-up; once it has been idle
+ * that long, the thread sleeps in epoll.
+ */
+static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
+  uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
+  uint64_t seen = e->activity;
+  uint64_t idle_since = uv_hrtime();
+
   e->owner = MMP__OWN_APP;
   uv_mutex_unlock(&e->lock);
   tls_in_loop = 1;
   for (;;) {
-    int nowait = spin_end != 0 && uv_hrtime() < spin_end;
-    uv_run(&e->loop, nowait ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+    int poll = budget > 0 && uv_hrtime() - idle_since < budget;
+    uv_run(&e->loop, poll ? UV_RUN_NOWAIT : UV_RUN_ONCE);
     uv_mutex_lock(&e->lock);
     if (pred(arg))
       break;
+    if (e->activity != seen) {
+      seen = e->activity;
+      idle_since = uv_hrtime();
+    }
     uv_mutex_unlock(&e->lock);
   }
   tls_in_loop = 0;
@@ -107,19 +122,15 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg,
 }
 
 void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
-  uint64_t spin_end = 0;
-
   uv_mutex_lock(&e->lock);
   if (pred(arg)) {
     uv_mutex_unlock(&e->lock);
     return;
   }
-  if (e->cfg.spin_us > 0)
-    spin_end = uv_hrtime() + (uint64_t)e->cfg.spin_us * 1000;
   e->claims++;
   while (!pred(arg)) {
     if (e->owner == MMP__OWN_NONE) {
-      engine_drive(e, pred, arg, spin_end);
+      engine_drive(e, pred, arg);
       continue;
     }
     /* The progress thread sleeps inside uv_run: make it hand over. Another
@@ -131,7 +142,7 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
     e->waiters--;
   }
   e->claims--;
-  e->released_at = uv_hrtime();
+  e->app_at = uv_hrtime();
   uv_mutex_unlock(&e->lock);
 }
 
@@ -147,7 +158,7 @@ void mmp__progress_poke(mmp__engine_t *e) {
     tls_in_loop = 0;
     uv_mutex_lock(&e->lock);
     e->owner = MMP__OWN_NONE;
-    e->released_at = uv_hrtime();
+    e->app_at = uv_hrtime();
     if (e->waiters > 0)
       uv_cond_broadcast(&e->cv);
   }
@@ -184,9 +195,8 @@ static void progress_main(void *arg) {
   uv_mutex_lock(&e->lock);
   while (!e->stop) {
     uint64_t now = uv_hrtime();
-    uint64_t wait;
-    if (e->owner == MMP__OWN_NONE && e->claims == 0 &&
-        now - e->released_at >= grace) {
+    uint64_t idle = now - e->app_at;
+    if (e->owner == MMP__OWN_NONE && e->claims == 0 && idle >= grace) {
       e->owner = MMP__OWN_PROGRESS;
       uv_mutex_unlock(&e->lock);
       tls_in_loop = 1;
@@ -199,15 +209,13 @@ static void progress_main(void *arg) {
       backoff = grace;
       continue;
     }
-    if (e->owner == MMP__OWN_NONE && e->claims == 0) {
-      wait = grace - (now - e->released_at);
-    } else {
-      /* An application thread runs the loop, maybe for long: look again
-       * later, less and less often, without costing it anything. */
-      wait = backoff;
-      backoff = backoff * 2 < BACKOFF_MAX_NS ? backoff * 2 : BACKOFF_MAX_NS;
-    }
-    uv_cond_timedwait(&e->prog_cv, &e->lock, wait);
+    /* The application is using the library: look again later, less and
+     * less often, so that these checks cost it (almost) nothing. Once it
+     * goes quiet, the loop is taken over within grace + backoff. */
+    if (e->owner == MMP__OWN_NONE && e->claims == 0 && grace - idle > backoff)
+      backoff = grace - idle;
+    uv_cond_timedwait(&e->prog_cv, &e->lock, backoff);
+    backoff = backoff * 2 < BACKOFF_MAX_NS ? backoff * 2 : BACKOFF_MAX_NS;
   }
   uv_mutex_unlock(&e->lock);
 }

@@ -240,6 +240,8 @@ static void tcp_write_cb(uv_write_t *req, int status) {
   mmp__tp_conn_t *c = req->handle->data;
 
   atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_release);
+  if (c->tp->cfg.activity != NULL)
+    (*c->tp->cfg.activity)++;
   if (status == 0)
     atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
   if (w->cb)
@@ -601,6 +603,8 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   if (nread == 0)
     return;
+  if (c->tp->cfg.activity != NULL)
+    (*c->tp->cfg.activity)++;
   if (c->direct) {
     c->direct = 0;
     c->pay_off += (uint64_t)nread;

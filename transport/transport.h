@@ -36,6 +36,7 @@ typedef struct mmp__tp_config_s {
   unsigned handshake_timeout_ms; /* an unfinished handshake is dropped */
   unsigned max_pending;          /* unauthenticated connections at once */
   unsigned user_timeout_ms;      /* TCP_USER_TIMEOUT + keepalive; 0 off */
+  uint64_t *activity; /* loop context: bumped whenever bytes move; or NULL */
 } mmp__tp_config_t;
 
 /* Where the payload of an incoming frame goes. Bytes beyond `len` are read
