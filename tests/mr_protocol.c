@@ -13,10 +13,35 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "minimp.h"
 #include "mr_common.h"
+#include "runtime/internal.h"
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Busy computation that never calls the library. */
+static void compute_for(double seconds) {
+  struct timespec t0, t;
+  volatile unsigned long x = 0;
+
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    for (int i = 0; i < 10000; i++)
+      x += (unsigned long)i;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  } while ((double)(t.tv_sec - t0.tv_sec) +
+               (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 <
+           seconds);
+}
 
 static void test_rndv_send_waits_for_receive(void **state) {
   mmp_comm_t *w = mmp_comm_world();
@@ -244,6 +269,66 @@ static void test_many_rendezvous_out_of_order(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+static void test_blocking_wait_sleeps(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  (void)state;
+
+  if (mr_rank() == 0) {
+    usleep(500 * 1000);
+    assert_int_equal(mmp_send("x", 1, 1, 40, w), 0);
+  } else if (mr_rank() == 1) {
+    double cpu0 = cpu_seconds(), t0 = mmp_wtime();
+    char c;
+    assert_int_equal(mmp_recv(&c, 1, 0, 40, w, NULL), 0);
+    /* Half a second of waiting; a busy-polling wait would burn all of it. */
+    assert_true(mmp_wtime() - t0 > 0.4);
+    assert_true(cpu_seconds() - cpu0 < 0.1);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_progress_while_computing(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t n = 8u << 20;
+  uint8_t *buf = malloc(n);
+  (void)state;
+
+  if (mr_rank() == 0) {
+    double t0;
+    mr_fill(buf, n, 41);
+    assert_int_equal(mmp_recv(NULL, 0, 1, 41, w, NULL), 0);
+    /* Rendezvous: needs rank 1's CTS and its reads while it computes. */
+    t0 = mmp_wtime();
+    assert_int_equal(mmp_send_ex(buf, n, 1, 42, w, MMP_SEND_RNDV), 0);
+    assert_true(mmp_wtime() - t0 < 0.4);
+    /* Eager, larger than the kernel's socket buffers: completes only if
+     * rank 1's progress thread reads it into memory. */
+    assert_int_equal(mmp_recv(NULL, 0, 1, 43, w, NULL), 0);
+    t0 = mmp_wtime();
+    assert_int_equal(mmp_send_ex(buf, n, 1, 44, w, MMP_SEND_EAGER), 0);
+    assert_true(mmp_wtime() - t0 < 0.4);
+  } else if (mr_rank() == 1) {
+    uint8_t *want = malloc(n);
+    mmp_request_t *r;
+    mr_fill(want, n, 41);
+    assert_int_equal(mmp_irecv(buf, n, 0, 42, w, &r), 0);
+    assert_int_equal(mmp_send(NULL, 0, 0, 41, w), 0);
+    compute_for(0.8);
+    assert_int_equal(mmp_wait(&r, NULL), 0);
+    assert_memory_equal(buf, want, n);
+    memset(buf, 0, n);
+    assert_int_equal(mmp_send(NULL, 0, 0, 43, w), 0);
+    compute_for(0.8);
+    /* The eager data is already in this process, buffered unexpected. */
+    assert_true(mmp__debug_unexp_peak() >= n);
+    assert_int_equal(mmp_recv(buf, n, 0, 44, w, NULL), 0);
+    assert_memory_equal(buf, want, n);
+    free(want);
+  }
+  free(buf);
+  assert_int_equal(mr_barrier(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rndv_send_waits_for_receive),
@@ -254,6 +339,8 @@ int main(void) {
       cmocka_unit_test(test_probe_then_receive),
       cmocka_unit_test(test_zero_length_both_protocols),
       cmocka_unit_test(test_many_rendezvous_out_of_order),
+      cmocka_unit_test(test_blocking_wait_sleeps),
+      cmocka_unit_test(test_progress_while_computing),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }

@@ -848,3 +848,7 @@ const mmp__tp_ops_t mmp__tcp_ops = {
     .stats = tcp_stats,
     .destroy = tcp_destroy,
 };
+
+int mmp__tcp_conn_fd(const mmp__tp_conn_t *conn) {
+  return conn->fd;
+}

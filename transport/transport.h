@@ -158,6 +158,9 @@ typedef struct mmp__tp_ops_s {
 
 extern const mmp__tp_ops_t mmp__tcp_ops;
 
+/* The socket of a TCP connection, for tests that inspect its options. */
+int mmp__tcp_conn_fd(const mmp__tp_conn_t *conn);
+
 /* ---- Addresses (transport/addr.c) -------------------------------------- */
 
 /*
