@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The codec of the bootstrap protocol (boot.h): the 16-byte message header,
+ * a bounds-checked reader over a received body and a growable writer for
+ * outgoing messages. It touches no socket, so the server, the client and
+ * the unit tests share it, and every length that arrives from the network
+ * is checked here before anyone uses it.
+ */
+#include "boot.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minimp.h"
+#include "util.h"
+
+void mmp__boot_hdr_encode(const mmp__boot_hdr_t *h,
+                          uint8_t out[MMP__BOOT_HDR_SIZE]) {
+  mmp__put_u32(out + 0, MMP__BOOT_MAGIC);
+  out[4] = MMP__BOOT_VERSION;
+  out[5] = h->type;
+  mmp__put_u16(out + 6, 0);
+  mmp__put_u32(out + 8, h->id);
+  mmp__put_u32(out + 12, h->len);
+}
+
+int mmp__boot_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
+                         uint32_t max_body, mmp__boot_hdr_t *h,
+                         const char **why) {
+  if (mmp__get_u32(in) != MMP__BOOT_MAGIC) {
+    *why = "bad magic";
+    return MMP_EPROTO;
+  }
+  if (in[4] != MMP__BOOT_VERSION) {
+    *why = "unsupported protocol version";
+    return MMP_EPROTO;
+  }
+  if (in[5] == 0 || in[5] > MMP__B_TYPE_MAX) {
+    *why = "unknown message type";
+    return MMP_EPROTO;
+  }
+  if (mmp__get_u16(in + 6) != 0) {
+    *why = "reserved header field is not zero";
+    return MMP_EPROTO;
+  }
+  h->type = in[5];
+  h->id = mmp__get_u32(in + 8);
+  h->len = mmp__get_u32(in + 12);
+  if (h->len > max_body) {
+    *why = "body length exceeds the maximum";
+    return MMP_ETOOBIG;
+  }
+  return 0;
+}
+
+/* ---- Reader ------------------------------------------------------------ */
+
+void mmp__boot_rd_init(mmp__boot_rd_t *r, const void *body, size_t len) {
+  r->p = body;
+  r->left = len;
+  r->bad = 0;
+}
+
+/* Consumes n bytes; on a short body marks the cursor bad and consumes all. */
+static const uint8_t *rd_take(mmp__boot_rd_t *r, size_t n) {
+  const uint8_t *p = r->p;
+
+  if (r->bad || n > r->left) {
+    r->bad = 1;
+    r->p += r->left;
+    r->left = 0;
+    return NULL;
+  }
+  r->p += n;
+  r->left -= n;
+  return p;
+}
+
+uint32_t mmp__boot_rd_u32(mmp__boot_rd_t *r) {
+  const uint8_t *p = rd_take(r, 4);
+  return p != NULL ? mmp__get_u32(p) : 0;
+}
+
+size_t mmp__boot_rd_str(mmp__boot_rd_t *r, const char **s, size_t max) {
+  const uint8_t *p = rd_take(r, 2);
+  size_t n = p != NULL ? mmp__get_u16(p) : 0;
+  const uint8_t *b;
+
+  *s = "";
+  if (p == NULL)
+    return 0;
+  if (n > max) {
+    r->bad = 1;
+    return 0;
+  }
+  b = rd_take(r, n);
+  if (b == NULL)
+    return 0;
+  *s = (const char *)b;
+  return n;
+}
+
+size_t mmp__boot_rd_blob(mmp__boot_rd_t *r, const uint8_t **b, size_t max) {
+  static const uint8_t empty[1];
+  const uint8_t *p = rd_take(r, 4);
+  size_t n = p != NULL ? mmp__get_u32(p) : 0;
+  const uint8_t *d;
+
+  *b = empty;
+  if (p == NULL)
+    return 0;
+  if (n > max) {
+    r->bad = 1;
+    return 0;
+  }
+  d = rd_take(r, n);
+  if (d == NULL)
+    return 0;
+  *b = d;
+  return n;
+}
+
+/* ---- Writer ------------------------------------------------------------ */
+
+void mmp__boot_wr_init(mmp__boot_wr_t *w) {
+  w->buf = NULL;
+  w->len = MMP__BOOT_HDR_SIZE;
+  w->cap = 0;
+  w->oom = 0;
+}
+
+/* Makes room for n more bytes; returns where they go, or NULL (oom set). */
+static uint8_t *wr_room(mmp__boot_wr_t *w, size_t n) {
+  size_t need, cap;
+  uint8_t *nb;
+
+  if (w->oom)
+    return NULL;
+  /* A body longer than the header can describe is a failure, not a wrap. */
+  if (n > UINT32_MAX || w->len - MMP__BOOT_HDR_SIZE > UINT32_MAX - n) {
+    w->oom = 1;
+    return NULL;
+  }
+  need = w->len + n;
+  if (need > w->cap) {
+    cap = w->cap != 0 ? w->cap : 128;
+    while (cap < need)
+      cap *= 2;
+    nb = realloc(w->buf, cap);
+    if (nb == NULL) {
+      w->oom = 1;
+      return NULL;
+    }
+    w->buf = nb;
+    w->cap = cap;
+  }
+  nb = w->buf + w->len;
+  w->len = need;
+  return nb;
+}
+
+void mmp__boot_wr_u32(mmp__boot_wr_t *w, uint32_t v) {
+  uint8_t *p = wr_room(w, 4);
+  if (p != NULL)
+    mmp__put_u32(p, v);
+}
+
+void mmp__boot_wr_str(mmp__boot_wr_t *w, const char *s, size_t n) {
+  uint8_t *p;
+
+  /* Callers check string lengths against the protocol limits first. */
+  assert(n <= UINT16_MAX);
+  p = wr_room(w, 2 + n);
+  if (p == NULL)
+    return;
+  mmp__put_u16(p, (uint16_t)n);
+  if (n > 0)
+    memcpy(p + 2, s, n);
+}
+
+void mmp__boot_wr_blob(mmp__boot_wr_t *w, const void *b, size_t n) {
+  uint8_t *p;
+
+  if (n > UINT32_MAX) {
+    w->oom = 1;
+    return;
+  }
+  p = wr_room(w, 4 + n);
+  if (p == NULL)
+    return;
+  mmp__put_u32(p, (uint32_t)n);
+  if (n > 0)
+    memcpy(p + 4, b, n);
+}
+
+int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id) {
+  mmp__boot_hdr_t h;
+
+  /* An empty body still needs the buffer that holds the header. */
+  if (w->buf == NULL && !w->oom) {
+    w->buf = malloc(MMP__BOOT_HDR_SIZE);
+    if (w->buf == NULL)
+      w->oom = 1;
+    w->cap = MMP__BOOT_HDR_SIZE;
+  }
+  if (w->oom) {
+    free(w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+    return MMP_ENOMEM;
+  }
+  h.type = type;
+  h.id = id;
+  h.len = (uint32_t)(w->len - MMP__BOOT_HDR_SIZE);
+  mmp__boot_hdr_encode(&h, w->buf);
+  return 0;
+}
