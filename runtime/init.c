@@ -448,6 +448,13 @@ static int runtime_start(const mmp__config_t *cfg) {
       per = 16u << 20;
     e->cfg.eager_buffer = per;
   }
+  /* A write to a dead peer must become an error, not kill the process. An
+   * application that chose its own disposition keeps it. */
+  {
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+      signal(SIGPIPE, SIG_IGN);
+  }
   snprintf(who, sizeof(who), "rank %d", cfg->rank);
   mmp__log_set_prefix(who);
   rc = mmp__engine_init(e);
@@ -467,12 +474,6 @@ static int runtime_start(const mmp__config_t *cfg) {
   if (rc != 0) {
     teardown(e);
     return rc;
-  }
-  /* A write to a dead peer must become an error, not kill the process. */
-  {
-    struct sigaction sa;
-    if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
-      signal(SIGPIPE, SIG_IGN);
   }
   mmp__eng = e;
   return 0;

@@ -1041,15 +1041,47 @@ static void test_boot_connect_refused_and_timeout(void **state) {
   int len = sizeof(fx->addr), mute_closed = 0;
   cl_t cl;
 
-  /* Nobody listens on a port we bound and closed. */
+  /* Nobody listens on a port we bound and closed: the client redials
+   * until its start timeout, then gives up. */
   start_server(fx, 1, 2000);
   mmp__boot_server_stop(fx->srv, srv_stopped, fx);
   fx->srv = NULL;
   RUN_UNTIL(fx, fx->stopped);
-  cl_start(fx, &cl, 0);
+  {
+    mmp__boot_client_cb_t cb = {&cl, cl_event, cl_lost};
+    memset(&cl, 0, sizeof(cl));
+    assert_int_equal(
+        mmp__boot_client_start(&fx->loop, (struct sockaddr *)&fx->addr, fx->key,
+                               0, 1, 300, &cb, cl_started, &cl, NULL, &cl.c),
+        0);
+  }
   RUN_UNTIL(fx, cl.started && cl.lost);
-  assert_int_equal(cl.start_status, MMP_ECONNREFUSED);
+  assert_int_equal(cl.start_status, MMP_ETIMEDOUT);
   cl_close(fx, &cl);
+
+  /* A server that starts listening after the client began to dial (an
+   * embedded job whose hosting rank starts last) is still reached. */
+  cl_start(fx, &cl, 0);
+  for (int i = 0; i < 30; i++) {
+    uv_run(&fx->loop, UV_RUN_NOWAIT);
+    usleep(5000);
+  }
+  assert_int_equal(cl.started, 0);
+  {
+    mmp__boot_server_cb_t scb = {fx, srv_joined, srv_lost, srv_abort,
+                                 srv_all_done};
+    fx->stopped = 0;
+    assert_int_equal(mmp__boot_server_start(
+                         &fx->loop, (struct sockaddr *)&fx->addr, 1, fx->key,
+                         2000, &scb, &fx->srv, fx->name, sizeof(fx->name)),
+                     0);
+  }
+  RUN_UNTIL(fx, cl.started);
+  assert_int_equal(cl.start_status, 0);
+  cl_close(fx, &cl);
+  mmp__boot_server_stop(fx->srv, srv_stopped, fx);
+  fx->srv = NULL;
+  RUN_UNTIL(fx, fx->stopped);
 
   /* A listener that never answers: the start times out. */
   uv_tcp_init(&fx->loop, &mute);

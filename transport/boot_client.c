@@ -30,6 +30,8 @@
 #define BC_READ_BUF 65536
 #define BC_MAX_MSG 4096       /* EVENT and ERROR messages */
 #define BC_BYE_LINGER_MS 1000 /* longest wait for BYE to be written */
+#define BC_RETRY_FIRST_MS 20  /* first pause after a refused connect */
+#define BC_RETRY_MAX_MS 500   /* the pause doubles up to this */
 
 enum { BC_CONNECTING, BC_HELLO, BC_READY, BC_DEAD };
 
@@ -51,7 +53,12 @@ struct mmp__boot_client_s {
   uv_loop_t *loop;
   uv_tcp_t tcp;
   uv_timer_t timer; /* start timeout, then the BYE linger */
+  uv_timer_t retry; /* pause before dialling again */
   uv_connect_t creq;
+  struct sockaddr_storage addr;
+  unsigned retry_ms;
+  int redialing;    /* tcp is being closed to dial again */
+  int retry_closed; /* uv_close was called on retry */
   mmp__boot_client_cb_t cb;
   uint8_t key[MMP__JOB_KEY_LEN];
   int rank;
@@ -252,7 +259,10 @@ static void bc_on_close(uv_handle_t *h) {
 static void bc_close_tcp(mmp__boot_client_t *c) {
   if (!c->tcp_closed) {
     c->tcp_closed = 1;
-    uv_close((uv_handle_t *)&c->tcp, bc_on_close);
+    /* A socket already closing to be redialled finishes in
+     * bc_on_redial_close, which sees tcp_closed and stops there. */
+    if (!c->redialing)
+      uv_close((uv_handle_t *)&c->tcp, bc_on_close);
   }
 }
 
@@ -261,6 +271,10 @@ static void bc_close_all(mmp__boot_client_t *c) {
   if (!c->timer_closed) {
     c->timer_closed = 1;
     uv_close((uv_handle_t *)&c->timer, bc_on_close);
+  }
+  if (!c->retry_closed) {
+    c->retry_closed = 1;
+    uv_close((uv_handle_t *)&c->retry, bc_on_close);
   }
 }
 
@@ -279,6 +293,7 @@ static void bc_die(mmp__boot_client_t *c, int err, const char *reason) {
     return;
   }
   uv_timer_stop(&c->timer);
+  uv_timer_stop(&c->retry);
   MMP__LOG(MMP__LOG_DEBUG, "bootstrap client: connection lost: %s", reason);
   bc_start_done(c, err);
   bc_fail_all(c, err);
@@ -614,6 +629,37 @@ static int bc_send_hello(mmp__boot_client_t *c) {
   return bc_submit(c, &w, MMP__B_HELLO, NULL, NULL);
 }
 
+static void bc_on_connect(uv_connect_t *req, int status);
+
+static void bc_redial(uv_timer_t *t) {
+  mmp__boot_client_t *c = t->data;
+  int rc;
+
+  if (c->state != BC_CONNECTING || c->closing)
+    return;
+  rc = uv_tcp_connect(&c->creq, &c->tcp, (struct sockaddr *)&c->addr,
+                      bc_on_connect);
+  if (rc != 0)
+    bc_die(c, mmp__err_from_uv(rc), "cannot connect to the bootstrap server");
+}
+
+/* The refused socket is closed: make a fresh one and dial again later. */
+static void bc_on_redial_close(uv_handle_t *h) {
+  mmp__boot_client_t *c = h->data;
+
+  c->redialing = 0;
+  if (c->tcp_closed) {
+    /* Closed or died meanwhile: this was the socket's final close. */
+    bc_on_close(h);
+    return;
+  }
+  uv_tcp_init(c->loop, &c->tcp);
+  c->tcp.data = c;
+  uv_timer_start(&c->retry, bc_redial, c->retry_ms, 0);
+  c->retry_ms =
+      c->retry_ms * 2 < BC_RETRY_MAX_MS ? c->retry_ms * 2 : BC_RETRY_MAX_MS;
+}
+
 static void bc_on_connect(uv_connect_t *req, int status) {
   mmp__boot_client_t *c = req->data;
   char reason[96];
@@ -621,6 +667,15 @@ static void bc_on_connect(uv_connect_t *req, int status) {
 
   if (c->state == BC_DEAD)
     return; /* timed out or closed meanwhile */
+  if (status == UV_ECONNREFUSED && !c->closing) {
+    /* The server may simply not be listening yet (an embedded job whose
+     * hosting rank starts last): try again until the start timeout. */
+    MMP__LOG(MMP__LOG_DEBUG, "bootstrap client: refused, retrying in %u ms",
+             c->retry_ms);
+    c->redialing = 1;
+    uv_close((uv_handle_t *)&c->tcp, bc_on_redial_close);
+    return;
+  }
   if (status < 0) {
     snprintf(reason, sizeof(reason),
              "cannot connect to the bootstrap server: %s", uv_strerror(status));
@@ -694,10 +749,16 @@ int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
   bc_ignore_sigpipe();
   uv_tcp_init(loop, &c->tcp);
   uv_timer_init(loop, &c->timer);
+  uv_timer_init(loop, &c->retry);
   c->tcp.data = c;
   c->timer.data = c;
+  c->retry.data = c;
   c->creq.data = c;
-  c->open = 2;
+  c->open = 3;
+  c->retry_ms = BC_RETRY_FIRST_MS;
+  memcpy(&c->addr, addr,
+         addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                    : sizeof(struct sockaddr_in6));
   rc = uv_tcp_connect(&c->creq, &c->tcp, addr, bc_on_connect);
   if (rc != 0) {
     /* Freed silently from the close callbacks; no callback runs. */

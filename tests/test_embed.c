@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Embedding without minimprun: forked processes call mmp_init_ex with an
+ * explicit rank, size, rendezvous address and job key; rank 0 serves the
+ * rendezvous and starts last. An intruder with a wrong key that tries to
+ * join as rank 1 first is refused, and the real job is undisturbed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "minimp.h"
+
+static const char *key = "0123456789abcdef0123456789abcdef";
+static const char *bad = "fedcba9876543210fedcba9876543210";
+
+/* A free port on the loopback: bind port 0, note it, close. */
+static int free_port(void) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof(a);
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+  memset(&a, 0, sizeof(a));
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  getsockname(fd, (struct sockaddr *)&a, &len);
+  port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+/* Child body: a ring exchange over an embedded job. Exit code: 0 ok. */
+static int rank_main(int rank, int size, const char *addr, const char *k) {
+  mmp_comm_t *w;
+  int rc, got = -1, next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  mmp_request_t *r;
+
+  rc = mmp_init_ex(rank, size, addr, k, NULL,
+                   rank == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0);
+  if (rc != 0)
+    return rc == MMP_EBOOT ? 20 : 21;
+  w = mmp_comm_world();
+  if (mmp_comm_rank(w) != rank || mmp_comm_size(w) != size)
+    return 22;
+  if (mmp_isend(&rank, sizeof(rank), next, 1, w, &r) != 0 ||
+      mmp_recv(&got, sizeof(got), prev, 1, w, NULL) != 0 ||
+      mmp_wait(&r, NULL) != 0 || got != prev)
+    return 23;
+  return mmp_finalize() == 0 ? 0 : 24;
+}
+
+static pid_t spawn(int rank, int size, const char *addr, const char *k,
+                   int delay_ms) {
+  pid_t pid = fork();
+
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    usleep((useconds_t)delay_ms * 1000);
+    _exit(rank_main(rank, size, addr, k));
+  }
+  return pid;
+}
+
+static int exit_code(pid_t pid) {
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+static void test_embed_host_starts_last(void **state) {
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  p[1] = spawn(1, 3, addr, key, 0);
+  p[2] = spawn(2, 3, addr, key, 0);
+  p[0] = spawn(0, 3, addr, key, 300);
+  assert_int_equal(exit_code(p[0]), 0);
+  assert_int_equal(exit_code(p[1]), 0);
+  assert_int_equal(exit_code(p[2]), 0);
+}
+
+static void test_embed_wrong_key_is_refused(void **state) {
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  p[0] = spawn(0, 2, addr, key, 0);
+  /* The intruder comes first, claiming rank 1 with the wrong key. */
+  p[2] = spawn(1, 2, addr, bad, 100);
+  assert_int_equal(exit_code(p[2]), 20); /* mmp_init_ex: MMP_EBOOT */
+  p[1] = spawn(1, 2, addr, key, 0);
+  assert_int_equal(exit_code(p[0]), 0);
+  assert_int_equal(exit_code(p[1]), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_embed_host_starts_last),
+      cmocka_unit_test(test_embed_wrong_key_is_refused),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
