@@ -11,10 +11,11 @@
 
 #include "internal.h"
 
-/* Defaults. The eager limit is the measured crossover on loopback TCP
- * between eager (one copy, no handshake) and rendezvous (zero copy, one
- * extra round trip); see docs/performance.md. */
-#define DEF_EAGER_LIMIT (64u * 1024)
+/* Defaults, measured where it matters (docs/protocols.md). The eager limit
+ * is the crossover between eager (one more copy, no handshake) and
+ * rendezvous (zero copy, one more round trip), kept so that a whole eager
+ * frame fits one 64 KiB loopback segment. */
+#define DEF_EAGER_LIMIT (60u * 1024)
 #define DEF_MAX_FRAME (64u * 1024 * 1024)
 #define DEF_CHUNK (512u * 1024)
 #define DEF_WINDOW (2u * 1024 * 1024)

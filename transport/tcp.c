@@ -88,7 +88,8 @@ struct mmp__tp_conn_s {
   uint8_t *stage;
   size_t rd, wr;
   int in_payload;
-  int direct; /* the last alloc handed out the sink itself */
+  int direct;   /* the last alloc handed out the sink itself */
+  int hdr_only; /* a large payload just ended: read the next header alone */
   mmp__frame_hdr_t cur;
   uint64_t pay_left;
   uint64_t pay_off;
@@ -472,6 +473,16 @@ static void tcp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
     return;
   }
   c->direct = 0;
+  if (c->rd == c->wr && c->hdr_only && !c->in_payload) {
+    /* Bulk frames tend to follow each other: read just the next header,
+     * so that its payload goes straight to its sink instead of through
+     * the staging buffer and a copy. */
+    c->hdr_only = 0;
+    c->rd = c->wr = 0;
+    *buf = uv_buf_init((char *)c->stage, MMP__FRAME_HDR_SIZE);
+    return;
+  }
+  c->hdr_only = 0;
   if (c->rd == c->wr) {
     c->rd = c->wr = 0;
   } else if (c->rd > 0) {
@@ -609,8 +620,10 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     c->direct = 0;
     c->pay_off += (uint64_t)nread;
     c->pay_left -= (uint64_t)nread;
-    if (c->pay_left == 0 && tcp_payload_done(c) != 0)
-      return;
+    if (c->pay_left == 0) {
+      c->hdr_only = 1;
+      tcp_payload_done(c);
+    }
     return;
   }
   c->wr += (size_t)nread;

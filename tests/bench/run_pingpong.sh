@@ -19,10 +19,12 @@ while [ "$i" -le "$reps" ]; do
   # Alternate the two so that drift in the machine hits both alike.
   "$anchors/run_pingpong.sh" "$sizes" 2>/dev/null |
     awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' >> "$csv"
-  for spin in 0 50; do
-    MINIMP_SPIN_US=$spin "$b/launcher/minimprun" -n 2 "$b/tests/minimp-bench" \
-      pingpong --sizes "$commas" |
-      awk -v r="$i" -v s="$spin" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_spin" s "," r "," $1 "," $2 "," $3}' >> "$csv"
+  # libminimp as shipped, and with polling turned off (pure sleep).
+  for v in default sleep; do
+    if [ $v = sleep ]; then spin=0; else spin=; fi
+    env ${spin:+MINIMP_SPIN_US=$spin} "$b/launcher/minimprun" -n 2 \
+      "$b/tests/minimp-bench" pingpong --sizes "$commas" |
+      awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   i=$((i + 1))
 done

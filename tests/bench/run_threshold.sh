@@ -5,7 +5,7 @@
 set -eu
 b=${1:-build}
 reps=${2:-3}
-sizes=1k,4k,16k,32k,64k,128k,256k,1m
+sizes=1k,4k,16k,32k,48k,60k,63k,64k,96k,128k,256k,1m
 out=${OUT:-results/threshold}
 mkdir -p "$out"
 csv="$out/threshold.csv"
