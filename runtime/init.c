@@ -228,12 +228,17 @@ static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
                              -1);
 }
 
-static void boot_server_all_done(void *ctx) {
-  mmp__engine_t *e = ctx;
+/* Sets an engine flag that some thread may be waiting on. */
+static void set_and_notify(mmp__engine_t *e, int *flag) {
   uv_mutex_lock(&e->lock);
-  e->boot_all_done = 1;
+  *flag = 1;
   mmp__engine_notify(e);
   uv_mutex_unlock(&e->lock);
+}
+
+static void boot_server_all_done(void *ctx) {
+  mmp__engine_t *e = ctx;
+  set_and_notify(e, &e->boot_all_done);
 }
 
 static void boot_start_task(void *arg) {
@@ -401,11 +406,7 @@ static void fence_task(void *arg) {
 
 static void close_timeout(uv_timer_t *t) {
   mmp__engine_t *e = t->data;
-
-  uv_mutex_lock(&e->lock);
-  e->close_timed_out = 1;
-  mmp__engine_notify(e);
-  uv_mutex_unlock(&e->lock);
+  set_and_notify(e, &e->close_timed_out);
 }
 
 static void close_task(void *arg) {

@@ -121,6 +121,34 @@ void mmp__boot_wr_blob(mmp__boot_wr_t *w, const void *b, size_t n);
  * On success the caller owns w->buf (w->len bytes) and frees it. */
 int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id);
 
+/* Reassembles messages from a byte stream: a header, then its body. Both
+ * ends of the protocol feed what they read into one of these. */
+typedef struct mmp__boot_rx_s {
+  uint8_t hbuf[MMP__BOOT_HDR_SIZE];
+  size_t hhave;
+  mmp__boot_hdr_t hdr; /* the message being received */
+  uint8_t *body;       /* a body split across reads, or NULL */
+  size_t bhave;
+} mmp__boot_rx_t;
+
+typedef struct mmp__boot_rx_ops_s {
+  /* A header arrived in rx->hbuf: decode and check it into rx->hdr (its
+   * length must be capped here). Return 0, or an error with *why set. */
+  int (*header)(void *ctx, mmp__boot_rx_t *rx, const char **why);
+  /* A whole message; `body` (hdr->len bytes) lives only during the call. */
+  void (*message)(void *ctx, const mmp__boot_hdr_t *hdr, const uint8_t *body);
+  /* The header was refused (its code) or memory ran out: stop reading. */
+  void (*error)(void *ctx, int err, const char *why);
+  /* 1 once the reader was closed, so that feeding stops. */
+  int (*closed)(void *ctx);
+} mmp__boot_rx_ops_t;
+
+/* Feeds n bytes. Bodies that arrive whole are passed without a copy. */
+void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                       const mmp__boot_rx_ops_t *ops, void *ctx);
+/* Frees a partly received body. */
+void mmp__boot_rx_fini(mmp__boot_rx_t *rx);
+
 /* ---- Server (boot_server.c) -------------------------------------------- */
 
 typedef struct mmp__boot_server_s mmp__boot_server_t;

@@ -78,13 +78,7 @@ struct mmp__boot_client_s {
   mmp__list_t sent;
   uint32_t next_id;
   uint32_t max_body; /* largest body accepted from the server */
-  /* Receive staging. */
-  uint8_t hbuf[MMP__BOOT_HDR_SIZE];
-  size_t hhave;
-  int in_body;
-  mmp__boot_hdr_t hdr;
-  uint8_t *body;
-  size_t bhave;
+  mmp__boot_rx_t rx; /* message reassembly */
   uint8_t rbuf[BC_READ_BUF];
 };
 
@@ -243,7 +237,7 @@ static void bc_final(mmp__boot_client_t *c) {
   /* Every request completed before the handles closed; these are only
    * requests whose completion raced with the close. */
   bc_fail_all(c, MMP_ESHUTDOWN);
-  free(c->body);
+  mmp__boot_rx_fini(&c->rx);
   free(c);
   if (done != NULL)
     done(arg, 0, 0, NULL, NULL);
@@ -459,11 +453,11 @@ static void bc_dispatch(mmp__boot_client_t *c, const mmp__boot_hdr_t *h,
 
 /* Validates a header against the state and the pending requests. */
 static int bc_check_hdr(mmp__boot_client_t *c, const char **why) {
-  const mmp__boot_hdr_t *h = &c->hdr;
+  const mmp__boot_hdr_t *h = &c->rx.hdr;
   bc_req_t *r;
   uint32_t max;
 
-  if (mmp__boot_hdr_decode(c->hbuf, c->max_body, &c->hdr, why) != 0)
+  if (mmp__boot_hdr_decode(c->rx.hbuf, c->max_body, &c->rx.hdr, why) != 0)
     return MMP_EPROTO;
   if (c->state != BC_READY && h->type != MMP__B_WELCOME &&
       h->type != MMP__B_ERROR) {
@@ -514,53 +508,32 @@ static int bc_check_hdr(mmp__boot_client_t *c, const char **why) {
   return 0;
 }
 
-static void bc_consume(mmp__boot_client_t *c, const uint8_t *p, size_t n) {
-  const char *why;
-  size_t take;
+static int bc_rx_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
+  (void)rx;
+  return bc_check_hdr(ctx, why) == 0 ? 0 : MMP_EPROTO;
+}
 
-  while (n > 0 && c->state != BC_DEAD) {
-    if (!c->in_body) {
-      take = MMP__BOOT_HDR_SIZE - c->hhave;
-      take = take < n ? take : n;
-      memcpy(c->hbuf + c->hhave, p, take);
-      c->hhave += take;
-      p += take;
-      n -= take;
-      if (c->hhave < MMP__BOOT_HDR_SIZE)
-        return;
-      c->hhave = 0;
-      if (bc_check_hdr(c, &why) != 0) {
-        bc_protocol_error(c, why);
-        return;
-      }
-      c->bhave = 0;
-      if (n >= c->hdr.len) {
-        bc_dispatch(c, &c->hdr, p);
-        p += c->hdr.len;
-        n -= c->hdr.len;
-        continue;
-      }
-      c->in_body = 1;
-      c->body = malloc(c->hdr.len); /* capped by bc_check_hdr */
-      if (c->body == NULL) {
-        bc_die(c, MMP_ENOMEM, "out of memory");
-        return;
-      }
-    }
-    take = c->hdr.len - c->bhave;
-    take = take < n ? take : n;
-    memcpy(c->body + c->bhave, p, take);
-    c->bhave += take;
-    p += take;
-    n -= take;
-    if (c->bhave == c->hdr.len) {
-      uint8_t *body = c->body;
-      c->in_body = 0;
-      c->body = NULL;
-      bc_dispatch(c, &c->hdr, body);
-      free(body);
-    }
-  }
+static void bc_rx_message(void *ctx, const mmp__boot_hdr_t *h,
+                          const uint8_t *body) {
+  bc_dispatch(ctx, h, body);
+}
+
+static void bc_rx_error(void *ctx, int err, const char *why) {
+  if (err == MMP_EPROTO)
+    bc_protocol_error(ctx, why);
+  else
+    bc_die(ctx, err, why);
+}
+
+static int bc_rx_closed(void *ctx) {
+  return ((mmp__boot_client_t *)ctx)->state == BC_DEAD;
+}
+
+static const mmp__boot_rx_ops_t bc_rx_ops = {bc_rx_header, bc_rx_message,
+                                             bc_rx_error, bc_rx_closed};
+
+static void bc_consume(mmp__boot_client_t *c, const uint8_t *p, size_t n) {
+  mmp__boot_rx_feed(&c->rx, p, n, &bc_rx_ops, c);
 }
 
 static void bc_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {

@@ -79,15 +79,9 @@ struct bs_conn_s {
   int hclosing;     /* uv_close was called on both handles */
   int open;         /* handles not yet closed */
   int bye;
-  unsigned writes; /* in flight */
-  unsigned nwaits; /* GET/GETALL waiters of this connection */
-  /* Receive staging. */
-  uint8_t hbuf[MMP__BOOT_HDR_SIZE];
-  size_t hhave;
-  int in_body;
-  mmp__boot_hdr_t hdr;
-  uint8_t *body;
-  size_t bhave;
+  unsigned writes;   /* in flight */
+  unsigned nwaits;   /* GET/GETALL waiters of this connection */
+  mmp__boot_rx_t rx; /* message reassembly */
 };
 
 typedef struct bs_waiter_s {
@@ -326,7 +320,7 @@ static void bs_on_conn_close(uv_handle_t *h) {
   if (--c->open > 0)
     return;
   mmp__list_remove(&c->node);
-  free(c->body);
+  mmp__boot_rx_fini(&c->rx);
   free(c);
   bs_unlive(s);
 }
@@ -901,19 +895,20 @@ static void bs_dispatch(bs_conn_t *c, const mmp__boot_hdr_t *h,
 
 /* Validates a complete header; 0 or a reason to drop the connection. */
 static int bs_check_hdr(bs_conn_t *c, const char **why) {
-  int rc = mmp__boot_hdr_decode(c->hbuf, MMP__BOOT_MAX_BODY, &c->hdr, why);
+  int rc =
+      mmp__boot_hdr_decode(c->rx.hbuf, MMP__BOOT_MAX_BODY, &c->rx.hdr, why);
 
   if (rc != 0)
     return rc;
-  if (!bs_client_type(c->hdr.type)) {
+  if (!bs_client_type(c->rx.hdr.type)) {
     *why = "message type not sent by clients";
     return MMP_EPROTO;
   }
-  if (c->rank < 0 && c->hdr.type != MMP__B_HELLO) {
+  if (c->rank < 0 && c->rx.hdr.type != MMP__B_HELLO) {
     *why = "first message is not HELLO";
     return MMP_EPROTO;
   }
-  if (c->hdr.len > bs_max_body(c->hdr.type)) {
+  if (c->rx.hdr.len > bs_max_body(c->rx.hdr.type)) {
     *why = "body too long for its message type";
     return MMP_ETOOBIG;
   }
@@ -921,58 +916,30 @@ static int bs_check_hdr(bs_conn_t *c, const char **why) {
 }
 
 /* Feeds received bytes through the header/body state machine. */
-static void bs_consume(bs_conn_t *c, const uint8_t *p, size_t n) {
-  mmp__boot_server_t *s = c->s;
-  const char *why;
-  size_t take;
-  int rc;
+static int bs_rx_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
+  (void)rx;
+  return bs_check_hdr(ctx, why);
+}
 
-  while (n > 0 && !c->closing && !s->stopping) {
-    if (!c->in_body) {
-      take = MMP__BOOT_HDR_SIZE - c->hhave;
-      take = take < n ? take : n;
-      memcpy(c->hbuf + c->hhave, p, take);
-      c->hhave += take;
-      p += take;
-      n -= take;
-      if (c->hhave < MMP__BOOT_HDR_SIZE)
-        return;
-      c->hhave = 0;
-      rc = bs_check_hdr(c, &why);
-      if (rc != 0) {
-        bs_conn_fail(c, rc, why);
-        return;
-      }
-      c->in_body = 1;
-      c->bhave = 0;
-      /* The common case: the whole body is in this read; no copy. */
-      if (n >= c->hdr.len) {
-        c->in_body = 0;
-        bs_dispatch(c, &c->hdr, p);
-        p += c->hdr.len;
-        n -= c->hdr.len;
-        continue;
-      }
-      c->body = malloc(c->hdr.len); /* len was capped by bs_check_hdr */
-      if (c->body == NULL) {
-        bs_conn_fail(c, MMP_ENOMEM, "out of memory");
-        return;
-      }
-    }
-    take = c->hdr.len - c->bhave;
-    take = take < n ? take : n;
-    memcpy(c->body + c->bhave, p, take);
-    c->bhave += take;
-    p += take;
-    n -= take;
-    if (c->bhave == c->hdr.len) {
-      uint8_t *body = c->body;
-      c->in_body = 0;
-      c->body = NULL;
-      bs_dispatch(c, &c->hdr, body);
-      free(body);
-    }
-  }
+static void bs_rx_message(void *ctx, const mmp__boot_hdr_t *h,
+                          const uint8_t *body) {
+  bs_dispatch(ctx, h, body);
+}
+
+static void bs_rx_error(void *ctx, int err, const char *why) {
+  bs_conn_fail(ctx, err, why);
+}
+
+static int bs_rx_closed(void *ctx) {
+  bs_conn_t *c = ctx;
+  return c->closing || c->s->stopping;
+}
+
+static const mmp__boot_rx_ops_t bs_rx_ops = {bs_rx_header, bs_rx_message,
+                                             bs_rx_error, bs_rx_closed};
+
+static void bs_consume(bs_conn_t *c, const uint8_t *p, size_t n) {
+  mmp__boot_rx_feed(&c->rx, p, n, &bs_rx_ops, c);
 }
 
 static void bs_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {

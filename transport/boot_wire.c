@@ -216,3 +216,59 @@ int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id) {
   mmp__boot_hdr_encode(&h, w->buf);
   return 0;
 }
+
+void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                       const mmp__boot_rx_ops_t *ops, void *ctx) {
+  const char *why = NULL;
+  size_t take;
+  int rc;
+
+  while (n > 0 && !ops->closed(ctx)) {
+    if (rx->body == NULL) {
+      take = MMP__BOOT_HDR_SIZE - rx->hhave;
+      take = take < n ? take : n;
+      memcpy(rx->hbuf + rx->hhave, p, take);
+      rx->hhave += take;
+      p += take;
+      n -= take;
+      if (rx->hhave < MMP__BOOT_HDR_SIZE)
+        return;
+      rx->hhave = 0;
+      rc = ops->header(ctx, rx, &why);
+      if (rc != 0) {
+        ops->error(ctx, rc, why);
+        return;
+      }
+      /* The common case: the whole body is in this read; no copy. */
+      if (n >= rx->hdr.len) {
+        ops->message(ctx, &rx->hdr, p);
+        p += rx->hdr.len;
+        n -= rx->hdr.len;
+        continue;
+      }
+      rx->bhave = 0;
+      rx->body = malloc(rx->hdr.len ? rx->hdr.len : 1); /* capped above */
+      if (rx->body == NULL) {
+        ops->error(ctx, MMP_ENOMEM, "out of memory");
+        return;
+      }
+    }
+    take = rx->hdr.len - rx->bhave;
+    take = take < n ? take : n;
+    memcpy(rx->body + rx->bhave, p, take);
+    rx->bhave += take;
+    p += take;
+    n -= take;
+    if (rx->bhave == rx->hdr.len) {
+      uint8_t *body = rx->body;
+      rx->body = NULL;
+      ops->message(ctx, &rx->hdr, body);
+      free(body);
+    }
+  }
+}
+
+void mmp__boot_rx_fini(mmp__boot_rx_t *rx) {
+  free(rx->body);
+  rx->body = NULL;
+}

@@ -105,6 +105,21 @@ static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
 
 /* ---- Object lifetime ---------------------------------------------------- */
 
+/* Frees the transport once destroy() was called and the last handle is
+ * closed; returns 1 if it did. */
+static int tcp_maybe_free(mmp__tp_t *tp) {
+  void (*done)(void *) = tp->destroy_done;
+  void *arg = tp->destroy_arg;
+
+  if (!tp->destroying || tp->open != 0 || !mmp__list_empty(&tp->conns))
+    return 0;
+  free(tp->peers);
+  free(tp);
+  if (done)
+    done(arg);
+  return 1;
+}
+
 static void tcp_handle_closed(uv_handle_t *h) {
   mmp__tp_conn_t *c = h->data;
   mmp__tp_t *tp = c->tp;
@@ -115,28 +130,14 @@ static void tcp_handle_closed(uv_handle_t *h) {
     free(c->stage);
     free(c);
   }
-  if (tp->destroying && tp->open == 0 && mmp__list_empty(&tp->conns)) {
-    void (*done)(void *) = tp->destroy_done;
-    void *arg = tp->destroy_arg;
-    free(tp->peers);
-    free(tp);
-    if (done)
-      done(arg);
-  }
+  tcp_maybe_free(tp);
 }
 
 static void tcp_listener_closed(uv_handle_t *h) {
   mmp__tp_t *tp = h->data;
 
   tp->open--;
-  if (tp->destroying && tp->open == 0 && mmp__list_empty(&tp->conns)) {
-    void (*done)(void *) = tp->destroy_done;
-    void *arg = tp->destroy_arg;
-    free(tp->peers);
-    free(tp);
-    if (done)
-      done(arg);
-  }
+  tcp_maybe_free(tp);
 }
 
 static mmp__tp_conn_t *tcp_conn_new(mmp__tp_t *tp, int outgoing) {
@@ -841,12 +842,7 @@ static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   }
   if (tp->listening && !uv_is_closing((uv_handle_t *)&tp->listener))
     uv_close((uv_handle_t *)&tp->listener, tcp_listener_closed);
-  if (tp->open == 0 && mmp__list_empty(&tp->conns)) {
-    free(tp->peers);
-    free(tp);
-    if (done)
-      done(arg);
-  }
+  tcp_maybe_free(tp);
 }
 
 const mmp__tp_ops_t mmp__tcp_ops = {
