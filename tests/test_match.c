@@ -271,6 +271,24 @@ static void test_args_rejected(void **state) {
   assert_int_equal(mmp_comm_size(w), 1);
 }
 
+static void test_wtime_is_monotonic_and_fine(void **state) {
+  double t0 = mmp_wtime(), prev = t0, t;
+  int distinct = 0;
+  (void)state;
+
+  /* Seconds, never going back, with sub-microsecond steps. */
+  for (int i = 0; i < 1000; i++) {
+    t = mmp_wtime();
+    assert_true(t >= prev);
+    distinct += t > prev;
+    prev = t;
+  }
+  assert_true(distinct > 100);
+  usleep(20000);
+  t = mmp_wtime() - t0;
+  assert_true(t >= 0.019 && t < 1.0);
+}
+
 /* ---- Life cycle and environment (no group setup) ------------------------ */
 
 static void test_calls_before_init_fail(void **state) {
@@ -363,6 +381,7 @@ int main(void) {
       cmocka_unit_test(test_match_probe),
       cmocka_unit_test(test_match_waitany_waitall),
       cmocka_unit_test(test_args_rejected),
+      cmocka_unit_test(test_wtime_is_monotonic_and_fine),
   };
   int rc = cmocka_run_group_tests_name("life", life, NULL, NULL);
   rc |=
