@@ -22,7 +22,7 @@
 #define DEF_GRACE_US 1000u
 #define DEF_SPIN_US 50u /* idle polling before a wait sleeps */
 #define DEF_HANDSHAKE_MS 10000u
-#define DEF_PEER_TIMEOUT_MS 10000u
+#define DEF_PEER_TIMEOUT_MS 8000u /* silent peers are lost in 8-9 s */
 #define DEF_BOOT_TIMEOUT_MS 60000u
 
 static int env_size(const char *name, uint64_t min, uint64_t max,

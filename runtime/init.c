@@ -155,6 +155,10 @@ static void put_done(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
 }
 
+static void heartbeat_tick(uv_timer_t *t) {
+  mmp__p2p_heartbeat(t->data);
+}
+
 /* Loop context: the bootstrap connection is up; listen and publish. */
 static void boot_connected(void *arg, int status, size_t count,
                            const uint8_t *const *values, const size_t *lens) {
@@ -188,7 +192,8 @@ static void boot_connected(void *arg, int status, size_t count,
   memcpy(tc.key, e->cfg.key, sizeof(tc.key));
   tc.max_frame = e->cfg.max_frame;
   tc.handshake_timeout_ms = e->cfg.handshake_ms;
-  tc.user_timeout_ms = e->cfg.peer_timeout_ms;
+  /* The heartbeat decides; TCP's own timers are only the backstop. */
+  tc.user_timeout_ms = 2 * e->cfg.peer_timeout_ms;
   tc.activity = &e->activity;
   cb.ctx = e;
   cb.peer_up = mmp__p2p_peer_up;
@@ -208,6 +213,11 @@ static void boot_connected(void *arg, int status, size_t count,
     return;
   }
   MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
+  if (e->cfg.peer_timeout_ms > 0) {
+    uint64_t every = e->cfg.peer_timeout_ms / 8;
+    uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
+                   every ? every : 1);
+  }
   rc = mmp__boot_put(e->boot, "addr", e->listen_name, strlen(e->listen_name),
                      put_done, op);
   if (rc != 0)
@@ -362,6 +372,7 @@ static void teardown(mmp__engine_t *e) {
 
   mmp__engine_stop_thread(e);
   uv_timer_stop(&e->timer);
+  uv_timer_stop(&e->heartbeat);
   if (e->boot != NULL) {
     done = 0;
     mmp__boot_client_close(e->boot, boot_closed, &done);

@@ -177,9 +177,11 @@ typedef struct mmp__peer_s {
   int credit_waiters;     /* frames in sendq waiting for credit */
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
-  int bye;         /* the peer said BYE */
-  int bye_pending; /* finalize: send BYE once the queues drain */
-  int dirty;       /* on engine.dirty */
+  int bye;            /* the peer said BYE */
+  uint64_t last_rx;   /* loop time (ms) of the last frame from it */
+  uint64_t last_ping; /* loop time (ms) of our last PING to it */
+  int bye_pending;    /* finalize: send BYE once the queues drain */
+  int dirty;          /* on engine.dirty */
   int down_err;
 } mmp__peer_t;
 
@@ -240,9 +242,10 @@ typedef struct mmp__engine_s {
   mmp__boot_client_t *boot;    /* loop context only */
   mmp__boot_server_t *bootsrv; /* loop context only */
   int boot_lost;
-  int boot_all_done;   /* hosting: every rank said BYE */
-  int close_timed_out; /* finalize gave up waiting for EOFs */
-  uv_timer_t timer;    /* finalize deadlines; loop context only */
+  int boot_all_done;    /* hosting: every rank said BYE */
+  int close_timed_out;  /* finalize gave up waiting for EOFs */
+  uv_timer_t timer;     /* finalize deadlines; loop context only */
+  uv_timer_t heartbeat; /* liveness checks; loop context only */
   char listen_name[128];
   mmp_comm_t world;
   uint32_t next_ctx;
@@ -305,6 +308,14 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
 
 /* Loop context, lock held. Writes what the dirty peers' queues allow. */
 void mmp__p2p_pump_dirty(mmp__engine_t *e);
+
+/*
+ * Loop context, lock NOT held. Pings peers that have been quiet for a
+ * quarter of MINIMP_PEER_TIMEOUT_MS and declares lost those silent for all
+ * of it: their operations fail with MMP_EPEERLOST and the rendezvous is
+ * told (SUSPECT), so that a launcher can stop the job and name the rank.
+ */
+void mmp__p2p_heartbeat(mmp__engine_t *e);
 
 /* Lock held. Fails every operation involving `peer` with `err`. Does not
  * close the connection: a caller in loop context that wants it gone takes

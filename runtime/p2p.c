@@ -41,6 +41,7 @@
 
 static void pump_peer(mmp__engine_t *e, int peer);
 static void out_written(mmp__tp_write_t *w, int status);
+static void report_suspect(mmp__engine_t *e, int peer, const char *why);
 
 /* ---- Small helpers ------------------------------------------------------ */
 
@@ -899,6 +900,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   int rc = 0;
 
   uv_mutex_lock(&e->lock);
+  e->peers[peer].last_rx = uv_now(&e->loop);
   switch (h->type) {
   case MMP__F_EAGER:
     rc = rx_eager(e, peer, h, sink);
@@ -959,6 +961,7 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
     return;
   }
   p->conn = conn;
+  p->last_rx = uv_now(&e->loop);
   if (e->closing) {
     p->state = MMP__P_CLOSING;
     p->bye_pending = 1;
@@ -982,11 +985,61 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
     p->state = MMP__P_CLOSED;
     p->conn = NULL;
     mmp__engine_notify(e);
+    uv_mutex_unlock(&e->lock);
   } else if (p->state != MMP__P_DOWN) {
     MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", peer, reason);
     mmp__p2p_fail_peer(e, peer, MMP_EPEERLOST);
+    uv_mutex_unlock(&e->lock);
+    report_suspect(e, peer, reason);
+  } else {
+    uv_mutex_unlock(&e->lock);
   }
+}
+
+void mmp__p2p_heartbeat(mmp__engine_t *e) {
+  uint64_t now = uv_now(&e->loop), timeout = e->cfg.peer_timeout_ms;
+  uint64_t quiet = timeout / 4;
+  int i;
+
+  for (i = 0; i < e->cfg.size; i++) {
+    mmp__peer_t *p = &e->peers[i];
+    mmp__tp_conn_t *conn = NULL;
+    char why[96];
+
+    if (i == e->cfg.rank)
+      continue;
+    uv_mutex_lock(&e->lock);
+    if (p->state == MMP__P_UP && now - p->last_rx >= timeout) {
+      snprintf(why, sizeof(why), "no sign of life for %.1f s",
+               (double)(now - p->last_rx) / 1000);
+      MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", i, why);
+      conn = p->conn;
+      mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+    } else if (p->state == MMP__P_UP && now - p->last_rx >= quiet &&
+               now - p->last_ping >= quiet) {
+      /* Any frame answers for it; a quiet link gets asked. */
+      p->last_ping = now;
+      send_ctrl(e, i, MMP__F_PING, MMP__FF_REQ, 0, 0, 0);
+    }
+    uv_mutex_unlock(&e->lock);
+    if (conn != NULL) {
+      /* peer_down will find the peer already lost and stay quiet. */
+      e->ops->abort(conn, MMP_ETIMEDOUT, why);
+      report_suspect(e, i, why);
+    }
+  }
+}
+
+/* Loop context, lock not held: tells the rendezvous that `peer` is gone,
+ * so that the launcher can name it and stop the job. */
+static void report_suspect(mmp__engine_t *e, int peer, const char *why) {
+  int quiet;
+
+  uv_mutex_lock(&e->lock);
+  quiet = e->boot_lost || e->finalizing;
   uv_mutex_unlock(&e->lock);
+  if (e->boot != NULL && !quiet)
+    mmp__boot_suspect(e->boot, peer, why, NULL, NULL);
 }
 
 /* Lock held. Fails the frames of one queue that never reached the wire. */

@@ -76,6 +76,8 @@ int mmp__engine_init(mmp__engine_t *e) {
   }
   e->wakeup.data = e;
   uv_timer_init(&e->loop, &e->timer);
+  uv_timer_init(&e->loop, &e->heartbeat);
+  e->heartbeat.data = e;
   if (uv_mutex_init(&e->lock) != 0 || uv_cond_init(&e->cv) != 0 ||
       uv_cond_init(&e->prog_cv) != 0)
     return MMP_ENOMEM;
@@ -266,6 +268,7 @@ void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode) {
 
 void mmp__engine_fini(mmp__engine_t *e) {
   uv_close((uv_handle_t *)&e->timer, engine_closed);
+  uv_close((uv_handle_t *)&e->heartbeat, engine_closed);
   uv_close((uv_handle_t *)&e->wakeup, engine_closed);
   /* Whatever handles remain are closing; let their callbacks run. */
   tls_in_loop = 1;

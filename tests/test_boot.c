@@ -818,6 +818,39 @@ static void test_boot_lost_rank_fails_waiters(void **state) {
   RUN_UNTIL(fx, raw.closed);
 }
 
+static void test_boot_suspect_marks_rank_lost(void **state) {
+  fx_t *fx = *state;
+  cl_t a, b, c;
+
+  start_server(fx, 3, 2000);
+  cl_start(fx, &a, 0);
+  cl_start(fx, &b, 1);
+  cl_start(fx, &c, 2);
+  RUN_UNTIL(fx, a.started && b.started && c.started);
+  assert_int_equal(fx->joined, 3);
+
+  /* Rank 0 reports rank 2 silent: the server drops rank 2 and says who
+   * accused it. A second report about the same rank changes nothing. */
+  assert_int_equal(
+      mmp__boot_suspect(a.c, 2, "no heartbeat for 10 s", NULL, NULL), 0);
+  assert_int_equal(mmp__boot_suspect(b.c, 2, "reset", NULL, NULL), 0);
+  RUN_UNTIL(fx, fx->lost >= 1 && c.lost);
+  run_for(fx, 30);
+  assert_int_equal(fx->lost_rank[0], 2);
+  assert_string_equal(
+      fx->lost_reason[0],
+      "unresponsive, reported by rank 0: no heartbeat for 10 s");
+  assert_true(fx->lost == 1 || fx->lost_rank[1] != 2);
+
+  /* Accusing oneself, or a rank that does not exist, is malformed. */
+  assert_int_equal(mmp__boot_suspect(a.c, 0, "me", NULL, NULL), 0);
+  RUN_UNTIL(fx, a.lost);
+  assert_int_equal(mmp__boot_suspect(b.c, 5, "x", NULL, NULL), MMP_ERANK);
+  cl_close(fx, &a);
+  cl_close(fx, &b);
+  cl_close(fx, &c);
+}
+
 static void test_boot_joined_rank_sending_garbage_is_lost(void **state) {
   fx_t *fx = *state;
   raw_t raw;
@@ -1122,6 +1155,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_boot_unauthenticated_connections_are_capped, setup, teardown),
       cmocka_unit_test_setup_teardown(test_boot_lost_rank_fails_waiters, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_boot_suspect_marks_rank_lost, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(
           test_boot_joined_rank_sending_garbage_is_lost, setup, teardown),

@@ -32,6 +32,9 @@
  *  FENCE    c->s  epoch u32  -> FENCE_DONE s->c (same request id) once every
  *                 rank has entered that epoch.
  *  ABORT    c->s  code i32, message str          (no reply)
+ *  SUSPECT  c->s  rank u32, reason str          (no reply): the sender lost
+ *                 contact with `rank` (silence past the peer timeout, a
+ *                 reset); the server then treats that rank as lost.
  *  BYE      c->s  (empty): the rank finished cleanly; it closes next.
  *  EVENT    s->c  kind u32, rank u32, code i32, message str
  *  ERROR    s->c  code i32, message str; the server closes afterwards.
@@ -66,7 +69,8 @@ typedef enum mmp__boot_type {
   MMP__B_BYE = 10,
   MMP__B_EVENT = 11,
   MMP__B_ERROR = 12,
-  MMP__B_TYPE_MAX = 12
+  MMP__B_SUSPECT = 13,
+  MMP__B_TYPE_MAX = 13
 } mmp__boot_type_t;
 
 /* EVENT kinds. */
@@ -235,6 +239,9 @@ int mmp__boot_fence(mmp__boot_client_t *c, uint32_t epoch,
 /* Sends ABORT; done runs once it was written (or failed). */
 int mmp__boot_abort(mmp__boot_client_t *c, int code, const char *msg,
                     mmp__boot_done_cb done, void *arg);
+/* Sends SUSPECT about `rank`; done (may be NULL) runs once written. */
+int mmp__boot_suspect(mmp__boot_client_t *c, int rank, const char *reason,
+                      mmp__boot_done_cb done, void *arg);
 /* Sends BYE and closes once it is written; `done` runs after the close.
  * Pending requests fail with MMP_ESHUTDOWN. No callback of `cb` runs
  * afterwards except `lost` with err 0. */

@@ -112,7 +112,8 @@ static int bc_fail_one(mmp__list_t *l, int err, int replies_only) {
   mmp__list_foreach(it, l) {
     bc_req_t *r = mmp__container_of(it, bc_req_t, node);
     if (replies_only && (r->type == MMP__B_PUT || r->type == MMP__B_ABORT ||
-                         r->type == MMP__B_BYE || r->type == MMP__B_HELLO))
+                         r->type == MMP__B_SUSPECT || r->type == MMP__B_BYE ||
+                         r->type == MMP__B_HELLO))
       continue;
     bc_complete(r, err, 0, NULL, NULL);
     return 1;
@@ -160,7 +161,7 @@ static void bc_on_write(uv_write_t *wreq, int status) {
     return;
   }
   if (r->type == MMP__B_PUT || r->type == MMP__B_ABORT ||
-      r->type == MMP__B_HELLO)
+      r->type == MMP__B_SUSPECT || r->type == MMP__B_HELLO)
     bc_complete(r, 0, 0, NULL, NULL);
 }
 
@@ -815,6 +816,20 @@ int mmp__boot_abort(mmp__boot_client_t *c, int code, const char *msg,
   mmp__boot_wr_u32(&w, (uint32_t)code);
   mmp__boot_wr_str(&w, msg != NULL ? msg : "", n > BC_MAX_MSG ? BC_MAX_MSG : n);
   return bc_submit(c, &w, MMP__B_ABORT, done, arg);
+}
+
+int mmp__boot_suspect(mmp__boot_client_t *c, int rank, const char *reason,
+                      mmp__boot_done_cb done, void *arg) {
+  mmp__boot_wr_t w;
+  size_t n = reason != NULL ? strlen(reason) : 0;
+
+  if (rank < 0 || rank >= c->size)
+    return MMP_ERANK;
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_u32(&w, (uint32_t)rank);
+  mmp__boot_wr_str(&w, reason != NULL ? reason : "",
+                   n > BC_MAX_MSG ? BC_MAX_MSG : n);
+  return bc_submit(c, &w, MMP__B_SUSPECT, done, arg);
 }
 
 void mmp__boot_client_close(mmp__boot_client_t *c, mmp__boot_done_cb done,

@@ -602,6 +602,7 @@ static uint32_t bs_max_body(uint8_t type) {
   case MMP__B_FENCE:
     return 4;
   case MMP__B_ABORT:
+  case MMP__B_SUSPECT:
     return 4 + 2 + BS_MAX_MSG;
   case MMP__B_BYE:
     return 0;
@@ -613,7 +614,7 @@ static uint32_t bs_max_body(uint8_t type) {
 static int bs_client_type(uint8_t type) {
   return type == MMP__B_HELLO || type == MMP__B_PUT || type == MMP__B_GETALL ||
          type == MMP__B_GET || type == MMP__B_FENCE || type == MMP__B_ABORT ||
-         type == MMP__B_BYE;
+         type == MMP__B_SUSPECT || type == MMP__B_BYE;
 }
 
 static void bs_on_hello(bs_conn_t *c, mmp__boot_rd_t *rd) {
@@ -837,6 +838,27 @@ static void bs_on_abort(bs_conn_t *c, mmp__boot_rd_t *rd) {
     s->cb.abort(s->cb.ctx, c->rank, (int)code, msgz);
 }
 
+/* A rank lost contact with another. The accused is treated as lost: its
+ * bootstrap connection is closed (a stopped process may still hold it
+ * open), waiters on it fail, and rank_lost names it. */
+static void bs_on_suspect(bs_conn_t *c, mmp__boot_rd_t *rd) {
+  mmp__boot_server_t *s = c->s;
+  uint32_t r = mmp__boot_rd_u32(rd);
+  const char *msg;
+  size_t n = mmp__boot_rd_str(rd, &msg, BS_MAX_MSG);
+  char why[BS_MAX_MSG + 64];
+
+  if (rd->bad || rd->left != 0 || r >= (uint32_t)s->size || (int)r == c->rank) {
+    bs_conn_fail(c, MMP_EPROTO, "malformed SUSPECT");
+    return;
+  }
+  if (s->rstate[r] != RS_JOINED || s->conn_of[r] == NULL)
+    return; /* already gone, or never came: nothing to add */
+  snprintf(why, sizeof(why), "unresponsive, reported by rank %d: %.*s", c->rank,
+           (int)n, msg);
+  bs_conn_end(s->conn_of[r], why);
+}
+
 static void bs_on_bye(bs_conn_t *c, mmp__boot_rd_t *rd) {
   mmp__boot_server_t *s = c->s;
 
@@ -883,6 +905,9 @@ static void bs_dispatch(bs_conn_t *c, const mmp__boot_hdr_t *h,
     break;
   case MMP__B_ABORT:
     bs_on_abort(c, &rd);
+    break;
+  case MMP__B_SUSPECT:
+    bs_on_suspect(c, &rd);
     break;
   case MMP__B_BYE:
     bs_on_bye(c, &rd);
