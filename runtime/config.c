@@ -210,6 +210,18 @@ int mmp__config_identity(mmp__config_t *cfg) {
         env_int("SLURM_LOCALID", 0, (1 << 24) - 1, &cfg->local_rank, &have_lr);
   if (rc != 0)
     return MMP_EENV;
+  {
+    /* MINIMP_BOOT_HOST=1: rank 0 serves the rendezvous itself, for
+     * launchers that start every rank alike (srun). */
+    const char *host = getenv("MINIMP_BOOT_HOST");
+    if (host != NULL && *host != '\0') {
+      if (strcmp(host, "1") != 0 && strcmp(host, "0") != 0) {
+        MMP__LOG(MMP__LOG_ERROR, "MINIMP_BOOT_HOST='%s' is not 0 or 1", host);
+        return MMP_EENV;
+      }
+      cfg->host_boot = host[0] == '1' && cfg->rank == 0;
+    }
+  }
   if (iface != NULL) {
     if (strlen(iface) >= sizeof(cfg->iface)) {
       MMP__LOG(MMP__LOG_ERROR, "MINIMP_IFACE is too long");

@@ -108,10 +108,63 @@ static void test_embed_wrong_key_is_refused(void **state) {
   assert_int_equal(exit_code(p[1]), 0);
 }
 
+/* srun starts every task alike; Slurm names the rank, the user the
+ * rendezvous, and MINIMP_BOOT_HOST=1 lets rank 0 serve it. */
+static void test_embed_slurm_environment(void **state) {
+  char addr[64], nt[8], id[8];
+  pid_t p[4];
+  int i;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (i = 3; i >= 0; i--) {
+    p[i] = fork();
+    assert_true(p[i] >= 0);
+    if (p[i] == 0) {
+      mmp_comm_t *w;
+      int rc, sum = 0, me;
+      snprintf(nt, sizeof(nt), "%d", 4);
+      snprintf(id, sizeof(id), "%d", i);
+      unsetenv("MINIMP_RANK");
+      unsetenv("MINIMP_SIZE");
+      setenv("SLURM_NTASKS", nt, 1);
+      setenv("SLURM_PROCID", id, 1);
+      setenv("SLURM_LOCALID", id, 1);
+      setenv("MINIMP_BOOT_ADDR", addr, 1);
+      setenv("MINIMP_JOB_KEY", key, 1);
+      setenv("MINIMP_BOOT_HOST", "1", 1);
+      rc = mmp_init(NULL, NULL);
+      if (rc != 0)
+        _exit(30);
+      w = mmp_comm_world();
+      me = mmp_comm_rank(w);
+      if (me != i || mmp_comm_size(w) != 4)
+        _exit(31);
+      /* Everyone sends its rank to rank 0. */
+      if (me == 0) {
+        for (int k = 1; k < 4; k++) {
+          int v;
+          if (mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, 2, w, NULL) != 0)
+            _exit(32);
+          sum += v;
+        }
+        if (sum != 6)
+          _exit(33);
+      } else if (mmp_send(&me, sizeof(me), 0, 2, w) != 0) {
+        _exit(34);
+      }
+      _exit(mmp_finalize() == 0 ? 0 : 35);
+    }
+  }
+  for (i = 0; i < 4; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
+      cmocka_unit_test(test_embed_slurm_environment),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -341,6 +341,10 @@ static void test_bad_environment_is_reported(void **state) {
   expect_env_error("MINIMP_RANK", "x");
   setenv("MINIMP_JOB_KEY", "0011", 1);
   expect_env_error("MINIMP_RANK", "1");
+  setenv("MINIMP_JOB_KEY", "00112233445566778899aabbccddeeff", 1);
+  setenv("MINIMP_RANK", "1", 1);
+  expect_env_error("MINIMP_BOOT_HOST", "yes");
+  unsetenv("MINIMP_RANK");
   unsetenv("MINIMP_SIZE");
   unsetenv("MINIMP_BOOT_ADDR");
   unsetenv("MINIMP_JOB_KEY");
