@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The program test_cluster runs on the emulated cluster, one rank per host,
+ * through minimprun --agent "ip netns exec". Modes:
+ *
+ *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
+ *                    byte; each rank checks that its peers' addresses are
+ *                    on the cluster subnet and that the bytes left through
+ *                    eth0, not lo (interface counters of its namespace)
+ *   stop R           after an exchange, rank R stops itself (SIGSTOP); the
+ *                    others wait on it and must see MMP_EPEERLOST
+ *   wait R           after an exchange, everyone waits on rank R forever
+ *                    (the test cuts R's link meanwhile)
+ *
+ * Output: one line per rank, "rank N: ..." ; a failed check exits 2.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "minimp.h"
+#include "mr_common.h"
+#include "runtime/internal.h"
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      printf("rank %d: FAILED %s: ", mr_rank(), #cond);                        \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+      fflush(stdout);                                                          \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
+
+static unsigned long long counter(const char *dev, const char *what) {
+  char path[128];
+  unsigned long long v = 0;
+  FILE *f;
+
+  snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", dev, what);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return 0;
+  if (fscanf(f, "%llu", &v) != 1)
+    v = 0;
+  fclose(f);
+  return v;
+}
+
+static void exchange(size_t n, int tag) {
+  mmp_comm_t *w = mmp_comm_world();
+  int r = mr_rank(), p = mr_size(), j, nq = 0;
+  uint8_t *out = malloc(n + 1), *in = malloc(n + 1), *want = malloc(n + 1);
+  mmp_request_t **q = calloc(2 * (size_t)p, sizeof(*q));
+
+  mr_fill(out, n, (uint64_t)r * 977 + (uint64_t)tag);
+  for (j = 1; j < p; j++) {
+    /* Pairwise rounds: send to r+j, receive from r-j. */
+    int to = (r + j) % p, from = (r + p - j) % p;
+    nq = 0;
+    CHECK(mmp_irecv(in, n, from, tag, w, &q[nq++]) == 0, "irecv");
+    CHECK(mmp_isend(out, n, to, tag, w, &q[nq++]) == 0, "isend");
+    CHECK(mmp_waitall((size_t)nq, q, NULL) == 0, "waitall from %d", from);
+    mr_fill(want, n, (uint64_t)from * 977 + (uint64_t)tag);
+    CHECK(memcmp(in, want, n) == 0, "data from %d", from);
+  }
+  free(out);
+  free(in);
+  free(want);
+  free(q);
+}
+
+static void check_addresses(void) {
+  int r = mr_rank(), p = mr_size(), j;
+  char mine[128], other[128];
+
+  CHECK(mmp__debug_listen_addr(r, mine, sizeof(mine)) == 0, "own address");
+  CHECK(strncmp(mine, "10.77.0.", 8) == 0, "listening on %s", mine);
+  for (j = 0; j < p; j++) {
+    if (j == r)
+      continue;
+    CHECK(mmp__debug_listen_addr(j, other, sizeof(other)) == 0, "addr %d", j);
+    CHECK(strncmp(other, "10.77.0.", 8) == 0, "rank %d on %s", j, other);
+    /* One rank per host: nobody shares our address. */
+    CHECK(strncmp(other, mine, strcspn(mine, ":") + 1) != 0,
+          "rank %d shares host %s", j, other);
+  }
+}
+
+static void mode_exchange(size_t n) {
+  unsigned long long eth0 = counter("eth0", "tx_bytes");
+  unsigned long long lo = counter("lo", "tx_bytes");
+  int p = mr_size();
+
+  check_addresses();
+  exchange(n, 1);
+  eth0 = counter("eth0", "tx_bytes") - eth0;
+  lo = counter("lo", "tx_bytes") - lo;
+  /* Everything we sent to the p-1 other hosts left through eth0. */
+  CHECK(eth0 >= (unsigned long long)n * (unsigned long long)(p - 1),
+        "eth0 carried %llu bytes", eth0);
+  CHECK(lo < (unsigned long long)n / 4, "lo carried %llu bytes", lo);
+  printf("rank %d: exchange ok, eth0 %llu bytes, lo %llu bytes\n", mr_rank(),
+         eth0, lo);
+}
+
+static void mode_wait_on(int victim, int stop) {
+  mmp_comm_t *w = mmp_comm_world();
+  double t0;
+  int rc, x;
+
+  exchange(4096, 2);
+  CHECK(mr_barrier() == 0, "barrier");
+  if (mr_rank() == victim) {
+    printf("rank %d: ready\n", mr_rank());
+    fflush(stdout);
+    if (stop)
+      raise(SIGSTOP);
+    for (;;)
+      pause();
+  }
+  t0 = mmp_wtime();
+  rc = mmp_recv(&x, sizeof(x), victim, 3, w, NULL);
+  printf("rank %d: receive from %d ended after %.1f s: %s\n", mr_rank(), victim,
+         mmp_wtime() - t0, mmp_err_name(rc));
+  fflush(stdout);
+  /* Wait to be stopped by minimprun, which now knows the victim is gone. */
+  for (;;)
+    pause();
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3 || mmp_init(&argc, &argv) != 0)
+    return 3;
+  if (strcmp(argv[1], "exchange") == 0)
+    mode_exchange((size_t)atol(argv[2]));
+  else if (strcmp(argv[1], "stop") == 0)
+    mode_wait_on(atoi(argv[2]), 1);
+  else if (strcmp(argv[1], "wait") == 0)
+    mode_wait_on(atoi(argv[2]), 0);
+  else
+    return 4;
+  fflush(stdout);
+  return mmp_finalize() == 0 ? 0 : 5;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime on the emulated cluster: 8 hosts (network namespaces on one
+ * bridge, 100 Mbit/s links), one rank per host, started by minimprun from
+ * h0 with --agent "ip netns exec". Checks that data between hosts goes over
+ * eth0 only, and that a stopped rank and a cut link are detected by the
+ * heartbeat within the configured time, after which minimprun stops the
+ * job and nothing is left running.
+ *
+ * Run as: test_cluster NETCLUSTER MINIMPRUN CLUSTER_PROG
+ * Without root or network namespaces it exits 77 (meson: skipped).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "spawn_util.h"
+
+#define HOSTS 8
+#define PEER_TIMEOUT_MS 2000
+
+static const char *netcluster, *minimprun, *prog;
+
+static int cluster_up(void **state) {
+  char cmd[512];
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, HOSTS);
+  return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+static int cluster_down(void **state) {
+  char cmd[512];
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "%s down", netcluster);
+  return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `prog MODE ARG` on all hosts; returns the result. */
+static void run_job(const char *mode, const char *arg, double limit,
+                    spawn_result_t *r) {
+  char hosts[256] = "", tmo[32], env[64];
+  char *argv[40];
+  int n = 0, i;
+
+  for (i = 0; i < HOSTS; i++)
+    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%sh%d",
+             i ? "," : "", i);
+  snprintf(tmo, sizeof(tmo), "%d", (int)limit);
+  snprintf(env, sizeof(env), "MINIMP_PEER_TIMEOUT_MS=%d", PEER_TIMEOUT_MS);
+  argv[n++] = "/usr/bin/env";
+  argv[n++] = "ip";
+  argv[n++] = "netns";
+  argv[n++] = "exec";
+  argv[n++] = "h0";
+  argv[n++] = (char *)minimprun;
+  argv[n++] = "--agent";
+  argv[n++] = "ip netns exec";
+  argv[n++] = "--host";
+  argv[n++] = hosts;
+  argv[n++] = "--iface";
+  argv[n++] = "eth0";
+  argv[n++] = "--timeout";
+  argv[n++] = tmo;
+  argv[n++] = "-x";
+  argv[n++] = env;
+  argv[n++] = "-n";
+  argv[n++] = "8";
+  argv[n++] = (char *)prog;
+  argv[n++] = (char *)mode;
+  argv[n++] = (char *)arg;
+  argv[n] = NULL;
+  assert_int_equal(spawn_run(argv, limit + 30, r), 0);
+  if (r->status != 0)
+    fprintf(stderr, "--- stdout\n%s--- stderr\n%s---\n", r->out, r->err);
+}
+
+static int count(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* Nothing of the job is left in any namespace (waits up to `s` seconds). */
+static void assert_hosts_empty(double s) {
+  double t0 = spawn_now();
+  char cmd[128];
+
+  for (;;) {
+    int busy = 0;
+    for (int i = 0; i < HOSTS; i++) {
+      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
+      busy += spawn_sh(cmd) != 0;
+    }
+    if (busy == 0)
+      return;
+    if (spawn_now() - t0 > s) {
+      spawn_sh("for h in $(ip netns list | awk '{print $1}'); do "
+               "for p in $(ip netns pids $h); do echo \"$h: $(tr '\\0' ' ' "
+               "</proc/$p/cmdline)\"; done; done >&2");
+      fail_msg("%d hosts still run processes of the job", busy);
+    }
+    usleep(100000);
+  }
+}
+
+static void test_cluster_data_goes_over_eth0(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  run_job("exchange", "1048576", 60, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count(r.out, "exchange ok"), HOSTS);
+  assert_int_equal(count(r.out, "FAILED"), 0);
+  assert_hosts_empty(3);
+}
+
+static void test_cluster_stopped_rank_is_detected(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  /* Rank 5 stops itself (SIGSTOP): its kernel still answers TCP, only the
+   * heartbeat can tell. */
+  run_job("stop", "5", 60, &r);
+  assert_int_not_equal(r.status, 0);
+  assert_int_not_equal(r.status, -1);
+  assert_int_not_equal(r.status, 110);
+  assert_non_null(strstr(r.err, "rank 5"));
+  assert_true(count(r.out, "MMP_EPEERLOST") >= 1);
+  /* Detection within the timeout plus one check period, then the stop. */
+  assert_true(r.seconds < PEER_TIMEOUT_MS / 1000.0 + 8);
+  assert_hosts_empty(5);
+}
+
+static void test_cluster_cut_link_is_detected(void **state) {
+  spawn_result_t r;
+  char cmd[256];
+  (void)state;
+
+  /* Two seconds in (the job is waiting on rank 5 by then), h5 loses its
+   * link: packets to and from it vanish. */
+  snprintf(cmd, sizeof(cmd),
+           "(sleep 2; ip netns exec h5 tc qdisc replace dev eth0 root netem "
+           "loss 100%%) >/dev/null 2>&1 &");
+  assert_int_equal(spawn_sh(cmd), 0);
+  run_job("wait", "5", 60, &r);
+  assert_int_not_equal(r.status, 0);
+  assert_int_not_equal(r.status, -1);
+  assert_int_not_equal(r.status, 110);
+  assert_non_null(strstr(r.err, "rank 5"));
+  assert_true(count(r.out, "MMP_EPEERLOST") >= 1);
+  assert_true(r.seconds < 2 + PEER_TIMEOUT_MS / 1000.0 + 8);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_cluster_data_goes_over_eth0,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_cluster_stopped_rank_is_detected,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_cluster_cut_link_is_detected,
+                                      cluster_up, cluster_down),
+  };
+  char cmd[512];
+  int rc;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s NETCLUSTER MINIMPRUN CLUSTER_PROG\n", argv[0]);
+    return 2;
+  }
+  netcluster = argv[1];
+  minimprun = argv[2];
+  prog = argv[3];
+  snprintf(cmd, sizeof(cmd), "%s check", netcluster);
+  rc = spawn_sh(cmd);
+  if (rc == 77) {
+    printf("emulated cluster unavailable (needs root and network "
+           "namespaces): skipped\n");
+    return 77;
+  }
+  if (rc != 0)
+    return 1;
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
