@@ -171,6 +171,37 @@ MMP_EXTERN int mmp_comm_rank(const mmp_comm_t *comm);
 /* Returns the number of ranks in `comm`, or MMP_ECOMM. */
 MMP_EXTERN int mmp_comm_size(const mmp_comm_t *comm);
 
+/*
+ * Creates a communicator with the same ranks as `comm` and a separate
+ * message space. Collective over `comm`. *newcomm is freed with
+ * mmp_comm_free. Returns 0, MMP_ECOMM, MMP_ENOMEM, MMP_EPEERLOST.
+ */
+MMP_EXTERN int mmp_comm_dup(mmp_comm_t *comm, mmp_comm_t **newcomm);
+
+/* Color of a rank that joins no communicator in mmp_comm_split. */
+#define MMP_UNDEFINED (-32766)
+
+/*
+ * Splits `comm`: ranks passing the same `color` (>= 0) form a new
+ * communicator, ordered by `key`, then by rank in `comm`. A rank passing
+ * MMP_UNDEFINED gets *newcomm = NULL. Collective over `comm`.
+ */
+MMP_EXTERN int mmp_comm_split(mmp_comm_t *comm, int color, int key,
+                              mmp_comm_t **newcomm);
+
+/*
+ * Creates a communicator of the `n` ranks of `comm` listed in `ranks`, in
+ * that order. Collective over `comm`; every rank passes the same list;
+ * ranks not in it get *newcomm = NULL. MMP_EINVAL for a bad or repeated
+ * rank.
+ */
+MMP_EXTERN int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
+                               mmp_comm_t **newcomm);
+
+/* Frees a communicator made by the calls above and sets *comm to NULL.
+ * The world communicator cannot be freed (MMP_ECOMM). */
+MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
+
 /* ---- Point-to-point ---------------------------------------------------- */
 
 /*
@@ -246,6 +277,66 @@ MMP_EXTERN int mmp_probe(int source, int tag, mmp_comm_t *comm,
 /* Nonblocking probe: *flag is 1 and *status filled if a message matches. */
 MMP_EXTERN int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
                           mmp_status_t *status);
+
+/* ---- Collectives ------------------------------------------------------- */
+
+/* Blocks until every rank of `comm` has called it. */
+MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
+
+/* Broadcast algorithms (docs/algorithms.md has each one's cost). */
+enum {
+  MMP_BCAST_AUTO = 0,         /* chosen from size, ranks and the network */
+  MMP_BCAST_FLAT = 1,         /* the root sends to everyone */
+  MMP_BCAST_CHAIN = 2,        /* rank i sends to i + 1 */
+  MMP_BCAST_PIPELINE = 3,     /* chain, message cut into segments */
+  MMP_BCAST_BINARY = 4,       /* binary tree */
+  MMP_BCAST_SPLIT_BINARY = 5, /* halves down two subtrees, then exchange */
+  MMP_BCAST_BINOMIAL = 6,     /* binomial tree */
+  MMP_BCAST_SCATTER_RING = 7, /* binomial scatter, ring allgather */
+  MMP_BCAST_SCATTER_RD = 8,   /* binomial scatter, recursive doubling */
+  MMP_BCAST_HIERARCHICAL = 9, /* G groups: leaders, then each group */
+  MMP_BCAST_ALG_COUNT = 10
+};
+
+/* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
+ * matters: `MMP_BCAST_OPTS_INIT`. */
+typedef struct mmp_bcast_opts_s {
+  int algorithm;  /* MMP_BCAST_*; AUTO by default */
+  size_t segment; /* bytes per segment; 0: the algorithm's choice */
+  unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
+                     not arrived) or _RNDV (move data only once they have) */
+  int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
+  int inner;      /* hierarchical: algorithm inside groups; 0: automatic */
+  int outer;      /* hierarchical: algorithm between leaders; 0: automatic */
+  int reserved_[8];
+} mmp_bcast_opts_t;
+
+#define MMP_BCAST_OPTS_INIT                                                    \
+  {                                                                            \
+    0, 0, 0, 0, 0, 0, {                                                        \
+      0                                                                        \
+    }                                                                          \
+  }
+
+/*
+ * Broadcasts `len` bytes of `buf` from `root` to every rank of `comm`.
+ * Collective: every rank passes the same root and length. Returns 0,
+ * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, or MMP_EMISMATCH when
+ * this rank's arguments (or an upstream rank's) disagree with the root's.
+ */
+MMP_EXTERN int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm);
+/* As mmp_bcast, with options (NULL: all defaults). */
+MMP_EXTERN int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
+                            const mmp_bcast_opts_t *opts);
+/* Non-blocking broadcast: *req completes (mmp_wait/mmp_test) when this
+ * rank's part is done. `buf` belongs to the library until then. */
+MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
+                          const mmp_bcast_opts_t *opts, mmp_request_t **req);
+
+/* "binomial", "scatter_ring", ...; NULL for an unknown number. */
+MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
+/* The number of an algorithm name, or MMP_EINVAL. */
+MMP_EXTERN int mmp_bcast_alg_from_name(const char *name);
 
 #ifdef __cplusplus
 }

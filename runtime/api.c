@@ -67,6 +67,10 @@ static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
   return r->err;
 }
 
+int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r) {
+  return req_finish(e, r, NULL);
+}
+
 int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
                  mmp_comm_t *comm, unsigned flags, mmp_request_t **req) {
   mmp__engine_t *e = mmp__eng;
@@ -83,6 +87,7 @@ int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
   if (r == NULL)
     return MMP_ENOMEM;
   r->on_heap = 1;
+  r->cb = NULL;
   rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
                   flags, r);
   if (rc != 0) {
@@ -108,6 +113,7 @@ int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
   if (rc != 0)
     return rc;
   r.on_heap = 0;
+  r.cb = NULL;
   rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
                   flags, &r);
   if (rc != 0)
@@ -135,6 +141,7 @@ int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   if (r == NULL)
     return MMP_ENOMEM;
   r->on_heap = 1;
+  r->cb = NULL;
   rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
                   source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
                   tag, r);
@@ -156,6 +163,7 @@ int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   if (rc != 0)
     return rc;
   r.on_heap = 0;
+  r.cb = NULL;
   rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
                   source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
                   tag, &r);
@@ -180,7 +188,9 @@ int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
     return MMP_ENOTINIT;
   *req = NULL;
   rc = req_finish(e, r, status);
-  free(r); /* requests handed to users are always on the heap */
+  if (r->dtor != NULL)
+    r->dtor(r); /* a collective frees its schedule */
+  free(r);      /* requests handed to users are always on the heap */
   return rc;
 }
 

@@ -74,7 +74,16 @@ void mmp__config_resolve(mmp__config_t *cfg);
 
 /* ---- Requests ----------------------------------------------------------- */
 
-enum mmp__req_kind { MMP__REQ_SEND = 1, MMP__REQ_RECV = 2 };
+enum mmp__req_kind {
+  MMP__REQ_SEND = 1,
+  MMP__REQ_RECV = 2,
+  MMP__REQ_COLL = 3 /* completed by a collective schedule */
+};
+
+/* Called with engine.lock held, in whichever thread completes the request
+ * (often loop context). It must not block; it may post more operations
+ * with the *_locked calls. */
+typedef void (*mmp__req_cb)(mmp_request_t *r, void *arg);
 
 enum mmp__req_state {
   MMP__RQ_NEW = 0,
@@ -111,6 +120,9 @@ struct mmp_request_s {
   uint64_t xfer;          /* rndv recv: bytes landed */
   int nwrites;            /* transport writes still referencing this request */
   int err;                /* first error seen */
+  mmp__req_cb cb;         /* internal requests: completion callback */
+  void *cb_arg;
+  void (*dtor)(mmp_request_t *r); /* runs before a user request is freed */
   struct mmp__unexp_s *claimed;
   mmp_status_t status;
 };
@@ -190,12 +202,27 @@ enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };
 /* ---- Communicators ------------------------------------------------------ */
 
 struct mmp_comm_s {
-  uint32_t ctx; /* point-to-point context; collectives use ctx + 1 */
+  uint32_t ctx;      /* point-to-point context; collectives use ctx + 1 */
+  uint32_t coll_seq; /* sequence number of the next collective (lock) */
+  int net_known;     /* collectives' Hockney model, measured once */
+  double net_alpha;
+  double net_beta;
   int rank;
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
   int *local_of; /* world rank -> comm rank or -1; NULL means identity */
 };
+
+/* Tags in a communicator's collective context (ctx + 1), which user
+ * messages never carry: 23 bits of the collective's sequence number and 8
+ * bits of phase, always >= 0. */
+#define MMP__COLL_TAG(seq, phase)                                              \
+  ((int)((((uint32_t)(seq)&0x7fffffu) << 8) | ((uint32_t)(phase)&0xffu)))
+
+/* Phases. Algorithms use 1..MMP__PHASE_MAX. */
+#define MMP__PHASE_FIRST 0 /* the header-carrying first message */
+#define MMP__PHASE_MAX 239
+#define MMP__PHASE_SYS 240 /* communicator creation */
 
 /* ---- Engine ------------------------------------------------------------- */
 
@@ -345,9 +372,34 @@ int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                mmp_request_t *req);
 int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                void *buf, size_t cap, int peer, int tag, mmp_request_t *req);
+/* The same with engine.lock already held (collectives post from completion
+ * callbacks). `req->cb`/`cb_arg` and `on_heap` are kept; set them first. */
+int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      const void *buf, size_t len, int peer, int tag,
+                      unsigned mode, mmp_request_t *req);
+int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      void *buf, size_t cap, int peer, int tag,
+                      mmp_request_t *req);
+/* Lock held. Cancels a receive still waiting to be matched (it completes
+ * with MMP_ECANCELED). MMP_EAGAIN if it already matched or is a send. */
+int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *req);
+/* Lock held. Completes any request (collective requests use it). */
+void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *req, int err);
+
 /* Lock held. Looks for a matching unexpected message; fills *st. */
 int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                        int peer, int tag, mmp_status_t *st);
+
+/* ---- Communicators (comm.c) -------------------------------------------- */
+
+/* Waits for an internal request (not on the heap) and returns its
+ * result. Lock NOT held. */
+int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r);
+
+/* Comm rank -> world rank. */
+static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
+  return c->world_of != NULL ? c->world_of[r] : r;
+}
 
 /* ---- Test introspection (debug.c) -------------------------------------- */
 

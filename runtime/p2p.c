@@ -139,7 +139,12 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
     r->status.bytes = r->err == 0 ? r->len : 0;
   }
   atomic_store_explicit(&r->done, 1, memory_order_release);
-  mmp__engine_notify(e);
+  /* An internal request hands its completion to its owner (a collective
+   * schedule); nobody waits on it, and its owner may post more work. */
+  if (r->cb != NULL)
+    r->cb(r, r->cb_arg);
+  else
+    mmp__engine_notify(e);
 }
 
 /* Completes a receive that got `bytes` of a `msg_len`-byte message. */
@@ -445,9 +450,13 @@ static void out_written(mmp__tp_write_t *w, int status) {
 static void req_init(mmp_request_t *r, int kind, const mmp_comm_t *comm,
                      uint32_t ctx, void *buf, size_t len, int peer, int tag) {
   int heap = r->on_heap;
+  mmp__req_cb cb = r->cb;
+  void *cb_arg = r->cb_arg;
 
   memset(r, 0, sizeof(*r));
   r->on_heap = heap;
+  r->cb = cb;
+  r->cb_arg = cb_arg;
   mmp__list_init(&r->node);
   atomic_init(&r->done, 0);
   r->kind = kind;
@@ -583,21 +592,26 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   return 0;
 }
 
+int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      const void *buf, size_t len, int peer, int tag,
+                      unsigned mode, mmp_request_t *r) {
+  req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
+  e->app_at = uv_hrtime();
+  if (peer == e->cfg.rank)
+    return send_self(e, r, mode);
+  if (e->peers[peer].state == MMP__P_DOWN ||
+      e->peers[peer].state == MMP__P_CLOSED)
+    return MMP_EPEERLOST;
+  return send_remote(e, r, mode);
+}
+
 int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                const void *buf, size_t len, int peer, int tag, unsigned mode,
                mmp_request_t *r) {
   int rc;
 
-  req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
   uv_mutex_lock(&e->lock);
-  e->app_at = uv_hrtime();
-  if (peer == e->cfg.rank)
-    rc = send_self(e, r, mode);
-  else if (e->peers[peer].state == MMP__P_DOWN ||
-           e->peers[peer].state == MMP__P_CLOSED)
-    rc = MMP_EPEERLOST;
-  else
-    rc = send_remote(e, r, mode);
+  rc = mmp__isend_locked(e, comm, ctx, buf, len, peer, tag, mode, r);
   uv_mutex_unlock(&e->lock);
   return rc;
 }
@@ -673,33 +687,53 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   }
 }
 
-int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-               void *buf, size_t cap, int peer, int tag, mmp_request_t *r) {
+int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      void *buf, size_t cap, int peer, int tag,
+                      mmp_request_t *r) {
   mmp__list_t *it;
-  int rc = 0;
 
   req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
-  uv_mutex_lock(&e->lock);
   e->app_at = uv_hrtime();
   mmp__list_foreach(it, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {
       mmp__list_remove(it);
       deliver_unexp(e, u, r);
-      uv_mutex_unlock(&e->lock);
       return 0;
     }
   }
   if (peer != MMP_ANY_SOURCE && peer != e->cfg.rank &&
       (e->peers[peer].state == MMP__P_DOWN ||
-       e->peers[peer].state == MMP__P_CLOSED)) {
-    rc = MMP_EPEERLOST;
-  } else {
-    r->state = MMP__RQ_POSTED;
-    mmp__list_insert_tail(&e->posted, &r->node);
-  }
+       e->peers[peer].state == MMP__P_CLOSED))
+    return MMP_EPEERLOST;
+  r->state = MMP__RQ_POSTED;
+  mmp__list_insert_tail(&e->posted, &r->node);
+  return 0;
+}
+
+int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+               void *buf, size_t cap, int peer, int tag, mmp_request_t *r) {
+  int rc;
+
+  uv_mutex_lock(&e->lock);
+  rc = mmp__irecv_locked(e, comm, ctx, buf, cap, peer, tag, r);
   uv_mutex_unlock(&e->lock);
   return rc;
+}
+
+int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
+  if (r->kind != MMP__REQ_RECV || r->state != MMP__RQ_POSTED)
+    return MMP_EAGAIN;
+  mmp__list_remove(&r->node);
+  r->status.source = MMP_ANY_SOURCE;
+  r->status.tag = MMP_ANY_TAG;
+  r->status.bytes = 0;
+  req_complete(e, r, MMP_ECANCELED);
+  return 0;
+}
+
+void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *r, int err) {
+  req_complete(e, r, err);
 }
 
 int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Broadcast: the public calls, argument checks, option resolution and the
+ * hierarchical composition (seed 001, section 3). Each algorithm proper
+ * lives in its own bcast_<name>.c as a schedule builder; this file picks
+ * one (mmp__bcast_choose for MMP_BCAST_AUTO), describes the choice in the
+ * header that travels with the first message, and runs the schedule.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives.h"
+
+static const char *const alg_names[MMP_BCAST_ALG_COUNT] = {
+    "auto",         "flat",     "chain",        "pipeline",   "binary",
+    "split_binary", "binomial", "scatter_ring", "scatter_rd", "hierarchical"};
+
+const char *mmp_bcast_alg_name(int alg) {
+  return alg >= 0 && alg < MMP_BCAST_ALG_COUNT ? alg_names[alg] : NULL;
+}
+
+int mmp_bcast_alg_from_name(const char *name) {
+  int i;
+
+  if (name == NULL)
+    return MMP_EINVAL;
+  for (i = 0; i < MMP_BCAST_ALG_COUNT; i++)
+    if (strcmp(name, alg_names[i]) == 0)
+      return i;
+  return MMP_EINVAL;
+}
+
+mmp__bcast_builder mmp__bcast_builder_of(int alg) {
+  switch (alg) {
+  case MMP_BCAST_FLAT:
+    return mmp__bcast_flat;
+  case MMP_BCAST_CHAIN:
+    return mmp__bcast_chain;
+  case MMP_BCAST_PIPELINE:
+    return mmp__bcast_pipeline;
+  case MMP_BCAST_BINARY:
+    return mmp__bcast_binary;
+  case MMP_BCAST_SPLIT_BINARY:
+    return mmp__bcast_split_binary;
+  case MMP_BCAST_BINOMIAL:
+    return mmp__bcast_binomial;
+  case MMP_BCAST_SCATTER_RING:
+    return mmp__bcast_scatter_ring;
+  case MMP_BCAST_SCATTER_RD:
+    return mmp__bcast_scatter_rd;
+  default:
+    return NULL;
+  }
+}
+
+/* ---- The hierarchical transformation ----------------------------------- */
+
+/* Groups are runs of consecutive virtual ranks (relative to the root), the
+ * first G' = p mod G of them one member larger; the first member of each
+ * group leads it, so the root leads group 0. */
+static int group_start(int p, int G, int g) {
+  int base = p / G, extra = p % G;
+  return g * base + (g < extra ? g : extra);
+}
+
+static int build_hier(mmp__sched_t *s, const mmp__coll_hdr_t *h, int root) {
+  int p = s->comm->size, me = s->comm->rank, G = (int)h->groups, g, i;
+  int v = mmp__vrank(me, root, p), mine = 0, done;
+  int *leaders = malloc((size_t)G * sizeof(int));
+  int *inner = malloc((size_t)p * sizeof(int));
+  mmp__group_t outer_g, inner_g;
+  mmp__bcast_arg_t a;
+  int rc = MMP_ENOMEM;
+
+  if (leaders == NULL || inner == NULL)
+    goto out;
+  for (g = 0; g < G; g++) {
+    leaders[g] = mmp__rrank(group_start(p, G, g), root, p);
+    if (v >= group_start(p, G, g))
+      mine = g;
+  }
+  outer_g.n = G;
+  outer_g.ranks = leaders;
+  outer_g.me = v == group_start(p, G, mine) ? mine : -1;
+  inner_g.n = group_start(p, G, mine + 1) - group_start(p, G, mine);
+  for (i = 0; i < inner_g.n; i++)
+    inner[i] = mmp__rrank(group_start(p, G, mine) + i, root, p);
+  inner_g.ranks = inner;
+  inner_g.me = v - group_start(p, G, mine);
+
+  memset(&a, 0, sizeof(a));
+  a.g = &outer_g;
+  a.len = s->len;
+  a.seg = h->seg;
+  a.dep = -1;
+  a.phase = 1;
+  a.first = 1;
+  done = mmp__bcast_builder_of(h->outer)(s, &a);
+  if (done < 0) {
+    rc = done;
+    goto out;
+  }
+  /* A leader forwards inside its group once it holds the data. */
+  a.g = &inner_g;
+  a.dep = done;
+  a.phase = 20;
+  rc = mmp__bcast_builder_of(h->inner)(s, &a);
+  rc = rc < 0 ? rc : 0;
+out:
+  free(leaders);
+  free(inner);
+  return rc;
+}
+
+/* The schedule builder for a broadcast described by `h`. */
+static int bcast_build(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
+  int p = s->comm->size, i, rc;
+  mmp__bcast_builder b;
+  mmp__bcast_arg_t a;
+  mmp__group_t all;
+  int *ranks;
+
+  if (h->root < 0 || h->root >= p)
+    return MMP_EMISMATCH;
+  if (h->alg == MMP_BCAST_HIERARCHICAL) {
+    if (h->groups < 1 || h->groups > (uint32_t)p ||
+        mmp__bcast_builder_of(h->inner) == NULL ||
+        mmp__bcast_builder_of(h->outer) == NULL)
+      return MMP_EMISMATCH;
+    return build_hier(s, h, h->root);
+  }
+  b = mmp__bcast_builder_of(h->alg);
+  if (b == NULL)
+    return MMP_EMISMATCH;
+  ranks = malloc((size_t)p * sizeof(int));
+  if (ranks == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < p; i++)
+    ranks[i] = i;
+  all.n = p;
+  all.me = s->comm->rank;
+  all.ranks = ranks;
+  memset(&a, 0, sizeof(a));
+  a.g = &all;
+  a.root = h->root;
+  a.len = s->len;
+  a.seg = h->seg;
+  a.dep = -1;
+  a.phase = 1;
+  a.first = 1;
+  rc = b(s, &a);
+  free(ranks);
+  return rc < 0 ? rc : 0;
+}
+
+/* ---- Choosing ----------------------------------------------------------- */
+
+/* Fills in what `opts` leaves open. Every rank computes the same. */
+static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
+                   mmp__coll_hdr_t *h) {
+  int p = comm->size, alg = o->algorithm, groups = o->groups;
+  size_t seg = o->segment;
+  mmp__netmodel_t nm;
+  int rc;
+
+  if (alg == MMP_BCAST_AUTO ||
+      (alg == MMP_BCAST_HIERARCHICAL && (o->inner == 0 || o->outer == 0)) ||
+      (seg == 0 && alg == MMP_BCAST_PIPELINE)) {
+    rc = mmp__netmodel_get(comm, &nm);
+    if (rc != 0)
+      return rc;
+  }
+  if (alg == MMP_BCAST_AUTO) {
+    mmp__bcast_choose(p, len, &nm, &alg, &seg, &groups);
+  } else if (alg == MMP_BCAST_PIPELINE && seg == 0) {
+    int a2;
+    size_t s2;
+    int g2;
+    mmp__bcast_choose(p, len, &nm, &a2, &s2, &g2);
+    /* The optimum segment count of the model's pipeline: X = sqrt((p - 2)
+     * m beta / alpha). */
+    {
+      double X = p > 2 && nm.alpha > 0
+                     ? sqrt((double)(p - 2) * (double)len * nm.beta / nm.alpha)
+                     : 1;
+      seg = X >= 2 ? (size_t)((double)len / X) : 0;
+      if (seg > 0 && seg < 4096)
+        seg = 4096;
+    }
+  }
+  memset(h, 0, sizeof(*h));
+  h->kind = MMP__COLL_BCAST;
+  h->alg = (uint8_t)alg;
+  h->root = 0;
+  h->len = len;
+  h->seg = (uint32_t)(seg > UINT32_MAX ? UINT32_MAX : seg);
+  h->groups = 0;
+  h->inner = h->outer = 0;
+  if (alg == MMP_BCAST_HIERARCHICAL) {
+    int G = groups > 0 ? groups : (int)ceil(sqrt((double)p));
+    int in = o->inner, out = o->outer, ignored;
+    size_t s2;
+    if (G > p)
+      G = p;
+    if (in == 0)
+      mmp__bcast_choose((p + G - 1) / G, len, &nm, &in, &s2, &ignored);
+    if (out == 0)
+      mmp__bcast_choose(G, len, &nm, &out, &s2, &ignored);
+    /* Inside and between groups only flat algorithms compose. */
+    if (in == MMP_BCAST_HIERARCHICAL)
+      in = MMP_BCAST_BINOMIAL;
+    if (out == MMP_BCAST_HIERARCHICAL)
+      out = MMP_BCAST_BINOMIAL;
+    h->groups = (uint32_t)G;
+    h->inner = (uint8_t)in;
+    h->outer = (uint8_t)out;
+  }
+  return 0;
+}
+
+/* ---- Public calls ------------------------------------------------------- */
+
+static int check(mmp__engine_t *e, const void *buf, size_t len, int root,
+                 const mmp_comm_t *comm, const mmp_bcast_opts_t *o) {
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  if (buf == NULL && len > 0)
+    return MMP_EINVAL;
+  if (root < 0 || root >= comm->size)
+    return MMP_ERANK;
+  if (o->algorithm < 0 || o->algorithm >= MMP_BCAST_ALG_COUNT ||
+      o->mode > MMP_SEND_RNDV || o->groups < 0 || (o->groups > comm->size) ||
+      o->inner < 0 || o->inner >= MMP_BCAST_HIERARCHICAL || o->outer < 0 ||
+      o->outer >= MMP_BCAST_HIERARCHICAL)
+    return MMP_EINVAL;
+  return 0;
+}
+
+int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
+               const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+  static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
+  mmp__engine_t *e = mmp__eng;
+  const mmp_bcast_opts_t *o = opts != NULL ? opts : &defaults;
+  mmp__coll_hdr_t h;
+  mmp__sched_t *s;
+  int rc;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  *req = NULL;
+  rc = check(e, buf, len, root, comm, o);
+  if (rc == 0)
+    rc = resolve(comm, len, o, &h);
+  if (rc != 0)
+    return rc;
+  h.root = root;
+  rc = mmp__sched_new(e, comm, buf, len, o->mode, &h, bcast_build, &s);
+  if (rc != 0)
+    return rc;
+  return mmp__sched_start(s, req);
+}
+
+int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
+                 const mmp_bcast_opts_t *opts) {
+  mmp_request_t *r;
+  int rc = mmp_ibcast(buf, len, root, comm, opts, &r);
+
+  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+}
+
+int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm) {
+  return mmp_bcast_ex(buf, len, root, comm, NULL);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Flat tree broadcast: the root sends the message to every other rank in
+ * turn (seed 001, section 2.1.1).
+ *
+ * Cost (Hockney): (p - 1)(alpha + m beta). The root's link carries all of
+ * it, so it only pays for very small p. With segments the root sends
+ * segment k to everyone before segment k+1, which changes nothing in the
+ * model but lets receivers start earlier.
+ *
+ * Selected: hardly ever; AUTO picks it only for p = 2, where every
+ * algorithm is one message.
+ */
+#include "collectives.h"
+
+int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+  const mmp__group_t *g = a->g;
+  size_t nseg = mmp__seg_count(a->len, a->seg), k, off, n;
+  int i, op = -1, first_recv = -1;
+
+  if (g->me < 0)
+    return mmp__bcast_done(s, a->dep);
+  if (g->me != a->root) {
+    for (k = 0; k < nseg; k++) {
+      mmp__seg_range(a->len, a->seg, k, &off, &n);
+      op = mmp__bcast_recv(s, a, a->root, off, n, a->phase);
+      if (op < 0)
+        return op;
+      if (k == 0 && a->first)
+        mmp__sched_first(s, op);
+      if (k == 0)
+        first_recv = op;
+    }
+    /* Holds the data once the last segment is in. */
+    return nseg > 1 || first_recv < 0 ? op : first_recv;
+  }
+  for (k = 0; k < nseg; k++) {
+    mmp__seg_range(a->len, a->seg, k, &off, &n);
+    for (i = 1; i < g->n; i++) {
+      int peer = mmp__rrank(i, a->root, g->n);
+      op = mmp__bcast_send(s, a, peer, off, n, a->phase, a->dep);
+      if (op < 0)
+        return op;
+      if (k == 0 && a->first)
+        mmp__sched_first(s, op);
+    }
+  }
+  return mmp__bcast_done(s, a->dep);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scatter-ring-allgather broadcast (seed 001, section 2.1.7; MPICH's
+ * choice for long messages).
+ *
+ * The root scatters the message in p chunks with a binomial tree; then
+ * p - 1 ring steps circulate them: at step s, virtual rank v passes chunk
+ * v - s to v + 1 and takes chunk v - s - 1 from v - 1. Only neighbours
+ * talk, and every link carries (p - 1)/p of the message in each phase:
+ *   (log2 p + p - 1) alpha + 2 ((p - 1) / p) m beta.
+ *
+ * Selected: for large messages when the latency term (p alphas) is small
+ * against m beta; on links with a large alpha the pipelined chain wins.
+ */
+#include "tree_common.h"
+
+int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+  const mmp__group_t *g = a->g;
+  int n = g->n, v, left, right, step, prev, rc, done;
+  size_t cs, off, len;
+
+  if (g->me < 0)
+    return mmp__bcast_done(s, a->dep);
+  cs = (a->len + (size_t)n - 1) / (size_t)n;
+  prev = mmp__scatter_binomial(s, a, cs);
+  if (prev < 0 || n == 1)
+    return prev;
+  v = mmp__vrank(g->me, a->root, n);
+  left = mmp__rrank((v + n - 1) % n, a->root, n);
+  right = mmp__rrank((v + 1) % n, a->root, n);
+  done = mmp__bcast_done(s, prev);
+  if (done < 0)
+    return done;
+  for (step = 0; step < n - 1; step++) {
+    int out = (v - step + n) % n, in = (v - step - 1 + 2 * n) % n, r;
+    mmp__chunks(a->len, cs, (size_t)out, (size_t)out + 1, &off, &len);
+    rc = mmp__bcast_send(s, a, right, off, len, a->phase + 1, prev);
+    if (rc < 0)
+      return rc;
+    mmp__chunks(a->len, cs, (size_t)in, (size_t)in + 1, &off, &len);
+    r = mmp__bcast_recv(s, a, left, off, len, a->phase + 1);
+    if (r < 0)
+      return r;
+    if ((rc = mmp__sched_dep(s, r, done)) != 0)
+      return rc;
+    /* The chunk received now is the one sent at the next step. */
+    prev = r;
+  }
+  return done;
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal interface of the collectives layer.
+ *
+ * A collective is a *schedule*: sends and receives on regions of the
+ * user's buffer, with dependencies between them ("forward segment k to my
+ * children once I have received it"). Each broadcast algorithm is a
+ * builder that appends its operations for one rank; the executor in
+ * sched.c posts them through the runtime's point-to-point calls and
+ * advances from completion callbacks, inside the progress engine, so data
+ * is forwarded without a round trip through the application. Blocking
+ * calls are the non-blocking ones plus a wait.
+ *
+ * Separation from user traffic: collectives use the communicator's second
+ * context id (comm->ctx + 1), which user messages never carry, and put the
+ * collective's sequence number in the tag, so collectives in flight at
+ * the same time never match each other either.
+ *
+ * Consistency: every non-root rank's first message carries a small header
+ * with the root, length, algorithm and its parameters, as the sender sees
+ * them. Nothing else is posted before it arrives. A rank whose arguments
+ * disagree rebuilds the schedule from the header and runs it in "poison"
+ * mode: every send becomes empty, so its whole subtree fails with
+ * MMP_EMISMATCH instead of waiting for data that never comes.
+ */
+#ifndef MMP_COLLECTIVES_COLLECTIVES_H
+#define MMP_COLLECTIVES_COLLECTIVES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/internal.h"
+
+/* ---- Groups: the ranks an algorithm runs over ------------------------- */
+
+/* A (sub)group of a communicator, in the algorithm's own order: member i
+ * is comm rank ranks[i]. `me` is the caller's index, or -1. */
+typedef struct mmp__group_s {
+  int n;
+  int me;
+  const int *ranks;
+} mmp__group_t;
+
+/* ---- Schedules ---------------------------------------------------------- */
+
+enum { MMP__SOP_SEND = 1, MMP__SOP_RECV = 2, MMP__SOP_NOP = 3 };
+
+/* Op flags. */
+#define MMP__SOP_FIRST 0x1 /* carries / receives the header */
+
+typedef struct mmp__sched_s mmp__sched_t;
+
+typedef struct mmp__sop_s {
+  uint8_t kind;
+  uint8_t flags;
+  uint8_t phase;
+  uint8_t posted;
+  uint8_t done;
+  int peer;   /* comm rank */
+  size_t off; /* region of the schedule's buffer */
+  size_t len;
+  int npred; /* predecessors not yet complete */
+  int succ;  /* successors: sched->succ[succ .. succ + nsucc) */
+  int nsucc;
+  int cprev;    /* previous op of the same kind, peer and tag, or -1 */
+  int cnext;    /* next one, or -1 */
+  uint8_t held; /* ready, but waits for cprev to be posted */
+  mmp__sched_t *s;
+  mmp_request_t req;
+  uint8_t *tmp; /* FIRST ops: header and piggybacked data */
+  size_t tmp_len;
+} mmp__sop_t;
+
+/* What the first message's header says; compared field by field. */
+typedef struct mmp__coll_hdr_s {
+  uint8_t kind;  /* which collective: broadcast */
+  uint8_t alg;   /* MMP_BCAST_* actually run */
+  uint8_t flags; /* MMP__HDR_POISON */
+  uint8_t inner; /* hierarchical: algorithm inside groups */
+  uint8_t outer; /* hierarchical: algorithm between groups */
+  int32_t root;
+  uint64_t len;
+  uint32_t seg; /* segment size, 0 = unsegmented */
+  uint32_t groups;
+} mmp__coll_hdr_t;
+
+#define MMP__HDR_SIZE 32
+#define MMP__HDR_POISON 0x1
+#define MMP__COLL_BCAST 1
+
+/* Appends this rank's operations for one collective to `s`. Used to build
+ * the schedule, and to rebuild it from a mismatching header. */
+typedef int (*mmp__sched_build_fn)(mmp__sched_t *s, const mmp__coll_hdr_t *h);
+
+struct mmp__sched_s {
+  mmp__engine_t *e;
+  mmp_comm_t *comm;
+  uint32_t ctx; /* comm->ctx + 1 */
+  uint32_t seq;
+  uint8_t *buf;
+  size_t len;
+  unsigned mode;       /* MMP_SEND_* for every data send */
+  mmp__coll_hdr_t hdr; /* this rank's view */
+  mmp__sched_build_fn build;
+  mmp__sop_t **ops; /* each allocated alone: requests inside must not move */
+  int nops, cap;
+  int (*edges)[2]; /* dependency pairs (before, after) while building */
+  int nedges, ecap;
+  int *succ;
+  int *ready; /* ops whose predecessors are complete, to post: FIFO */
+  int nready;
+  int rhead;
+  int remaining;
+  int running; /* the executor is on the stack (no re-entry) */
+  int started;
+  int first;  /* index of the FIRST receive, -1 at the root */
+  int poison; /* arguments disagreed: every send goes out empty */
+  int err;
+  mmp_request_t *creq; /* the collective's request; NULL once done */
+};
+
+/*
+ * Creates an empty schedule for one collective on `comm` (which takes the
+ * next collective sequence number). On success the caller owns *out;
+ * mmp__sched_start passes it to the request. Returns 0 or MMP_ENOMEM.
+ */
+int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
+                   unsigned mode, const mmp__coll_hdr_t *hdr,
+                   mmp__sched_build_fn build, mmp__sched_t **out);
+
+/* Appends an op; returns its index (>= 0) or MMP_ENOMEM. The region
+ * [off, off+len) lies inside the schedule's buffer. */
+int mmp__sched_send(mmp__sched_t *s, int peer, size_t off, size_t len,
+                    int phase);
+int mmp__sched_recv(mmp__sched_t *s, int peer, size_t off, size_t len,
+                    int phase);
+int mmp__sched_nop(mmp__sched_t *s);
+/* Marks the receive `op` as this rank's first message, and the send `op`
+ * as the first message its peer receives in this collective. */
+void mmp__sched_first(mmp__sched_t *s, int op);
+/* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
+int mmp__sched_dep(mmp__sched_t *s, int before, int after);
+
+/*
+ * Builds (with s->build and s->hdr), starts, and hands the schedule to a
+ * new collective request in *req, which mmp_wait/mmp_test complete and
+ * free. Any thread, lock NOT held. Returns 0 or an error (then *req is
+ * NULL and the schedule is freed).
+ */
+int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
+
+/* Logs the ops not yet done (debugging). */
+void mmp__sched_dump(const mmp__sched_t *s);
+
+/* Frees a schedule that was never started. */
+void mmp__sched_free(mmp__sched_t *s);
+
+/* ---- Broadcast algorithms (one file each) ------------------------------
+ *
+ * A builder appends this rank's operations for broadcasting
+ * [off, off+len) of the schedule's buffer from group member `root` over
+ * group `g`, in segments of `seg` bytes (0: unsegmented). Operations that
+ * send may start only after `dep` completed (-1: no such op). It returns
+ * the index of an op that completes once this rank holds the data (a NOP
+ * after `dep` at the root and for non-members), or a negative error. The
+ * first op a non-root member receives is marked with mmp__sched_first,
+ * together with the matching sends. A builder uses phases phase ..
+ * phase + 9 of the collective.
+ */
+typedef struct mmp__bcast_arg_s {
+  const mmp__group_t *g;
+  int root; /* index in g */
+  size_t off;
+  size_t len;
+  size_t seg;
+  int dep;
+  int phase; /* phase_base */
+  int first; /* mark this rank's first message (top-level call) */
+} mmp__bcast_arg_t;
+
+typedef int (*mmp__bcast_builder)(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+
+int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_chain(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_pipeline(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+
+/* Returns the builder of a non-hierarchical algorithm, or NULL. */
+mmp__bcast_builder mmp__bcast_builder_of(int alg);
+
+/* Helpers for builders. */
+
+/* A recv or send of a region, with `dep` (if >= 0) as predecessor. Returns
+ * the op index or a negative error. */
+int mmp__bcast_recv(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
+                    size_t off, size_t len, int phase);
+int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
+                    size_t off, size_t len, int phase, int after);
+
+/* A NOP that completes after `dep` (if >= 0): what builders return when
+ * this rank receives nothing. */
+int mmp__bcast_done(mmp__sched_t *s, int dep);
+
+/* Number of segments of `len` in pieces of `seg` (1 when seg is 0 or len
+ * fits); segment k's offset and length. */
+size_t mmp__seg_count(size_t len, size_t seg);
+void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n);
+
+/* Virtual rank of member i when the root is member `root`: (i - root) mod
+ * n; and back. */
+static inline int mmp__vrank(int i, int root, int n) {
+  return (i - root + n) % n;
+}
+static inline int mmp__rrank(int v, int root, int n) {
+  return (v + root) % n;
+}
+
+/* ---- Selection (select.c) ---------------------------------------------- */
+
+/* The network as the Hockney model sees it: a message of m bytes costs
+ * alpha + m * beta seconds. */
+typedef struct mmp__netmodel_s {
+  double alpha; /* s */
+  double beta;  /* s per byte */
+} mmp__netmodel_t;
+
+/* Predicted time of algorithm `alg` (G groups for the hierarchical one,
+ * X segments for the pipelined ones) under model `nm`. */
+double mmp__bcast_cost(int alg, int p, double m, double X, int G,
+                       const mmp__netmodel_t *nm);
+
+/* Chooses algorithm, segment size and groups for (p, len) under `nm`.
+ * Deterministic: every rank that passes the same inputs gets the same. */
+void mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
+                       size_t *seg, int *groups);
+
+/* The model for `comm`: MINIMP_NET_ALPHA_US/MINIMP_NET_BETA_NS when set
+ * (a saved profile), else measured once per process on the world
+ * communicator (a collective call the first time). */
+int mmp__netmodel_get(mmp_comm_t *comm, mmp__netmodel_t *out);
+
+#endif /* MMP_COLLECTIVES_COLLECTIVES_H */
