@@ -16,11 +16,15 @@
 int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   size_t nseg = mmp__seg_count(a->len, a->seg), k, off, n;
-  int i, op = -1, first_recv = -1;
+  int i, op, rc;
 
   if (g->me < 0)
     return mmp__bcast_done(s, a->dep);
   if (g->me != a->root) {
+    /* Holds the data once every segment is in, in whatever order. */
+    int all = mmp__bcast_done(s, -1);
+    if (all < 0)
+      return all;
     for (k = 0; k < nseg; k++) {
       mmp__seg_range(a->len, a->seg, k, &off, &n);
       op = mmp__bcast_recv(s, a, a->root, off, n, a->phase);
@@ -28,12 +32,12 @@ int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
         return op;
       if (k == 0 && a->first)
         mmp__sched_first(s, op);
-      if (k == 0)
-        first_recv = op;
+      if ((rc = mmp__sched_dep(s, op, all)) != 0)
+        return rc;
     }
-    /* Holds the data once the last segment is in. */
-    return nseg > 1 || first_recv < 0 ? op : first_recv;
+    return all;
   }
+  op = -1;
   for (k = 0; k < nseg; k++) {
     mmp__seg_range(a->len, a->seg, k, &off, &n);
     for (i = 1; i < g->n; i++) {

@@ -22,13 +22,16 @@
 static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a, size_t seg) {
   const mmp__group_t *g = a->g;
   size_t nseg = mmp__seg_count(a->len, seg), k, off, n;
-  int v, prev, next, op = -1;
+  int v, prev, next, all, rc;
 
   if (g->me < 0)
     return mmp__bcast_done(s, a->dep);
   v = mmp__vrank(g->me, a->root, g->n);
   prev = v > 0 ? mmp__rrank(v - 1, a->root, g->n) : -1;
   next = v + 1 < g->n ? mmp__rrank(v + 1, a->root, g->n) : -1;
+  all = mmp__bcast_done(s, prev >= 0 ? -1 : a->dep);
+  if (all < 0)
+    return all;
   for (k = 0; k < nseg; k++) {
     int have = a->dep;
     mmp__seg_range(a->len, seg, k, &off, &n);
@@ -38,8 +41,10 @@ static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a, size_t seg) {
         return have;
       if (k == 0 && a->first)
         mmp__sched_first(s, have);
+      /* Segments may complete out of order (eager after rendezvous). */
+      if ((rc = mmp__sched_dep(s, have, all)) != 0)
+        return rc;
     }
-    op = have;
     if (next >= 0) {
       int snd = mmp__bcast_send(s, a, next, off, n, a->phase, have);
       if (snd < 0)
@@ -48,7 +53,7 @@ static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a, size_t seg) {
         mmp__sched_first(s, snd);
     }
   }
-  return prev >= 0 && op >= 0 ? op : mmp__bcast_done(s, a->dep);
+  return all;
 }
 
 int mmp__bcast_chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {

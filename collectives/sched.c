@@ -476,11 +476,14 @@ static void sop_done(mmp_request_t *r, void *arg) {
   if (op->done)
     return;
   if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_FIRST)) {
-    int rebuilt = first_arrived(s, op);
-    free(op->tmp);
-    op->tmp = NULL;
+    int rebuilt;
+    /* Done before a rebuild retires the rest of the plan, so that it is
+     * counted once. */
     op->done = 1;
     s->remaining--;
+    rebuilt = first_arrived(s, op);
+    free(op->tmp);
+    op->tmp = NULL;
     if (rebuilt) {
       sched_run(s);
       return;

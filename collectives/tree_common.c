@@ -10,8 +10,10 @@ int mmp__tree_forward(mmp__sched_t *s, const mmp__bcast_arg_t *a, int parent,
                       const int *kids, int nkids, size_t off, size_t len,
                       int phase) {
   size_t nseg = mmp__seg_count(len, a->seg), k, o, n;
-  int i, last = -1;
+  int i, rc, all = mmp__bcast_done(s, parent >= 0 ? -1 : a->dep);
 
+  if (all < 0)
+    return all;
   for (k = 0; k < nseg; k++) {
     int have = a->dep;
     mmp__seg_range(len, a->seg, k, &o, &n);
@@ -21,7 +23,10 @@ int mmp__tree_forward(mmp__sched_t *s, const mmp__bcast_arg_t *a, int parent,
         return have;
       if (k == 0 && a->first)
         mmp__sched_first(s, have);
-      last = have;
+      /* Segments need not complete in order (a short last one may go
+       * eager and overtake rendezvous ones): wait for each. */
+      if ((rc = mmp__sched_dep(s, have, all)) != 0)
+        return rc;
     }
     /* Largest subtree first: the kids come in the order to serve them. */
     for (i = 0; i < nkids; i++) {
@@ -32,7 +37,7 @@ int mmp__tree_forward(mmp__sched_t *s, const mmp__bcast_arg_t *a, int parent,
         mmp__sched_first(s, op);
     }
   }
-  return last >= 0 ? last : mmp__bcast_done(s, a->dep);
+  return all;
 }
 
 int mmp__scatter_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a,

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Broadcast and communicators across ranks, run through minimprun for
+ * p in {1, 2, 3, 5, 8, 13, 16}: every algorithm over several roots and the
+ * sizes {0, 1, p-1, p, p+1, 64 KiB+3, 4 MiB}, byte for byte, in segmented,
+ * hierarchical, eager and rendezvous variants; non-blocking broadcasts in
+ * flight together; inconsistent sizes and roots that end in errors rather
+ * than hangs; collective traffic that never matches user receives; and
+ * dup, split and create.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "minimp.h"
+#include "mr_common.h"
+
+static uint64_t seed_of(int alg, int root, size_t n, int variant) {
+  return (uint64_t)alg * 1000003u + (uint64_t)root * 7919u + n * 31u +
+         (uint64_t)variant;
+}
+
+/* Broadcasts n bytes with `o` from root; checks every byte on every rank. */
+static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
+                        size_t n, int variant) {
+  uint8_t *buf = malloc(n + 1), *want = malloc(n + 1);
+  uint64_t seed = seed_of(o->algorithm, root, n, variant);
+  int rc;
+
+  assert_non_null(buf);
+  assert_non_null(want);
+  mr_fill(want, n, seed);
+  if (mmp_comm_rank(c) == root)
+    memcpy(buf, want, n);
+  else
+    memset(buf, 0xa5, n);
+  rc = mmp_bcast_ex(buf, n, root, c, o);
+  if (rc != 0 || memcmp(buf, want, n) != 0) {
+    size_t i = 0;
+    while (i < n && buf[i] == want[i])
+      i++;
+    fail_msg("%s root %d n %zu seg %zu mode %u G %d: rc %s, first bad byte "
+             "%zu",
+             mmp_bcast_alg_name(o->algorithm), root, n, o->segment, o->mode,
+             o->groups, mmp_err_name(rc), i);
+  }
+  free(buf);
+  free(want);
+}
+
+static void sizes_of(int p, size_t *out, int *count) {
+  size_t s[] = {0,
+                1,
+                (size_t)p - 1 > 0 ? (size_t)p - 1 : 2,
+                (size_t)p,
+                (size_t)p + 1,
+                65536 + 3,
+                4u << 20};
+  memcpy(out, s, sizeof(s));
+  *count = (int)(sizeof(s) / sizeof(s[0]));
+}
+
+static void roots_of(int p, int *out, int *count) {
+  int n = 0;
+  out[n++] = 0;
+  if (p > 2)
+    out[n++] = p / 2;
+  if (p > 1)
+    out[n++] = p - 1;
+  *count = n;
+}
+
+static void test_bcast_every_algorithm(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), roots[3], nroots, nsizes, alg, r, k;
+  size_t sizes[7];
+  (void)state;
+
+  sizes_of(p, sizes, &nsizes);
+  roots_of(p, roots, &nroots);
+  for (alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++)
+    for (r = 0; r < nroots; r++)
+      for (k = 0; k < nsizes; k++) {
+        mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+        o.algorithm = alg;
+        check_bcast(w, &o, roots[r], sizes[k], 0);
+      }
+}
+
+static void test_bcast_automatic_choice(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), nsizes, k;
+  size_t sizes[7];
+  (void)state;
+
+  sizes_of(p, sizes, &nsizes);
+  for (k = 0; k < nsizes; k++) {
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT; /* MMP_BCAST_AUTO */
+    check_bcast(w, &o, p - 1, sizes[k], 1);
+  }
+}
+
+static void test_bcast_segmented_and_hierarchical(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), root = p > 1 ? 1 : 0;
+  static const size_t segs[] = {4096, 65536};
+  static const int inner[] = {MMP_BCAST_PIPELINE, MMP_BCAST_BINOMIAL,
+                              MMP_BCAST_FLAT, MMP_BCAST_SCATTER_RING};
+  size_t n = (1u << 20) + 17;
+  unsigned i, j;
+  (void)state;
+
+  /* Segmented pipelines and trees. */
+  for (i = 0; i < 2; i++) {
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+    o.segment = segs[i];
+    o.algorithm = MMP_BCAST_PIPELINE;
+    check_bcast(w, &o, root, n, 2);
+    o.algorithm = MMP_BCAST_BINOMIAL;
+    check_bcast(w, &o, root, n, 3);
+    o.algorithm = MMP_BCAST_BINARY;
+    check_bcast(w, &o, root, n, 4);
+    o.algorithm = MMP_BCAST_SPLIT_BINARY;
+    check_bcast(w, &o, root, n, 5);
+  }
+  /* Hierarchical: several G, any algorithm inside and between groups. */
+  for (i = 0; i < 4; i++)
+    for (j = 0; j < 4; j++) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = MMP_BCAST_HIERARCHICAL;
+      o.inner = inner[i];
+      o.outer = inner[j];
+      o.groups = p >= 3 ? 1 + (int)((i + j) % (unsigned)p) : 1;
+      o.segment = j % 2 ? 16384 : 0;
+      check_bcast(w, &o, p - 1, 100003, 6);
+    }
+}
+
+static void test_bcast_modes(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), alg;
+  static const unsigned modes[] = {MMP_SEND_EAGER, MMP_SEND_RNDV};
+  unsigned m;
+  (void)state;
+
+  for (m = 0; m < 2; m++)
+    for (alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = alg;
+      o.mode = modes[m];
+      check_bcast(w, &o, p > 2 ? 2 : 0, 300000, 7);
+      check_bcast(w, &o, 0, 10, 8);
+    }
+}
+
+static void test_ibcast_several_in_flight(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  enum { K = 4 };
+  mmp_request_t *q[K];
+  uint8_t *b[K], *want = malloc(200000);
+  mmp_bcast_opts_t o[K] = {MMP_BCAST_OPTS_INIT, MMP_BCAST_OPTS_INIT,
+                           MMP_BCAST_OPTS_INIT, MMP_BCAST_OPTS_INIT};
+  (void)state;
+
+  /* Different roots and algorithms at once: sequence numbers keep them
+   * apart. */
+  o[0].algorithm = MMP_BCAST_PIPELINE;
+  o[0].segment = 8192;
+  o[1].algorithm = MMP_BCAST_BINOMIAL;
+  o[2].algorithm = MMP_BCAST_SCATTER_RING;
+  o[3].algorithm = MMP_BCAST_HIERARCHICAL;
+  for (i = 0; i < K; i++) {
+    int root = (i * 3) % p;
+    b[i] = malloc(200000);
+    mr_fill(want, 200000, 500 + (uint64_t)i);
+    if (me == root)
+      memcpy(b[i], want, 200000);
+    else
+      memset(b[i], 0, 200000);
+    assert_int_equal(mmp_ibcast(b[i], 200000, root, w, &o[i], &q[i]), 0);
+  }
+  /* Poll one, wait for the rest. */
+  {
+    int flag = 0;
+    while (!flag)
+      assert_int_equal(mmp_test(&q[1], &flag, NULL), 0);
+  }
+  assert_int_equal(mmp_waitall(K, q, NULL), 0);
+  for (i = 0; i < K; i++) {
+    mr_fill(want, 200000, 500 + (uint64_t)i);
+    assert_memory_equal(b[i], want, 200000);
+    free(b[i]);
+  }
+  free(want);
+}
+
+static void test_bcast_inconsistent_size_is_an_error(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), rc;
+  size_t n = 200000, mine;
+  uint8_t *buf;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  (void)state;
+
+  if (p < 2)
+    skip();
+  buf = calloc(n + 10, 1);
+  /* The last rank thinks the message is longer: it and whatever hangs
+   * below it fail, nobody waits forever. */
+  mine = me == p - 1 ? n + 7 : n;
+  o.algorithm = MMP_BCAST_PIPELINE;
+  o.segment = 16384;
+  rc = mmp_bcast_ex(buf, mine, 0, w, &o);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  if (me == 0)
+    assert_int_equal(rc, 0);
+  /* And the next collective works for everyone. */
+  assert_int_equal(mmp_barrier(w), 0);
+  check_bcast(w, &o, 0, 5000, 9);
+  free(buf);
+}
+
+static void test_bcast_inconsistent_root_is_an_error(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), rc;
+  uint8_t buf[4096];
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  (void)state;
+
+  if (p < 3)
+    skip();
+  memset(buf, 1, sizeof(buf));
+  o.algorithm = MMP_BCAST_BINOMIAL;
+  /* Rank 1 thinks rank 2 is the root; it learns otherwise from the header
+   * of the message it gets. */
+  rc = mmp_bcast_ex(buf, sizeof(buf), me == 1 ? 2 : 0, w, &o);
+  if (me == 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  if (me == 0)
+    assert_int_equal(rc, 0);
+  assert_int_equal(mmp_barrier(w), 0);
+}
+
+static void test_user_messages_never_match_collectives(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), flag = 1, got = -1;
+  mmp_request_t *r;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  (void)state;
+
+  /* A wildcard receive waits through several collectives untouched. */
+  assert_int_equal(
+      mmp_irecv(&got, sizeof(got), MMP_ANY_SOURCE, MMP_ANY_TAG, w, &r), 0);
+  for (int alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++) {
+    o.algorithm = alg;
+    check_bcast(w, &o, 0, 1000, 10);
+  }
+  {
+    /* Nobody can have sent the user message yet: that happens after the
+     * barrier, which this rank has not entered. */
+    mmp_status_t st;
+    assert_int_equal(mmp_test(&r, &flag, &st), 0);
+    if (flag)
+      fail_msg("the wildcard receive matched: source %d tag %d bytes %zu "
+               "error %s",
+               st.source, st.tag, st.bytes, mmp_err_name(st.error));
+  }
+  assert_int_equal(mmp_barrier(w), 0);
+  /* The user message it was meant for. */
+  assert_int_equal(mmp_send(&me, sizeof(me), (me + 1) % p, 77, w), 0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_int_equal(got, (me + p - 1) % p);
+}
+
+static void test_communicators(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *half = NULL, *dup = NULL, *rev = NULL;
+  int p = mr_size(), me = mr_rank(), i;
+  int *ranks = malloc((size_t)(p > 2 ? p : 2) * sizeof(int));
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  (void)state;
+
+  /* Split by parity, ordered by descending rank. */
+  assert_int_equal(mmp_comm_split(w, me % 2, -me, &half), 0);
+  assert_non_null(half);
+  assert_int_equal(mmp_comm_size(half), (p + 1 - me % 2) / 2);
+  assert_int_equal(mmp_comm_rank(half), mmp_comm_size(half) - 1 - me / 2);
+  check_bcast(half, &o, 0, 70000, 11);
+  /* A duplicate keeps its messages apart from the original's. */
+  assert_int_equal(mmp_comm_dup(w, &dup), 0);
+  assert_int_equal(mmp_comm_rank(dup), me);
+  if (p > 1) {
+    int a = -1, b = -1;
+    mmp_request_t *ra, *rb;
+    assert_int_equal(mmp_irecv(&a, 4, MMP_ANY_SOURCE, 5, w, &ra), 0);
+    assert_int_equal(mmp_irecv(&b, 4, MMP_ANY_SOURCE, 5, dup, &rb), 0);
+    i = 1000 + me;
+    assert_int_equal(mmp_send(&i, 4, (me + 1) % p, 5, dup), 0);
+    i = 2000 + me;
+    assert_int_equal(mmp_send(&i, 4, (me + 1) % p, 5, w), 0);
+    assert_int_equal(mmp_wait(&ra, NULL), 0);
+    assert_int_equal(mmp_wait(&rb, NULL), 0);
+    assert_int_equal(a, 2000 + (me + p - 1) % p);
+    assert_int_equal(b, 1000 + (me + p - 1) % p);
+  }
+  /* From an explicit list: every other rank, in reverse order. */
+  {
+    int n = 0;
+    for (i = p - 1; i >= 0; i -= 2)
+      ranks[n++] = i;
+    assert_int_equal(mmp_comm_create(w, n, ranks, &rev), 0);
+    if ((p - 1 - me) % 2 == 0) {
+      assert_non_null(rev);
+      assert_int_equal(mmp_comm_rank(rev), (p - 1 - me) / 2);
+      check_bcast(rev, &o, n - 1, 3000, 12);
+      assert_int_equal(mmp_comm_free(&rev), 0);
+      assert_null(rev);
+    } else {
+      assert_null(rev);
+    }
+    ranks[0] = 0;
+    ranks[1] = 0;
+    assert_int_equal(mmp_comm_create(w, 2, ranks, &rev), MMP_EINVAL);
+  }
+  /* MMP_UNDEFINED joins nothing. */
+  {
+    mmp_comm_t *none = (mmp_comm_t *)w;
+    assert_int_equal(mmp_comm_split(w, me == 0 ? MMP_UNDEFINED : 1, 0, &none),
+                     0);
+    if (me == 0)
+      assert_null(none);
+    else
+      assert_int_equal(mmp_comm_free(&none), 0);
+  }
+  assert_int_equal(mmp_comm_free(&w), MMP_ECOMM);
+  assert_int_equal(mmp_comm_free(&half), 0);
+  assert_int_equal(mmp_comm_free(&dup), 0);
+  free(ranks);
+}
+
+static void test_bcast_bad_arguments(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp_request_t *r = (mmp_request_t *)w;
+  char c;
+  (void)state;
+
+  assert_int_equal(mmp_bcast(&c, 1, -1, w), MMP_ERANK);
+  assert_int_equal(mmp_bcast(&c, 1, mr_size(), w), MMP_ERANK);
+  assert_int_equal(mmp_bcast(NULL, 1, 0, w), MMP_EINVAL);
+  assert_int_equal(mmp_bcast(&c, 1, 0, NULL), MMP_ECOMM);
+  o.algorithm = 99;
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.algorithm = MMP_BCAST_HIERARCHICAL;
+  o.inner = MMP_BCAST_HIERARCHICAL;
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.inner = 0;
+  o.mode = 9;
+  assert_int_equal(mmp_ibcast(&c, 1, 0, w, &o, &r), MMP_EINVAL);
+  assert_null(r);
+  assert_string_equal(mmp_bcast_alg_name(MMP_BCAST_SCATTER_RING),
+                      "scatter_ring");
+  assert_int_equal(mmp_bcast_alg_from_name("split_binary"),
+                   MMP_BCAST_SPLIT_BINARY);
+  assert_int_equal(mmp_bcast_alg_from_name("nope"), MMP_EINVAL);
+  assert_null(mmp_bcast_alg_name(42));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bcast_bad_arguments),
+      cmocka_unit_test(test_bcast_every_algorithm),
+      cmocka_unit_test(test_bcast_automatic_choice),
+      cmocka_unit_test(test_bcast_segmented_and_hierarchical),
+      cmocka_unit_test(test_bcast_modes),
+      cmocka_unit_test(test_ibcast_several_in_flight),
+      cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
+      cmocka_unit_test(test_bcast_inconsistent_root_is_an_error),
+      cmocka_unit_test(test_user_messages_never_match_collectives),
+      cmocka_unit_test(test_communicators),
+  };
+  return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
+}
