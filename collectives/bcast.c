@@ -263,6 +263,29 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   return mmp__sched_start(s, req);
 }
 
+int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
+  static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
+  mmp__coll_hdr_t h;
+  int rc;
+
+  if (out == NULL)
+    return MMP_EINVAL;
+  if (mmp__eng == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  rc = resolve(comm, len, &defaults, &h);
+  if (rc != 0)
+    return rc;
+  *out = defaults;
+  out->algorithm = h.alg;
+  out->segment = h.seg;
+  out->groups = (int)h.groups;
+  out->inner = h.inner;
+  out->outer = h.outer;
+  return 0;
+}
+
 int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
                  const mmp_bcast_opts_t *opts) {
   mmp_request_t *r;

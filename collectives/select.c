@@ -45,8 +45,12 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
   case MMP_BCAST_BINARY:
     return 2 * (lg2(P + 1) - 1) * (a + m * b);
   case MMP_BCAST_SPLIT_BINARY: {
-    double t = 2 * (lg2(P + 1) - 2) * (a + m * b);
-    return (t > 0 ? t : 0) + a + m / 2 * b + (p == 2 ? a + m / 2 * b : 0);
+    /* Seed 001 gives 2 (log2(p + 1) - 2)(a + m b) + a + m b / 2, which
+     * leaves out the root's own two sends (it is a + m b / 2 at p = 3, far
+     * below any real broadcast). Counted as run: h = ceil(log2(p + 1)) - 1
+     * levels, each two sends of a half, then one exchange of a half. */
+    double h = lg2(P + 1) - 1;
+    return (2 * h + 1) * (a + m / 2 * b);
   }
   case MMP_BCAST_BINOMIAL:
     return lg2(P) * (a + m * b);

@@ -333,6 +333,14 @@ MMP_EXTERN int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
                           const mmp_bcast_opts_t *opts, mmp_request_t **req);
 
+/*
+ * What MMP_BCAST_AUTO would run for `len` bytes on `comm`: fills
+ * out->algorithm, segment, groups, inner and outer. Collective the first
+ * time on a communicator (it measures the network), local afterwards.
+ */
+MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
+                                mmp_bcast_opts_t *out);
+
 /* "binomial", "scatter_ring", ...; NULL for an unknown number. */
 MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
 /* The number of an algorithm name, or MMP_EINVAL. */

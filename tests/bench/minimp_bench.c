@@ -2,89 +2,183 @@
 /*
  * minimp-bench: libminimp's benchmark tool, run through minimprun.
  *
- *   minimprun -n 2 minimp-bench pingpong [--sizes 8,65536,4194304]
- *             [--iters N] [--mode auto|eager|rndv] [--csv FILE]
+ *   minimp-bench pingpong  [--sizes 8,64k,4m] [--iters N] [--mode M]
+ *   minimp-bench bcast     [--algs all|auto,binomial,...] [--sizes 1k,64k,1m]
+ *                          [--iters M] [--root R] [--method ol|barrier|both]
+ *                          [--mode auto|eager|rndv] [--segment S]
+ *                          [--groups G] [--dests all|N] [--csv FILE]
+ *                          [--svg FILE]
+ *   minimp-bench calibrate
  *
- * pingpong measures, between ranks 0 and 1, the half round-trip time of a
- * blocking ping-pong and the one-way streaming bandwidth with 64 messages
- * in flight, exactly as ../shared/anchors/mpi_pingpong.c does for Open MPI,
- * so that the two print comparable numbers: "size half_rtt_us MBps". Each
- * size runs twice and the second pass is reported (the first warms up
- * connections and caches).
+ * pingpong: half round trip and one-way streaming with 64 messages in
+ * flight between ranks 0 and 1, exactly as ../shared/anchors/
+ * mpi_pingpong.c measures Open MPI ("size half_rtt_us MBps").
+ *
+ * bcast: broadcast time per algorithm and size, by two methods.
+ *  - ol (seed 003, de Supinski & Karonis): for each destination i, the
+ *    root measures RTT_i by ping-pong with i, then times M broadcasts each
+ *    followed by an ACK from i alone (E_i); OL_i = E_i - RTT_i / 2. Only
+ *    the path to i is kept from pipelining, so OL_i is the latency to i;
+ *    max_i OL_i estimates the broadcast's latency. --dests N samples N
+ *    destinations spread over the ranks (all by default).
+ *  - barrier: M times a barrier then a timed broadcast, as the anchors
+ *    (mpi_bcast_bench.c) do; reports the per-node time averaged over
+ *    ranks and the worst rank's. The seed shows this over-estimates, so it
+ *    is for comparison with the anchors in the same run.
+ *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
+ *  for "auto" the chosen column names the algorithm AUTO picked. Progress
+ *  goes to stderr.
+ *
+ * calibrate: measures the Hockney alpha and beta as broadcast selection
+ * does and prints them as a profile (MINIMP_NET_ALPHA_US/_BETA_NS).
  */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "minimp.h"
+#include "svgplot.h"
 
 #define WINDOW 64
+#define MAX_ITEMS 64
 
 typedef struct opts_s {
-  size_t sizes[64];
+  size_t sizes[MAX_ITEMS];
   int nsizes;
-  int iters; /* 0: as the anchor, 4000 below 100 kB, 200 above */
+  int algs[MAX_ITEMS];
+  int nalgs;
+  int iters; /* 0: per command default */
   unsigned mode;
+  size_t segment;
+  int groups;
+  int root;
+  int method; /* 1 ol, 2 barrier, 3 both */
+  int dests;  /* 0: all */
   const char *csv;
+  const char *svg;
 } opts_t;
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: minimp-bench pingpong [--sizes a,b,c] [--iters N]\n"
-          "                    [--mode auto|eager|rndv] [--csv FILE]\n");
+          "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
+          "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
+          "[--iters M]\n"
+          "                          [--root R] [--method ol|barrier|both]\n"
+          "                          [--mode auto|eager|rndv] [--segment S]\n"
+          "                          [--groups G] [--dests all|N] "
+          "[--csv FILE] [--svg FILE]\n"
+          "       minimp-bench calibrate\n");
   return 2;
+}
+
+static int parse_size(const char *t, size_t *out) {
+  char *end;
+  unsigned long long v = strtoull(t, &end, 10);
+
+  if (end == t)
+    return -1;
+  if (*end == 'k' || *end == 'K')
+    v <<= 10, end++;
+  else if (*end == 'm' || *end == 'M')
+    v <<= 20, end++;
+  if (*end != '\0')
+    return -1;
+  *out = (size_t)v;
+  return 0;
 }
 
 static int parse_sizes(const char *s, opts_t *o) {
   char *copy = strdup(s), *tok, *save = NULL;
+  int rc = 0;
 
   o->nsizes = 0;
-  for (tok = strtok_r(copy, ",", &save); tok != NULL && o->nsizes < 64;
+  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
        tok = strtok_r(NULL, ",", &save)) {
-    char *end;
-    unsigned long long v = strtoull(tok, &end, 10);
-    if (*end == 'k' || *end == 'K')
-      v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-      v <<= 20, end++;
-    if (*end != '\0') {
-      free(copy);
-      return -1;
-    }
-    o->sizes[o->nsizes++] = (size_t)v;
+    if (o->nsizes == MAX_ITEMS || parse_size(tok, &o->sizes[o->nsizes]) != 0)
+      rc = -1;
+    else
+      o->nsizes++;
   }
   free(copy);
-  return o->nsizes > 0 ? 0 : -1;
+  return rc == 0 && o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_algs(const char *s, opts_t *o) {
+  char *copy = strdup(s), *tok, *save = NULL;
+  int rc = 0, a;
+
+  o->nalgs = 0;
+  if (strcmp(s, "all") == 0) {
+    for (a = 0; a < MMP_BCAST_ALG_COUNT; a++)
+      o->algs[o->nalgs++] = a;
+    free(copy);
+    return 0;
+  }
+  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+       tok = strtok_r(NULL, ",", &save)) {
+    a = mmp_bcast_alg_from_name(tok);
+    if (a < 0 || o->nalgs == MAX_ITEMS)
+      rc = -1;
+    else
+      o->algs[o->nalgs++] = a;
+  }
+  free(copy);
+  return rc == 0 && o->nalgs > 0 ? 0 : -1;
+}
+
+static int parse_mode(const char *m, unsigned *out) {
+  if (strcmp(m, "auto") == 0)
+    *out = MMP_SEND_AUTO;
+  else if (strcmp(m, "eager") == 0)
+    *out = MMP_SEND_EAGER;
+  else if (strcmp(m, "rndv") == 0)
+    *out = MMP_SEND_RNDV;
+  else
+    return -1;
+  return 0;
 }
 
 static int parse_opts(int argc, char **argv, opts_t *o) {
   int i;
 
   memset(o, 0, sizeof(*o));
-  parse_sizes("8,65536,4194304", o);
+  o->method = 3;
   for (i = 2; i < argc; i++) {
-    if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-      if (parse_sizes(argv[++i], o) != 0)
-        return -1;
-    } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
-      o->iters = atoi(argv[++i]);
-      if (o->iters <= 0)
-        return -1;
-    } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
-      const char *m = argv[++i];
-      if (strcmp(m, "auto") == 0)
-        o->mode = MMP_SEND_AUTO;
-      else if (strcmp(m, "eager") == 0)
-        o->mode = MMP_SEND_EAGER;
-      else if (strcmp(m, "rndv") == 0)
-        o->mode = MMP_SEND_RNDV;
-      else
-        return -1;
-    } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      o->csv = argv[++i];
-    } else {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int bad = v == NULL;
+    if (strcmp(a, "--sizes") == 0)
+      bad = bad || parse_sizes(v, o);
+    else if (strcmp(a, "--algs") == 0)
+      bad = bad || parse_algs(v, o);
+    else if (strcmp(a, "--iters") == 0)
+      bad = bad || (o->iters = atoi(v)) <= 0;
+    else if (strcmp(a, "--mode") == 0)
+      bad = bad || parse_mode(v, &o->mode);
+    else if (strcmp(a, "--segment") == 0)
+      bad = bad || parse_size(v, &o->segment);
+    else if (strcmp(a, "--groups") == 0)
+      bad = bad || (o->groups = atoi(v)) < 0;
+    else if (strcmp(a, "--root") == 0)
+      bad = bad || (o->root = atoi(v)) < 0;
+    else if (strcmp(a, "--dests") == 0)
+      o->dests = bad || strcmp(v, "all") == 0 ? 0 : atoi(v);
+    else if (strcmp(a, "--csv") == 0)
+      o->csv = v;
+    else if (strcmp(a, "--svg") == 0)
+      o->svg = v;
+    else if (strcmp(a, "--method") == 0)
+      bad = bad || (o->method = strcmp(v, "ol") == 0        ? 1
+                                : strcmp(v, "barrier") == 0 ? 2
+                                : strcmp(v, "both") == 0    ? 3
+                                                            : 0) == 0;
+    else
       return -1;
-    }
+    if (bad)
+      return -1;
+    i++;
   }
   return 0;
 }
@@ -99,7 +193,21 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
     }                                                                          \
   } while (0)
 
-/* One size: returns the half round trip (s) and the bandwidth (MB/s). */
+/* Progress on stderr from rank 0: whole lines, so that minimprun's line
+ * forwarding shows them as they come. */
+static void progress(const char *fmt, ...) {
+  va_list ap;
+
+  if (mmp_comm_rank(mmp_comm_world()) != 0)
+    return;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
+}
+
+/* ---- pingpong ----------------------------------------------------------- */
+
 static void pingpong_one(size_t n, int it, unsigned mode, double *lat,
                          double *bw) {
   mmp_comm_t *w = mmp_comm_world();
@@ -121,7 +229,6 @@ static void pingpong_one(size_t n, int it, unsigned mode, double *lat,
     }
   }
   *lat = (mmp_wtime() - t0) / it / 2;
-
   CHECK(mmp_send(NULL, 0, 1 - r, 9, w));
   CHECK(mmp_recv(NULL, 0, 1 - r, 9, w, NULL));
   t0 = mmp_wtime();
@@ -143,11 +250,13 @@ static void pingpong_one(size_t n, int it, unsigned mode, double *lat,
   free(b);
 }
 
-static int cmd_pingpong(const opts_t *o) {
+static int cmd_pingpong(opts_t *o) {
   mmp_comm_t *w = mmp_comm_world();
   int r = mmp_comm_rank(w), s;
   FILE *csv = NULL;
 
+  if (o->nsizes == 0)
+    parse_sizes("8,65536,4194304", o);
   if (mmp_comm_size(w) != 2) {
     if (r == 0)
       fprintf(stderr, "minimp-bench pingpong needs exactly 2 ranks\n");
@@ -168,7 +277,7 @@ static int cmd_pingpong(const opts_t *o) {
     int it = o->iters > 0 ? o->iters : (n > 100000 ? 200 : 4000);
     double lat = 0, bw = 0;
     int pass;
-    for (pass = 0; pass < 2; pass++)
+    for (pass = 0; pass < 2; pass++) /* the first warms up */
       pingpong_one(n, it, o->mode, &lat, &bw);
     if (r == 0) {
       printf("%10zu %14.2f %14.1f\n", n, lat * 1e6, bw);
@@ -182,11 +291,229 @@ static int cmd_pingpong(const opts_t *o) {
   return 0;
 }
 
+/* ---- bcast -------------------------------------------------------------- */
+
+static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
+                       int alg) {
+  mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+
+  bo.algorithm = alg;
+  bo.mode = o->mode;
+  bo.segment = o->segment;
+  bo.groups = alg == MMP_BCAST_HIERARCHICAL ? o->groups : 0;
+  CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
+}
+
+/* Seed 003: latency to destination i, corrected for the ACK. */
+static double ol_to(void *buf, size_t n, int root, int dest, int M,
+                    const opts_t *o, int alg) {
+  mmp_comm_t *w = mmp_comm_world();
+  int me = mmp_comm_rank(w), x;
+  double t1 = 0, rtt = 0, e = 0;
+
+  if (me == root) {
+    t1 = mmp_wtime();
+    for (x = 0; x < M; x++) {
+      CHECK(mmp_send(NULL, 0, dest, 101, w));
+      CHECK(mmp_recv(NULL, 0, dest, 101, w, NULL));
+    }
+    rtt = (mmp_wtime() - t1) / M;
+  } else if (me == dest) {
+    for (x = 0; x < M; x++) {
+      CHECK(mmp_recv(NULL, 0, root, 101, w, NULL));
+      CHECK(mmp_send(NULL, 0, root, 101, w));
+    }
+  }
+  /* One broadcast and ACK first, then M timed ones. */
+  for (x = 0; x <= M; x++) {
+    if (me == root && x == 1)
+      t1 = mmp_wtime();
+    bcast_once(buf, n, root, o, alg);
+    if (me == root)
+      CHECK(mmp_recv(NULL, 0, dest, 102, w, NULL));
+    else if (me == dest)
+      CHECK(mmp_send(NULL, 0, root, 102, w));
+  }
+  if (me == root)
+    e = (mmp_wtime() - t1) / M;
+  return e - rtt / 2;
+}
+
+static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
+                      double *avg, double *mx) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), root = o->root % p, i, count = 0;
+  int want = o->dests > 0 && o->dests < p - 1 ? o->dests : p - 1;
+  double sum = 0, worst = 0;
+
+  for (i = 1; i <= want; i++) {
+    /* Spread the sampled destinations over the virtual ranks. */
+    int dest = (root + (i * (p - 1) + want - 1) / want) % p;
+    double ol = ol_to(buf, n, root, dest, M, o, alg);
+    sum += ol;
+    worst = ol > worst ? ol : worst;
+    count++;
+  }
+  *avg = count ? sum / count : 0;
+  *mx = worst;
+}
+
+static void method_barrier(void *buf, size_t n, const opts_t *o, int alg, int M,
+                           double *avg, double *mx) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), x;
+  double mine = 0, all[2], t0;
+
+  for (x = 0; x < M; x++) {
+    CHECK(mmp_barrier(w));
+    t0 = mmp_wtime();
+    bcast_once(buf, n, o->root % p, o, alg);
+    mine += mmp_wtime() - t0;
+  }
+  mine /= M;
+  /* Gather the per-node times at rank 0 (point-to-point, tag 103). */
+  if (mmp_comm_rank(w) == 0) {
+    double sum = mine, worst = mine, v;
+    for (x = 1; x < p; x++) {
+      CHECK(mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, 103, w, NULL));
+      sum += v;
+      worst = v > worst ? v : worst;
+    }
+    all[0] = sum / p;
+    all[1] = worst;
+  } else {
+    CHECK(mmp_send(&mine, sizeof(mine), 0, 103, w));
+  }
+  CHECK(mmp_bcast(all, sizeof(all), 0, w));
+  *avg = all[0];
+  *mx = all[1];
+}
+
+static int default_iters(size_t n) {
+  return n >= (1u << 20) ? 5 : n >= 65536 ? 20 : 100;
+}
+
+static int cmd_bcast(opts_t *o) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), r = mmp_comm_rank(w), a, s, m;
+  FILE *csv = NULL;
+  size_t maxn = 0;
+  uint8_t *buf;
+  static svg_chart_t chart;
+
+  if (o->nsizes == 0)
+    parse_sizes("1k,64k,1m", o);
+  if (o->nalgs == 0)
+    parse_algs("all", o);
+  for (s = 0; s < o->nsizes; s++)
+    maxn = o->sizes[s] > maxn ? o->sizes[s] : maxn;
+  buf = calloc(maxn + 1, 1);
+  if (r == 0 && o->csv != NULL) {
+    csv = fopen(o->csv, "w");
+    if (csv == NULL) {
+      perror(o->csv);
+      mmp_abort(1);
+    }
+    fprintf(csv, "method,alg,chosen,p,size,avg_us,max_us\n");
+  }
+  if (r == 0)
+    printf("%-8s %-13s %-13s %4s %10s %12s %12s\n", "method", "algorithm",
+           "chosen", "p", "size", "avg_us", "max_us");
+  for (s = 0; s < o->nsizes; s++) {
+    size_t n = o->sizes[s];
+    int M = o->iters > 0 ? o->iters : default_iters(n);
+    const char *chosen = "-";
+    mmp_bcast_opts_t sel;
+    CHECK(mmp_bcast_select(w, n, &sel));
+    chosen = mmp_bcast_alg_name(sel.algorithm);
+    for (a = 0; a < o->nalgs; a++) {
+      int alg = o->algs[a];
+      bcast_once(buf, n, o->root % p, o, alg); /* warm up, connect */
+      for (m = 1; m <= 2; m++) {
+        double avg = 0, mx = 0;
+        if (!(o->method & m))
+          continue;
+        progress("[%d/%d] %s %zu B by %s...\n", s * o->nalgs + a + 1,
+                 o->nsizes * o->nalgs, mmp_bcast_alg_name(alg), n,
+                 m == 1 ? "max OL_i" : "barrier loop");
+        if (m == 1)
+          method_ol(buf, n, o, alg, M, &avg, &mx);
+        else
+          method_barrier(buf, n, o, alg, M, &avg, &mx);
+        if (r != 0)
+          continue;
+        printf("%-8s %-13s %-13s %4d %10zu %12.1f %12.1f\n",
+               m == 1 ? "ol" : "barrier", mmp_bcast_alg_name(alg),
+               alg == MMP_BCAST_AUTO ? chosen : "-", p, n, avg * 1e6, mx * 1e6);
+        fflush(stdout);
+        /* The plot shows max OL_i (or, without it, the barrier average). */
+        if (m == 1 || o->method == 2)
+          svg_add(&chart, mmp_bcast_alg_name(alg), (double)n,
+                  (m == 1 ? mx : avg) * 1e6);
+        if (csv != NULL)
+          fprintf(csv, "%s,%s,%s,%d,%zu,%.1f,%.1f\n", m == 1 ? "ol" : "barrier",
+                  mmp_bcast_alg_name(alg), alg == MMP_BCAST_AUTO ? chosen : "",
+                  p, n, avg * 1e6, mx * 1e6);
+      }
+    }
+  }
+  if (csv != NULL)
+    fclose(csv);
+  if (r == 0 && o->svg != NULL) {
+    char title[128];
+    snprintf(title, sizeof(title), "broadcast, p = %d: time against size", p);
+    chart.title = title;
+    chart.xlabel = "message size (bytes)";
+    chart.ylabel = o->method & 1 ? "max OL_i (us)" : "avg per-node time (us)";
+    if (svg_write(&chart, o->svg) != 0)
+      perror(o->svg);
+  }
+  free(buf);
+  return 0;
+}
+
+/* ---- calibrate ---------------------------------------------------------- */
+
+static int cmd_calibrate(void) {
+  mmp_comm_t *w = mmp_comm_world();
+  int r = mmp_comm_rank(w), i;
+  double small = INFINITY, large = INFINITY;
+  static uint8_t b[65536];
+
+  if (mmp_comm_size(w) < 2) {
+    fprintf(stderr, "minimp-bench calibrate needs at least 2 ranks\n");
+    return 2;
+  }
+  for (i = 0; i < 40 && r < 2; i++) {
+    size_t n = i < 30 ? 1 : sizeof(b);
+    double t0 = mmp_wtime(), half;
+    if (r == 0) {
+      CHECK(mmp_send(b, n, 1, 5, w));
+      CHECK(mmp_recv(b, n, 1, 5, w, NULL));
+    } else {
+      CHECK(mmp_recv(b, n, 0, 5, w, NULL));
+      CHECK(mmp_send(b, n, 0, 5, w));
+    }
+    half = (mmp_wtime() - t0) / 2;
+    if (n == 1 && half < small)
+      small = half;
+    if (n > 1 && half < large)
+      large = half;
+  }
+  if (r == 0)
+    printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n", small * 1e6,
+           (large - small) / sizeof(b) * 1e9);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   opts_t o;
   int rc;
 
   if (argc < 2 || parse_opts(argc, argv, &o) != 0)
+    return usage();
+  if (strcmp(argv[1], "pingpong") != 0 && strcmp(argv[1], "bcast") != 0 &&
+      strcmp(argv[1], "calibrate") != 0)
     return usage();
   rc = mmp_init(&argc, &argv);
   if (rc != 0) {
@@ -195,8 +522,10 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "pingpong") == 0)
     rc = cmd_pingpong(&o);
+  else if (strcmp(argv[1], "bcast") == 0)
+    rc = cmd_bcast(&o);
   else
-    rc = usage();
+    rc = cmd_calibrate();
   mmp_finalize();
   return rc;
 }
