@@ -76,7 +76,7 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	ninja -C $(TSAN_BUILD)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	meson test -C $(TSAN_BUILD) --print-errorlogs --num-processes 2 \
-	  --suite unit --suite net --wrapper 'setarch -R'
+	  --suite unit --suite net --suite coll --wrapper 'setarch -R'
 
 test: test-san test-tsan
 

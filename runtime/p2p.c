@@ -126,6 +126,11 @@ static void cookie_release(mmp__engine_t *e, mmp_request_t *r) {
 
 /* Lock held. Marks `r` complete; the caller filled status fields before. */
 static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
+  /* Read before `done` is published: a waiter that sees it may free r at
+   * once (user requests), and only requests with a callback stay ours. */
+  mmp__req_cb cb = r->cb;
+  void *cb_arg = r->cb_arg;
+
   if (r->state == MMP__RQ_DONE)
     return;
   cookie_release(e, r);
@@ -141,8 +146,8 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
   atomic_store_explicit(&r->done, 1, memory_order_release);
   /* An internal request hands its completion to its owner (a collective
    * schedule); nobody waits on it, and its owner may post more work. */
-  if (r->cb != NULL)
-    r->cb(r, r->cb_arg);
+  if (cb != NULL)
+    cb(r, cb_arg);
   else
     mmp__engine_notify(e);
 }
