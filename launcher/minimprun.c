@@ -2,7 +2,7 @@
 /*
  * minimprun: the SPMD launcher of libminimp.
  *
- *   minimprun [options] -n N program [args...]
+ *   minimprun [options] [-n N] program [args...]
  *
  * It starts N copies of `program` as one job, serves the job's bootstrap
  * ("rendezvous") service on its own libuv loop, forwards the ranks' output
@@ -10,17 +10,23 @@
  * rank into the job's exit status after stopping every other rank. It links
  * only the bootstrap protocol (libmmpboot), never libminimp itself.
  *
- * Ranks are placed on a table of hosts, each with a number of slots, by
- * run_place(), and started by run_launch(). Today the table holds only this
- * machine and run_launch() only calls uv_spawn; remote hosts (--host,
- * --hostfile, an rsh-like agent such as "ssh HOST CMD...") plug into those
- * two places.
+ * Ranks are placed on a table of hosts, each with a number of slots
+ * (--host, --hostfile; hosts.c), by run_place(). Ranks of this machine are
+ * started directly with uv_spawn (run_launch); every other host gets one
+ * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (remote.c, daemon.c),
+ * which starts that host's ranks and reports their output and exits over
+ * the control connection, so that a remote rank looks like a local one
+ * from here on: the same messages, the same forwarding, the same failure
+ * handling. "minimprun --daemon" is this same program in that role.
  *
- * Every rank gets the parent's environment plus MINIMP_RANK, MINIMP_SIZE,
- * MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY and
- * the -x variables. Rank 0 inherits minimprun's stdin; the others read
- * /dev/null. Each rank runs in its own session and process group, so that
- * signals reach everything it started.
+ * Every local rank gets the parent's environment plus MINIMP_RANK,
+ * MINIMP_SIZE, MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR,
+ * MINIMP_JOB_KEY, MINIMP_IFACE (with --iface) and the -x variables; a
+ * remote rank gets its daemon's environment plus those and every other
+ * MINIMP_* variable of ours (Open MPI forwards only its own variables and
+ * -x ones too). Rank 0 reads minimprun's stdin (inherited, or forwarded to
+ * its daemon); the others read /dev/null. Each rank runs in its own session
+ * and process group, so that signals reach everything it started.
  *
  * Output is forwarded whole lines at a time, so lines of different ranks
  * never mix. Untagged output is passed through byte for byte; a line longer
@@ -30,7 +36,10 @@
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
  * RUN_LOST_GRACE_MS for it; failures of other ranks in that window are
- * taken as consequences.
+ * taken as consequences. A host whose daemon cannot be started or goes
+ * away is a failure of its ranks; once the job is being stopped, a host
+ * that has not reported its ranks' ends RUN_REMOTE_GRACE_MS after the
+ * SIGKILL is given up (its daemon stops them when our connection drops).
  *
  * Exit status:
  *     0  every rank exited 0 (and those that called mmp_init finalized)
@@ -38,8 +47,8 @@
  * 128+s  the first failing rank was killed by signal s
  *     c  the first failure was mmp_abort(c); 1 if c is not in 1..255
  *     1  a rank exited 0 without mmp_finalize (or without mmp_init while
- *        other ranks called it), or lost its bootstrap connection, or
- *        minimprun itself failed
+ *        other ranks called it), or lost its bootstrap connection, or a
+ *        host could not be started or was lost, or minimprun itself failed
  *     2  usage error (unknown option, bad value)
  *   110  --timeout expired
  *   126  the program could not be executed (permission, format)
@@ -48,6 +57,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -58,40 +68,42 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "common.h"
+#include "ctrl.h"
+#include "daemon.h"
+#include "hosts.h"
 #include "minimp.h"
+#include "remote.h"
 #include "transport/boot.h"
+#include "transport/transport.h"
 #include "transport/util.h"
 
 extern char **environ;
 
 #define RUN_MAX_RANKS 65536
-#define RUN_LINE_CAP 65536     /* a longer line is forwarded in chunks */
-#define RUN_KILL_AFTER_MS 1500 /* SIGTERM, then SIGKILL */
-#define RUN_LOST_GRACE_MS 500  /* wait for a lost rank's exit status */
-#define RUN_UNJOINED_MS 300    /* let a HELLO in flight arrive */
-#define RUN_DRAIN_MS 1000      /* wait for output after the last exit */
-#define RUN_HANDSHAKE_MS 10000 /* bootstrap HELLO deadline */
+#define RUN_LINE_CAP 65536       /* a longer line is forwarded in chunks */
+#define RUN_KILL_AFTER_MS 1500   /* SIGTERM, then SIGKILL */
+#define RUN_LOST_GRACE_MS 500    /* wait for a lost rank's exit status */
+#define RUN_UNJOINED_MS 300      /* let a HELLO in flight arrive */
+#define RUN_DRAIN_MS 1000        /* wait for output after the last exit */
+#define RUN_HANDSHAKE_MS 10000   /* bootstrap HELLO deadline */
+#define RUN_REMOTE_GRACE_MS 1000 /* after SIGKILL: remote ends reported */
 #define RUN_EXIT_USAGE 2
 #define RUN_EXIT_TIMEOUT 110
 
 typedef struct run_job_s run_job_t;
 typedef struct run_rank_s run_rank_t;
 
-/* A machine ranks run on. Only this machine exists for now. */
-typedef struct run_host_s {
-  const char *name;
-  int slots;
-  int local; /* 1: started here with uv_spawn */
-} run_host_t;
-
-/* One forwarded output stream of a rank. */
+/* One forwarded output stream: a rank's, or an agent's. */
 typedef struct run_out_s {
-  uv_pipe_t pipe;
-  run_rank_t *rank;
-  int fd;     /* 1 or 2: where the lines go */
-  int inited; /* uv_pipe_init ran */
-  int closed; /* uv_close ran */
-  char *buf;  /* the unfinished line */
+  uv_pipe_t pipe; /* a local rank's pipe */
+  run_job_t *job;
+  const char *tag; /* put before every line */
+  int fd;          /* 1 or 2: where the lines go */
+  int piped;       /* uv_pipe_init ran on `pipe` */
+  int inited;      /* the stream exists */
+  int closed;      /* ended (and uv_close ran on a pipe) */
+  char *buf;       /* the unfinished line */
   size_t len;
   size_t cap;
 } run_out_t;
@@ -99,7 +111,8 @@ typedef struct run_out_s {
 struct run_rank_s {
   run_job_t *job;
   int rank;
-  run_host_t *host;
+  int host;   /* index into job->hl */
+  int remote; /* started by the daemon of its host */
   int local_rank;
   int local_size;
   uv_process_t proc;
@@ -125,18 +138,35 @@ struct run_job_s {
   char **exports; /* -x arguments */
   int nexports;
   char **argv; /* program and its arguments */
+  int map_policy;
+  int oversubscribe;
+  int have_hosts;       /* --host or --hostfile was given */
+  const char *hostfile; /* --hostfile */
+  const char *agent;    /* --agent, as given */
+  const char *launcher; /* --launcher */
+  const char *iface;    /* --iface */
+  char exe[4096];       /* our own path, the default --launcher */
   /* Placement. */
-  run_host_t *hosts;
-  int nhosts;
+  mmp__hostlist_t hl;
   run_rank_t *ranks;
+  int nremote; /* ranks on remote hosts */
+  /* The environment added to every rank: -x, then ours. */
+  char **xenv; /* "NAME=VALUE", borrowed */
+  int nxenv;
+  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
+  int njobvars;
   /* Bootstrap. */
   uint8_t key[MMP__JOB_KEY_LEN];
   char keyhex[2 * MMP__JOB_KEY_LEN + 1];
+  struct sockaddr_storage listen_addr;
   char boot_addr[64];
   mmp__boot_server_t *boot;
   int all_done;
   int njoined;        /* ranks that completed HELLO */
   int unjoined_exits; /* ranks that exited 0 without HELLO */
+  /* Other hosts. */
+  mmp__remote_t *remote;
+  run_out_t *agent_out; /* [2 * hosts]: each agent's stdout and stderr */
   /* Handles of the job itself. */
   uv_signal_t sigint;
   uv_signal_t sigterm;
@@ -145,9 +175,10 @@ struct run_job_s {
   uv_timer_t grace_timer;
   uv_timer_t unjoined_timer;
   uv_timer_t end_timer;
+  uv_timer_t remote_timer; /* give up hosts that do not report */
   int nsignals;
-  int nrunning;    /* spawned and not yet exited */
-  int open_pipes;  /* output pipes not yet at EOF */
+  int nrunning;    /* started (or handed to a daemon) and not yet ended */
+  int open_pipes;  /* rank output streams not yet at EOF */
   int end_started; /* the drain timer runs */
   int end_expired;
   int finishing;
@@ -168,67 +199,14 @@ struct run_job_s {
 
 static void run_maybe_finish(run_job_t *j);
 
-/* ---- Messages ------------------------------------------------------------ */
-
-static void run_say(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static void run_say(const char *fmt, ...) {
-  char line[1024];
-  va_list ap;
-  int n;
-
-  n = snprintf(line, sizeof(line), "minimprun: ");
-  va_start(ap, fmt);
-  vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "%s\n", line);
-}
-
-static const char *run_signame(int sig) {
-  switch (sig) {
-  case SIGHUP:
-    return "SIGHUP";
-  case SIGINT:
-    return "SIGINT";
-  case SIGQUIT:
-    return "SIGQUIT";
-  case SIGILL:
-    return "SIGILL";
-  case SIGTRAP:
-    return "SIGTRAP";
-  case SIGABRT:
-    return "SIGABRT";
-  case SIGBUS:
-    return "SIGBUS";
-  case SIGFPE:
-    return "SIGFPE";
-  case SIGKILL:
-    return "SIGKILL";
-  case SIGUSR1:
-    return "SIGUSR1";
-  case SIGSEGV:
-    return "SIGSEGV";
-  case SIGUSR2:
-    return "SIGUSR2";
-  case SIGPIPE:
-    return "SIGPIPE";
-  case SIGALRM:
-    return "SIGALRM";
-  case SIGTERM:
-    return "SIGTERM";
-  case SIGXCPU:
-    return "SIGXCPU";
-  case SIGXFSZ:
-    return "SIGXFSZ";
-  case SIGSYS:
-    return "SIGSYS";
-  default:
-    return "?";
-  }
+/* "rank 3 (pid 4711)", or "rank 3 (pid 4711 on node7)" on another host. */
+static const char *run_who(const run_rank_t *r, char *buf, size_t len) {
+  if (r->remote)
+    snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, r->pid,
+             r->job->hl.hosts[r->host].name);
+  else
+    snprintf(buf, len, "rank %d (pid %d)", r->rank, r->pid);
+  return buf;
 }
 
 /* The text of an MMP_E* code, from the header's X-macro list: minimprun
@@ -244,7 +222,6 @@ static const char *run_errstr(int err) {
     return "unknown error";
   }
 }
-
 /* ---- Output forwarding --------------------------------------------------- */
 
 /* Writes all of p to fd, waiting if fd is non-blocking; drops the output
@@ -293,10 +270,10 @@ static void run_scratch_add(run_job_t *j, int fd, const char *p, size_t n) {
  * line): tag + a + b, and a newline if tagged output needs one. */
 static void run_emit(run_out_t *o, const char *a, size_t na, const char *b,
                      size_t nb) {
-  run_job_t *j = o->rank->job;
+  run_job_t *j = o->job;
   const char *last = nb > 0 ? b + nb - 1 : na > 0 ? a + na - 1 : NULL;
 
-  run_scratch_add(j, o->fd, o->rank->tag, strlen(o->rank->tag));
+  run_scratch_add(j, o->fd, o->tag, strlen(o->tag));
   run_scratch_add(j, o->fd, a, na);
   run_scratch_add(j, o->fd, b, nb);
   /* Untagged output is passed through byte for byte. */
@@ -346,7 +323,7 @@ static void run_hold(run_out_t *o, const char *d, size_t n) {
  * holding complete lines only, so lines of different ranks never mix.
  */
 static void run_feed(run_out_t *o, const char *d, size_t n) {
-  run_job_t *j = o->rank->job;
+  run_job_t *j = o->job;
 
   while (n > 0) {
     const char *nl = memchr(d, '\n', n);
@@ -378,7 +355,7 @@ static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 
   (void)hint;
   /* One buffer serves every pipe: each read is consumed at once. */
-  *buf = uv_buf_init(o->rank->job->rbuf, sizeof(o->rank->job->rbuf));
+  *buf = uv_buf_init(o->job->rbuf, sizeof(o->job->rbuf));
 }
 
 static void run_out_on_close(uv_handle_t *h) {
@@ -389,21 +366,37 @@ static void run_out_on_close(uv_handle_t *h) {
   o->cap = o->len = 0;
 }
 
-/* Flushes the unfinished line and closes the pipe. */
-static void run_out_close(run_out_t *o) {
+/* Sets up a stream that lines are fed into. */
+static void run_out_init(run_out_t *o, run_job_t *j, const char *tag, int fd) {
+  o->job = j;
+  o->tag = tag;
+  o->fd = fd;
+  o->inited = 1;
+}
+
+/* Flushes the unfinished line and ends the stream (closing its pipe). A
+ * rank's stream counts in open_pipes; an agent's does not. */
+static void run_out_close(run_out_t *o, int counted) {
   run_job_t *j;
 
   if (!o->inited || o->closed)
     return;
-  j = o->rank->job;
+  j = o->job;
   if (o->len > 0) {
     run_emit(o, o->buf, o->len, NULL, 0);
     run_scratch_flush(j, o->fd);
     o->len = 0;
   }
   o->closed = 1;
-  j->open_pipes--;
-  uv_close((uv_handle_t *)&o->pipe, run_out_on_close);
+  if (counted)
+    j->open_pipes--;
+  if (o->piped) {
+    uv_close((uv_handle_t *)&o->pipe, run_out_on_close);
+  } else {
+    free(o->buf);
+    o->buf = NULL;
+    o->cap = 0;
+  }
 }
 
 static void run_out_on_read(uv_stream_t *st, ssize_t nread,
@@ -413,56 +406,97 @@ static void run_out_on_read(uv_stream_t *st, ssize_t nread,
   if (nread > 0) {
     run_feed(o, buf->base, (size_t)nread);
   } else if (nread < 0) {
-    run_out_close(o);
-    run_maybe_finish(o->rank->job);
+    run_out_close(o, 1);
+    run_maybe_finish(o->job);
   }
 }
 
 /* ---- Stopping ranks ------------------------------------------------------ */
 
-/* Signals a rank's whole process group. */
+/* Signals a local rank's whole process group; remote ranks are signalled
+ * by their daemons. */
 static void run_kill(run_rank_t *r, int sig) {
-  if (!r->spawned || r->pid <= 0)
+  if (r->remote || !r->spawned || r->exited)
     return;
-  if (kill(-r->pid, sig) != 0 && !r->exited)
-    kill(r->pid, sig);
+  mmp__kill_group(r->pid, sig);
 }
 
 static void run_kill_all(run_job_t *j, int sig) {
   int i;
 
   for (i = 0; i < j->n; i++)
-    if (j->ranks[i].spawned && !j->ranks[i].exited)
-      run_kill(&j->ranks[i], sig);
+    run_kill(&j->ranks[i], sig);
+  mmp__remote_signal(j->remote, sig);
+}
+
+static void run_close_outs(run_rank_t *r) {
+  run_out_close(&r->out[0], 1);
+  run_out_close(&r->out[1], 1);
+}
+
+/* A remote rank whose end will never be reported: its host is gone, or
+ * gave no sign in time. Its daemon (if any) stops it. */
+static void run_rank_gone(run_rank_t *r) {
+  if (r->exited)
+    return;
+  r->exited = 1;
+  r->status = -1;
+  r->job->nrunning--;
+  run_close_outs(r);
+}
+
+static void run_on_remote_timer(uv_timer_t *t) {
+  run_job_t *j = t->data;
+  int i;
+
+  for (i = 0; i < j->n; i++)
+    if (j->ranks[i].remote && !j->ranks[i].exited) {
+      if (j->verbose)
+        mmp__say("no word on rank %d from host %s; giving it up", i,
+                 j->hl.hosts[j->ranks[i].host].name);
+      run_rank_gone(&j->ranks[i]);
+    }
+  run_maybe_finish(j);
+}
+
+/* SIGKILL to every rank; hosts that cannot report it are given up soon. */
+static void run_kill_hard(run_job_t *j) {
+  run_kill_all(j, SIGKILL);
+  if (j->nremote > 0 && !uv_is_active((uv_handle_t *)&j->remote_timer))
+    uv_timer_start(&j->remote_timer, run_on_remote_timer, RUN_REMOTE_GRACE_MS,
+                   0);
 }
 
 static void run_on_kill_timer(uv_timer_t *t) {
   run_job_t *j = t->data;
 
   if (j->nrunning > 0 && j->verbose)
-    run_say("%d rank(s) still running; sending SIGKILL", j->nrunning);
-  run_kill_all(j, SIGKILL);
+    mmp__say("%d rank(s) still running; sending SIGKILL", j->nrunning);
+  run_kill_hard(j);
 }
 
 /* Records the job's failure (only the first), reports it in one line and
- * stops every rank: SIGTERM now, SIGKILL after RUN_KILL_AFTER_MS. `rank`
- * is the rank that caused it, or -1. */
+ * stops every rank: SIGTERM now, SIGKILL after RUN_KILL_AFTER_MS (daemons
+ * do the same with theirs). `rank` is the rank that caused it, or -1. */
 static void run_fail(run_job_t *j, int rank, int code, const char *msg) {
+  int i;
+
   if (j->failed)
     return;
   j->failed = 1;
   j->exit_code = code;
   j->first_lost = NULL;
   uv_timer_stop(&j->grace_timer);
-  run_say("%s", msg);
+  mmp__say("%s", msg);
   if (j->boot != NULL)
     mmp__boot_server_broadcast(j->boot, MMP__BOOT_EV_ABORT, rank, code, msg,
                                -1);
-  run_kill_all(j, SIGTERM);
+  for (i = 0; i < j->n; i++)
+    run_kill(&j->ranks[i], SIGTERM);
+  mmp__remote_kill(j->remote);
   if (j->nrunning > 0)
     uv_timer_start(&j->kill_timer, run_on_kill_timer, RUN_KILL_AFTER_MS, 0);
 }
-
 /* A rank's failure. While we wait to learn how an earlier lost rank ended,
  * it is kept aside: that rank's loss likely caused this one. */
 static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
@@ -484,14 +518,13 @@ static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
 static void run_on_grace(uv_timer_t *t) {
   run_job_t *j = t->data;
   run_rank_t *r = j->first_lost;
-  char msg[512];
+  char msg[512], who[320];
 
   if (r == NULL || j->failed)
     return;
   j->first_lost = NULL;
-  snprintf(msg, sizeof(msg),
-           "rank %d (pid %d) lost its bootstrap connection: %s", r->rank,
-           r->pid, r->lost_reason);
+  snprintf(msg, sizeof(msg), "%s lost its bootstrap connection: %s",
+           run_who(r, who, sizeof(who)), r->lost_reason);
   run_fail(j, r->rank, 1, msg);
 }
 
@@ -506,7 +539,7 @@ static void run_on_grace(uv_timer_t *t) {
  */
 static void run_on_unjoined(uv_timer_t *t) {
   run_job_t *j = t->data;
-  char msg[512];
+  char msg[512], who[320];
   int i;
 
   if (j->failed || j->njoined == 0)
@@ -515,9 +548,9 @@ static void run_on_unjoined(uv_timer_t *t) {
     run_rank_t *r = &j->ranks[i];
     if (r->exited && r->signo == 0 && r->status == 0 && !r->joined) {
       snprintf(msg, sizeof(msg),
-               "rank %d (pid %d) exited with code 0 without calling "
-               "mmp_init, while other ranks did",
-               r->rank, r->pid);
+               "%s exited with code 0 without calling mmp_init, while other "
+               "ranks did",
+               run_who(r, who, sizeof(who)));
       run_rank_fail(j, r, 1, msg);
       return;
     }
@@ -539,19 +572,19 @@ static void run_on_joined(void *ctx, int rank, const char *host, int pid) {
   if (r->exited && r->signo == 0 && r->status == 0)
     j->unjoined_exits--; /* its HELLO was still on the way */
   if (j->verbose)
-    run_say("rank %d joined the bootstrap (host %s, pid %d)", rank, host, pid);
+    mmp__say("rank %d joined the bootstrap (host %s, pid %d)", rank, host, pid);
   run_check_unjoined(j);
 }
 
 static void run_on_lost(void *ctx, int rank, const char *reason) {
   run_job_t *j = ctx;
   run_rank_t *r = &j->ranks[rank];
-  char msg[512];
+  char msg[512], who[320];
 
   r->lost = 1;
   snprintf(r->lost_reason, sizeof(r->lost_reason), "%s", reason);
   if (j->verbose)
-    run_say("rank %d left the bootstrap without finalizing: %s", rank, reason);
+    mmp__say("rank %d left the bootstrap without finalizing: %s", rank, reason);
   if (j->failed) {
     run_maybe_finish(j);
     return;
@@ -560,9 +593,8 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
     /* A failed exit was reported already; a clean one was not clean. */
     if (r->signo == 0 && r->status == 0) {
       snprintf(msg, sizeof(msg),
-               "rank %d (pid %d) exited with code 0 without calling "
-               "mmp_finalize",
-               r->rank, r->pid);
+               "%s exited with code 0 without calling mmp_finalize",
+               run_who(r, who, sizeof(who)));
       run_rank_fail(j, r, 1, msg);
     }
     run_maybe_finish(j);
@@ -579,10 +611,11 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
 static void run_on_abort(void *ctx, int rank, int code, const char *message) {
   run_job_t *j = ctx;
   run_rank_t *r = &j->ranks[rank];
-  char msg[512];
+  char msg[512], who[320];
 
-  snprintf(msg, sizeof(msg), "rank %d (pid %d) called mmp_abort(%d)%s%s", rank,
-           r->pid, code, message[0] != '\0' ? ": " : "", message);
+  snprintf(msg, sizeof(msg), "%s called mmp_abort(%d)%s%s",
+           run_who(r, who, sizeof(who)), code, message[0] != '\0' ? ": " : "",
+           message);
   run_rank_fail(j, r, code >= 1 && code <= 255 ? code : 1, msg);
 }
 
@@ -591,44 +624,43 @@ static void run_on_all_done(void *ctx) {
 
   j->all_done = 1;
   if (j->verbose)
-    run_say("every rank finalized");
+    mmp__say("every rank finalized");
   run_maybe_finish(j);
 }
 
 /* ---- Processes ----------------------------------------------------------- */
 
-static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
-  run_rank_t *r = p->data;
+/* A rank ended, here or on another host: judge how. */
+static void run_rank_ended(run_rank_t *r, int64_t status, int signo) {
   run_job_t *j = r->job;
-  char msg[512];
+  char msg[512], who[320];
   int code = 0;
 
   r->exited = 1;
   r->status = status;
   r->signo = signo;
   j->nrunning--;
-  uv_close((uv_handle_t *)p, NULL);
+  run_who(r, who, sizeof(who));
   if (signo != 0) {
-    snprintf(msg, sizeof(msg), "rank %d (pid %d) killed by signal %d (%s)",
-             r->rank, r->pid, signo, run_signame(signo));
+    snprintf(msg, sizeof(msg), "%s killed by signal %d (%s)", who, signo,
+             mmp__signame(signo));
     code = 128 + signo;
   } else if (status != 0) {
-    snprintf(msg, sizeof(msg), "rank %d (pid %d) exited with code %d", r->rank,
-             r->pid, (int)status);
+    snprintf(msg, sizeof(msg), "%s exited with code %d", who, (int)status);
     code = (int)(status & 0xff) != 0 ? (int)(status & 0xff) : 1;
   } else if (r->lost) {
     snprintf(msg, sizeof(msg),
-             "rank %d (pid %d) exited with code 0 without calling "
+             "%s exited with code 0 without calling "
              "mmp_finalize",
-             r->rank, r->pid);
+             who);
     code = 1;
   } else if (!r->joined) {
     j->unjoined_exits++;
     run_check_unjoined(j);
   }
   if (j->verbose)
-    run_say("rank %d (pid %d) ended: %s", r->rank, r->pid,
-            code != 0 ? msg : "exit code 0");
+    mmp__say("%s ended: %s", who,
+             code != 0 ? msg + strlen(who) + 1 : "exit code 0");
   if (code != 0) {
     if (j->first_lost == r) {
       /* The lost rank's own status, which is what the user wants. */
@@ -640,96 +672,119 @@ static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
   run_maybe_finish(j);
 }
 
-/* Environment entries every rank inherits unchanged. */
-static int run_env_overridden(const run_job_t *j, const char *entry) {
-  static const char *const ours[] = {"MINIMP_RANK",       "MINIMP_SIZE",
-                                     "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE",
-                                     "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY"};
-  const char *eq = strchr(entry, '=');
-  size_t n = eq != NULL ? (size_t)(eq - entry) : strlen(entry);
-  size_t i;
+static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
+  uv_close((uv_handle_t *)p, NULL);
+  run_rank_ended(p->data, status, signo);
+}
+
+/* A rank could not be started (err is a libuv error): like a shell, 127
+ * when not found, 126 when not executable. */
+static void run_start_failed(run_job_t *j, run_rank_t *r, int err) {
+  int code = mmp__spawn_exit_code(err);
+  char where[300] = "", msg[640];
+
+  if (r->remote)
+    snprintf(where, sizeof(where), " on host %s", j->hl.hosts[r->host].name);
+  /* libuv's codes are negated errno values here; strerror reads best. */
+  if (code != 1)
+    snprintf(msg, sizeof(msg), "cannot start '%s'%s: %s", j->argv[0], where,
+             strerror(-err));
+  else
+    snprintf(msg, sizeof(msg), "cannot start rank %d of '%s'%s: %s", r->rank,
+             j->argv[0], where, strerror(-err));
+  run_fail(j, r->rank, code, msg);
+}
+
+/* The entry of our environment that sets `name`, or NULL. */
+static char *run_env_entry(const char *name) {
+  size_t n = strlen(name);
+  int i;
+
+  for (i = 0; environ[i] != NULL; i++)
+    if (strncmp(environ[i], name, n) == 0 && environ[i][n] == '=')
+      return environ[i];
+  return NULL;
+}
+
+/* The -x variables as "NAME=VALUE" entries, and the job's own ones. */
+static int run_job_env(run_job_t *j) {
   int k;
 
-  for (i = 0; i < MMP__ARRAY_SIZE(ours); i++)
-    if (strlen(ours[i]) == n && memcmp(ours[i], entry, n) == 0)
-      return 1;
+  j->xenv = calloc((size_t)j->nexports + 1, sizeof(*j->xenv));
+  if (j->xenv == NULL)
+    return MMP_ENOMEM;
   for (k = 0; k < j->nexports; k++) {
-    const char *x = j->exports[k];
-    const char *xeq = strchr(x, '=');
-    if (xeq != NULL && (size_t)(xeq - x) == n && memcmp(x, entry, n) == 0)
-      return 1;
+    char *e = strchr(j->exports[k], '=') != NULL ? j->exports[k]
+                                                 : run_env_entry(j->exports[k]);
+    if (e == NULL)
+      mmp__say("warning: -x %s: %s is not set", j->exports[k], j->exports[k]);
+    else
+      j->xenv[j->nxenv++] = e;
   }
+  snprintf(j->jobvars[0], sizeof(j->jobvars[0]), "MINIMP_SIZE=%d", j->n);
+  snprintf(j->jobvars[1], sizeof(j->jobvars[1]), "MINIMP_BOOT_ADDR=%s",
+           j->boot_addr);
+  snprintf(j->jobvars[2], sizeof(j->jobvars[2]), "MINIMP_JOB_KEY=%s",
+           j->keyhex);
+  j->njobvars = 3;
+  if (j->iface != NULL)
+    snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
+             "MINIMP_IFACE=%s", j->iface);
   return 0;
 }
 
-/* The environment shared by all ranks: ours, minus what we set per rank,
- * plus -x VAR=VAL. Returns a NULL-terminated array of borrowed strings. */
-static char **run_base_env(run_job_t *j, size_t *count) {
-  size_t n = 0, i = 0;
-  char **env;
-  int k;
-
-  while (environ[n] != NULL)
-    n++;
-  env = malloc((n + (size_t)j->nexports + 1) * sizeof(*env));
-  if (env == NULL)
-    return NULL;
-  for (n = 0; environ[n] != NULL; n++)
-    if (!run_env_overridden(j, environ[n]))
-      env[i++] = environ[n];
-  for (k = 0; k < j->nexports; k++) {
-    if (strchr(j->exports[k], '=') != NULL)
-      env[i++] = j->exports[k];
-    else if (getenv(j->exports[k]) == NULL)
-      run_say("warning: -x %s: %s is not set", j->exports[k], j->exports[k]);
-    /* A set -x VAR is in our environment already. */
-  }
-  env[i] = NULL;
-  *count = i;
-  return env;
+/* The variables that differ between ranks, in `vars` (3 x 48 bytes). */
+static void run_rank_vars(const run_rank_t *r, char vars[3][48], char *v[3]) {
+  snprintf(vars[0], sizeof(vars[0]), "MINIMP_RANK=%d", r->rank);
+  snprintf(vars[1], sizeof(vars[1]), "MINIMP_LOCAL_RANK=%d", r->local_rank);
+  snprintf(vars[2], sizeof(vars[2]), "MINIMP_LOCAL_SIZE=%d", r->local_size);
+  v[0] = vars[0];
+  v[1] = vars[1];
+  v[2] = vars[2];
 }
 
-/*
- * Starts one rank on its host. Local hosts use uv_spawn; a remote host
- * will run "agent HOST env VAR=... program args" here instead.
- * Returns 0 or a libuv error.
- */
+/* Every entry added to a rank's environment but its own three: -x, then
+ * the job's variables. NULL-terminated; the caller frees the array. */
+static char **run_shared_env(run_job_t *j, size_t *count) {
+  char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 1) * sizeof(*v));
+  size_t n = 0;
+  int k;
+
+  if (v == NULL)
+    return NULL;
+  for (k = 0; k < j->nxenv; k++)
+    if (!mmp__env_sets((char *const *)j->xenv + k + 1,
+                       (size_t)(j->nxenv - k - 1), j->xenv[k]))
+      v[n++] = j->xenv[k]; /* the last -x of a name wins */
+  for (k = 0; k < j->njobvars; k++)
+    if (!mmp__env_sets(v, n, j->jobvars[k]))
+      v[n++] = j->jobvars[k];
+  v[n] = NULL;
+  *count = n;
+  return v;
+}
+
+/* Starts one rank of this machine with uv_spawn. Returns 0 or a libuv
+ * error. */
 static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
-  uv_process_options_t o;
-  uv_stdio_container_t stdio[3];
+  mmp__spawn_t s;
   int rc, k;
 
-  if (!r->host->local)
-    return UV_ENOTSUP;
-  memset(&o, 0, sizeof(o));
-  memset(stdio, 0, sizeof(stdio));
-  if (r->rank == 0) {
-    stdio[0].flags = UV_INHERIT_FD;
-    stdio[0].data.fd = 0;
-  } else {
-    stdio[0].flags = UV_IGNORE; /* /dev/null */
-  }
+  memset(&s, 0, sizeof(s));
+  s.argv = j->argv;
+  s.env = env;
+  s.in_mode = r->rank == 0 ? MMP__STDIN_INHERIT : MMP__STDIN_NULL;
   for (k = 0; k < 2; k++) {
     run_out_t *out = &r->out[k];
-    out->rank = r;
-    out->fd = k + 1;
+    run_out_init(out, j, r->tag, k + 1);
     uv_pipe_init(&j->loop, &out->pipe, 0);
     out->pipe.data = out;
-    out->inited = 1;
-    stdio[k + 1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[k + 1].data.stream = (uv_stream_t *)&out->pipe;
+    out->piped = 1;
+    s.out[k] = &out->pipe;
   }
-  o.file = j->argv[0];
-  o.args = j->argv;
-  o.env = env;
-  o.stdio = stdio;
-  o.stdio_count = 3;
-  o.exit_cb = run_on_exit;
-  /* A session (and process group) of its own, so signals can reach all
-   * that the rank started, and a terminal's ^C reaches only minimprun. */
-  o.flags = UV_PROCESS_DETACHED;
+  s.exit_cb = run_on_exit;
   r->proc.data = r;
-  rc = uv_spawn(&j->loop, &r->proc, &o);
+  rc = mmp__spawn(&j->loop, &r->proc, &s);
   if (rc != 0) {
     /* The handles exist even when spawning failed. */
     uv_close((uv_handle_t *)&r->proc, NULL);
@@ -746,62 +801,265 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
     j->open_pipes++;
     if (uv_read_start((uv_stream_t *)&r->out[k].pipe, run_out_alloc,
                       run_out_on_read) != 0)
-      run_out_close(&r->out[k]);
+      run_out_close(&r->out[k], 1);
   }
   return 0;
 }
 
-/* Spawns every rank, in rank order, each with its own MINIMP_* variables. */
-static void run_spawn_all(run_job_t *j) {
-  size_t nbase, i;
-  char **base = run_base_env(j, &nbase);
-  char **env = NULL;
-  char vars[6][96];
-  char msg[512];
-  int r, rc, code;
+/* Spawns every rank of this machine, in rank order. */
+static void run_spawn_local(run_job_t *j) {
+  char vars[3][48], *v[3], **shared, **env = NULL;
+  size_t nshared = 0, nenv = 0;
+  int r;
 
-  if (base != NULL)
-    env = malloc((nbase + 7) * sizeof(*env));
+  if (j->nremote == j->n)
+    return;
+  run_rank_vars(&j->ranks[0], vars, v);
+  shared = run_shared_env(j, &nshared);
+  /* Every rank sets the same three names, so one environment serves all
+   * with its last three entries replaced. */
+  if (shared != NULL)
+    env = mmp__env_merge(environ, shared, nshared, v, 3);
+  free(shared);
   if (env == NULL) {
-    free(base);
     run_fail(j, -1, 1, "out of memory");
     return;
   }
-  memcpy(env, base, nbase * sizeof(*env));
+  while (env[nenv] != NULL)
+    nenv++;
   for (r = 0; r < j->n && !j->failed; r++) {
     run_rank_t *rk = &j->ranks[r];
-    snprintf(vars[0], sizeof(vars[0]), "MINIMP_RANK=%d", r);
-    snprintf(vars[1], sizeof(vars[1]), "MINIMP_SIZE=%d", j->n);
-    snprintf(vars[2], sizeof(vars[2]), "MINIMP_LOCAL_RANK=%d", rk->local_rank);
-    snprintf(vars[3], sizeof(vars[3]), "MINIMP_LOCAL_SIZE=%d", rk->local_size);
-    snprintf(vars[4], sizeof(vars[4]), "MINIMP_BOOT_ADDR=%s", j->boot_addr);
-    snprintf(vars[5], sizeof(vars[5]), "MINIMP_JOB_KEY=%s", j->keyhex);
-    for (i = 0; i < 6; i++)
-      env[nbase + i] = vars[i];
-    env[nbase + 6] = NULL;
-    rc = run_launch(j, rk, env);
-    if (rc == 0) {
-      if (j->verbose)
-        run_say("rank %d started (pid %d)", r, rk->pid);
+    int rc;
+    if (rk->remote)
       continue;
-    }
-    /* Like a shell: 127 when not found, 126 when not executable. */
-    code = rc == UV_ENOENT                                       ? 127
-           : rc == UV_EACCES || rc == UV_EPERM || rc == -ENOEXEC ? 126
-                                                                 : 1;
-    /* libuv's codes are negated errno values here; strerror reads best. */
-    if (code != 1)
-      snprintf(msg, sizeof(msg), "cannot start '%s': %s", j->argv[0],
-               strerror(-rc));
-    else
-      snprintf(msg, sizeof(msg), "cannot start rank %d of '%s': %s", r,
-               j->argv[0], strerror(-rc));
-    run_fail(j, r, code, msg);
+    run_rank_vars(rk, vars, v);
+    memcpy(env + nenv - 3, v, sizeof(v));
+    rc = run_launch(j, rk, env);
+    if (rc != 0)
+      run_start_failed(j, rk, rc);
+    else if (j->verbose)
+      mmp__say("rank %d started (pid %d)", r, rk->pid);
   }
   free(env);
-  free(base);
+}
+/* ---- Other hosts -----------------------------------------------------------
+ */
+
+static void run_rm_started(void *ctx, int rank, int pid, int err) {
+  run_job_t *j = ctx;
+  run_rank_t *r = &j->ranks[rank];
+
+  if (r->spawned || r->exited)
+    return;
+  if (err != 0) {
+    run_start_failed(j, r, err);
+    run_rank_gone(r);
+    run_maybe_finish(j);
+    return;
+  }
+  r->spawned = 1;
+  r->pid = pid;
+  if (j->verbose)
+    mmp__say("rank %d started (pid %d on %s)", rank, pid,
+             j->hl.hosts[r->host].name);
 }
 
+static void run_rm_output(void *ctx, int rank, int fd, const char *data,
+                          size_t n) {
+  run_job_t *j = ctx;
+  run_out_t *o = &j->ranks[rank].out[fd - 1];
+
+  if (o->closed)
+    return;
+  if (n > 0) {
+    run_feed(o, data, n);
+  } else {
+    run_out_close(o, 1);
+    run_maybe_finish(j);
+  }
+}
+
+static void run_rm_exited(void *ctx, int rank, int64_t status, int signo) {
+  run_job_t *j = ctx;
+
+  if (!j->ranks[rank].exited)
+    run_rank_ended(&j->ranks[rank], status, signo);
+}
+
+/* A host is gone. It is a failure if ranks there had not ended yet. */
+static void run_rm_host_lost(void *ctx, int id, const char *msg) {
+  run_job_t *j = ctx;
+  int i, first = -1;
+
+  for (i = 0; i < j->n; i++)
+    if (j->ranks[i].host == id && !j->ranks[i].exited && first < 0)
+      first = i;
+  if (msg != NULL && first >= 0)
+    run_fail(j, first, 1, msg);
+  else if (msg != NULL && j->verbose)
+    mmp__say("%s", msg);
+  for (i = 0; i < j->n; i++)
+    if (j->ranks[i].host == id)
+      run_rank_gone(&j->ranks[i]);
+  run_maybe_finish(j);
+}
+
+static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
+                                size_t n) {
+  run_job_t *j = ctx;
+  run_out_t *o = &j->agent_out[2 * id + fd - 1];
+
+  if (o->closed)
+    return;
+  if (n > 0)
+    run_feed(o, data, n);
+  else
+    run_out_close(o, 0);
+}
+
+/* The LAUNCH message of host h: the program, the shared environment and
+ * its ranks. Returns 0 or MMP_ENOMEM. */
+static int run_encode_launch(run_job_t *j, int h, char **shared,
+                             const char *cwd, mmp__remote_host_t *rh) {
+  char vars[3][48], *v[3];
+  mmp__boot_wr_t w;
+  int r;
+
+  mmp__boot_wr_init(&w);
+  mmp__ctrl_launch_begin(&w, j->verbose ? MMP__CTRL_LAUNCH_VERBOSE : 0, cwd,
+                         j->argv, shared, j->hl.hosts[h].nranks);
+  for (r = 0; r < j->n; r++) {
+    if (j->ranks[r].host != h)
+      continue;
+    run_rank_vars(&j->ranks[r], vars, v);
+    mmp__ctrl_launch_rank(&w, r, r == 0 ? MMP__CTRL_RANK_STDIN : 0, v, 3);
+  }
+  if (mmp__ctrl_finish(&w, MMP__C_LAUNCH) != 0)
+    return MMP_ENOMEM;
+  rh->launch = w.buf;
+  rh->launch_len = w.len;
+  return 0;
+}
+
+/* What a remote rank's environment adds: every MINIMP_* variable of ours
+ * that the job does not set itself, then the shared entries. */
+static char **run_remote_env(run_job_t *j) {
+  char vars[3][48], *v[3], **shared, **env;
+  size_t nshared = 0, n = 0, i;
+  int k;
+
+  shared = run_shared_env(j, &nshared);
+  for (k = 0; environ[k] != NULL; k++)
+    n++;
+  env = shared != NULL ? malloc((n + nshared + 1) * sizeof(*env)) : NULL;
+  if (env == NULL) {
+    free(shared);
+    return NULL;
+  }
+  run_rank_vars(&j->ranks[0], vars, v);
+  n = 0;
+  for (k = 0; environ[k] != NULL; k++)
+    if (strncmp(environ[k], "MINIMP_", 7) == 0 &&
+        !mmp__env_sets(shared, nshared, environ[k]) &&
+        !mmp__env_sets(v, 3, environ[k]))
+      env[n++] = environ[k];
+  for (i = 0; i < nshared; i++)
+    env[n++] = shared[i];
+  env[n] = NULL;
+  free(shared);
+  return env;
+}
+
+/* Splits --agent on white space into a NULL-terminated word list, held in
+ * one allocation. */
+static char **run_split_words(const char *s) {
+  size_t len = strlen(s), nw = len / 2 + 2, i = 0;
+  char **w = malloc(nw * sizeof(*w) + len + 1);
+  char *p, *tok, *save = NULL;
+
+  if (w == NULL)
+    return NULL;
+  p = (char *)(w + nw);
+  memcpy(p, s, len + 1);
+  for (tok = strtok_r(p, " \t\n", &save); tok != NULL;
+       tok = strtok_r(NULL, " \t\n", &save))
+    w[i++] = tok;
+  w[i] = NULL;
+  return w;
+}
+
+static const mmp__remote_cb_t run_rm_cb = {
+    NULL,          run_rm_started,   run_rm_output,
+    run_rm_exited, run_rm_host_lost, run_rm_agent_output};
+
+/* Fills the remote host table and the options of mmp__remote_start(). */
+static int run_remote_hosts(run_job_t *j, mmp__remote_host_t *rh, int *ranks,
+                            char **env, const char *cwd) {
+  int h, r, nrh = 0, used = 0;
+
+  for (h = 0; h < j->hl.n; h++) {
+    mmp__host_t *host = &j->hl.hosts[h];
+    if (host->local || host->nranks == 0)
+      continue;
+    rh[nrh].name = host->name;
+    rh[nrh].id = h;
+    rh[nrh].ranks = ranks + used;
+    for (r = 0; r < j->n; r++)
+      if (j->ranks[r].host == h)
+        ranks[used++] = r;
+    rh[nrh].nranks = host->nranks;
+    if (run_encode_launch(j, h, env, cwd, &rh[nrh]) != 0)
+      return -1;
+    nrh++;
+  }
+  return nrh;
+}
+
+/* Starts the control server and one agent per remote host. */
+static int run_start_remote(run_job_t *j, char **agent, const char *launcher) {
+  mmp__remote_opts_t o;
+  mmp__remote_cb_t cb = run_rm_cb;
+  mmp__remote_host_t *rh = calloc((size_t)j->hl.n, sizeof(*rh));
+  int *ranks = malloc((size_t)j->n * sizeof(*ranks));
+  char **env = run_remote_env(j), cwd[4096];
+  size_t cwdlen = sizeof(cwd);
+  int nrh = -1, rc = MMP_ENOMEM, h, r, k;
+
+  j->agent_out = calloc((size_t)j->hl.n * 2, sizeof(*j->agent_out));
+  if (uv_cwd(cwd, &cwdlen) != 0)
+    snprintf(cwd, sizeof(cwd), "/");
+  if (rh != NULL && ranks != NULL && env != NULL && j->agent_out != NULL)
+    nrh = run_remote_hosts(j, rh, ranks, env, cwd);
+  memset(&o, 0, sizeof(o));
+  o.addr = (const struct sockaddr *)&j->listen_addr;
+  o.key = j->key;
+  o.agent = agent;
+  o.launcher = launcher;
+  o.stdin_rank = j->ranks[0].remote ? 0 : -1;
+  cb.ctx = j;
+  if (nrh >= 0)
+    rc = mmp__remote_start(&j->loop, &o, rh, nrh, &cb, &j->remote);
+  else
+    for (h = 0; h < j->hl.n; h++)
+      free(rh != NULL ? rh[h].launch : NULL);
+  free(rh);
+  free(ranks);
+  free(env);
+  if (rc != 0)
+    return rc;
+  for (h = 0; h < j->hl.n; h++)
+    for (k = 0; k < 2; k++)
+      run_out_init(&j->agent_out[2 * h + k], j, "", k + 1);
+  for (r = 0; r < j->n; r++) {
+    if (!j->ranks[r].remote)
+      continue;
+    run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
+    run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
+    j->nrunning++;
+    j->open_pipes += 2;
+  }
+  return 0;
+}
 /* ---- Signals, timeout, end ----------------------------------------------- */
 
 static void run_on_signal(uv_signal_t *h, int signo) {
@@ -809,11 +1067,11 @@ static void run_on_signal(uv_signal_t *h, int signo) {
 
   if (++j->nsignals == 1) {
     if (j->verbose)
-      run_say("received %s; forwarding it to every rank", run_signame(signo));
+      mmp__say("received %s; forwarding it to every rank", mmp__signame(signo));
     run_kill_all(j, signo);
   } else {
-    run_say("received %s again; killing every rank", run_signame(signo));
-    run_kill_all(j, SIGKILL);
+    mmp__say("received %s again; killing every rank", mmp__signame(signo));
+    run_kill_hard(j);
   }
 }
 
@@ -852,17 +1110,21 @@ static int run_settled(const run_job_t *j) {
 }
 
 static void run_finish(run_job_t *j) {
-  int i, k;
+  int i;
 
   j->finishing = 1;
   for (i = 0; i < j->n; i++) {
     run_rank_t *r = &j->ranks[i];
-    for (k = 0; k < 2; k++)
-      run_out_close(&r->out[k]);
+    run_close_outs(r);
     /* Nothing the rank started may outlive the job. */
-    if (r->spawned)
+    if (r->spawned && !r->remote)
       kill(-r->pid, SIGKILL);
   }
+  for (i = 0; j->agent_out != NULL && i < 2 * j->hl.n; i++)
+    run_out_close(&j->agent_out[i], 0);
+  /* Daemons stop what is left of their ranks when this drops. */
+  mmp__remote_stop(j->remote);
+  j->remote = NULL;
   if (j->boot != NULL) {
     mmp__boot_server_stop(j->boot, NULL, NULL);
     j->boot = NULL;
@@ -874,6 +1136,7 @@ static void run_finish(run_job_t *j) {
   uv_close((uv_handle_t *)&j->grace_timer, NULL);
   uv_close((uv_handle_t *)&j->unjoined_timer, NULL);
   uv_close((uv_handle_t *)&j->end_timer, NULL);
+  uv_close((uv_handle_t *)&j->remote_timer, NULL);
 }
 
 /* Ends the job once every rank exited, its output drained (or
@@ -898,24 +1161,45 @@ static void run_maybe_finish(run_job_t *j) {
 /* ---- Options ------------------------------------------------------------- */
 
 static void run_usage(FILE *f) {
-  fprintf(f, "Usage: minimprun [options] -n N program [args...]\n"
-             "Starts N copies of program on this machine as one libminimp "
-             "job.\n"
+  fprintf(f, "Usage: minimprun [options] [-n N] program [args...]\n"
+             "Starts N copies of program, here or on other hosts, as one "
+             "libminimp job.\n"
              "\n"
              "Options:\n"
-             "  -n, -np N        number of ranks to start (required)\n"
-             "  --tag-output     prefix every output line with \"[rank] \"\n"
-             "  --timeout S      stop the job after S seconds (exit 110)\n"
-             "  -x VAR           export VAR from this environment\n"
-             "  -x VAR=VALUE     set VAR to VALUE in every rank\n"
-             "  --verbose        report what the launcher does on stderr\n"
-             "  -h, --help       show this help and exit\n"
-             "  -V, --version    show the version and exit\n"
+             "  -n, -np N          number of ranks (default: every slot of "
+             "the hosts;\n"
+             "                     required without --host/--hostfile)\n"
+             "  -H, --host LIST    hosts, e.g. node1:2,node2 (\":N\" = N "
+             "slots, else 1)\n"
+             "  --hostfile FILE    hosts, one per line: \"node1 slots=2\"; "
+             "also\n"
+             "                     --machinefile\n"
+             "  --map-by slot|node fill each host's slots in turn (default), "
+             "or one\n"
+             "                     rank per host, round-robin\n"
+             "  --oversubscribe    allow more ranks than slots\n"
+             "  --agent CMD        how to run a command on a host: CMD HOST "
+             "COMMAND...\n"
+             "                     (default \"ssh\"; e.g. \"ip netns exec\"); "
+             "also\n"
+             "                     --launch-agent\n"
+             "  --launcher PATH    minimprun's path on the other hosts "
+             "(default: ours)\n"
+             "  --iface SPEC       interface or CIDR the job uses (exported as "
+             "MINIMP_IFACE)\n"
+             "  --tag-output       prefix every output line with \"[rank] \"\n"
+             "  --timeout S        stop the job after S seconds (exit 110)\n"
+             "  -x VAR             export VAR from this environment\n"
+             "  -x VAR=VALUE       set VAR to VALUE in every rank\n"
+             "  --verbose          report what the launcher does on stderr\n"
+             "  -h, --help         show this help and exit\n"
+             "  -V, --version      show the version and exit\n"
              "\n"
              "Exit status: 0 when every rank succeeded; otherwise the first\n"
              "failing rank's exit code (128+N if killed by signal N, its code\n"
              "if it called mmp_abort), 110 on timeout, 2 on a usage error,\n"
-             "126/127 if the program cannot be run, 1 for other failures.\n");
+             "126/127 if the program cannot be run, 1 for other failures\n"
+             "(including a host that cannot be started or is lost).\n");
 }
 
 static int run_usage_error(const char *fmt, ...)
@@ -947,112 +1231,250 @@ static int run_valid_var(const char *s) {
   return 1;
 }
 
+/* The option at argv[*i]: a flag or an option with a value. */
+typedef struct run_opt_s {
+  const char *a;   /* as written */
+  const char *eq;  /* "--name=value": the '=' */
+  size_t alen;     /* the name's length */
+  const char *val; /* its value, once taken */
+} run_opt_t;
+
+/*
+ * Handles the options about hosts and the agent. Returns -1 to go on, -2
+ * when `o` is none of them, or the exit status to leave with.
+ */
+static int run_parse_hosts(run_job_t *j, run_opt_t *o) {
+  char err[512];
+  int rc;
+
+#define RUN_IS(name)                                                           \
+  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
+  if (RUN_IS("-H") || RUN_IS("--host") || RUN_IS("-host")) {
+    rc = mmp__hosts_parse_list(&j->hl, o->val, err, sizeof(err));
+    j->have_hosts = 1;
+  } else if (RUN_IS("--hostfile") || RUN_IS("-hostfile") ||
+             RUN_IS("--machinefile") || RUN_IS("-machinefile")) {
+    if (j->hostfile != NULL)
+      return run_usage_error("give only one --hostfile");
+    j->hostfile = o->val;
+    return -1; /* read once the command line is complete */
+  } else if (RUN_IS("--map-by")) {
+    if (strcmp(o->val, "slot") != 0 && strcmp(o->val, "node") != 0)
+      return run_usage_error("bad --map-by '%s' (slot or node)", o->val);
+    j->map_policy = o->val[0] == 'n' ? MMP__MAP_NODE : MMP__MAP_SLOT;
+    return -1;
+  } else if (RUN_IS("--agent") || RUN_IS("--launch-agent")) {
+    if (o->val[strspn(o->val, " \t\n")] == '\0')
+      return run_usage_error("option '%.*s' needs a command", (int)o->alen,
+                             o->a);
+    j->agent = o->val;
+    return -1;
+  } else if (RUN_IS("--launcher")) {
+    j->launcher = o->val;
+    return -1;
+  } else if (RUN_IS("--iface")) {
+    if (o->val[0] == '\0')
+      return run_usage_error("option '--iface' needs an interface or CIDR");
+    j->iface = o->val;
+    return -1;
+  } else {
+    return -2;
+  }
+#undef RUN_IS
+  if (rc == MMP_ENOMEM)
+    return 1;
+  return rc != 0 ? run_usage_error("%s", err) : -1;
+}
+
+/* 1 if `o` is one of the `n` names. */
+static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    if (o->alen == strlen(names[i]) && strncmp(o->a, names[i], o->alen) == 0)
+      return 1;
+  return 0;
+}
+
+/* The options that take a value. */
+static int run_takes_value(const run_opt_t *o) {
+  static const char *const names[] = {
+      "-n",         "-np",       "--np",           "--timeout",
+      "-x",         "-H",        "--host",         "-host",
+      "--hostfile", "-hostfile", "--machinefile",  "-machinefile",
+      "--map-by",   "--agent",   "--launch-agent", "--launcher",
+      "--iface"};
+
+  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
+}
+
+/* The options that take none. */
+static int run_is_flag(const run_opt_t *o) {
+  static const char *const names[] = {
+      "-h",        "--help",         "-V", "--version", "--tag-output",
+      "--verbose", "--oversubscribe"};
+
+  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
+}
+
+/* Handles one option. Returns -1 to go on, or the exit status. */
+static int run_parse_one(run_job_t *j, run_opt_t *o) {
+  long v;
+  int rc;
+
+#define RUN_IS(name)                                                           \
+  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
+  if (run_is_flag(o) && o->eq != NULL)
+    return run_usage_error("option '%.*s' takes no value", (int)o->alen, o->a);
+  if (RUN_IS("-h") || RUN_IS("--help")) {
+    run_usage(stdout);
+    return 0;
+  } else if (RUN_IS("-V") || RUN_IS("--version")) {
+    printf("minimprun (libminimp) %d.%d.%d\n", MMP_VERSION_MAJOR,
+           MMP_VERSION_MINOR, MMP_VERSION_PATCH);
+    return 0;
+  } else if (RUN_IS("-n") || RUN_IS("-np") || RUN_IS("--np")) {
+    if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)
+      return run_usage_error("bad number of ranks '%s' (1..%d)", o->val,
+                             RUN_MAX_RANKS);
+    j->n = (int)v;
+  } else if (RUN_IS("--timeout")) {
+    if (mmp__parse_long(o->val, 1, INT_MAX / 1000, &v) != 0)
+      return run_usage_error("bad timeout '%s' (whole seconds >= 1)", o->val);
+    j->timeout_s = v;
+  } else if (RUN_IS("--tag-output")) {
+    j->tag_output = 1;
+  } else if (RUN_IS("--verbose")) {
+    j->verbose = 1;
+  } else if (RUN_IS("--oversubscribe")) {
+    j->oversubscribe = 1;
+  } else if (RUN_IS("-x")) {
+    if (!run_valid_var(o->val))
+      return run_usage_error("bad variable '%s' for -x", o->val);
+    j->exports[j->nexports++] = (char *)o->val;
+  } else if ((rc = run_parse_hosts(j, o)) != -2) {
+    return rc;
+  } else {
+    return run_usage_error("unknown option '%s'", o->a);
+  }
+#undef RUN_IS
+  return -1;
+}
+
+/* After the command line: the hostfile, the number of ranks. */
+static int run_parse_finish(run_job_t *j) {
+  char err[512];
+  long slots;
+  int rc;
+
+  if (j->hostfile != NULL && j->have_hosts)
+    return run_usage_error("give either --host or --hostfile, not both");
+  if (j->hostfile != NULL) {
+    rc = mmp__hosts_parse_file(&j->hl, j->hostfile, err, sizeof(err));
+    if (rc == MMP_ENOMEM)
+      return 1;
+    if (rc != 0) {
+      fprintf(stderr, "minimprun: %s\n", err);
+      return RUN_EXIT_USAGE;
+    }
+    j->have_hosts = 1;
+  }
+  if (!j->have_hosts && j->n == 0)
+    return run_usage_error("missing -n N");
+  if (j->n == 0) {
+    slots = mmp__hosts_slots(&j->hl);
+    if (slots > RUN_MAX_RANKS)
+      return run_usage_error("the hosts have %ld slots; give -n N (at most "
+                             "%d)",
+                             slots, RUN_MAX_RANKS);
+    j->n = (int)slots;
+  }
+  return -1;
+}
+
 /*
  * Parses the command line into j. Returns -1 to go on, or the exit status
  * to leave with (0 after --help/--version, 2 on a usage error).
  */
 static int run_parse(run_job_t *j, int argc, char **argv) {
-  int i;
+  int i, rc;
 
   j->exports = calloc((size_t)argc, sizeof(*j->exports));
   if (j->exports == NULL)
     return 1;
   for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = NULL;
-    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-    size_t alen = eq != NULL ? (size_t)(eq - a) : strlen(a);
-    long v;
-
-#define RUN_IS(name) (alen == strlen(name) && strncmp(a, name, alen) == 0)
-#define RUN_VALUE()                                                            \
-  do {                                                                         \
-    if (eq != NULL)                                                            \
-      val = eq + 1;                                                            \
-    else if (i + 1 < argc)                                                     \
-      val = argv[++i];                                                         \
-    else                                                                       \
-      return run_usage_error("option '%.*s' needs a value", (int)alen, a);     \
-  } while (0)
-
-    if (a[0] != '-' || strcmp(a, "-") == 0)
+    run_opt_t o;
+    o.a = argv[i];
+    o.eq = strncmp(o.a, "--", 2) == 0 ? strchr(o.a, '=') : NULL;
+    o.alen = o.eq != NULL ? (size_t)(o.eq - o.a) : strlen(o.a);
+    o.val = NULL;
+    if (o.a[0] != '-' || strcmp(o.a, "-") == 0)
       break;
-    if (strcmp(a, "--") == 0) {
+    if (strcmp(o.a, "--") == 0) {
       i++;
       break;
     }
-    if (RUN_IS("-h") || RUN_IS("--help")) {
-      run_usage(stdout);
-      return 0;
-    } else if (RUN_IS("-V") || RUN_IS("--version")) {
-      printf("minimprun (libminimp) %d.%d.%d\n", MMP_VERSION_MAJOR,
-             MMP_VERSION_MINOR, MMP_VERSION_PATCH);
-      return 0;
-    } else if (RUN_IS("-n") || RUN_IS("-np") || RUN_IS("--np")) {
-      RUN_VALUE();
-      if (mmp__parse_long(val, 1, RUN_MAX_RANKS, &v) != 0)
-        return run_usage_error("bad number of ranks '%s' (1..%d)", val,
-                               RUN_MAX_RANKS);
-      j->n = (int)v;
-    } else if (RUN_IS("--timeout")) {
-      RUN_VALUE();
-      if (mmp__parse_long(val, 1, INT_MAX / 1000, &v) != 0)
-        return run_usage_error("bad timeout '%s' (whole seconds >= 1)", val);
-      j->timeout_s = v;
-    } else if (RUN_IS("--tag-output")) {
-      if (eq != NULL)
-        return run_usage_error("option '--tag-output' takes no value");
-      j->tag_output = 1;
-    } else if (RUN_IS("--verbose")) {
-      if (eq != NULL)
-        return run_usage_error("option '--verbose' takes no value");
-      j->verbose = 1;
-    } else if (RUN_IS("-x")) {
-      RUN_VALUE();
-      if (!run_valid_var(val))
-        return run_usage_error("bad variable '%s' for -x", val);
-      j->exports[j->nexports++] = (char *)val;
-    } else {
-      return run_usage_error("unknown option '%s'", a);
+    if (run_takes_value(&o)) {
+      if (o.eq != NULL)
+        o.val = o.eq + 1;
+      else if (i + 1 < argc)
+        o.val = argv[++i];
+      else
+        return run_usage_error("option '%.*s' needs a value", (int)o.alen, o.a);
     }
-#undef RUN_IS
-#undef RUN_VALUE
+    rc = run_parse_one(j, &o);
+    if (rc >= 0)
+      return rc;
   }
-  if (j->n == 0)
-    return run_usage_error("missing -n N");
+  rc = run_parse_finish(j);
+  if (rc >= 0)
+    return rc;
   if (i >= argc)
     return run_usage_error("missing the program to run");
   j->argv = argv + i;
   return -1;
 }
-
 /* ---- Main ---------------------------------------------------------------- */
 
-/* Places the ranks on the hosts, filling each host's slots in turn. */
+/* Places the ranks on the hosts: without --host/--hostfile, all on this
+ * machine, which then has as many slots as ranks. Returns 0 or an exit
+ * status. */
 static int run_place(run_job_t *j) {
-  int h = 0, used = 0, r;
+  char err[512], self[256] = "";
+  mmp__place_t *place;
+  int r, rc;
 
-  j->hosts = calloc(1, sizeof(*j->hosts));
+  if (!j->have_hosts &&
+      mmp__hosts_add(&j->hl, "localhost", 9, j->n, err, sizeof(err)) != 0)
+    return 1;
+  gethostname(self, sizeof(self) - 1);
+  mmp__hosts_mark_local(&j->hl, self);
+  place = malloc((size_t)j->n * sizeof(*place));
   j->ranks = calloc((size_t)j->n, sizeof(*j->ranks));
-  if (j->hosts == NULL || j->ranks == NULL)
-    return MMP_ENOMEM;
-  j->hosts[0].name = "localhost";
-  j->hosts[0].slots = j->n;
-  j->hosts[0].local = 1;
-  j->nhosts = 1;
-  for (r = 0; r < j->n; r++) {
+  if (place == NULL || j->ranks == NULL) {
+    free(place);
+    return 1;
+  }
+  rc = mmp__hosts_map(&j->hl, j->n, (mmp__map_policy_t)j->map_policy,
+                      j->oversubscribe || !j->have_hosts, place, err,
+                      sizeof(err));
+  for (r = 0; r < j->n && rc == 0; r++) {
     run_rank_t *rk = &j->ranks[r];
-    if (used == j->hosts[h].slots) {
-      h = (h + 1) % j->nhosts;
-      used = 0;
-    }
+    mmp__host_t *h = &j->hl.hosts[place[r].host];
     rk->job = j;
     rk->rank = r;
-    rk->host = &j->hosts[h];
-    rk->local_rank = used++;
-    rk->local_size = j->hosts[h].slots;
+    rk->host = place[r].host;
+    rk->remote = !h->local;
+    rk->local_rank = place[r].local_rank;
+    rk->local_size = h->nranks;
+    j->nremote += rk->remote;
     if (j->tag_output)
       snprintf(rk->tag, sizeof(rk->tag), "[%d] ", r);
+  }
+  free(place);
+  if (rc != 0) {
+    fprintf(stderr, "minimprun: %s\n", err);
+    return RUN_EXIT_USAGE;
   }
   return 0;
 }
@@ -1067,45 +1489,188 @@ static void run_raise_fd_limit(void) {
   }
 }
 
+/* The address of the first remote host, for the route towards it. */
+static int run_resolve(const char *name, struct sockaddr_storage *out) {
+  struct addrinfo hints, *res = NULL;
+  const char *at = strrchr(name, '@'); /* "user@host" */
+
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(at != NULL ? at + 1 : name, NULL, &hints, &res) != 0 ||
+      res == NULL)
+    return -1;
+  memset(out, 0, sizeof(*out));
+  memcpy(out, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
+  return 0;
+}
+
+static int run_is_wildcard(const struct sockaddr_storage *ss) {
+  static const uint8_t zero[16];
+
+  if (ss->ss_family == AF_INET)
+    return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
+  return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, zero, 16) == 0;
+}
+
+/*
+ * Chooses where our servers listen: the --iface address; else, with remote
+ * hosts, the local address that routes to the first of them; else
+ * 127.0.0.1. Returns 0 or an exit status.
+ */
+static int run_listen_addr(run_job_t *j) {
+  struct sockaddr_storage peer;
+  const char *first = NULL;
+  int i;
+
+  for (i = 0; i < j->hl.n && first == NULL; i++)
+    if (!j->hl.hosts[i].local && j->hl.hosts[i].nranks > 0)
+      first = j->hl.hosts[i].name;
+  if (j->iface != NULL) {
+    if (mmp__addr_select(j->iface, NULL, &j->listen_addr) != 0) {
+      mmp__say("--iface %s: no such interface or local address here", j->iface);
+      return RUN_EXIT_USAGE;
+    }
+  } else if (first != NULL) {
+    if (run_resolve(first, &peer) != 0 ||
+        mmp__addr_select(NULL, (struct sockaddr *)&peer, &j->listen_addr)) {
+      mmp__say("cannot resolve host '%s' to choose the address to listen on; "
+               "give --iface (an interface or CIDR that reaches every host)",
+               first);
+      return RUN_EXIT_USAGE;
+    }
+  } else {
+    mmp__addr_select(NULL, NULL, &j->listen_addr); /* 127.0.0.1 */
+  }
+  if (run_is_wildcard(&j->listen_addr)) {
+    mmp__say("refusing to listen on a wildcard address; give --iface");
+    return RUN_EXIT_USAGE;
+  }
+  return 0;
+}
+
 static int run_start_boot(run_job_t *j) {
   static const mmp__boot_server_cb_t cbs = {NULL, run_on_joined, run_on_lost,
                                             run_on_abort, run_on_all_done};
   mmp__boot_server_cb_t cb = cbs;
-  struct sockaddr_in addr;
   int rc;
 
   rc = uv_random(NULL, NULL, j->key, sizeof(j->key), 0, NULL);
   if (rc != 0) {
-    run_say("cannot make a job key: %s", uv_strerror(rc));
+    mmp__say("cannot make a job key: %s", uv_strerror(rc));
     return 1;
   }
   mmp__hex_encode(j->key, sizeof(j->key), j->keyhex);
-  /* Every rank is local for now; remote hosts will need a routable one. */
-  uv_ip4_addr("127.0.0.1", 0, &addr);
   cb.ctx = j;
-  rc = mmp__boot_server_start(&j->loop, (const struct sockaddr *)&addr, j->n,
-                              j->key, RUN_HANDSHAKE_MS, &cb, &j->boot,
-                              j->boot_addr, sizeof(j->boot_addr));
+  rc = mmp__boot_server_start(
+      &j->loop, (const struct sockaddr *)&j->listen_addr, j->n, j->key,
+      RUN_HANDSHAKE_MS, &cb, &j->boot, j->boot_addr, sizeof(j->boot_addr));
   if (rc != 0) {
-    run_say("cannot start the bootstrap service: %s", run_errstr(rc));
+    mmp__say("cannot start the bootstrap service: %s", run_errstr(rc));
     return 1;
   }
   return 0;
 }
 
-int main(int argc, char **argv) {
-  run_job_t *j;
-  int rc, code;
+/* Starts the daemons of the other hosts. Returns 0 or 1. */
+static int run_begin_remote(run_job_t *j, char ***agentv) {
+  size_t len = sizeof(j->exe);
+  const char *launcher = j->launcher;
+  int rc;
 
-  j = calloc(1, sizeof(*j));
-  if (j == NULL) {
-    run_say("out of memory");
+  *agentv = run_split_words(j->agent != NULL ? j->agent : "ssh");
+  if (launcher == NULL && uv_exepath(j->exe, &len) == 0)
+    launcher = j->exe;
+  if (*agentv == NULL || launcher == NULL) {
+    mmp__say("cannot find minimprun's own path; give --launcher");
     return 1;
   }
+  rc = run_start_remote(j, *agentv, launcher);
+  if (rc != 0) {
+    mmp__say("cannot start the control service: %s", run_errstr(rc));
+    return 1;
+  }
+  return 0;
+}
+
+static void run_init_handles(run_job_t *j) {
+  uv_signal_init(&j->loop, &j->sigint);
+  uv_signal_init(&j->loop, &j->sigterm);
+  uv_timer_init(&j->loop, &j->timeout_timer);
+  uv_timer_init(&j->loop, &j->kill_timer);
+  uv_timer_init(&j->loop, &j->grace_timer);
+  uv_timer_init(&j->loop, &j->unjoined_timer);
+  uv_timer_init(&j->loop, &j->end_timer);
+  uv_timer_init(&j->loop, &j->remote_timer);
+  j->sigint.data = j->sigterm.data = j;
+  j->timeout_timer.data = j->kill_timer.data = j;
+  j->grace_timer.data = j->end_timer.data = j;
+  j->unjoined_timer.data = j->remote_timer.data = j;
+  uv_signal_start(&j->sigint, run_on_signal, SIGINT);
+  uv_signal_start(&j->sigterm, run_on_signal, SIGTERM);
+  if (j->timeout_s > 0)
+    uv_timer_start(&j->timeout_timer, run_on_timeout,
+                   (uint64_t)j->timeout_s * 1000, 0);
+}
+
+/* Sets everything up and starts every rank; returns 0 or an exit status
+ * when nothing could be started. */
+static int run_start(run_job_t *j, char ***agentv) {
+  int rc = run_place(j);
+
+  if (rc == 0)
+    rc = run_listen_addr(j);
+  if (rc == 0 && uv_loop_init(&j->loop) != 0)
+    rc = 1;
+  if (rc != 0)
+    return rc;
+  run_init_handles(j);
+  if (run_start_boot(j) != 0 || run_job_env(j) != 0) {
+    j->failed = 1;
+    j->exit_code = 1;
+    return 0;
+  }
+  if (j->verbose)
+    mmp__say("starting %d rank(s) of '%s'; bootstrap at %s", j->n, j->argv[0],
+             j->boot_addr);
+  /* The remote hosts first: they take longest to come up. */
+  if (j->nremote > 0 && run_begin_remote(j, agentv) != 0) {
+    run_fail(j, -1, 1, "cannot start the ranks on other hosts");
+    return 0;
+  }
+  run_spawn_local(j);
+  return 0;
+}
+
+static void run_free(run_job_t *j) {
+  free(j->scratch);
+  free(j->ranks);
+  free(j->agent_out);
+  free(j->xenv);
+  free(j->exports);
+  mmp__hosts_fini(&j->hl);
+  free(j);
+}
+
+int main(int argc, char **argv) {
+  run_job_t *j;
+  char **agentv = NULL;
+  int rc, code;
+
+  if (argc > 1 && strcmp(argv[1], "--daemon") == 0)
+    return mmp__daemon_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "--exec-rank") == 0)
+    return mmp__daemon_exec_rank(argc, argv);
+  j = calloc(1, sizeof(*j));
+  if (j == NULL) {
+    mmp__say("out of memory");
+    return 1;
+  }
+  mmp__hosts_init(&j->hl);
   rc = run_parse(j, argc, argv);
   if (rc >= 0) {
-    free(j->exports);
-    free(j);
+    run_free(j);
     return rc;
   }
   /* Our own diagnostics are the one-line verdict; the bootstrap server's
@@ -1114,46 +1679,20 @@ int main(int argc, char **argv) {
   mmp__log_level = j->verbose ? MMP__LOG_INFO : MMP__LOG_ERROR;
   signal(SIGPIPE, SIG_IGN); /* children get default dispositions back */
   run_raise_fd_limit();
-  if (run_place(j) != 0 || uv_loop_init(&j->loop) != 0) {
-    run_say("out of memory");
-    return 1;
-  }
-  uv_signal_init(&j->loop, &j->sigint);
-  uv_signal_init(&j->loop, &j->sigterm);
-  uv_timer_init(&j->loop, &j->timeout_timer);
-  uv_timer_init(&j->loop, &j->kill_timer);
-  uv_timer_init(&j->loop, &j->grace_timer);
-  uv_timer_init(&j->loop, &j->unjoined_timer);
-  j->unjoined_timer.data = j;
-  uv_timer_init(&j->loop, &j->end_timer);
-  j->sigint.data = j->sigterm.data = j;
-  j->timeout_timer.data = j->kill_timer.data = j;
-  j->grace_timer.data = j->end_timer.data = j;
-  uv_signal_start(&j->sigint, run_on_signal, SIGINT);
-  uv_signal_start(&j->sigterm, run_on_signal, SIGTERM);
-  if (j->timeout_s > 0)
-    uv_timer_start(&j->timeout_timer, run_on_timeout,
-                   (uint64_t)j->timeout_s * 1000, 0);
-
-  if (run_start_boot(j) != 0) {
-    j->failed = 1;
-    j->exit_code = 1;
-  } else {
-    if (j->verbose)
-      run_say("starting %d rank(s) of '%s'; bootstrap at %s", j->n, j->argv[0],
-              j->boot_addr);
-    run_spawn_all(j);
+  rc = run_start(j, &agentv);
+  if (rc != 0) {
+    if (rc == 1)
+      mmp__say("out of memory");
+    run_free(j);
+    return rc;
   }
   run_maybe_finish(j);
   uv_run(&j->loop, UV_RUN_DEFAULT);
   rc = uv_loop_close(&j->loop);
   if (rc != 0)
-    run_say("internal error: handles left open at exit");
+    mmp__say("internal error: handles left open at exit");
   code = j->failed ? j->exit_code : 0;
-  free(j->scratch);
-  free(j->ranks);
-  free(j->hosts);
-  free(j->exports);
-  free(j);
+  free(agentv);
+  run_free(j);
   return code;
 }

@@ -11,7 +11,21 @@
  *   hang             every rank sleeps forever
  *   env VAR...       print each VAR's value, then finalize
  *   stdin            rank 0 echoes its standard input, then finalize
+ *   killparent R SIG rank R sends SIG to its parent (the daemon of its
+ *                    host, when started through one); the others wait
+ *   keycheck         print "key visible" if the job key appears on any
+ *                    process's command line, else "key hidden"; finalize
+ *
+ * It is also a stand-in for an rsh-like agent, so that minimprun's remote
+ * start runs without ssh or root:
+ *
+ *   launch_helper agent HOST CMD ARGS...
+ *
+ * runs CMD ARGS here with MMP_TEST_HOST=HOST in its environment, as
+ * "ssh HOST CMD ARGS" would run it there.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +57,53 @@ static void wait_forever(void) {
     pause();
 }
 
+/* 1 if `needle` is in any process's command line (as `ps` shows it). */
+static int on_a_command_line(const char *needle) {
+  DIR *d = opendir("/proc");
+  struct dirent *de;
+  int found = 0;
+
+  if (d == NULL)
+    return 0;
+  while (!found && (de = readdir(d)) != NULL) {
+    char path[300], buf[65536];
+    size_t n, i;
+    FILE *f;
+    if (de->d_name[0] < '0' || de->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+    f = fopen(path, "r");
+    if (f == NULL)
+      continue;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    for (i = 0; i < n; i++)
+      if (buf[i] == '\0')
+        buf[i] = ' ';
+    buf[n] = '\0';
+    found = strstr(buf, needle) != NULL;
+  }
+  closedir(d);
+  return found;
+}
+
+/* "agent HOST CMD ARGS...": what ssh would do, on this machine. */
+static int be_agent(int argc, char **argv) {
+  if (argc < 4)
+    return 255;
+  setenv("MMP_TEST_HOST", argv[2], 1);
+  execvp(argv[3], argv + 3);
+  fprintf(stderr, "launch_helper agent: cannot run %s: %s\n", argv[3],
+          strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv) {
   const char *env_rank = getenv("MINIMP_RANK");
   int rank, size, who;
 
+  if (argc > 1 && strcmp(argv[1], "agent") == 0)
+    return be_agent(argc, argv);
   record_pid(env_rank ? atoi(env_rank) : 0);
   if (argc < 2 || mmp_init(&argc, &argv) != 0)
     return 3;
@@ -72,6 +129,14 @@ int main(int argc, char **argv) {
     if (rank == who)
       return 0;
     wait_forever();
+  } else if (strcmp(argv[1], "killparent") == 0) {
+    if (rank == who)
+      kill(getppid(), atoi(argv[3]));
+    wait_forever();
+  } else if (strcmp(argv[1], "keycheck") == 0) {
+    const char *key = getenv("MINIMP_JOB_KEY");
+    printf("%d key %s\n", rank,
+           key != NULL && on_a_command_line(key) ? "visible" : "hidden");
   } else if (strcmp(argv[1], "hang") == 0) {
     for (;;)
       pause();

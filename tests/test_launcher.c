@@ -5,6 +5,14 @@
  * mmp_finalize), the timeout, usage errors, the exported environment,
  * output forwarding, and that no rank is left running afterwards.
  *
+ * Then hosts: --host and --hostfile with local names (placement, local
+ * ranks, --map-by node, hostfile errors, oversubscription), and remote
+ * start through the per-host daemons with launch_helper standing in for
+ * ssh ("launch_helper agent HOST CMD..."), so that every daemon and rank
+ * still runs here: placement per host, failures and timeouts across hosts,
+ * a lost daemon, a failing agent, standard input to a remote rank 0, and
+ * the job key kept off every command line.
+ *
  * Run as: test_launcher MINIMPRUN LAUNCH_HELPER
  */
 #include <setjmp.h>
@@ -73,11 +81,24 @@ static void clear_piddir(void) {
   closedir(d);
 }
 
+/* 1 if pid runs: exists and is not a zombie (an orphan whose parent died
+ * waits for init to reap it, and init may take its time). */
+static int is_running(pid_t pid) {
+  char path[64], buf[256], *p;
+
+  if (kill(pid, 0) != 0)
+    return 0;
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  slurp(path, buf, sizeof(buf));
+  p = strrchr(buf, ')');
+  return p == NULL || p[1] != ' ' || p[2] != 'Z';
+}
+
 /* Every rank that recorded its pid must be gone. */
 static void assert_no_rank_left(void) {
   DIR *d = opendir(piddir);
   struct dirent *de;
-  int checked = 0;
+  int checked = 0, left = 0;
 
   assert_non_null(d);
   while ((de = readdir(d)) != NULL) {
@@ -89,17 +110,16 @@ static void assert_no_rank_left(void) {
     slurp(path, buf, sizeof(buf));
     pid = (pid_t)atoi(buf);
     assert_true(pid > 0);
-    errno = 0;
-    if (kill(pid, 0) == 0) {
+    if (is_running(pid)) {
       fprintf(stderr, "rank %s (pid %d) is still running\n", de->d_name,
               (int)pid);
       kill(pid, SIGKILL);
-      fail();
+      left++;
     }
-    assert_int_equal(errno, ESRCH);
     checked++;
   }
   closedir(d);
+  assert_int_equal(left, 0);
   assert_true(checked > 0);
 }
 
@@ -273,6 +293,241 @@ static void test_launch_tag_output_and_stdin(void **state) {
   assert_null(strstr(r.out, "[1] got"));
 }
 
+/* ---- Hosts ------------------------------------------------------------- */
+
+static char agent[600]; /* "LAUNCH_HELPER agent" */
+
+static void test_launch_host_list_places_ranks(void **state) {
+  run_t r;
+  (void)state;
+
+  /* No -n: every slot gets a rank. Both names are this machine. */
+  LAUNCH(&r, NULL, "--host", "localhost:2,127.0.0.1:2", helper, "env",
+         "MINIMP_RANK", "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "MINIMP_RANK="), 4);
+  assert_non_null(strstr(r.out, "0 MINIMP_LOCAL_RANK=0"));
+  assert_non_null(strstr(r.out, "1 MINIMP_LOCAL_RANK=1"));
+  assert_non_null(strstr(r.out, "2 MINIMP_LOCAL_RANK=0"));
+  assert_non_null(strstr(r.out, "3 MINIMP_LOCAL_RANK=1"));
+  assert_int_equal(count_lines(r.out, "MINIMP_LOCAL_SIZE=2"), 4);
+  assert_no_rank_left();
+  /* Fewer ranks than slots: the first host only. */
+  LAUNCH(&r, NULL, "-H", "localhost:2,127.0.0.1:2", "-n", "2", helper, "env",
+         "MINIMP_LOCAL_SIZE");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "MINIMP_LOCAL_SIZE=2"), 2);
+}
+
+static void test_launch_map_by_node(void **state) {
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "--host", "localhost:2,127.0.0.1:2", "--map-by", "node",
+         "-n", "4", helper, "env", "MINIMP_LOCAL_RANK");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "0 MINIMP_LOCAL_RANK=0"));
+  assert_non_null(strstr(r.out, "1 MINIMP_LOCAL_RANK=0"));
+  assert_non_null(strstr(r.out, "2 MINIMP_LOCAL_RANK=1"));
+  assert_non_null(strstr(r.out, "3 MINIMP_LOCAL_RANK=1"));
+  LAUNCH(&r, NULL, "--map-by", "diagonal", "-n", "1", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "bad --map-by 'diagonal'"));
+}
+
+/* Writes `text` to the hostfile at `path`. */
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_launch_hostfile(void **state) {
+  char path[80], want[160];
+  run_t r;
+  (void)state;
+
+  snprintf(path, sizeof(path), "%s.hosts", piddir);
+  write_file(path, "# two local names\nlocalhost slots=2\n"
+                   "127.0.0.1 slots=1 # trailing\n\n");
+  LAUNCH(&r, NULL, "--hostfile", path, helper, "env", "MINIMP_LOCAL_SIZE");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "MINIMP_LOCAL_SIZE=2"), 2);
+  assert_int_equal(count_lines(r.out, "MINIMP_LOCAL_SIZE=1"), 1);
+  /* Errors name the file and the line, and exit 2. */
+  write_file(path, "localhost\n# fine\nlocalhost slot=2\n");
+  LAUNCH(&r, NULL, "--machinefile", path, helper, "ok");
+  assert_int_equal(r.status, 2);
+  snprintf(want, sizeof(want),
+           "minimprun: %s:3: expected 'slots=N', got "
+           "'slot=2'",
+           path);
+  assert_non_null(strstr(r.err, want));
+  write_file(path, "localhost slots=0\n");
+  LAUNCH(&r, NULL, "--hostfile", path, helper, "ok");
+  assert_int_equal(r.status, 2);
+  snprintf(want, sizeof(want), "%s:1: bad slot count '0'", path);
+  assert_non_null(strstr(r.err, want));
+  write_file(path, "# nobody\n");
+  LAUNCH(&r, NULL, "--hostfile", path, helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "no hosts listed"));
+  unlink(path);
+  LAUNCH(&r, NULL, "--hostfile", path, helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "cannot read hostfile"));
+  LAUNCH(&r, NULL, "--hostfile", path, "--host", "localhost", helper, "ok");
+  assert_int_equal(r.status, 2);
+}
+
+static void test_launch_oversubscription(void **state) {
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "--host", "localhost", "-n", "2", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "not enough slots"));
+  assert_non_null(strstr(r.err, "--oversubscribe"));
+  LAUNCH(&r, NULL, "--host", "localhost", "-n", "2", "--oversubscribe", helper,
+         "env", "MINIMP_LOCAL_RANK");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "1 MINIMP_LOCAL_RANK=1"));
+  LAUNCH(&r, NULL, "--host", "localhost,,x", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "empty entry"));
+}
+
+/* ---- Remote hosts through daemons (launch_helper as the agent) ---------- */
+
+#define REMOTE(r, input, ...)                                                  \
+  LAUNCH((r), (input), "--agent", agent, "--iface", "lo", __VA_ARGS__)
+
+static void test_launch_remote_places_ranks_per_host(void **state) {
+  run_t r;
+  (void)state;
+
+  REMOTE(&r, NULL, "--host", "nodeA:2,nodeB:2", helper, "env", "MMP_TEST_HOST",
+         "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE", "MINIMP_IFACE");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "0 MMP_TEST_HOST=nodeA"));
+  assert_non_null(strstr(r.out, "1 MMP_TEST_HOST=nodeA"));
+  assert_non_null(strstr(r.out, "2 MMP_TEST_HOST=nodeB"));
+  assert_non_null(strstr(r.out, "3 MMP_TEST_HOST=nodeB"));
+  assert_non_null(strstr(r.out, "3 MINIMP_LOCAL_RANK=1"));
+  assert_int_equal(count_lines(r.out, "MINIMP_LOCAL_SIZE=2"), 4);
+  assert_int_equal(count_lines(r.out, "MINIMP_IFACE=lo"), 4);
+  assert_no_rank_left();
+  /* A local host and a remote one in one job, round-robin. */
+  REMOTE(&r, NULL, "--host", "localhost:2,nodeB:2", "--map-by", "node", helper,
+         "env", "MMP_TEST_HOST");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "0 MMP_TEST_HOST=(unset)"));
+  assert_non_null(strstr(r.out, "1 MMP_TEST_HOST=nodeB"));
+  assert_non_null(strstr(r.out, "2 MMP_TEST_HOST=(unset)"));
+  assert_non_null(strstr(r.out, "3 MMP_TEST_HOST=nodeB"));
+}
+
+static void test_launch_remote_failure_stops_every_host(void **state) {
+  run_t r;
+  (void)state;
+
+  REMOTE(&r, NULL, "--host", "nodeA:2,nodeB:2", helper, "exit", "2", "7");
+  assert_int_equal(r.status, 7);
+  assert_non_null(strstr(r.err, "rank 2 (pid "));
+  assert_non_null(strstr(r.err, " on nodeB) exited with code 7"));
+  assert_true(r.seconds < 5.0);
+  assert_no_rank_left();
+  REMOTE(&r, NULL, "--host", "nodeA,nodeB,nodeC", helper, "signal", "1", "10");
+  assert_int_equal(r.status, 128 + 10);
+  assert_non_null(strstr(r.err, "on nodeB) killed by signal 10"));
+  assert_no_rank_left();
+  REMOTE(&r, NULL, "--host", "nodeA,nodeB", helper, "abort", "1", "5");
+  assert_int_equal(r.status, 5);
+  assert_no_rank_left();
+  REMOTE(&r, NULL, "--host", "nodeA,nodeB", "/nonexistent/program");
+  assert_int_equal(r.status, 127);
+  assert_non_null(strstr(r.err, "cannot start '/nonexistent/program' on host "
+                                "node"));
+}
+
+static void test_launch_remote_timeout_is_110(void **state) {
+  run_t r;
+  (void)state;
+
+  REMOTE(&r, NULL, "--timeout", "1", "--host", "nodeA:2,nodeB:2", helper,
+         "hang");
+  assert_int_equal(r.status, 110);
+  assert_non_null(strstr(r.err, "timed out"));
+  assert_true(r.seconds >= 1.0 && r.seconds < 4.0);
+  assert_no_rank_left();
+}
+
+static void test_launch_remote_lost_daemon(void **state) {
+  run_t r;
+  (void)state;
+
+  /* Rank 2 stops its daemon; the daemon stops its ranks first. */
+  REMOTE(&r, NULL, "--host", "nodeA:2,nodeB:2", helper, "killparent", "2",
+         "15");
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "minimprun: lost contact with host nodeB "
+                                "(ranks 2, 3): its daemon received SIGTERM"));
+  assert_true(r.seconds < 5.0);
+  assert_no_rank_left();
+  /* SIGKILL: the daemon cannot act, the kernel stops its ranks. */
+  REMOTE(&r, NULL, "--host", "nodeA:2,nodeB:2", helper, "killparent", "3", "9");
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "minimprun: lost contact with host nodeB "
+                                "(ranks 2, 3): connection closed"));
+  assert_true(r.seconds < 5.0);
+  assert_no_rank_left();
+}
+
+static void test_launch_remote_agent_failures(void **state) {
+  char launcher[80];
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "--agent", "false", "--iface", "lo", "--host", "nodeA",
+         helper, "ok");
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "minimprun: cannot start on host nodeA: agent "
+                                "'false' exited with code 1"));
+  LAUNCH(&r, NULL, "--agent", "/nonexistent/agent", "--iface", "lo", "--host",
+         "nodeA", helper, "ok");
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "cannot run agent '/nonexistent/agent'"));
+  snprintf(launcher, sizeof(launcher), "%s.none", piddir);
+  REMOTE(&r, NULL, "--launcher", launcher, "--host", "nodeA", helper, "ok");
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "exited with code 127 (is minimprun at"));
+  /* A name that resolves nowhere needs --iface to choose our address. */
+  LAUNCH(&r, NULL, "--agent", agent, "--host", "nodeA.invalid", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "give --iface"));
+  LAUNCH(&r, NULL, "--agent", agent, "--iface", "no-such-iface0", "--host",
+         "nodeA", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "--iface no-such-iface0"));
+}
+
+static void test_launch_remote_stdin_tags_and_key(void **state) {
+  run_t r;
+  (void)state;
+
+  REMOTE(&r, "first\nsecond\n", "--tag-output", "--host", "nodeA,nodeB", helper,
+         "stdin");
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "[0] got: first\n[0] got: second\n"));
+  assert_null(strstr(r.out, "[1] got"));
+  /* The key reaches the daemons on their stdin, not their command line. */
+  REMOTE(&r, NULL, "--host", "nodeA:2,nodeB", helper, "keycheck");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "key hidden"), 3);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_launch_all_ok),
@@ -284,6 +539,16 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_usage_errors),
       cmocka_unit_test(test_launch_environment),
       cmocka_unit_test(test_launch_tag_output_and_stdin),
+      cmocka_unit_test(test_launch_host_list_places_ranks),
+      cmocka_unit_test(test_launch_map_by_node),
+      cmocka_unit_test(test_launch_hostfile),
+      cmocka_unit_test(test_launch_oversubscription),
+      cmocka_unit_test(test_launch_remote_places_ranks_per_host),
+      cmocka_unit_test(test_launch_remote_failure_stops_every_host),
+      cmocka_unit_test(test_launch_remote_timeout_is_110),
+      cmocka_unit_test(test_launch_remote_lost_daemon),
+      cmocka_unit_test(test_launch_remote_agent_failures),
+      cmocka_unit_test(test_launch_remote_stdin_tags_and_key),
   };
   int rc;
 
@@ -293,6 +558,7 @@ int main(int argc, char **argv) {
   }
   minimprun = argv[1];
   helper = argv[2];
+  snprintf(agent, sizeof(agent), "%s agent", helper);
   if (mkdtemp(piddir) == NULL)
     return 1;
   setenv("TEST_PIDDIR", piddir, 1);

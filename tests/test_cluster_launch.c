@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * minimprun across the emulated cluster: 8 hosts (network namespaces
+ * h0..h7 on one bridge, 100 Mbit/s links, tests/netcluster), the launcher
+ * run inside h0 with --agent "ip netns exec" and --iface eth0, as mpirun
+ * would be run on a cluster's first node. Checks that 8 and 16 ranks land
+ * on the right hosts (each rank names the namespace it runs in), that a
+ * failure on one host, a rank killed from outside and --timeout stop the
+ * whole job within seconds with the right status, and that afterwards no
+ * process of ours is left in any namespace and no daemon survives.
+ *
+ * The cluster is brought up in the group setup and torn down at the end,
+ * also after a failure; without root or network namespaces the
+ * program exits 77, which meson reports as skipped.
+ *
+ * Run as: test_cluster_launch NETCLUSTER MINIMPRUN LAUNCH_HELPER
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "spawn_util.h"
+
+#define HOSTS 8
+
+static const char *netcluster, *minimprun, *helper;
+
+static int cluster_up(void **state) {
+  char cmd[512];
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, HOSTS);
+  return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+static int cluster_down(void **state) {
+  char cmd[512];
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "%s down", netcluster);
+  return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+/* "h0:S,h1:S,...". */
+static void host_list(char *out, size_t len, int slots) {
+  size_t n = 0;
+  int i;
+
+  out[0] = '\0';
+  for (i = 0; i < HOSTS; i++)
+    n += (size_t)snprintf(out + n, len - n, "%sh%d:%d", i ? "," : "", i, slots);
+}
+
+/*
+ * Runs minimprun in h0 across every host with `slots` slots each and the
+ * extra arguments `args` (NULL-terminated; options, program, its
+ * arguments), for at most `limit` seconds.
+ */
+static void run_job(int slots, const char *const *args, double limit,
+                    spawn_result_t *r) {
+  char hosts[256];
+  char *argv[48];
+  int n = 0;
+
+  host_list(hosts, sizeof(hosts), slots);
+  argv[n++] = "/usr/bin/env";
+  argv[n++] = "ip";
+  argv[n++] = "netns";
+  argv[n++] = "exec";
+  argv[n++] = "h0";
+  argv[n++] = (char *)minimprun;
+  argv[n++] = "--agent";
+  argv[n++] = "ip netns exec";
+  argv[n++] = "--host";
+  argv[n++] = hosts;
+  argv[n++] = "--iface";
+  argv[n++] = "eth0";
+  while (*args != NULL && n < 47)
+    argv[n++] = (char *)*args++;
+  argv[n] = NULL;
+  assert_int_equal(spawn_run(argv, limit, r), 0);
+  if (r->status != 0)
+    fprintf(stderr,
+            "--- status %d after %.2f s\n--- stdout\n%s--- stderr\n%s"
+            "---\n",
+            r->status, r->seconds, r->out, r->err);
+}
+
+#define RUN(slots, limit, r, ...)                                              \
+  do {                                                                         \
+    const char *const a_[] = {__VA_ARGS__, NULL};                              \
+    run_job((slots), a_, (limit), (r));                                        \
+  } while (0)
+
+static int count(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* No process is left in any namespace and no daemon anywhere (waits up to
+ * `s` seconds: a daemon may still be exiting). */
+static void assert_nothing_left(double s) {
+  double t0 = spawn_now();
+  char cmd[160];
+
+  for (;;) {
+    /* The brackets keep the pattern from matching this shell itself. */
+    int busy = spawn_sh("! pgrep -f 'minimprun [-]-daemon' >/dev/null");
+    for (int i = 0; i < HOSTS; i++) {
+      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
+      busy += spawn_sh(cmd) != 0;
+    }
+    if (busy == 0)
+      return;
+    if (spawn_now() - t0 > s) {
+      spawn_sh("for h in $(ip netns list | awk '{print $1}'); do "
+               "for p in $(ip netns pids $h); do echo \"$h: $(tr '\\0' ' ' "
+               "</proc/$p/cmdline)\"; done; done >&2");
+      fail_msg("processes of the job are left on %d host(s)", busy);
+    }
+    usleep(50000);
+  }
+}
+
+/* Each rank prints its rank, its local rank and the namespace it is in. */
+static const char where[] =
+    "echo rank $MINIMP_RANK local $MINIMP_LOCAL_RANK/$MINIMP_LOCAL_SIZE "
+    "on $(ip netns identify $$) iface $MINIMP_IFACE";
+
+static void test_cluster_launch_places_one_rank_per_host(void **state) {
+  spawn_result_t r;
+  char line[128];
+  (void)state;
+
+  RUN(1, 60, &r, "/bin/sh", "-c", where);
+  assert_int_equal(r.status, 0);
+  for (int i = 0; i < HOSTS; i++) {
+    snprintf(line, sizeof(line), "rank %d local 0/1 on h%d iface eth0\n", i, i);
+    if (strstr(r.out, line) == NULL)
+      fail_msg("missing '%s'", line);
+  }
+  assert_nothing_left(3);
+  /* The same with a libminimp program that exchanges messages. */
+  RUN(1, 60, &r, helper, "ok");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count(r.out, "hello from"), HOSTS);
+  assert_nothing_left(3);
+}
+
+static void test_cluster_launch_16_ranks_two_per_host(void **state) {
+  spawn_result_t r;
+  char line[128];
+  (void)state;
+
+  RUN(2, 60, &r, "--map-by", "node", "/bin/sh", "-c", where);
+  assert_int_equal(r.status, 0);
+  for (int i = 0; i < 2 * HOSTS; i++) {
+    snprintf(line, sizeof(line), "rank %d local %d/2 on h%d iface eth0\n", i,
+             i / HOSTS, i % HOSTS);
+    if (strstr(r.out, line) == NULL)
+      fail_msg("missing '%s'", line);
+  }
+  RUN(2, 60, &r, helper, "ok");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count(r.out, "hello from"), 2 * HOSTS);
+  assert_int_equal(count(r.out, "of 16"), 2 * HOSTS);
+  assert_nothing_left(3);
+}
+
+static void test_cluster_launch_failure_on_one_host(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  /* Rank 5 runs on h5 and exits 3; the others wait forever. */
+  RUN(1, 60, &r, helper, "exit", "5", "3");
+  assert_int_equal(r.status, 3);
+  assert_non_null(strstr(r.err, " on h5) exited with code 3"));
+  assert_true(r.seconds < 5.0);
+  assert_nothing_left(3);
+}
+
+static void test_cluster_launch_rank_killed_from_outside(void **state) {
+  spawn_result_t r;
+  char cmd[256];
+  (void)state;
+
+  /* Namespaces share the PID space, so pick h5's rank by its namespace. */
+  snprintf(cmd, sizeof(cmd),
+           "(sleep 1.5; for p in $(ip netns pids h5); do "
+           "grep -qx launch_helper /proc/$p/comm && kill -9 $p; done) "
+           ">/dev/null 2>&1 &");
+  assert_int_equal(spawn_sh(cmd), 0);
+  RUN(1, 60, &r, helper, "hang");
+  assert_int_equal(r.status, 128 + 9);
+  assert_non_null(strstr(r.err, "rank 5 (pid "));
+  assert_non_null(strstr(r.err, " on h5) killed by signal 9 (SIGKILL)"));
+  assert_true(r.seconds < 6.0);
+  assert_nothing_left(3);
+}
+
+static void test_cluster_launch_timeout(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  RUN(1, 60, &r, "--timeout", "2", helper, "hang");
+  assert_int_equal(r.status, 110);
+  assert_non_null(strstr(r.err, "timed out"));
+  assert_true(r.seconds >= 2.0 && r.seconds < 6.0);
+  assert_nothing_left(3);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cluster_launch_places_one_rank_per_host),
+      cmocka_unit_test(test_cluster_launch_16_ranks_two_per_host),
+      cmocka_unit_test(test_cluster_launch_failure_on_one_host),
+      cmocka_unit_test(test_cluster_launch_rank_killed_from_outside),
+      cmocka_unit_test(test_cluster_launch_timeout),
+  };
+  char cmd[512];
+  int rc;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s NETCLUSTER MINIMPRUN LAUNCH_HELPER\n", argv[0]);
+    return 2;
+  }
+  netcluster = argv[1];
+  minimprun = argv[2];
+  helper = argv[3];
+  snprintf(cmd, sizeof(cmd), "%s check", netcluster);
+  rc = spawn_sh(cmd);
+  if (rc != 0)
+    return rc == 77 ? 77 : 1;
+  rc = cmocka_run_group_tests(tests, cluster_up, NULL);
+  /* Down in every case, also when the setup failed half-way. */
+  if (cluster_down(NULL) != 0)
+    rc = rc != 0 ? rc : 1;
+  return rc;
+}
