@@ -13,8 +13,9 @@
 #include "collectives.h"
 
 static const char *const alg_names[MMP_BCAST_ALG_COUNT] = {
-    "auto",         "flat",     "chain",        "pipeline",   "binary",
-    "split_binary", "binomial", "scatter_ring", "scatter_rd", "hierarchical"};
+    "auto",         "flat",      "chain",        "pipeline",   "binary",
+    "split_binary", "binomial",  "scatter_ring", "scatter_rd", "hierarchical",
+    "symmetric",    "arrival_b", "arrival_nb"};
 
 const char *mmp_bcast_alg_name(int alg) {
   return alg >= 0 && alg < MMP_BCAST_ALG_COUNT ? alg_names[alg] : NULL;
@@ -49,6 +50,8 @@ mmp__bcast_builder mmp__bcast_builder_of(int alg) {
     return mmp__bcast_scatter_ring;
   case MMP_BCAST_SCATTER_RD:
     return mmp__bcast_scatter_rd;
+  case MMP_BCAST_SYMMETRIC:
+    return mmp__bcast_symmetric;
   default:
     return NULL;
   }
@@ -156,6 +159,96 @@ static int bcast_build(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
 
 /* ---- Choosing ----------------------------------------------------------- */
 
+/* The optimum segment of the model's pipelined chain over p ranks:
+ * X = sqrt((p - 2) m beta / alpha) segments, at least 4 KiB each. */
+static size_t pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
+  double X = p > 2 && nm->alpha > 0
+                 ? sqrt((double)(p - 2) * (double)len * nm->beta / nm->alpha)
+                 : 1;
+  size_t seg = X >= 2 ? (size_t)((double)len / X) : 0;
+
+  return seg > 0 && seg < 4096 ? 4096 : seg;
+}
+
+/* A byte count from the environment ("65536", "64k", "1m"), or `def`
+ * when unset. MMP_EENV when malformed. */
+static int env_bytes(const char *name, size_t def, size_t *out) {
+  const char *v = getenv(name);
+  char *end;
+  unsigned long long x;
+
+  *out = def;
+  if (v == NULL || *v == '\0')
+    return 0;
+  x = strtoull(v, &end, 10);
+  if (end == v)
+    goto bad;
+  if (*end == 'k' || *end == 'K')
+    x <<= 10, end++;
+  else if (*end == 'm' || *end == 'M')
+    x <<= 20, end++;
+  if (*end != '\0' || v[0] == '-')
+    goto bad;
+  *out = (size_t)x;
+  return 0;
+bad:
+  MMP__LOG(MMP__LOG_ERROR, "%s=%s: expected a byte count (64k, 1m)", name, v);
+  return MMP_EENV;
+}
+
+/* The symmetric broadcast's sub-segment S: the root pays (n / S) alpha
+ * in message overheads and the last sub-segment's forwarding adds
+ * (q - 1)(alpha + S beta) after the root's n beta (q = p - 1 receivers),
+ * so S = sqrt(n alpha / ((q - 1) beta)), at least 4 KiB; 0 (whole
+ * pieces) when that reaches a piece. */
+static size_t symmetric_seg(int p, size_t len, const mmp__netmodel_t *nm) {
+  int q = p - 1;
+  double S;
+
+  if (q < 2)
+    return 0;
+  if (nm->alpha <= 0 || nm->beta <= 0)
+    return MMP__SYMMETRIC_SEG_DEFAULT;
+  S = sqrt((double)len * nm->alpha / ((double)(q - 1) * nm->beta));
+  if (S < 4096)
+    S = 4096;
+  return S >= (double)len / q ? 0 : (size_t)S;
+}
+
+/* Options of the symmetric and arrival-aware broadcasts: the symmetric one
+ * sends short messages whole (the flat broadcast) and cuts pieces into
+ * sub-segments sized by the model (symmetric_seg); the arrival-aware ones
+ * run a pipelined chain with the model's segment unless told otherwise. */
+static int resolve_dynamic(mmp_comm_t *comm, size_t len,
+                           const mmp_bcast_opts_t *o, mmp__coll_hdr_t *h) {
+  size_t min, seg = o->segment;
+  mmp__netmodel_t nm;
+  int rc;
+
+  if (h->alg == MMP_BCAST_SYMMETRIC) {
+    if ((rc = env_bytes("MINIMP_BCAST_SYM_MIN", MMP__SYMMETRIC_MIN_DEFAULT,
+                        &min)) != 0)
+      return rc;
+    if (len < min) {
+      h->alg = MMP_BCAST_FLAT;
+      seg = 0;
+    } else if (seg == 0) {
+      if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+        return rc;
+      seg = symmetric_seg(comm->size, len, &nm);
+    }
+  } else {
+    h->inner = (uint8_t)(o->inner != 0 ? o->inner : MMP_BCAST_PIPELINE);
+    if (seg == 0 && h->inner == MMP_BCAST_PIPELINE) {
+      if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+        return rc;
+      seg = pipeline_seg(comm->size, len, &nm);
+    }
+  }
+  h->seg = (uint32_t)(seg > UINT32_MAX ? UINT32_MAX : seg);
+  return 0;
+}
+
 /* Fills in what `opts` leaves open. Every rank computes the same. */
 static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
                    mmp__coll_hdr_t *h) {
@@ -178,16 +271,7 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
     size_t s2;
     int g2;
     mmp__bcast_choose(p, len, &nm, &a2, &s2, &g2);
-    /* The optimum segment count of the model's pipeline: X = sqrt((p - 2)
-     * m beta / alpha). */
-    {
-      double X = p > 2 && nm.alpha > 0
-                     ? sqrt((double)(p - 2) * (double)len * nm.beta / nm.alpha)
-                     : 1;
-      seg = X >= 2 ? (size_t)((double)len / X) : 0;
-      if (seg > 0 && seg < 4096)
-        seg = 4096;
-    }
+    seg = pipeline_seg(p, len, &nm);
   }
   memset(h, 0, sizeof(*h));
   h->kind = MMP__COLL_BCAST;
@@ -216,6 +300,25 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
     h->inner = (uint8_t)in;
     h->outer = (uint8_t)out;
   }
+  if (alg >= MMP_BCAST_SYMMETRIC)
+    return resolve_dynamic(comm, len, o, h);
+  return 0;
+}
+
+/* The arrival-aware root's gathering window in microseconds: T(m) /
+ * MMP__ARRIVAL_WINDOW_DIV from the model, none under 1 ms, or
+ * MINIMP_BCAST_ARRIVAL_WINDOW_US. */
+static int arrival_window(mmp_comm_t *comm, size_t len, size_t *us) {
+  mmp__netmodel_t nm;
+  double t;
+  int rc;
+
+  if (getenv("MINIMP_BCAST_ARRIVAL_WINDOW_US") != NULL)
+    return env_bytes("MINIMP_BCAST_ARRIVAL_WINDOW_US", 0, us);
+  if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+    return rc;
+  t = (nm.alpha + (double)len * nm.beta) / MMP__ARRIVAL_WINDOW_DIV;
+  *us = t >= 1e-3 ? (size_t)(t * 1e6) : 0;
   return 0;
 }
 
@@ -257,6 +360,13 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (rc != 0)
     return rc;
   h.root = root;
+  if (h.alg == MMP_BCAST_ARRIVAL_B || h.alg == MMP_BCAST_ARRIVAL_NB) {
+    size_t window;
+    if ((rc = arrival_window(comm, len, &window)) != 0)
+      return rc;
+    return mmp__bcast_arrival_start(e, comm, buf, len, &h, o->mode, window,
+                                    req);
+  }
   rc = mmp__sched_new(e, comm, buf, len, o->mode, &h, bcast_build, &s);
   if (rc != 0)
     return rc;

@@ -67,8 +67,10 @@ typedef struct mmp__sop_s {
   uint8_t held; /* ready, but waits for cprev to be posted */
   mmp__sched_t *s;
   mmp_request_t req;
-  uint8_t *tmp; /* FIRST ops: header and piggybacked data */
+  uint8_t *tmp; /* FIRST ops: header and piggybacked data; packed ops */
   size_t tmp_len;
+  size_t *regs; /* packed ops: nregs (offset, length) pairs, or NULL */
+  int nregs;
 } mmp__sop_t;
 
 /* What the first message's header says; compared field by field. */
@@ -117,6 +119,15 @@ struct mmp__sched_s {
   int poison; /* arguments disagreed: every send goes out empty */
   int err;
   mmp_request_t *creq; /* the collective's request; NULL once done */
+  /* Sub-schedules (mmp__sched_launch_locked) have no request: on_done
+   * runs once, lock held, when their last op completed. */
+  void (*on_done)(mmp__sched_t *s, void *arg);
+  void *on_done_arg;
+  int finished;
+  /* Runs once, lock held, just before the request completes; may set
+   * s->err (s-to-p: copies out of a scratch buffer). NULL: none. */
+  void (*fini)(mmp__sched_t *s, void *arg);
+  void *fini_arg;
 };
 
 /*
@@ -128,6 +139,12 @@ int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                    unsigned mode, const mmp__coll_hdr_t *hdr,
                    mmp__sched_build_fn build, mmp__sched_t **out);
 
+/* As mmp__sched_new for a sub-schedule of collective `seq` (no header,
+ * no builder, lock may be held). Returns 0 or MMP_ENOMEM. */
+int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                       void *buf, size_t len, unsigned mode,
+                       mmp__sched_t **out);
+
 /* Appends an op; returns its index (>= 0) or MMP_ENOMEM. The region
  * [off, off+len) lies inside the schedule's buffer. */
 int mmp__sched_send(mmp__sched_t *s, int peer, size_t off, size_t len,
@@ -135,6 +152,14 @@ int mmp__sched_send(mmp__sched_t *s, int peer, size_t off, size_t len,
 int mmp__sched_recv(mmp__sched_t *s, int peer, size_t off, size_t len,
                     int phase);
 int mmp__sched_nop(mmp__sched_t *s);
+/* A send or receive of several regions as one message: the sender packs
+ * them in the order given, the receiver unpacks them in the same order.
+ * `regs` holds nregs (offset, length) pairs and is copied. Returns the op
+ * index or MMP_ENOMEM. Not for first messages. */
+int mmp__sched_sendv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
+                     int phase);
+int mmp__sched_recvv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
+                     int phase);
 /* Marks the receive `op` as this rank's first message, and the send `op`
  * as the first message its peer receives in this collective. */
 void mmp__sched_first(mmp__sched_t *s, int op);
@@ -148,6 +173,18 @@ int mmp__sched_dep(mmp__sched_t *s, int before, int after);
  * NULL and the schedule is freed).
  */
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
+
+/*
+ * Lock held. Starts a schedule whose ops the caller appended directly (no
+ * header, no request): a sub-broadcast inside a dynamic collective, which
+ * sets s->seq itself. on_done(s, arg) runs once, lock held, when every op
+ * completed, possibly before this returns; s->err holds the result. The
+ * caller frees `s` with mmp__sched_free, never from inside on_done.
+ * Returns 0 or MMP_ENOMEM (then on_done never runs).
+ */
+int mmp__sched_launch_locked(mmp__sched_t *s,
+                             void (*on_done)(mmp__sched_t *, void *),
+                             void *arg);
 
 /* Logs the ops not yet done (debugging). */
 void mmp__sched_dump(const mmp__sched_t *s);
@@ -188,6 +225,33 @@ int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+
+/* The symmetric broadcast sends messages shorter than this whole, as the
+ * flat broadcast does (MINIMP_BCAST_SYM_MIN overrides it). It cuts its
+ * pieces into sub-segments sized from the network model (opts.segment
+ * overrides), of this many bytes when the model is degenerate. */
+#define MMP__SYMMETRIC_MIN_DEFAULT (16u * 1024)
+#define MMP__SYMMETRIC_SEG_DEFAULT (16u * 1024)
+
+/*
+ * Starts an arrival-aware broadcast (bcast_arrival.c): h->alg is
+ * MMP_BCAST_ARRIVAL_B or _NB, h->root the root, h->inner the sub-group
+ * broadcast and h->seg its segment; `mode` is the MMP_SEND_* of data
+ * sends; the root gathers arrivals for `window_us` (rounded up to ms; 0:
+ * not at all) before a decision from idle. Any thread, lock NOT held. On
+ * success *req is a new collective request; on error (MMP_ENOMEM) *req is
+ * NULL.
+ */
+int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
+                             size_t len, const mmp__coll_hdr_t *h,
+                             unsigned mode, uint64_t window_us,
+                             mmp_request_t **req);
+
+/* The arrival-aware root's gathering window, by default T(m) / this, with
+ * T(m) = alpha + m beta from the network model; windows under 1 ms are
+ * dropped. MINIMP_BCAST_ARRIVAL_WINDOW_US overrides it (0: none). */
+#define MMP__ARRIVAL_WINDOW_DIV 16
 
 /* Returns the builder of a non-hierarchical algorithm, or NULL. */
 mmp__bcast_builder mmp__bcast_builder_of(int alg);
@@ -226,6 +290,7 @@ static inline int mmp__rrank(int v, int root, int n) {
 typedef struct mmp__netmodel_s {
   double alpha; /* s */
   double beta;  /* s per byte */
+  double burst; /* bytes an idle link passes at once (a shaper's bucket) */
 } mmp__netmodel_t;
 
 /* Predicted time of algorithm `alg` (G groups for the hierarchical one,

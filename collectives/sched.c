@@ -68,9 +68,9 @@ static int hdr_same(const mmp__coll_hdr_t *a, const mmp__coll_hdr_t *b) {
 
 /* ---- Building ----------------------------------------------------------- */
 
-int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
-                   unsigned mode, const mmp__coll_hdr_t *hdr,
-                   mmp__sched_build_fn build, mmp__sched_t **out) {
+int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                       void *buf, size_t len, unsigned mode,
+                       mmp__sched_t **out) {
   mmp__sched_t *s = calloc(1, sizeof(*s));
 
   if (s == NULL)
@@ -78,16 +78,28 @@ int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   s->e = e;
   s->comm = comm;
   s->ctx = comm->ctx + 1;
-  uv_mutex_lock(&e->lock);
-  s->seq = comm->coll_seq++;
-  uv_mutex_unlock(&e->lock);
+  s->seq = seq;
   s->buf = buf;
   s->len = len;
   s->mode = mode;
-  s->hdr = *hdr;
-  s->build = build;
   s->first = -1;
   *out = s;
+  return 0;
+}
+
+int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
+                   unsigned mode, const mmp__coll_hdr_t *hdr,
+                   mmp__sched_build_fn build, mmp__sched_t **out) {
+  int rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
+
+  if (rc != 0)
+    return rc;
+  /* The sequence number is taken only once nothing can fail. */
+  uv_mutex_lock(&e->lock);
+  (*out)->seq = comm->coll_seq++;
+  uv_mutex_unlock(&e->lock);
+  (*out)->hdr = *hdr;
+  (*out)->build = build;
   return 0;
 }
 
@@ -130,6 +142,37 @@ int mmp__sched_recv(mmp__sched_t *s, int peer, size_t off, size_t len,
 
 int mmp__sched_nop(mmp__sched_t *s) {
   return sched_add(s, MMP__SOP_NOP, -1, 0, 0, 0);
+}
+
+/* A packed op owns a copy of its regions; one region needs no packing. */
+static int sched_addv(mmp__sched_t *s, int kind, int peer, const size_t *regs,
+                      int nregs, int phase) {
+  size_t len = 0;
+  int k, op;
+
+  for (k = 0; k < nregs; k++)
+    len += regs[2 * k + 1];
+  if (nregs <= 1)
+    return sched_add(s, kind, peer, nregs ? regs[0] : 0, len, phase);
+  op = sched_add(s, kind, peer, 0, len, phase);
+  if (op < 0)
+    return op;
+  s->ops[op]->regs = malloc((size_t)nregs * 2 * sizeof(size_t));
+  if (s->ops[op]->regs == NULL)
+    return MMP_ENOMEM;
+  memcpy(s->ops[op]->regs, regs, (size_t)nregs * 2 * sizeof(size_t));
+  s->ops[op]->nregs = nregs;
+  return op;
+}
+
+int mmp__sched_sendv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
+                     int phase) {
+  return sched_addv(s, MMP__SOP_SEND, peer, regs, nregs, phase);
+}
+
+int mmp__sched_recvv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
+                     int phase) {
+  return sched_addv(s, MMP__SOP_RECV, peer, regs, nregs, phase);
 }
 
 int mmp__sched_dep(mmp__sched_t *s, int before, int after) {
@@ -304,6 +347,39 @@ static int world_of(const mmp__sched_t *s, int peer) {
   return s->comm->world_of != NULL ? s->comm->world_of[peer] : peer;
 }
 
+/* Lock held. A packed op goes through op->tmp: the sender copies its
+ * regions in, the receiver takes the message whole and sop_done unpacks. */
+static int sop_post_packed(mmp__sched_t *s, mmp__sop_t *op, int tag) {
+  size_t at = 0;
+  int k;
+
+  op->tmp_len = op->len;
+  op->tmp = malloc(op->len ? op->len : 1);
+  if (op->tmp == NULL)
+    return MMP_ENOMEM;
+  if (op->kind == MMP__SOP_RECV)
+    return mmp__irecv_locked(s->e, s->comm, s->ctx, s->poison ? NULL : op->tmp,
+                             s->poison ? 0 : op->len, world_of(s, op->peer),
+                             tag, &op->req);
+  for (k = 0; k < op->nregs; k++) {
+    memcpy(op->tmp + at, s->buf + op->regs[2 * k], op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+  return mmp__isend_locked(s->e, s->comm, s->ctx, op->tmp,
+                           s->poison ? 0 : op->len, world_of(s, op->peer), tag,
+                           s->poison ? MMP_SEND_EAGER : s->mode, &op->req);
+}
+
+static void sop_unpack(mmp__sched_t *s, mmp__sop_t *op) {
+  size_t at = 0;
+  int k;
+
+  for (k = 0; k < op->nregs; k++) {
+    memcpy(s->buf + op->regs[2 * k], op->tmp + at, op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+}
+
 /* Lock held. Posts op i; completion comes through sop_done. */
 static void sop_post(mmp__sched_t *s, int i) {
   mmp__sop_t *op = s->ops[i];
@@ -347,6 +423,8 @@ static void sop_post(mmp__sched_t *s, int i) {
       rc = mmp__irecv_locked(e, s->comm, s->ctx, op->tmp, op->tmp_len,
                              MMP_ANY_SOURCE, tag, &op->req);
     }
+  } else if (op->regs != NULL) {
+    rc = sop_post_packed(s, op, tag);
   } else if (op->kind == MMP__SOP_SEND) {
     rc = mmp__isend_locked(e, s->comm, s->ctx, s->buf + op->off,
                            s->poison ? 0 : op->len, world_of(s, op->peer), tag,
@@ -366,8 +444,20 @@ static void sop_post(mmp__sched_t *s, int i) {
 static void sched_finish(mmp__sched_t *s) {
   mmp_request_t *creq = s->creq;
 
-  if (creq == NULL)
+  if (creq == NULL) {
+    /* A sub-schedule: nothing may touch s after on_done, which may let
+     * its owner free it. */
+    if (s->on_done != NULL && !s->finished) {
+      s->finished = 1;
+      s->on_done(s, s->on_done_arg);
+    }
     return;
+  }
+  if (s->fini != NULL) {
+    void (*fini)(mmp__sched_t *, void *) = s->fini;
+    s->fini = NULL;
+    fini(s, s->fini_arg);
+  }
   s->creq = NULL;
   creq->status.error = s->err;
   creq->status.bytes = s->err == 0 ? s->len : 0;
@@ -495,6 +585,8 @@ static void sop_done(mmp_request_t *r, void *arg) {
                                                      : MMP_EMISMATCH);
     else if (op->kind == MMP__SOP_SEND && op->req.err != 0)
       sched_mismatch(s, op->req.err);
+    else if (op->kind == MMP__SOP_RECV && op->regs != NULL && !s->poison)
+      sop_unpack(s, op);
     free(op->tmp);
     op->tmp = NULL;
     op->done = 1;
@@ -534,6 +626,7 @@ void mmp__sched_free(mmp__sched_t *s) {
     return;
   for (i = 0; i < s->nops; i++) {
     free(s->ops[i]->tmp);
+    free(s->ops[i]->regs);
     free(s->ops[i]);
   }
   free(s->ops);
@@ -577,6 +670,21 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   sched_run(s);
   uv_mutex_unlock(&s->e->lock);
   *out = creq;
+  return 0;
+}
+
+int mmp__sched_launch_locked(mmp__sched_t *s,
+                             void (*on_done)(mmp__sched_t *, void *),
+                             void *arg) {
+  int rc = sched_prepare(s, 0);
+
+  if (rc != 0)
+    return rc;
+  s->on_done = on_done;
+  s->on_done_arg = arg;
+  s->remaining = s->nops;
+  s->started = 1;
+  sched_run(s);
   return 0;
 }
 

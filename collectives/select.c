@@ -3,10 +3,14 @@
  * Automatic choice of a broadcast algorithm from the Hockney model.
  *
  * The model, alpha + m beta per message, is measured once per
- * communicator, the first time a choice needs it: ranks 0 and 1 time a
- * ping-pong of 1 byte (alpha = half the round trip) and of 64 KiB
- * (beta = (half the round trip - alpha) / 64 KiB), best of several runs,
- * and rank 0 broadcasts the result so that every rank decides alike. A
+ * communicator, the first time a choice needs it, by every rank at once:
+ * alpha is the time per round of a 1-byte ring through all ranks (so it
+ * includes waiting for a CPU where ranks share one, as on the emulated
+ * cluster), beta the slope between 64 KiB and 1 MiB ping-pongs within
+ * pairs of ranks (which cancels a shaper's or switch's burst allowance;
+ * a 64 KiB ping-pong alone reads several times the sustained rate
+ * through tc tbf's 64 KB bucket). Rank 0 broadcasts its figures so that
+ * every rank decides alike; dup and split inherit them. A
  * saved profile (MINIMP_NET_ALPHA_US, MINIMP_NET_BETA_NS, e.g. from
  * `minimp-bench calibrate`) skips the measurement.
  *
@@ -93,6 +97,47 @@ static size_t pipeline_seg(int p, double m, const mmp__netmodel_t *nm) {
   return seg >= m ? 0 : (size_t)seg;
 }
 
+/* Bytes the busiest link carries in one broadcast by `alg`. */
+static double link_bytes(int alg, int p, double m) {
+  switch (alg) {
+  case MMP_BCAST_FLAT:
+    return (p - 1) * m;
+  case MMP_BCAST_CHAIN:
+  case MMP_BCAST_PIPELINE:
+    return m;
+  case MMP_BCAST_BINARY:
+    return 2 * m;
+  case MMP_BCAST_SPLIT_BINARY:
+    return 1.5 * m;
+  case MMP_BCAST_BINOMIAL:
+    return lg2(p) * m;
+  case MMP_BCAST_SCATTER_RING:
+  case MMP_BCAST_SCATTER_RD:
+    return 2 * m;
+  default:
+    return INFINITY;
+  }
+}
+
+/*
+ * The cost formula, except on a network with a burst allowance (a link
+ * that was idle passes its first `burst` bytes at once, as through a
+ * shaper's token bucket): an algorithm whose busiest link carries no more
+ * than that pays only its latency terms. The formulas alone would charge
+ * those bytes beta and miss that a chain of 64 KiB messages crosses the
+ * emulated cluster's links (tbf, 64 KB bucket) ten times faster than
+ * its rate.
+ */
+static double cost_burst(int alg, int p, double m, double X, int G,
+                         const mmp__netmodel_t *nm) {
+  mmp__netmodel_t lat = *nm;
+
+  if (nm->burst <= 0 || link_bytes(alg, p, m) > nm->burst)
+    return mmp__bcast_cost(alg, p, m, X, G, nm);
+  lat.beta = 0;
+  return mmp__bcast_cost(alg, p, m, X, G, &lat);
+}
+
 static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
                    int *alg, size_t *seg, int *groups) {
   static const int cands[] = {
@@ -115,7 +160,7 @@ static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
     double t;
     if (c == MMP_BCAST_HIERARCHICAL && !hier)
       continue;
-    t = mmp__bcast_cost(c, p, m, X, G, nm);
+    t = cost_burst(c, p, m, X, G, nm);
     /* Prefer the earlier (simpler) candidate unless clearly better. */
     if (t < best * 0.97) {
       best = t;
@@ -154,45 +199,79 @@ static int env_model(mmp__netmodel_t *out) {
     return 0;
   out->alpha = av * 1e-6;
   out->beta = bv * 1e-9;
+  out->burst = 0;
+  if ((a = getenv("MINIMP_NET_BURST_BYTES")) != NULL) {
+    double v = strtod(a, &end);
+    out->burst = *end == '\0' && v > 0 ? v : 0;
+  }
   return 1;
 }
 
-/* Best half round trip of `n`-byte ping-pongs between ranks 0 and 1. */
-static int pingpong(mmp__engine_t *e, mmp_comm_t *c, int tag, size_t n,
-                    int reps, double *best) {
-  uint8_t *b = calloc(n ? n : 1, 1);
-  int me = c->rank, peer = 1 - me, i, rc = 0;
+#define RING_ROUNDS 40
+#define BETA_SMALL 65536
+#define BETA_LARGE (1u << 20)
 
-  if (b == NULL)
-    return MMP_ENOMEM;
+/* One blocking transfer in the collective context: a send when `out`. */
+static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
+                int peer, int tag) {
+  mmp_request_t r;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  rc = out ? mmp__isend(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
+                        MMP_SEND_AUTO, &r)
+           : mmp__irecv(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
+                        &r);
+  return rc != 0 ? rc : mmp__wait_internal(e, &r);
+}
+
+/*
+ * alpha: seconds per round of a ring in which every rank passes one byte
+ * to the next and waits for one from the previous, RING_ROUNDS rounds.
+ * Every rank is busy in every round, as in a collective's steps, so on a
+ * machine whose CPUs are shared by several ranks (the emulated cluster)
+ * the figure includes waiting for a CPU; elsewhere it is one message's
+ * latency.
+ */
+static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
+  int p = c->size, next = (c->rank + 1) % p, prev = (c->rank + p - 1) % p;
+  uint8_t in = 0, out = 0;
+  double t0 = 0;
+  int i, rc = 0;
+
+  /* Round 0 lines the ranks up. */
+  for (i = 0; i <= RING_ROUNDS && rc == 0; i++) {
+    mmp_request_t r[2];
+    memset(r, 0, sizeof(r));
+    if (i == 1)
+      t0 = mmp_wtime();
+    rc = mmp__irecv(e, c, c->ctx + 1, &in, 1, mmp__comm_world(c, prev), tag,
+                    &r[0]);
+    if (rc == 0)
+      rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
+                      MMP_SEND_EAGER, &r[1]);
+    if (rc == 0)
+      rc = mmp__wait_internal(e, &r[1]);
+    if (rc == 0)
+      rc = mmp__wait_internal(e, &r[0]);
+  }
+  *alpha = (mmp_wtime() - t0) / RING_ROUNDS;
+  return rc;
+}
+
+/* Best half round trip of `n`-byte ping-pongs with `peer` (the lower rank
+ * leads). */
+static int pingpong(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
+                    size_t n, int reps, double *best) {
+  uint8_t *b = calloc(n, 1);
+  int lead = c->rank < peer, i, rc = b == NULL ? MMP_ENOMEM : 0;
+
   *best = INFINITY;
   for (i = 0; i < reps && rc == 0; i++) {
-    mmp_request_t r;
     double t0 = mmp_wtime();
-    memset(&r, 0, sizeof(r));
-    if (me == 0) {
-      rc = mmp__isend(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
-                      MMP_SEND_AUTO, &r);
-      if (rc == 0)
-        rc = mmp__wait_internal(e, &r);
-      memset(&r, 0, sizeof(r));
-      if (rc == 0)
-        rc = mmp__irecv(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
-                        &r);
-      if (rc == 0)
-        rc = mmp__wait_internal(e, &r);
-    } else {
-      rc =
-          mmp__irecv(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag, &r);
-      if (rc == 0)
-        rc = mmp__wait_internal(e, &r);
-      memset(&r, 0, sizeof(r));
-      if (rc == 0)
-        rc = mmp__isend(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
-                        MMP_SEND_AUTO, &r);
-      if (rc == 0)
-        rc = mmp__wait_internal(e, &r);
-    }
+    rc = xfer(e, c, lead, b, n, peer, tag);
+    if (rc == 0)
+      rc = xfer(e, c, !lead, b, n, peer, tag);
     if ((mmp_wtime() - t0) / 2 < *best)
       *best = (mmp_wtime() - t0) / 2;
   }
@@ -200,10 +279,44 @@ static int pingpong(mmp__engine_t *e, mmp_comm_t *c, int tag, size_t n,
   return rc;
 }
 
+/*
+ * beta: the slope between ping-pongs of BETA_SMALL and BETA_LARGE bytes,
+ * which cancels both the latency and any burst allowance (a shaper's
+ * bucket, a switch's buffer) the two sizes enjoy alike. A 64 KiB
+ * ping-pong alone would fit inside tc tbf's 64 KB bucket on the emulated
+ * cluster and read many times the sustained rate.
+ */
+static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
+                     double *beta, double *burst) {
+  double one, small, large;
+  int rc = pingpong(e, c, peer, tag, 1, 5, &one);
+
+  if (rc == 0)
+    rc = pingpong(e, c, peer, tag, BETA_SMALL, 5, &small);
+  if (rc == 0)
+    rc = pingpong(e, c, peer, tag, BETA_LARGE, 2, &large);
+  *beta = (large - small) / (double)(BETA_LARGE - BETA_SMALL);
+  /* Where scheduling noise swamps the difference (ranks sharing CPUs on
+   * loopback), fall back towards the plain rate of the large one. */
+  if (*beta < 0.5 * large / BETA_LARGE)
+    *beta = 0.5 * large / BETA_LARGE;
+  /* What the large one did not pay for at that rate went through at once:
+   * the burst allowance (about 0 on a plain link). */
+  *burst = BETA_LARGE - (large - one) / *beta;
+  /* Only if the small one really went through at once (on a plain link
+   * the difference is noise); then the burst is at least its size, what
+   * headers cost the estimate notwithstanding. */
+  if (small - one > 0.25 * BETA_SMALL * *beta)
+    *burst = 0;
+  else if (*burst < BETA_SMALL)
+    *burst = BETA_SMALL;
+  return rc;
+}
+
 int mmp__netmodel_get(mmp_comm_t *comm, mmp__netmodel_t *out) {
   mmp__engine_t *e = mmp__eng;
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-  double model[2] = {0, 0}, small, large;
+  double model[3] = {0, 0, 0}, small = 0, large = 0, burst = 0;
   uint32_t seq;
   int rc = 0;
 
@@ -212,27 +325,28 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp__netmodel_t *out) {
   if (comm->net_known) {
     out->alpha = comm->net_alpha;
     out->beta = comm->net_beta;
+    out->burst = comm->net_burst;
     return 0;
   }
   if (comm->size < 2) {
     out->alpha = 1e-6;
     out->beta = 1e-10;
+    out->burst = 0;
     return 0;
   }
   uv_mutex_lock(&e->lock);
   seq = comm->coll_seq++;
   uv_mutex_unlock(&e->lock);
-  if (comm->rank < 2) {
-    int tag = MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1);
-    rc = pingpong(e, comm, tag, 1, 20, &small);
-    if (rc == 0)
-      rc = pingpong(e, comm, tag, 65536, 4, &large);
-    if (rc == 0 && comm->rank == 0) {
-      model[0] = small > 1e-7 ? small : 1e-7;
-      model[1] = (large - small) / 65536.0;
-      if (model[1] < 1e-12)
-        model[1] = 1e-12;
-    }
+  /* Then ranks pair up (0-1, 2-3, ...) and all measure at once, so the
+   * links are as busy as in a collective. */
+  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), &small);
+  if (rc == 0 && (comm->rank ^ 1) < comm->size)
+    rc = pair_beta(e, comm, comm->rank ^ 1,
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &large, &burst);
+  if (rc == 0 && comm->rank == 0) {
+    model[0] = small > 1e-7 ? small : 1e-7;
+    model[1] = large > 1e-12 ? large : 1e-12;
+    model[2] = burst;
   }
   /* Every rank must decide alike: rank 0's numbers are the numbers. */
   o.algorithm = MMP_BCAST_BINOMIAL;
@@ -242,10 +356,32 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp__netmodel_t *out) {
     return rc;
   comm->net_alpha = model[0];
   comm->net_beta = model[1];
+  comm->net_burst = model[2];
   comm->net_known = 1;
   out->alpha = model[0];
   out->beta = model[1];
-  MMP__LOG(MMP__LOG_DEBUG, "network model: alpha %.1f us, beta %.3f ns/byte",
-           model[0] * 1e6, model[1] * 1e9);
+  out->burst = model[2];
+  MMP__LOG(MMP__LOG_DEBUG,
+           "network model: alpha %.1f us, beta %.3f ns/byte, burst %.0f bytes",
+           model[0] * 1e6, model[1] * 1e9, model[2]);
   return 0;
+}
+
+int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out) {
+  mmp__netmodel_t nm;
+  int rc;
+
+  if (out == NULL)
+    return MMP_EINVAL;
+  if (mmp__eng == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  rc = mmp__netmodel_get(comm, &nm);
+  if (rc == 0) {
+    out->alpha = nm.alpha;
+    out->beta = nm.beta;
+    out->burst = nm.burst;
+  }
+  return rc;
 }

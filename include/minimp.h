@@ -295,18 +295,25 @@ enum {
   MMP_BCAST_SCATTER_RING = 7, /* binomial scatter, ring allgather */
   MMP_BCAST_SCATTER_RD = 8,   /* binomial scatter, recursive doubling */
   MMP_BCAST_HIERARCHICAL = 9, /* G groups: leaders, then each group */
-  MMP_BCAST_ALG_COUNT = 10
+  MMP_BCAST_SYMMETRIC = 10,   /* root scatters pieces, all exchange them */
+  MMP_BCAST_ARRIVAL_B = 11,   /* arrival-aware, blocking model */
+  MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
+  MMP_BCAST_ALG_COUNT = 13
 };
 
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
  * matters: `MMP_BCAST_OPTS_INIT`. */
 typedef struct mmp_bcast_opts_s {
   int algorithm;  /* MMP_BCAST_*; AUTO by default */
-  size_t segment; /* bytes per segment; 0: the algorithm's choice */
+  size_t segment; /* bytes per segment (symmetric: per sub-segment of a
+                     piece); 0: the algorithm's choice */
   unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
                      not arrived) or _RNDV (move data only once they have) */
   int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
-  int inner;      /* hierarchical: algorithm inside groups; 0: automatic */
+  int inner;      /* hierarchical: algorithm inside groups; 0: automatic.
+                     arrival_b/_nb: the sub-group broadcast, 0 or
+                     MMP_BCAST_PIPELINE (chain), MMP_BCAST_SCATTER_RING
+                     (scatter-allgather), or any other non-hierarchical */
   int outer;      /* hierarchical: algorithm between leaders; 0: automatic */
   int reserved_[8];
 } mmp_bcast_opts_t;
@@ -341,10 +348,150 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
 
+/* The network as automatic selection models it (Hockney, plus a burst). */
+typedef struct mmp_netmodel_s {
+  double alpha; /* seconds per message */
+  double beta;  /* seconds per byte, sustained */
+  double burst; /* bytes an idle link passes at once (0: none seen) */
+} mmp_netmodel_t;
+
+/*
+ * The network model automatic selection uses on `comm`. Measured the first
+ * time it is needed, by all ranks at once (collective then, local
+ * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
+ * optionally MINIMP_NET_BURST_BYTES) give a saved profile. Communicators
+ * made from `comm` inherit it.
+ */
+MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
+
 /* "binomial", "scatter_ring", ...; NULL for an unknown number. */
 MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
 /* The number of an algorithm name, or MMP_EINVAL. */
 MMP_EXTERN int mmp_bcast_alg_from_name(const char *name);
+
+/* ---- s-to-p broadcast -------------------------------------------------- */
+
+/*
+ * s of the p ranks each contribute one message (of any length, 0
+ * included) and every rank receives all s of them, concatenated in the
+ * order of their source ranks (seed 002, Hambrusch, Khokhar & Liu). It is
+ * MPI_Allgatherv where ranks may take no part as senders. docs/
+ * algorithms.md gives every algorithm's cost.
+ */
+enum {
+  MMP_S2P_AUTO = 0,            /* chosen from s, p, lengths and network */
+  MMP_S2P_2STEP = 1,           /* gather to one rank, then broadcast */
+  MMP_S2P_ALLTOALL = 2,        /* PersAlltoAll: p - 1 permutations */
+  MMP_S2P_BR_LIN = 3,          /* recursive halving on a line, combining */
+  MMP_S2P_BR_XY_SOURCE = 4,    /* Br_Lin in rows and columns of a grid,
+                                  first dimension from the sources */
+  MMP_S2P_BR_XY_DIM = 5,       /* the same, first dimension from the grid */
+  MMP_S2P_REPOS_LIN = 6,       /* move sources to an ideal place, Br_Lin */
+  MMP_S2P_REPOS_XY_SOURCE = 7, /* move sources to rows, Br_xy_source */
+  MMP_S2P_PART_LIN = 8,        /* two halves with Br_Lin, then exchange */
+  MMP_S2P_PART_XY_SOURCE = 9,  /* two half grids with Br_xy_source, then
+                                  exchange */
+  MMP_S2P_RING = 10,           /* ring allgatherv (baseline) */
+  MMP_S2P_ALG_COUNT = 11
+};
+
+/* In `lens` and `out_lens`: this rank contributes no message. */
+#define MMP_S2P_NONE ((size_t)-1)
+
+/* Options for mmp_bcast_s2p / mmp_ibcast_s2p: `MMP_S2P_OPTS_INIT`. */
+typedef struct mmp_s2p_opts_s {
+  int algorithm; /* MMP_S2P_*; AUTO by default */
+  unsigned mode; /* MMP_SEND_AUTO, _EAGER or _RNDV for every data message */
+  int rows;      /* logical grid rows, a divisor of p; 0: the largest
+                    divisor of p not above sqrt(p) */
+  int reserved_[8];
+} mmp_s2p_opts_t;
+
+#define MMP_S2P_OPTS_INIT                                                      \
+  {                                                                            \
+    0, 0, 0, {                                                                 \
+      0                                                                        \
+    }                                                                          \
+  }
+
+/*
+ * s-to-p broadcast over `comm`. Collective: every rank calls it.
+ *  - `is_source`: 1 if this rank contributes `sendlen` bytes of `sendbuf`
+ *    (sendlen may be 0), 0 if it contributes nothing (then sendbuf and
+ *    sendlen are ignored). The message is copied during the call.
+ *  - `recvbuf` receives all messages in source-rank order, up to `recvcap`
+ *    bytes. If they need more, the first recvcap bytes are stored, the
+ *    collective still completes everywhere, and this rank gets
+ *    MMP_ETRUNC. recvbuf belongs to the library until the call returns
+ *    (until the request completes for mmp_ibcast_s2p).
+ *  - `lens`: NULL, or p entries known to every rank alike (the paper's
+ *    assumption): rank i's message length, or MMP_S2P_NONE. With NULL the
+ *    lengths are first exchanged: a Br_Lin s-to-p of 8 bytes from every
+ *    rank, ceil(log2 p) rounds, about ceil(log2 p) alpha + 8 (p - 1) beta.
+ *    Lengths that differ between ranks are an error the library detects
+ *    only as far as the messages disagree (MMP_EMISMATCH); disagreeing
+ *    about who is a source may hang, as in MPI.
+ *  - `out_lens`: NULL, or p entries that receive every rank's length or
+ *    MMP_S2P_NONE (before the data arrives, for mmp_ibcast_s2p).
+ *  - `opts`: NULL for all defaults.
+ * The caller keeps ownership of every pointer. Returns 0, MMP_EINVAL (bad
+ * arguments, lens[rank] not matching is_source/sendlen, rows not
+ * dividing p), MMP_ENOTINIT, MMP_ECOMM, MMP_ETOOBIG (lengths overflow),
+ * MMP_ETRUNC, MMP_ENOMEM, MMP_EPEERLOST or MMP_EMISMATCH.
+ */
+MMP_EXTERN int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
+                             void *recvbuf, size_t recvcap, const size_t *lens,
+                             size_t *out_lens, mmp_comm_t *comm,
+                             const mmp_s2p_opts_t *opts);
+
+/* Non-blocking form: *req completes (mmp_wait/mmp_test) when this rank
+ * holds every message; its status.bytes is their total. With lens ==
+ * NULL the size exchange runs before the call returns. */
+MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
+                              int is_source, void *recvbuf, size_t recvcap,
+                              const size_t *lens, size_t *out_lens,
+                              mmp_comm_t *comm, const mmp_s2p_opts_t *opts,
+                              mmp_request_t **req);
+
+/* What MMP_S2P_AUTO would run for these lengths (p entries, as above):
+ * fills out->algorithm and out->rows. Collective the first time on a
+ * communicator (it measures the network), local afterwards. */
+MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
+                              mmp_s2p_opts_t *out);
+
+/* "br_lin", "repos_xy_source", ...; NULL for an unknown number. */
+MMP_EXTERN const char *mmp_s2p_alg_name(int alg);
+/* The number of an algorithm name, or MMP_EINVAL. */
+MMP_EXTERN int mmp_s2p_alg_from_name(const char *name);
+
+/* The source distributions of seed 002, section 4, for tests and
+ * benchmarks. */
+enum {
+  MMP_S2P_DIST_ROW = 0,    /* R(s): evenly spaced full rows */
+  MMP_S2P_DIST_COL = 1,    /* C(s): evenly spaced full columns */
+  MMP_S2P_DIST_EQUAL = 2,  /* E(s): every p/s-th rank */
+  MMP_S2P_DIST_DIAG_R = 3, /* Dr(s): evenly spaced right diagonals */
+  MMP_S2P_DIST_DIAG_L = 4, /* Dl(s): evenly spaced left diagonals */
+  MMP_S2P_DIST_BAND = 5,   /* B(s): ceil(c/r) bands of diagonals */
+  MMP_S2P_DIST_CROSS = 6,  /* Cr(s): rows and columns, half each */
+  MMP_S2P_DIST_SQUARE = 7, /* Sq(s): a ceil(sqrt s) square block */
+  MMP_S2P_DIST_COUNT = 8
+};
+
+/*
+ * Marks the s sources of distribution `dist` on p ranks seen as a grid of
+ * `rows` rows (0: as mmp_s2p_opts_t.rows), row-major: is_source[i] = 1
+ * for exactly s ranks, 0 for the others (p entries, written by the
+ * call). Returns 0 or MMP_EINVAL (bad dist, s < 0 or s > p, rows not
+ * dividing p).
+ */
+MMP_EXTERN int mmp_s2p_dist(int dist, int s, int p, int rows,
+                            unsigned char *is_source);
+/* "row", "col", "equal", "diag_r", "diag_l", "band", "cross", "square";
+ * NULL for an unknown number. */
+MMP_EXTERN const char *mmp_s2p_dist_name(int dist);
+/* The number of a distribution name, or MMP_EINVAL. */
+MMP_EXTERN int mmp_s2p_dist_from_name(const char *name);
 
 #ifdef __cplusplus
 }

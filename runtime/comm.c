@@ -108,6 +108,12 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   c->ctx = ctx;
   c->rank = me;
   c->size = n;
+  /* The network is the parent's: a measured model carries over (every
+   * parent rank has it or none does, since measuring is collective). */
+  c->net_known = parent->net_known;
+  c->net_alpha = parent->net_alpha;
+  c->net_beta = parent->net_beta;
+  c->net_burst = parent->net_burst;
   c->world_of = malloc((size_t)n * sizeof(*c->world_of));
   c->local_of = malloc((size_t)e->cfg.size * sizeof(*c->local_of));
   if (c->world_of == NULL || c->local_of == NULL) {

@@ -148,6 +148,7 @@ void mmp__config_resolve(mmp__config_t *cfg) {
     /* Polling only pays when every rank has a core to itself; otherwise it
      * steals the CPU a peer needs (Open MPI yields in the same case). */
     int ncpu = uv_available_parallelism();
+    cfg->spin_auto = 1;
     cfg->spin_us = cfg->local_size > ncpu ? 0 : DEF_SPIN_US;
   }
 }

@@ -104,11 +104,66 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 
 /* ---- Start-up ----------------------------------------------------------- */
 
+/* This kernel's identity: processes in different network namespaces of
+ * one machine (the emulated cluster, containers) share it and so share
+ * the CPUs. Empty when unknown. */
+static void machine_id(char *out, size_t cap) {
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+  size_t n = 0;
+  int c;
+
+  if (f != NULL) {
+    while (n + 1 < cap && (c = fgetc(f)) != EOF && c != '\n')
+      if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-')
+        out[n++] = (char)c;
+    fclose(f);
+  }
+  out[n] = '\0';
+}
+
+/*
+ * Lock held. With every rank's machine known: when more ranks than CPUs
+ * share this kernel, polling while idle steals the CPU a peer needs, so
+ * an automatic spin budget drops to zero (as MINIMP_LOCAL_SIZE would do
+ * when one machine is the whole job).
+ */
+static void machine_resolve(mmp__engine_t *e, int same) {
+  int ncpu = uv_available_parallelism();
+
+  if (e->cfg.spin_auto && same > ncpu && e->cfg.spin_us != 0) {
+    MMP__LOG(MMP__LOG_DEBUG,
+             "%d ranks share this machine's %d CPUs: no idle polling", same,
+             ncpu);
+    e->cfg.spin_us = 0;
+  }
+}
+
+/* A published record is "ADDRESS MACHINE"; parses one peer's. Returns 1
+ * if it is on this machine, 0 if not, -1 if malformed. */
+static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
+                        const char *mine) {
+  char rec[256], *sp;
+
+  if (len == 0 || len >= sizeof(rec))
+    return -1;
+  memcpy(rec, v, len);
+  rec[len] = '\0';
+  sp = strchr(rec, ' ');
+  if (sp != NULL)
+    *sp++ = '\0';
+  if (mmp__addr_parse(rec, &e->peers[i].addr) != 0)
+    return -1;
+  e->peers[i].have_addr = 1;
+  return sp != NULL && *mine != '\0' && strcmp(sp, mine) == 0;
+}
+
 static void got_addrs(void *arg, int status, size_t count,
                       const uint8_t *const *values, const size_t *lens) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
+  char mine[64];
   size_t i;
+  int same = 1, r = 0;
 
   if (status < 0 || count != (size_t)e->cfg.size) {
     MMP__LOG(MMP__LOG_ERROR, "address exchange failed: %s",
@@ -116,22 +171,19 @@ static void got_addrs(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
+  machine_id(mine, sizeof(mine));
   uv_mutex_lock(&e->lock);
-  for (i = 0; i < count; i++) {
-    char name[256];
+  for (i = 0; i < count && r >= 0; i++) {
     if ((int)i == e->cfg.rank)
       continue;
-    if (lens[i] == 0 || lens[i] >= sizeof(name))
-      break;
-    memcpy(name, values[i], lens[i]);
-    name[lens[i]] = '\0';
-    if (mmp__addr_parse(name, &e->peers[i].addr) != 0)
-      break;
-    e->peers[i].have_addr = 1;
+    r = parse_record(e, (int)i, values[i], lens[i], mine);
+    same += r > 0;
   }
+  if (r >= 0)
+    machine_resolve(e, same);
   uv_mutex_unlock(&e->lock);
-  if (i != count) {
-    MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i);
+  if (r < 0) {
+    MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
     return;
   }
@@ -218,8 +270,12 @@ static void boot_connected(void *arg, int status, size_t count,
     uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
                    every ? every : 1);
   }
-  rc = mmp__boot_put(e->boot, "addr", e->listen_name, strlen(e->listen_name),
-                     put_done, op);
+  {
+    char rec[256], mid[64];
+    machine_id(mid, sizeof(mid));
+    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, mid);
+    rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
+  }
   if (rc != 0)
     op_finish(op, MMP_EBOOT);
 }

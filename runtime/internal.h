@@ -43,6 +43,7 @@ typedef struct mmp__config_s {
   uint64_t chunk;        /* rendezvous DATA frame size */
   uint64_t window;       /* rendezvous bytes in flight per peer */
   unsigned spin_us;      /* idle polling before a blocking wait sleeps */
+  int spin_auto;         /* spin_us is the runtime's choice, not the user's */
   unsigned grace_us;     /* idle time before the progress thread steps in */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
@@ -207,6 +208,7 @@ struct mmp_comm_s {
   int net_known;     /* collectives' Hockney model, measured once */
   double net_alpha;
   double net_beta;
+  double net_burst;
   int rank;
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
@@ -323,6 +325,16 @@ void mmp__engine_notify(mmp__engine_t *e);
 
 /* Returns 1 when the calling thread is running the loop. */
 int mmp__in_loop(void);
+
+/*
+ * Lock held. Runs cb(arg) once, in loop context with engine.lock held,
+ * `ms` milliseconds from now. For the collectives layer, whose dynamic
+ * algorithms wait a little before deciding. The timer cannot be cancelled
+ * and frees itself after cb returns; nothing may touch it afterwards.
+ * Returns 0 or MMP_ENOMEM (then cb never runs).
+ */
+int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
+                            void (*cb)(void *arg), void *arg);
 
 /* ---- Point-to-point (p2p.c) -------------------------------------------- */
 

@@ -185,6 +185,54 @@ void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
   uv_async_send(&e->wakeup);
 }
 
+/* ---- One-shot timers ---------------------------------------------------- */
+
+typedef struct engine_timer_s {
+  uv_timer_t h;
+  mmp__task_t task;
+  mmp__engine_t *e;
+  uint64_t ms;
+  void (*cb)(void *arg);
+  void *arg;
+} engine_timer_t;
+
+static void timer_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+/* Loop context, lock not held. */
+static void timer_fired(uv_timer_t *h) {
+  engine_timer_t *t = h->data;
+
+  uv_mutex_lock(&t->e->lock);
+  t->cb(t->arg);
+  uv_mutex_unlock(&t->e->lock);
+  uv_close((uv_handle_t *)h, timer_closed);
+}
+
+/* Loop context (a task), lock not held: only the loop's owner calls libuv. */
+static void timer_arm(void *arg) {
+  engine_timer_t *t = arg;
+
+  uv_timer_init(&t->e->loop, &t->h);
+  t->h.data = t;
+  uv_timer_start(&t->h, timer_fired, t->ms, 0);
+}
+
+int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
+                            void (*cb)(void *arg), void *arg) {
+  engine_timer_t *t = calloc(1, sizeof(*t));
+
+  if (t == NULL)
+    return MMP_ENOMEM;
+  t->e = e;
+  t->ms = ms;
+  t->cb = cb;
+  t->arg = arg;
+  mmp__engine_post(e, &t->task, timer_arm, t);
+  return 0;
+}
+
 void mmp__engine_notify(mmp__engine_t *e) {
   if (e->waiters > 0)
     uv_cond_broadcast(&e->cv);

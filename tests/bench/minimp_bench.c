@@ -4,10 +4,13 @@
  *
  *   minimp-bench pingpong  [--sizes 8,64k,4m] [--iters N] [--mode M]
  *   minimp-bench bcast     [--algs all|auto,binomial,...] [--sizes 1k,64k,1m]
- *                          [--iters M] [--root R] [--method ol|barrier|both]
+ *                          [--iters M] [--root R]
+ *                          [--method ol|barrier|both|arrival]
  *                          [--mode auto|eager|rndv] [--segment S]
  *                          [--groups G] [--dests all|N] [--csv FILE]
- *                          [--svg FILE]
+ *                          [--svg FILE] [--inner ALG]
+ *                          [--pattern all|rootearly|late20]
+ *                          [--maxif US,...|NT,...] [--tm US]
  *   minimp-bench calibrate
  *
  * pingpong: half round trip and one-way streaming with 64 messages in
@@ -25,9 +28,20 @@
  *    (mpi_bcast_bench.c) do; reports the per-node time averaged over
  *    ranks and the worst rank's. The seed shows this over-estimates, so it
  *    is for comparison with the anchors in the same run.
+ *  - arrival (seed 000, Fig. 6 and "20% late"; tests/bench/arrival.c):
+ *    a barrier, a sleep per rank by --pattern bounded by each --maxif
+ *    value (microseconds, or multiples of T(m) as "16T"), then the timed
+ *    broadcast; reports the average and worst per-node times and the
+ *    measured competitive ratio against the Lemma 2 bounds, with T(m)
+ *    from --tm or measured. --svg PREFIX writes PREFIX-maxif.svg and
+ *    PREFIX-size.svg (Figs. 7-10). Its own CSV columns are described
+ *    there.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
  *  for "auto" the chosen column names the algorithm AUTO picked. Progress
  *  goes to stderr.
+ *
+ * s2p: s-to-p broadcast against s, by distribution, and with the total
+ * size fixed (see the s2p section below for its options).
  *
  * calibrate: measures the Hockney alpha and beta as broadcast selection
  * does and prints them as a profile (MINIMP_NET_ALPHA_US/_BETA_NS).
@@ -39,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arrival.h"
 #include "minimp.h"
 #include "svgplot.h"
 
@@ -55,10 +70,16 @@ typedef struct opts_s {
   size_t segment;
   int groups;
   int root;
-  int method; /* 1 ol, 2 barrier, 3 both */
+  int method; /* 1 ol, 2 barrier, 3 both, 4 arrival */
   int dests;  /* 0: all */
   const char *csv;
   const char *svg;
+  int inner;
+  int pattern;
+  double maxif[MAX_ITEMS];
+  int maxif_t[MAX_ITEMS];
+  int nmaxif;
+  double tm_us;
 } opts_t;
 
 static int usage(void) {
@@ -69,6 +90,15 @@ static int usage(void) {
           "                          [--root R] [--method ol|barrier|both]\n"
           "                          [--mode auto|eager|rndv] [--segment S]\n"
           "                          [--groups G] [--dests all|N] "
+          "[--csv FILE] [--svg FILE]\n"
+          "                          [--method arrival] [--inner ALG] "
+          "[--pattern all|rootearly|late20]\n"
+          "                          [--maxif US,..|NT,..] [--tm US]\n"
+          "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
+          "[--sources 1,4,16]\n"
+          "                        [--sizes 4k,64k] [--total 1m] "
+          "[--sweep s|dist|total|all]\n"
+          "                        [--iters M] [--mode M] [--rows R] "
           "[--csv FILE] [--svg FILE]\n"
           "       minimp-bench calibrate\n");
   return 2;
@@ -129,6 +159,27 @@ static int parse_algs(const char *s, opts_t *o) {
   return rc == 0 && o->nalgs > 0 ? 0 : -1;
 }
 
+/* MAX_IF values: "0,700000" microseconds, or "1T,16T" multiples of T(m). */
+static int parse_maxif(const char *s, opts_t *o) {
+  char *copy = strdup(s), *tok, *save = NULL, *end;
+  int rc = 0;
+
+  o->nmaxif = 0;
+  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+       tok = strtok_r(NULL, ",", &save)) {
+    double v = strtod(tok, &end);
+    int t = *end == 'T';
+    if (end == tok || v < 0 || end[t] != '\0' || o->nmaxif == MAX_ITEMS) {
+      rc = -1;
+      break;
+    }
+    o->maxif[o->nmaxif] = v;
+    o->maxif_t[o->nmaxif++] = t;
+  }
+  free(copy);
+  return rc == 0 && o->nmaxif > 0 ? 0 : -1;
+}
+
 static int parse_mode(const char *m, unsigned *out) {
   if (strcmp(m, "auto") == 0)
     *out = MMP_SEND_AUTO;
@@ -165,6 +216,14 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       bad = bad || (o->root = atoi(v)) < 0;
     else if (strcmp(a, "--dests") == 0)
       o->dests = bad || strcmp(v, "all") == 0 ? 0 : atoi(v);
+    else if (strcmp(a, "--maxif") == 0)
+      bad = bad || parse_maxif(v, o);
+    else if (strcmp(a, "--pattern") == 0)
+      bad = bad || (o->pattern = arrival_pattern_from_name(v)) < 0;
+    else if (strcmp(a, "--tm") == 0)
+      bad = bad || (o->tm_us = atof(v)) <= 0;
+    else if (strcmp(a, "--inner") == 0)
+      bad = bad || (o->inner = mmp_bcast_alg_from_name(v)) < 0;
     else if (strcmp(a, "--csv") == 0)
       o->csv = v;
     else if (strcmp(a, "--svg") == 0)
@@ -173,6 +232,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       bad = bad || (o->method = strcmp(v, "ol") == 0        ? 1
                                 : strcmp(v, "barrier") == 0 ? 2
                                 : strcmp(v, "both") == 0    ? 3
+                                : strcmp(v, "arrival") == 0 ? 4
                                                             : 0) == 0;
     else
       return -1;
@@ -393,6 +453,35 @@ static int default_iters(size_t n) {
   return n >= (1u << 20) ? 5 : n >= 65536 ? 20 : 100;
 }
 
+static int cmd_arrival(opts_t *o) {
+  arrival_cfg_t c;
+
+  memset(&c, 0, sizeof(c));
+  if (o->nsizes == 0)
+    parse_sizes("1m", o);
+  if (o->nalgs == 0)
+    parse_algs("binomial,pipeline,scatter_ring,arrival_b,arrival_nb", o);
+  if (o->nmaxif == 0)
+    parse_maxif("0,1T,2T,4T,8T,16T", o);
+  c.sizes = o->sizes;
+  c.nsizes = o->nsizes;
+  c.algs = o->algs;
+  c.nalgs = o->nalgs;
+  c.maxif = o->maxif;
+  c.maxif_t = o->maxif_t;
+  c.nmaxif = o->nmaxif;
+  c.pattern = o->pattern;
+  c.iters = o->iters;
+  c.mode = o->mode;
+  c.segment = o->segment;
+  c.inner = o->inner;
+  c.root = o->root % mmp_comm_size(mmp_comm_world());
+  c.tm_us = o->tm_us;
+  c.csv = o->csv;
+  c.svg = o->svg;
+  return bench_arrival(&c);
+}
+
 static int cmd_bcast(opts_t *o) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), r = mmp_comm_rank(w), a, s, m;
@@ -472,58 +561,336 @@ static int cmd_bcast(opts_t *o) {
   return 0;
 }
 
+/* ---- s2p ---------------------------------------------------------------- */
+
+/*
+ * s-to-p broadcast, in the spirit of seed 002's Figures 3, 6 and 7. Every
+ * rank times M calls, each after a barrier; the per-node time is averaged
+ * over ranks (avg_us) and the slowest rank's is reported (max_us). Three
+ * sweeps: time against s for each length L ("s"), time by distribution
+ * for one s ("dist"), and time against s with the total s L fixed
+ * ("total"). Its own options:
+ *   --algs all|auto,br_lin,...  --dists all|equal,...  --sources 1,4,16
+ *   --sizes 4k,64k  --total 1m  --sweep s|dist|total|all  --iters M
+ *   --mode auto|eager|rndv  --rows R  --csv FILE  --svg FILE
+ * With --svg F, each sweep writes F with "-s", "-dist" or "-total" before
+ * its extension.
+ */
+typedef struct s2p_bench_s {
+  int algs[MAX_ITEMS], nalgs;
+  int dists[MAX_ITEMS], ndists;
+  int srcs[MAX_ITEMS], nsrcs;
+  size_t sizes[MAX_ITEMS];
+  int nsizes;
+  size_t total;
+  int sweeps; /* 1 s, 2 dist, 4 total */
+  int iters, rows;
+  unsigned mode;
+  const char *csv, *svg;
+  FILE *csvf;
+} s2p_bench_t;
+
+/* A comma list of names (or "all") through `from_name`, or of numbers. */
+static int s2p_parse_list(const char *s, int *out, int *n, int count,
+                          int (*from_name)(const char *)) {
+  char *copy = strdup(s), *tok, *save = NULL;
+  int rc = 0, v;
+
+  *n = 0;
+  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (from_name != NULL && strcmp(tok, "all") == 0) {
+      for (v = 0; v < count && *n < MAX_ITEMS; v++)
+        out[(*n)++] = v;
+      continue;
+    }
+    v = from_name != NULL ? from_name(tok) : atoi(tok);
+    if (v < 0 || (from_name == NULL && v == 0) || *n == MAX_ITEMS)
+      rc = -1;
+    else
+      out[(*n)++] = v;
+  }
+  free(copy);
+  return rc == 0 && *n > 0 ? 0 : -1;
+}
+
+static int s2p_parse(int argc, char **argv, s2p_bench_t *b) {
+  opts_t sz;
+  int i;
+
+  memset(b, 0, sizeof(*b));
+  b->total = 1u << 20;
+  b->sweeps = 7;
+  for (i = 2; i + 1 < argc; i += 2) {
+    const char *a = argv[i], *v = argv[i + 1];
+    int bad = 0;
+    if (strcmp(a, "--algs") == 0)
+      bad = s2p_parse_list(v, b->algs, &b->nalgs, MMP_S2P_ALG_COUNT,
+                           mmp_s2p_alg_from_name);
+    else if (strcmp(a, "--dists") == 0)
+      bad = s2p_parse_list(v, b->dists, &b->ndists, MMP_S2P_DIST_COUNT,
+                           mmp_s2p_dist_from_name);
+    else if (strcmp(a, "--sources") == 0)
+      bad = s2p_parse_list(v, b->srcs, &b->nsrcs, 0, NULL);
+    else if (strcmp(a, "--sizes") == 0) {
+      bad = parse_sizes(v, &sz);
+      memcpy(b->sizes, sz.sizes, sizeof(b->sizes));
+      b->nsizes = sz.nsizes;
+    } else if (strcmp(a, "--total") == 0)
+      bad = parse_size(v, &b->total) || b->total == 0;
+    else if (strcmp(a, "--sweep") == 0)
+      bad = (b->sweeps = strcmp(v, "s") == 0       ? 1
+                         : strcmp(v, "dist") == 0  ? 2
+                         : strcmp(v, "total") == 0 ? 4
+                         : strcmp(v, "all") == 0   ? 7
+                                                   : 0) == 0;
+    else if (strcmp(a, "--iters") == 0)
+      bad = (b->iters = atoi(v)) <= 0;
+    else if (strcmp(a, "--rows") == 0)
+      bad = (b->rows = atoi(v)) < 0;
+    else if (strcmp(a, "--mode") == 0)
+      bad = parse_mode(v, &b->mode);
+    else if (strcmp(a, "--csv") == 0)
+      b->csv = v;
+    else if (strcmp(a, "--svg") == 0)
+      b->svg = v;
+    else
+      bad = 1;
+    if (bad)
+      return -1;
+  }
+  return i == argc ? 0 : -1;
+}
+
+/* Fills in what the options left open, for p ranks. */
+static void s2p_defaults(s2p_bench_t *b, int p) {
+  int s;
+
+  if (b->nalgs == 0)
+    s2p_parse_list("all", b->algs, &b->nalgs, MMP_S2P_ALG_COUNT,
+                   mmp_s2p_alg_from_name);
+  if (b->ndists == 0)
+    b->dists[b->ndists++] = MMP_S2P_DIST_EQUAL;
+  if (b->nsizes == 0) {
+    b->sizes[b->nsizes++] = 4096;
+    b->sizes[b->nsizes++] = 65536;
+  }
+  if (b->nsrcs == 0) {
+    for (s = 1; s < p && b->nsrcs < MAX_ITEMS - 1; s *= 2)
+      b->srcs[b->nsrcs++] = s;
+    b->srcs[b->nsrcs++] = p;
+  }
+}
+
+/* Times M s-to-p calls of `alg`; every rank learns the average per-node
+ * time and the slowest rank's, through an s-to-p of the timings. */
+static void s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
+                     const uint8_t *mine, uint8_t *out, size_t total, int M,
+                     double *avg, double *mx) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), me = mmp_comm_rank(w), x;
+  mmp_s2p_opts_t so = MMP_S2P_OPTS_INIT;
+  double t = 0, t0, *all = malloc((size_t)p * sizeof(double));
+
+  so.algorithm = alg;
+  so.mode = b->mode;
+  so.rows = b->rows;
+  for (x = -1; x < M; x++) { /* the first call warms up */
+    CHECK(mmp_barrier(w));
+    t0 = mmp_wtime();
+    CHECK(mmp_bcast_s2p(mine, lens[me] == MMP_S2P_NONE ? 0 : lens[me],
+                        lens[me] != MMP_S2P_NONE, out, total, lens, NULL, w,
+                        &so));
+    if (x >= 0)
+      t += mmp_wtime() - t0;
+  }
+  t /= M;
+  CHECK(mmp_bcast_s2p(&t, sizeof(t), 1, all, (size_t)p * sizeof(double), NULL,
+                      NULL, w, NULL));
+  *avg = *mx = 0;
+  for (x = 0; x < p; x++) {
+    *avg += all[x] / p;
+    *mx = all[x] > *mx ? all[x] : *mx;
+  }
+  free(all);
+}
+
+/* One point: s sources of distribution d with L bytes each, every
+ * algorithm; prints and records the rows. */
+static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L,
+                      svg_chart_t *chart, double xval) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), i, a;
+  unsigned char *mark = malloc((size_t)p);
+  size_t *lens = malloc((size_t)p * sizeof(size_t)), total = (size_t)s * L;
+  uint8_t *mine = calloc(L + 1, 1), *out = malloc(total + 1);
+  int M = b->iters > 0               ? b->iters
+          : total >= (size_t)1 << 20 ? 5
+          : total >= 65536           ? 20
+                                     : 100;
+  mmp_s2p_opts_t sel;
+
+  CHECK(mmp_s2p_dist(d, s, p, b->rows, mark));
+  for (i = 0; i < p; i++)
+    lens[i] = mark[i] ? L : MMP_S2P_NONE;
+  CHECK(mmp_s2p_select(w, lens, &sel));
+  for (a = 0; a < b->nalgs; a++) {
+    double avg, mx;
+    const char *name = mmp_s2p_alg_name(b->algs[a]);
+    const char *chosen =
+        b->algs[a] == MMP_S2P_AUTO ? mmp_s2p_alg_name(sel.algorithm) : "-";
+    progress("[%s] %s %s s=%d L=%zu...\n", sweep, name, mmp_s2p_dist_name(d), s,
+             L);
+    s2p_time(b, b->algs[a], lens, mine, out, total, M, &avg, &mx);
+    if (mmp_comm_rank(w) != 0)
+      continue;
+    printf("%-6s %-16s %-16s %-7s %4d %4d %9zu %10zu %11.1f %11.1f\n", sweep,
+           name, chosen, mmp_s2p_dist_name(d), p, s, L, total, avg * 1e6,
+           mx * 1e6);
+    fflush(stdout);
+    if (b->csvf != NULL)
+      fprintf(b->csvf, "%s,%s,%s,%s,%d,%d,%zu,%zu,%.1f,%.1f\n", sweep, name,
+              b->algs[a] == MMP_S2P_AUTO ? chosen : "", mmp_s2p_dist_name(d), p,
+              s, L, total, avg * 1e6, mx * 1e6);
+    {
+      /* One line per algorithm and length when the sweep mixes lengths. */
+      char series[32];
+      snprintf(series, sizeof(series),
+               b->nsizes > 1 && *sweep == 's' ? "%s %zu" : "%s", name, L);
+      svg_add(chart, series, xval, mx * 1e6);
+    }
+  }
+  free(mark);
+  free(lens);
+  free(mine);
+  free(out);
+}
+
+/* Writes `chart` to the --svg path with `tag` before its extension. */
+static void s2p_svg(const s2p_bench_t *b, svg_chart_t *chart, const char *tag,
+                    const char *title, const char *xlabel) {
+  char path[512];
+  const char *dot;
+  int stem;
+
+  if (b->svg == NULL || mmp_comm_rank(mmp_comm_world()) != 0)
+    return;
+  dot = strrchr(b->svg, '.');
+  stem = dot != NULL ? (int)(dot - b->svg) : (int)strlen(b->svg);
+  snprintf(path, sizeof(path), "%.*s-%s%s", stem, b->svg, tag,
+           dot != NULL ? dot : ".svg");
+  chart->title = title;
+  chart->xlabel = xlabel;
+  chart->ylabel = "slowest rank's time (us)";
+  if (svg_write(chart, path) != 0)
+    perror(path);
+}
+
+static void s2p_sweeps(s2p_bench_t *b, int p) {
+  static svg_chart_t cs, cd, ct;
+  char title[160];
+  int i, k;
+
+  if (b->sweeps & 1) {
+    for (k = 0; k < b->nsizes; k++)
+      for (i = 0; i < b->nsrcs; i++)
+        s2p_point(b, "s", b->dists[0], b->srcs[i], b->sizes[k], &cs,
+                  b->srcs[i]);
+    snprintf(title, sizeof(title), "s-to-p, p = %d, %s: time against s", p,
+             mmp_s2p_dist_name(b->dists[0]));
+    s2p_svg(b, &cs, "s", title, "sources s");
+  }
+  if (b->sweeps & 2) {
+    int s = b->nsrcs > 1 ? b->srcs[b->nsrcs / 2] : b->srcs[0];
+    for (i = 0; i < MMP_S2P_DIST_COUNT; i++)
+      s2p_point(b, "dist", i, s, b->sizes[0], &cd, i + 1);
+    snprintf(title, sizeof(title),
+             "s-to-p, p = %d, s = %d: by distribution (1 row, 2 col, 3 "
+             "equal, 4 Dr, 5 Dl, 6 band, 7 cross, 8 square)",
+             p, s);
+    s2p_svg(b, &cd, "dist", title, "distribution");
+  }
+  if (b->sweeps & 4) {
+    for (i = 0; i < b->nsrcs; i++)
+      s2p_point(b, "total", b->dists[0], b->srcs[i], b->total / b->srcs[i], &ct,
+                b->srcs[i]);
+    snprintf(title, sizeof(title), "s-to-p, p = %d: total %zu bytes fixed", p,
+             b->total);
+    s2p_svg(b, &ct, "total", title, "sources s");
+  }
+}
+
+static int cmd_s2p(s2p_bench_t *b) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), i;
+
+  s2p_defaults(b, p);
+  for (i = 0; i < b->nsrcs; i++)
+    if (b->srcs[i] > p) {
+      if (mmp_comm_rank(w) == 0)
+        fprintf(stderr, "minimp-bench s2p: s = %d > p = %d\n", b->srcs[i], p);
+      return 2;
+    }
+  if (mmp_comm_rank(w) == 0 && b->csv != NULL) {
+    b->csvf = fopen(b->csv, "w");
+    if (b->csvf == NULL) {
+      perror(b->csv);
+      mmp_abort(1);
+    }
+    fprintf(b->csvf, "sweep,alg,chosen,dist,p,s,len,total,avg_us,max_us\n");
+  }
+  if (mmp_comm_rank(w) == 0)
+    printf("%-6s %-16s %-16s %-7s %4s %4s %9s %10s %11s %11s\n", "sweep",
+           "algorithm", "chosen", "dist", "p", "s", "len", "total", "avg_us",
+           "max_us");
+  s2p_sweeps(b, p);
+  if (b->csvf != NULL)
+    fclose(b->csvf);
+  return 0;
+}
+
 /* ---- calibrate ---------------------------------------------------------- */
 
 static int cmd_calibrate(void) {
   mmp_comm_t *w = mmp_comm_world();
-  int r = mmp_comm_rank(w), i;
-  double small = INFINITY, large = INFINITY;
-  static uint8_t b[65536];
+  mmp_netmodel_t nm;
 
   if (mmp_comm_size(w) < 2) {
     fprintf(stderr, "minimp-bench calibrate needs at least 2 ranks\n");
     return 2;
   }
-  for (i = 0; i < 40 && r < 2; i++) {
-    size_t n = i < 30 ? 1 : sizeof(b);
-    double t0 = mmp_wtime(), half;
-    if (r == 0) {
-      CHECK(mmp_send(b, n, 1, 5, w));
-      CHECK(mmp_recv(b, n, 1, 5, w, NULL));
-    } else {
-      CHECK(mmp_recv(b, n, 0, 5, w, NULL));
-      CHECK(mmp_send(b, n, 0, 5, w));
-    }
-    half = (mmp_wtime() - t0) / 2;
-    if (n == 1 && half < small)
-      small = half;
-    if (n > 1 && half < large)
-      large = half;
-  }
-  if (r == 0)
-    printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n", small * 1e6,
-           (large - small) / sizeof(b) * 1e9);
+  /* Exactly what automatic selection measures (collectives/select.c). */
+  CHECK(mmp_comm_netmodel(w, &nm));
+  if (mmp_comm_rank(w) == 0)
+    printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
+           "MINIMP_NET_BURST_BYTES=%.0f\n",
+           nm.alpha * 1e6, nm.beta * 1e9, nm.burst);
   return 0;
 }
 
 int main(int argc, char **argv) {
   opts_t o;
-  int rc;
+  s2p_bench_t sb;
+  int s2p = argc >= 2 && strcmp(argv[1], "s2p") == 0, rc;
 
-  if (argc < 2 || parse_opts(argc, argv, &o) != 0)
+  /* s2p has options of its own. */
+  if (s2p ? s2p_parse(argc, argv, &sb) != 0
+          : argc < 2 || parse_opts(argc, argv, &o) != 0)
     return usage();
-  if (strcmp(argv[1], "pingpong") != 0 && strcmp(argv[1], "bcast") != 0 &&
-      strcmp(argv[1], "calibrate") != 0)
+  if (!s2p && strcmp(argv[1], "pingpong") != 0 &&
+      strcmp(argv[1], "bcast") != 0 && strcmp(argv[1], "calibrate") != 0)
     return usage();
   rc = mmp_init(&argc, &argv);
   if (rc != 0) {
     fprintf(stderr, "minimp-bench: mmp_init: %s\n", mmp_strerror(rc));
     return 1;
   }
-  if (strcmp(argv[1], "pingpong") == 0)
+  if (s2p)
+    rc = cmd_s2p(&sb);
+  else if (strcmp(argv[1], "pingpong") == 0)
     rc = cmd_pingpong(&o);
   else if (strcmp(argv[1], "bcast") == 0)
-    rc = cmd_bcast(&o);
+    rc = o.method == 4 ? cmd_arrival(&o) : cmd_bcast(&o);
   else
     rc = cmd_calibrate();
   mmp_finalize();

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-arrival-pattern-aware broadcasts (seed 000, Patarasuk & Yuan,
+ * section 4): arrival_b for the blocking model, arrival_nb for the
+ * non-blocking one. Unlike the other broadcasts they have no fixed
+ * schedule: the root decides at run time who gets the message next, from
+ * control messages that tell it who has arrived.
+ *
+ * arrival_b. A receiver, on arrival, sends a small ARRIVED message to the
+ * root, then waits for a GROUP header from the root. The root repeatedly
+ * collects the receivers whose ARRIVED came in and runs a sub-group
+ * broadcast among them and itself; while one runs, later arrivals queue up
+ * for the next round; when nobody has arrived, the root waits. The GROUP
+ * header lists the members, so each builds the same schedule: a pipelined
+ * chain in list order (the paper's linear-p), or any other static
+ * broadcast, e.g. scatter-allgather (opts.inner).
+ *
+ * arrival_nb. A receiver first looks whether the root already pushed the
+ * message to it (a GROUP header flagged PUSH, buffered by the progress
+ * engine); if so it takes it from local memory. When nobody has arrived
+ * and some receiver has not been served, the root pushes the whole message
+ * eagerly to one such receiver. ARRIVED messages from receivers already
+ * served are discarded.
+ *
+ * Cost, in the paper's model (T = time of one message, Delta = last
+ * arrival - root's arrival): a receiver waits at most one round and then
+ * takes T, so f_i <= a_i + 2T. arrival_b's root ends by a_0 + Delta + 2T,
+ * arrival_nb's by a_0 + (n - 1)T; both are within 3 of the Lemma 2 bound
+ * (Theorems 5 and 6). Control messages add about one latency (alpha) per
+ * round, which is why the paper aims them at large messages.
+ *
+ * Bookkeeping this implementation adds. Every receiver sends exactly one
+ * ARRIVED (flagged HAVE when it found the push), so the root knows it must
+ * receive p - 1 and consumes every one: no control message is left over.
+ * arrival_nb's root does not wait for the ARRIVED of receivers it pushed
+ * to: its request completes once all are served, and one ARRIVED receive
+ * stays posted until the last is in; the records are freed by whichever of
+ * that and the request's destructor comes second. Each pair of ranks talks
+ * in at most one round, so the sub-broadcasts share one set of tags in the
+ * collective's context. A root that is idle waits a short gathering window
+ * before it decides (bcast.c sets it), so that receivers arriving together
+ * share a round.
+ *
+ * Everything runs in completion callbacks under engine.lock: callbacks
+ * only record what happened and call arr_drive, which does the work and,
+ * at its end, completes the request or frees the records.
+ *
+ * Selected: only when asked for (MMP_BCAST_ARRIVAL_B/_NB); the automatic
+ * choice never picks them yet.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives.h"
+
+/* Phases (tags) of the collective; sub-broadcasts use 10..19. */
+#define PH_ARRIVED 1
+#define PH_GROUP 2
+#define PH_SUB 10
+
+#define ARRIVED_SIZE 16
+#define GROUP_FIXED 24
+#define ARR_HAVE 0x1   /* ARRIVED: the push was already here */
+#define GRP_PUSH 0x1   /* GROUP: the root pushed before an ARRIVED */
+#define GRP_POISON 0x2 /* GROUP: arguments disagree, no data follows */
+
+/* Root's view of a receiver. */
+#define ST_HEARD 0x1  /* its ARRIVED was received */
+#define ST_SERVED 0x2 /* in a round (or pushed) */
+#define ST_POISON 0x4 /* its arguments disagree with the root's */
+
+enum { CTL_ARRIVED_SEND = 1, CTL_ARRIVED_RECV, CTL_GROUP_SEND, CTL_GROUP_RECV };
+
+typedef struct arr_s arr_t;
+
+/* One control message in flight; freed with the collective. */
+typedef struct arr_ctl_s {
+  mmp_request_t req;
+  arr_t *a;
+  struct arr_ctl_s *next;
+  int kind;
+  uint8_t *buf; /* owned unless `shared` */
+  int shared;
+} arr_ctl_t;
+
+/* One sub-group broadcast this rank takes part in. */
+typedef struct arr_sub_s {
+  mmp__sched_t *s;
+  int *ranks; /* group member i is comm rank ranks[i]; the root is 0 */
+  uint8_t *hdr;
+  struct arr_sub_s *next;
+} arr_sub_t;
+
+struct arr_s {
+  mmp__engine_t *e;
+  mmp_comm_t *comm;
+  uint32_t seq;
+  uint8_t *buf;
+  size_t len;
+  int alg, root, me, p;
+  unsigned mode;
+  int subalg;
+  size_t seg;
+  mmp_request_t *creq;
+  arr_ctl_t *ctls;
+  arr_sub_t *subs;
+  int running, again, completed, err;
+  int ctl_out;  /* control operations not complete, but ARRIVED receives */
+  int req_gone; /* the user freed the request; free `a` once idle */
+  /* Root. */
+  uint8_t *state; /* ST_* per comm rank */
+  int *queue;     /* arrived, not served, in arrival order */
+  int nq, nserved, nheard, arr_posted, busy, push_next;
+  arr_ctl_t *arr_ctl; /* the ARRIVED receive last posted */
+  uint64_t window_ms; /* gathering time before a decision; 0: none */
+  int ready;          /* the root may start a round or a push now */
+  int timer_pending;
+  /* Receiver. */
+  int started, sub_done;
+  arr_ctl_t *group; /* the GROUP header, once received */
+};
+
+static void arr_drive(arr_t *a);
+static void arr_free(arr_t *a);
+
+static int world(const arr_t *a, int r) {
+  return mmp__comm_world(a->comm, r);
+}
+
+static void set_err(arr_t *a, int err) {
+  if (a->err == 0)
+    a->err = err;
+}
+
+/* ---- Control messages --------------------------------------------------- */
+
+static void ctl_done(mmp_request_t *r, void *arg) {
+  arr_ctl_t *c = arg;
+  arr_t *a = c->a;
+
+  if (c->kind != CTL_ARRIVED_RECV)
+    a->ctl_out--;
+  if (c->kind == CTL_ARRIVED_RECV) {
+    a->arr_posted = 0;
+    if (r->err == 0) {
+      /* Parsed in root_heard, from drive. */
+      c->kind = -CTL_ARRIVED_RECV;
+    } else {
+      set_err(a, r->err);
+    }
+  } else if (c->kind == CTL_GROUP_RECV) {
+    if (r->err != 0 && r->err != MMP_ETRUNC)
+      set_err(a, r->err);
+    a->group = c;
+  } else if (r->err != 0) {
+    set_err(a, r->err);
+  }
+  arr_drive(a);
+}
+
+/* `buf` NULL: a new zeroed buffer of `cap` bytes. Otherwise the control
+ * op owns `buf` unless `shared`. */
+static arr_ctl_t *ctl_new(arr_t *a, int kind, uint8_t *buf, size_t cap,
+                          int shared) {
+  arr_ctl_t *c = calloc(1, sizeof(*c));
+
+  if (c == NULL)
+    return NULL;
+  c->buf = buf != NULL ? buf : (cap > 0 ? calloc(1, cap) : NULL);
+  if (c->buf == NULL && cap > 0) {
+    free(c);
+    return NULL;
+  }
+  c->shared = shared;
+  c->a = a;
+  c->kind = kind;
+  c->next = a->ctls;
+  a->ctls = c;
+  c->req.cb = ctl_done;
+  c->req.cb_arg = c;
+  return c;
+}
+
+/* Posts a control send or receive; its completion may run ctl_done before
+ * this returns (drive then only notes that there is more to do). On error
+ * an owned `buf` is freed. */
+static int ctl_post(arr_t *a, int kind, int peer, uint8_t *buf, size_t len,
+                    int shared) {
+  int send = kind == CTL_ARRIVED_SEND || kind == CTL_GROUP_SEND;
+  int phase = kind == CTL_ARRIVED_SEND || kind == CTL_ARRIVED_RECV ? PH_ARRIVED
+                                                                   : PH_GROUP;
+  int tag = MMP__COLL_TAG(a->seq, phase), rc;
+  arr_ctl_t *c = ctl_new(a, kind, buf, len, shared);
+
+  if (c == NULL) {
+    if (!shared)
+      free(buf);
+    return MMP_ENOMEM;
+  }
+  /* ARRIVED receives are tracked by arr_posted: they may outlive the
+   * request. */
+  if (kind == CTL_ARRIVED_RECV)
+    a->arr_ctl = c;
+  else
+    a->ctl_out++;
+  if (send)
+    rc = mmp__isend_locked(a->e, a->comm, a->comm->ctx + 1, c->buf, len,
+                           world(a, peer), tag, MMP_SEND_EAGER, &c->req);
+  else
+    rc = mmp__irecv_locked(a->e, a->comm, a->comm->ctx + 1, c->buf, len,
+                           peer < 0 ? MMP_ANY_SOURCE : world(a, peer), tag,
+                           &c->req);
+  if (rc != 0 && kind != CTL_ARRIVED_RECV)
+    a->ctl_out--;
+  return rc;
+}
+
+/* ---- Sub-group broadcasts ------------------------------------------------ */
+
+static void sub_done(mmp__sched_t *s, void *arg) {
+  arr_t *a = arg;
+
+  if (s->err != 0 && !s->poison)
+    set_err(a, s->err);
+  if (a->me == a->root) {
+    a->busy = 0;
+    /* Whoever arrived during the round has waited long enough. */
+    a->ready = a->nq > 0 || a->window_ms == 0;
+  } else {
+    a->sub_done = 1;
+  }
+  arr_drive(a);
+}
+
+/* A record that owns `ranks` and `hdr` (freed on error too) until the
+ * collective is freed. */
+static arr_sub_t *sub_new(arr_t *a, int *ranks, uint8_t *hdr) {
+  arr_sub_t *sub = calloc(1, sizeof(*sub));
+
+  if (sub == NULL) {
+    free(ranks);
+    free(hdr);
+    return NULL;
+  }
+  sub->ranks = ranks;
+  sub->hdr = hdr;
+  sub->next = a->subs;
+  a->subs = sub;
+  return sub;
+}
+
+/* Builds and starts this rank's part of a broadcast over sub->ranks (the
+ * root first, n members). */
+static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t seg,
+                     unsigned mode, int poison) {
+  int *ranks = sub->ranks;
+  mmp__group_t g;
+  mmp__bcast_arg_t ba;
+  int i, rc;
+
+  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, a->len, mode, &sub->s);
+  if (rc != 0)
+    return rc;
+  sub->s->poison = poison;
+  g.n = n;
+  g.ranks = ranks;
+  g.me = -1;
+  for (i = 0; i < n; i++)
+    if (ranks[i] == a->me)
+      g.me = i;
+  memset(&ba, 0, sizeof(ba));
+  ba.g = &g;
+  ba.len = a->len;
+  ba.seg = seg;
+  ba.dep = -1;
+  ba.phase = PH_SUB;
+  rc = mmp__bcast_builder_of(alg)(sub->s, &ba);
+  if (rc < 0)
+    return rc;
+  return mmp__sched_launch_locked(sub->s, sub_done, a);
+}
+
+/* ---- Root ---------------------------------------------------------------- */
+
+/* An ARRIVED message came in (drive context). */
+static void root_heard(arr_t *a, arr_ctl_t *c) {
+  int src = c->req.status.source;
+  const uint8_t *m = c->buf;
+
+  c->kind = CTL_ARRIVED_RECV;
+  if (src < 0 || src >= a->p || src == a->root || (a->state[src] & ST_HEARD)) {
+    set_err(a, MMP_EPROTO);
+    return;
+  }
+  a->state[src] |= ST_HEARD;
+  a->nheard++;
+  if (c->req.status.bytes != ARRIVED_SIZE || m[0] != 'a' ||
+      mmp__get_u64(m + 4) != (uint64_t)a->len || m[3] != (uint8_t)a->alg)
+    a->state[src] |= ST_POISON;
+  /* Served already (pushed before it arrived): nothing more to do. */
+  if (!(a->state[src] & ST_SERVED))
+    a->queue[a->nq++] = src;
+}
+
+static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
+                             int alg, size_t seg) {
+  uint8_t *h = calloc(1, GROUP_FIXED + 4 * (size_t)n);
+  int i;
+
+  if (h == NULL)
+    return NULL;
+  h[0] = 'g';
+  h[1] = 1;
+  h[2] = (uint8_t)flags;
+  h[3] = (uint8_t)alg;
+  mmp__put_u32(h + 4, (uint32_t)n);
+  mmp__put_u64(h + 8, (uint64_t)a->len);
+  mmp__put_u32(h + 16, (uint32_t)seg);
+  for (i = 0; i < n; i++)
+    mmp__put_u32(h + GROUP_FIXED + 4 * (size_t)i, (uint32_t)ranks[i]);
+  return h;
+}
+
+/* Serves `ranks[1..n)`: a GROUP header to each, then the sub-broadcast. */
+static int root_round(arr_t *a, int *ranks, int n, int flags) {
+  int push = flags & GRP_PUSH, poison = flags & GRP_POISON, i, rc;
+  int alg = push ? MMP_BCAST_FLAT : a->subalg;
+  size_t seg = push ? 0 : a->seg;
+  uint8_t *h = group_header(a, ranks, n, flags, alg, seg);
+  arr_sub_t *sub;
+
+  if (h == NULL) {
+    free(ranks);
+    return MMP_ENOMEM;
+  }
+  if ((sub = sub_new(a, ranks, h)) == NULL)
+    return MMP_ENOMEM;
+  for (i = 1; i < n; i++) {
+    a->state[ranks[i]] |= ST_SERVED;
+    a->nserved++;
+  }
+  /* The header belongs to the round; the control sends share it. */
+  for (i = 1; i < n; i++) {
+    rc = ctl_post(a, CTL_GROUP_SEND, ranks[i], h, GROUP_FIXED + 4 * (size_t)n,
+                  1);
+    if (rc != 0)
+      return rc;
+  }
+  a->busy = 1;
+  a->ready = a->window_ms == 0;
+  rc = sub_start(a, sub, n, alg, seg, push ? MMP_SEND_EAGER : a->mode, poison);
+  if (rc != 0)
+    a->busy = 0;
+  return rc;
+}
+
+/* Starts a round with every queued receiver whose arguments agree, or
+ * else the first queued one alone, with the POISON flag. */
+static int root_collect(arr_t *a) {
+  int *ranks = malloc((size_t)(a->nq + 1) * sizeof(int));
+  int n = 1, i, keep = 0;
+
+  if (ranks == NULL)
+    return MMP_ENOMEM;
+  ranks[0] = a->root;
+  for (i = 0; i < a->nq; i++)
+    if (!(a->state[a->queue[i]] & ST_POISON))
+      ranks[n++] = a->queue[i];
+  if (n == 1) {
+    ranks[n++] = a->queue[0];
+    for (i = 1; i < a->nq; i++)
+      a->queue[keep++] = a->queue[i];
+    a->nq = keep;
+    return root_round(a, ranks, n, GRP_POISON);
+  }
+  for (i = 0; i < a->nq; i++)
+    if (a->state[a->queue[i]] & ST_POISON)
+      a->queue[keep++] = a->queue[i];
+  a->nq = keep;
+  return root_round(a, ranks, n, 0);
+}
+
+/* Nobody waits: push the whole message to the next unserved receiver. */
+static int root_push(arr_t *a) {
+  int k, r = -1, *ranks;
+
+  for (k = 0; k < a->p - 1; k++) {
+    r = mmp__rrank(1 + (a->push_next + k) % (a->p - 1), a->root, a->p);
+    if (!(a->state[r] & (ST_SERVED | ST_HEARD)))
+      break;
+  }
+  if (k == a->p - 1 || r < 0)
+    return 0;
+  a->push_next = (a->push_next + k + 1) % (a->p - 1);
+  ranks = malloc(2 * sizeof(int));
+  if (ranks == NULL)
+    return MMP_ENOMEM;
+  ranks[0] = a->root;
+  ranks[1] = r;
+  return root_round(a, ranks, 2, GRP_PUSH);
+}
+
+/* Takes in every ARRIVED already here, leaving one receive posted for the
+ * next. Returns 0 or an error. */
+static int root_listen(arr_t *a) {
+  arr_ctl_t *c;
+  int rc;
+
+  for (;;) {
+    for (c = a->ctls; c != NULL; c = c->next)
+      if (c->kind == -CTL_ARRIVED_RECV)
+        root_heard(a, c);
+    if (a->arr_posted || a->nheard == a->p - 1 || a->err != 0)
+      return 0;
+    a->arr_posted = 1;
+    rc = ctl_post(a, CTL_ARRIVED_RECV, -1, NULL, ARRIVED_SIZE, 0);
+    if (rc != 0) {
+      a->arr_posted = 0;
+      return rc;
+    }
+  }
+}
+
+static void window_over(void *arg) {
+  arr_t *a = arg;
+
+  a->timer_pending = 0;
+  a->ready = 1;
+  a->ctl_out--;
+  arr_drive(a);
+}
+
+/* The root is free: serve whoever arrived, push (arrival_nb), or wait. A
+ * decision from idle waits window_ms first, so that receivers arriving
+ * together (a balanced pattern) share one round instead of the first of
+ * them getting a round of its own. */
+static int root_decide(arr_t *a) {
+  int nb = a->alg == MMP_BCAST_ARRIVAL_NB && a->mode != MMP_SEND_RNDV;
+
+  if (!a->ready) {
+    if (a->timer_pending || (a->nq == 0 && !nb))
+      return 0;
+    a->timer_pending = 1;
+    a->ctl_out++; /* the request may not complete before it fires */
+    if (mmp__timer_start_locked(a->e, a->window_ms, window_over, a) == 0)
+      return 0;
+    a->timer_pending = 0;
+    a->ctl_out--;
+  }
+  if (a->nq > 0)
+    return root_collect(a);
+  return nb ? root_push(a) : 0;
+}
+
+static void root_step(arr_t *a) {
+  int rc = root_listen(a);
+
+  if (rc == 0 && a->err == 0 && !a->busy && a->nserved < a->p - 1)
+    rc = root_decide(a);
+  if (rc != 0)
+    set_err(a, rc);
+  /* After an error, stop listening, or the request could never complete. */
+  if (a->err != 0 && a->arr_posted)
+    mmp__cancel_locked(a->e, &a->arr_ctl->req);
+}
+
+/* The root's request completes once every receiver has been served. An
+ * arrival_nb receiver pushed before it arrived still sends its ARRIVED;
+ * the root keeps listening for those after the request completed (the
+ * paper's root does not wait for them), so that none is left unconsumed. */
+static int root_finished(const arr_t *a) {
+  if (a->err != 0)
+    return a->ctl_out == 0 && !a->busy && !a->arr_posted;
+  return a->nserved == a->p - 1 && !a->busy && a->ctl_out == 0 &&
+         (a->alg == MMP_BCAST_ARRIVAL_NB || a->nheard == a->p - 1);
+}
+
+/* ---- Receivers ----------------------------------------------------------- */
+
+/* On arrival: look for a push (arrival_nb), tell the root, and wait for
+ * the GROUP header. */
+static int recv_begin(arr_t *a) {
+  int tag = MMP__COLL_TAG(a->seq, PH_GROUP), have = 0, rc;
+  uint8_t *m = calloc(1, ARRIVED_SIZE);
+
+  if (m == NULL)
+    return MMP_ENOMEM;
+  if (a->alg == MMP_BCAST_ARRIVAL_NB)
+    have = mmp__iprobe_locked(a->e, a->comm, a->comm->ctx + 1,
+                              world(a, a->root), tag, NULL);
+  m[0] = 'a';
+  m[1] = 1;
+  m[2] = (uint8_t)(have ? ARR_HAVE : 0);
+  m[3] = (uint8_t)a->alg;
+  mmp__put_u64(m + 4, (uint64_t)a->len);
+  /* Posted first: with `have`, it takes the buffered header at once. */
+  rc = ctl_post(a, CTL_GROUP_RECV, a->root, NULL,
+                GROUP_FIXED + 4 * (size_t)a->p, 0);
+  if (rc != 0) {
+    free(m);
+    return rc;
+  }
+  return ctl_post(a, CTL_ARRIVED_SEND, a->root, m, ARRIVED_SIZE, 0);
+}
+
+/* The GROUP header is in: join the sub-broadcast it describes. */
+static int recv_group(arr_t *a) {
+  const uint8_t *h = a->group->buf;
+  size_t got = a->group->req.status.bytes;
+  uint32_t n = got >= GROUP_FIXED ? mmp__get_u32(h + 4) : 0;
+  int alg = h[3], poison, *ranks, i, mine = 0;
+  arr_sub_t *sub;
+
+  if (got < GROUP_FIXED || h[0] != 'g' || n < 2 || n > (uint32_t)a->p ||
+      got != GROUP_FIXED + 4 * (size_t)n || mmp__bcast_builder_of(alg) == NULL)
+    return MMP_EPROTO;
+  poison = (h[2] & GRP_POISON) || mmp__get_u64(h + 8) != (uint64_t)a->len;
+  if (poison)
+    set_err(a, MMP_EMISMATCH);
+  ranks = malloc(n * sizeof(int));
+  if (ranks == NULL || (sub = sub_new(a, ranks, NULL)) == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < (int)n; i++) {
+    ranks[i] = (int)mmp__get_u32(h + GROUP_FIXED + 4 * (size_t)i);
+    if (ranks[i] < 0 || ranks[i] >= a->p || (i == 0) != (ranks[i] == a->root))
+      return MMP_EPROTO;
+    mine |= ranks[i] == a->me;
+  }
+  if (!mine)
+    return MMP_EPROTO;
+  return sub_start(a, sub, (int)n, alg, mmp__get_u32(h + 16), a->mode, poison);
+}
+
+static void recv_step(arr_t *a) {
+  int rc = 0;
+
+  if (!a->started) {
+    a->started = 1;
+    rc = recv_begin(a);
+  }
+  if (rc == 0 && a->group != NULL && a->group->kind == CTL_GROUP_RECV) {
+    a->group->kind = 0; /* consumed */
+    if (a->err == 0)
+      rc = recv_group(a);
+    else
+      a->sub_done = 1;
+  }
+  if (rc != 0) {
+    set_err(a, rc);
+    a->sub_done = 1;
+  }
+}
+
+/* ---- Driving and the request -------------------------------------------- */
+
+static void arr_finish(arr_t *a) {
+  mmp_request_t *creq = a->creq;
+
+  a->completed = 1;
+  a->creq = NULL;
+  creq->status.error = a->err;
+  creq->status.bytes = a->err == 0 ? a->len : 0;
+  mmp__req_complete_locked(a->e, creq, a->err);
+}
+
+/* Lock held. Does whatever the recorded events allow, until nothing does;
+ * completing the request is the last thing it does. */
+static void arr_drive(arr_t *a) {
+  int done;
+
+  if (a->running) {
+    a->again = 1;
+    return;
+  }
+  a->running = 1;
+  do {
+    a->again = 0;
+    if (a->me == a->root)
+      root_step(a);
+    else
+      recv_step(a);
+  } while (a->again);
+  a->running = 0;
+  done = a->me == a->root ? root_finished(a) : a->sub_done && a->ctl_out == 0;
+  if (done && !a->completed)
+    arr_finish(a);
+  /* The request is gone and the last ARRIVED is in: nothing refers to `a`
+   * any more (the lock keeps the request's destructor out until here). */
+  if (a->completed && a->req_gone && !a->arr_posted)
+    arr_free(a);
+}
+
+static void arr_free(arr_t *a) {
+  while (a->ctls != NULL) {
+    arr_ctl_t *c = a->ctls;
+    a->ctls = c->next;
+    if (!c->shared)
+      free(c->buf);
+    free(c);
+  }
+  while (a->subs != NULL) {
+    arr_sub_t *s = a->subs;
+    a->subs = s->next;
+    mmp__sched_free(s->s);
+    free(s->ranks);
+    free(s->hdr);
+    free(s);
+  }
+  free(a->state);
+  free(a->queue);
+  free(a);
+}
+
+/* The request's destructor, in the user's thread, lock not held. */
+static void arr_req_free(mmp_request_t *r) {
+  arr_t *a = r->cb_arg;
+  mmp__engine_t *e = a->e;
+  int idle;
+
+  uv_mutex_lock(&e->lock);
+  a->req_gone = 1;
+  idle = !a->arr_posted;
+  uv_mutex_unlock(&e->lock);
+  if (idle)
+    arr_free(a);
+}
+
+static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
+                      const mmp__coll_hdr_t *h, unsigned mode,
+                      uint64_t window_us) {
+  arr_t *a = calloc(1, sizeof(*a));
+
+  if (a == NULL)
+    return NULL;
+  a->e = e;
+  a->comm = comm;
+  a->buf = buf;
+  a->len = len;
+  a->alg = h->alg;
+  a->root = h->root;
+  a->me = comm->rank;
+  a->p = comm->size;
+  a->mode = mode;
+  a->subalg = h->inner != 0 ? h->inner : MMP_BCAST_PIPELINE;
+  a->seg = h->seg;
+  a->window_ms = (window_us + 999) / 1000;
+  a->ready = a->window_ms == 0;
+  if (a->me == a->root) {
+    a->state = calloc((size_t)a->p, 1);
+    a->queue = malloc((size_t)a->p * sizeof(int));
+    if (a->state == NULL || a->queue == NULL) {
+      arr_free(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
+                             size_t len, const mmp__coll_hdr_t *h,
+                             unsigned mode, uint64_t window_us,
+                             mmp_request_t **out) {
+  arr_t *a = arr_new(e, comm, buf, len, h, mode, window_us);
+  mmp_request_t *creq = calloc(1, sizeof(*creq));
+
+  *out = NULL;
+  if (a == NULL || creq == NULL) {
+    if (a != NULL)
+      arr_free(a);
+    free(creq);
+    return MMP_ENOMEM;
+  }
+  creq->on_heap = 1;
+  creq->kind = MMP__REQ_COLL;
+  creq->state = MMP__RQ_NEW;
+  creq->comm = comm;
+  creq->cb_arg = a;
+  creq->dtor = arr_req_free;
+  mmp__list_init(&creq->node);
+  atomic_init(&creq->done, 0);
+  creq->status.source = h->root;
+  creq->status.tag = MMP_ANY_TAG;
+  a->creq = creq;
+  uv_mutex_lock(&e->lock);
+  a->seq = comm->coll_seq++;
+  arr_drive(a);
+  uv_mutex_unlock(&e->lock);
+  *out = creq;
+  return 0;
+}

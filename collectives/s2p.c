@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * s-to-p broadcast: the public calls, argument checks, the size exchange
+ * for callers that do not know the lengths, the choice of algorithm and
+ * the schedule. Each algorithm lives in its own s2p_<name>.c; the
+ * round-based ones build through a plan (s2p_plan.c).
+ *
+ * The buffer every algorithm works on is the output itself: all messages
+ * in source order, source j at off[j]. The caller's own message is copied
+ * into place first, so every send reads the output buffer, and the
+ * caller's send buffer is free when the call returns. If the output does
+ * not fit in the caller's buffer, the collective runs on a scratch buffer
+ * and copies what fits at the end, so that no other rank waits forever
+ * on a rank that only has too little room.
+ *
+ * No header travels with s-to-p messages (unlike broadcast, no rank waits
+ * for a first message before sending): a source must send at once.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "s2p.h"
+
+static const char *const alg_names[MMP_S2P_ALG_COUNT] = {
+    "auto",         "2step",          "alltoall",  "br_lin",
+    "br_xy_source", "br_xy_dim",      "repos_lin", "repos_xy_source",
+    "part_lin",     "part_xy_source", "ring"};
+
+const char *mmp_s2p_alg_name(int alg) {
+  return alg >= 0 && alg < MMP_S2P_ALG_COUNT ? alg_names[alg] : NULL;
+}
+
+int mmp_s2p_alg_from_name(const char *name) {
+  int i;
+
+  for (i = 0; name != NULL && i < MMP_S2P_ALG_COUNT; i++)
+    if (strcmp(name, alg_names[i]) == 0)
+      return i;
+  return MMP_EINVAL;
+}
+
+mmp__s2p_builder mmp__s2p_builder_of(int alg) {
+  switch (alg) {
+  case MMP_S2P_BR_LIN:
+    return mmp__s2p_br_lin;
+  case MMP_S2P_BR_XY_SOURCE:
+    return mmp__s2p_br_xy_source;
+  case MMP_S2P_BR_XY_DIM:
+    return mmp__s2p_br_xy_dim;
+  case MMP_S2P_REPOS_LIN:
+    return mmp__s2p_repos_lin;
+  case MMP_S2P_REPOS_XY_SOURCE:
+    return mmp__s2p_repos_xy;
+  case MMP_S2P_PART_LIN:
+    return mmp__s2p_part_lin;
+  case MMP_S2P_PART_XY_SOURCE:
+    return mmp__s2p_part_xy;
+  default:
+    return NULL;
+  }
+}
+
+int mmp__s2p_default_rows(int p) {
+  int r = (int)floor(sqrt((double)p));
+
+  while (r > 1 && p % r != 0)
+    r--;
+  return r < 1 ? 1 : r;
+}
+
+int mmp__s2p_init(mmp__s2p_t *x, int p, int me, int rows, const size_t *lens) {
+  int i, j = 0;
+  size_t total = 0;
+
+  memset(x, 0, sizeof(*x));
+  x->p = p;
+  x->me = me;
+  x->rows = rows > 0 ? rows : mmp__s2p_default_rows(p);
+  x->cols = p / x->rows;
+  for (i = 0; i < p; i++)
+    x->ns += lens[i] != MMP_S2P_NONE;
+  x->src = malloc(((size_t)x->ns + 1) * sizeof(int));
+  x->idx = malloc((size_t)p * sizeof(int));
+  x->len = malloc(((size_t)x->ns + 1) * sizeof(size_t));
+  x->off = malloc(((size_t)x->ns + 1) * sizeof(size_t));
+  if (x->src == NULL || x->idx == NULL || x->len == NULL || x->off == NULL) {
+    mmp__s2p_fini(x);
+    return MMP_ENOMEM;
+  }
+  for (i = 0; i < p; i++) {
+    x->idx[i] = -1;
+    if (lens[i] == MMP_S2P_NONE)
+      continue;
+    if (lens[i] > SIZE_MAX / 2 - total) {
+      mmp__s2p_fini(x);
+      return MMP_ETOOBIG;
+    }
+    x->idx[i] = j;
+    x->src[j] = i;
+    x->len[j] = lens[i];
+    x->off[j] = total;
+    total += lens[i];
+    j++;
+  }
+  x->total = total;
+  return 0;
+}
+
+void mmp__s2p_fini(mmp__s2p_t *x) {
+  free(x->src);
+  free(x->idx);
+  free(x->len);
+  free(x->off);
+  x->src = x->idx = NULL;
+  x->len = x->off = NULL;
+}
+
+/* ---- Argument checks ---------------------------------------------------- */
+
+typedef struct s2p_args_s {
+  const void *sendbuf;
+  size_t sendlen;
+  int is_source;
+  void *recvbuf;
+  size_t recvcap;
+  const size_t *lens;
+  size_t *out_lens;
+  mmp_comm_t *comm;
+  const mmp_s2p_opts_t *o;
+} s2p_args_t;
+
+static int s2p_check(const s2p_args_t *a) {
+  const mmp_s2p_opts_t *o = a->o;
+  int p;
+
+  if (mmp__eng == NULL)
+    return MMP_ENOTINIT;
+  if (a->comm == NULL)
+    return MMP_ECOMM;
+  p = a->comm->size;
+  if ((a->is_source && a->sendbuf == NULL && a->sendlen > 0) ||
+      (a->is_source && a->sendlen == MMP_S2P_NONE) ||
+      (a->recvbuf == NULL && a->recvcap > 0))
+    return MMP_EINVAL;
+  if (o->algorithm < 0 || o->algorithm >= MMP_S2P_ALG_COUNT ||
+      o->mode > MMP_SEND_RNDV || o->rows < 0 || o->rows > p ||
+      (o->rows > 0 && p % o->rows != 0))
+    return MMP_EINVAL;
+  if (a->lens != NULL &&
+      a->lens[a->comm->rank] != (a->is_source ? a->sendlen : MMP_S2P_NONE))
+    return MMP_EINVAL;
+  return 0;
+}
+
+/* ---- Running one s-to-p ------------------------------------------------- */
+
+typedef struct s2p_out_s {
+  uint8_t *scratch;
+  void *recvbuf;
+  size_t recvcap;
+} s2p_out_t;
+
+/* Lock held, the collective is over: hand over what fits. */
+static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
+  s2p_out_t *o = arg;
+
+  if (s->err == 0) {
+    if (o->recvcap > 0)
+      memcpy(o->recvbuf, o->scratch, o->recvcap);
+    s->err = MMP_ETRUNC;
+  }
+  free(o->scratch);
+  free(o);
+}
+
+static int s2p_build_none(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
+  (void)s;
+  (void)h;
+  return 0;
+}
+
+/* Appends this rank's ops for algorithm `alg`. */
+static int s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg) {
+  mmp__s2p_builder b = mmp__s2p_builder_of(alg);
+  mmp__s2p_plan_t pl;
+  int rc;
+
+  if (alg == MMP_S2P_2STEP)
+    return mmp__s2p_2step(s, x);
+  if (alg == MMP_S2P_ALLTOALL)
+    return mmp__s2p_alltoall(s, x);
+  if (alg == MMP_S2P_RING)
+    return mmp__s2p_ring(s, x);
+  if (b == NULL)
+    return MMP_EINVAL;
+  rc = mmp__s2p_plan_init(&pl, x, s, NULL);
+  if (rc != 0)
+    return rc;
+  rc = b(&pl);
+  if (rc == 0)
+    rc = mmp__s2p_plan_check(&pl);
+  mmp__s2p_plan_fini(&pl);
+  return rc;
+}
+
+/* The algorithm to run, and 2-Step's broadcast. */
+static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
+  mmp__netmodel_t nm;
+  int rc;
+
+  if (alg != MMP_S2P_AUTO && alg != MMP_S2P_2STEP)
+    return alg;
+  rc = mmp__netmodel_get(comm, &nm);
+  if (rc != 0)
+    return rc;
+  if (alg == MMP_S2P_2STEP) {
+    mmp__s2p_bcast_for_2step(x, &nm);
+    return alg;
+  }
+  return mmp__s2p_choose(x, &nm);
+}
+
+/* Builds and starts the schedule on the output buffer (or a scratch one
+ * when it is too small). */
+static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
+                      mmp_request_t **req) {
+  mmp__engine_t *e = mmp__eng;
+  mmp__coll_hdr_t h;
+  mmp__sched_t *s;
+  s2p_out_t *out = NULL;
+  uint8_t *buf = a->recvbuf;
+  int rc, j = x->idx[x->me];
+
+  if (x->total > a->recvcap) {
+    out = calloc(1, sizeof(*out));
+    buf = malloc(x->total);
+    if (out == NULL || buf == NULL) {
+      free(out);
+      free(buf);
+      return MMP_ENOMEM;
+    }
+    out->scratch = buf;
+    out->recvbuf = a->recvbuf;
+    out->recvcap = a->recvcap;
+  }
+  if (j >= 0 && x->len[j] > 0)
+    memmove(buf + x->off[j], a->sendbuf, x->len[j]);
+  memset(&h, 0, sizeof(h));
+  h.kind = MMP__COLL_S2P;
+  h.alg = (uint8_t)alg;
+  h.len = x->total;
+  rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &h, s2p_build_none,
+                      &s);
+  if (rc == 0) {
+    rc = s2p_build(s, x, alg);
+    if (rc != 0)
+      mmp__sched_free(s);
+  }
+  if (rc == 0 && out != NULL) {
+    s->fini = s2p_fini_copy;
+    s->fini_arg = out;
+  }
+  if (rc == 0) {
+    /* On failure the schedule is freed and fini never ran. */
+    rc = mmp__sched_start(s, req);
+    if (rc == 0)
+      return 0;
+  }
+  if (out != NULL) {
+    free(out->scratch);
+    free(out);
+  }
+  return rc;
+}
+
+static int s2p_start(const s2p_args_t *a, const size_t *lens,
+                     mmp_request_t **req) {
+  mmp__s2p_t x;
+  int rc, alg, i;
+
+  rc = mmp__s2p_init(&x, a->comm->size, a->comm->rank, a->o->rows, lens);
+  if (rc != 0)
+    return rc;
+  if (a->out_lens != NULL)
+    for (i = 0; i < x.p; i++)
+      a->out_lens[i] = lens[i];
+  alg = s2p_resolve(a->comm, &x, a->o->algorithm);
+  rc = alg < 0 ? alg : s2p_launch(a, &x, alg, req);
+  mmp__s2p_fini(&x);
+  return rc;
+}
+
+/* The lengths, when the caller does not know them: every rank contributes
+ * 8 bytes (its length + 1, or 0 for no message) to a Br_Lin s-to-p. */
+static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
+  int p = a->comm->size, i, rc;
+  uint8_t *v = malloc(8 * (size_t)p), mine[8];
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  mmp_request_t *r;
+  s2p_args_t ex;
+
+  if (v == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < p; i++)
+    lens[i] = 8;
+  mmp__put_u64(mine, a->is_source ? (uint64_t)a->sendlen + 1 : 0);
+  o.algorithm = MMP_S2P_BR_LIN;
+  o.mode = a->o->mode;
+  memset(&ex, 0, sizeof(ex));
+  ex.sendbuf = mine;
+  ex.sendlen = 8;
+  ex.is_source = 1;
+  ex.recvbuf = v;
+  ex.recvcap = 8 * (size_t)p;
+  ex.comm = a->comm;
+  ex.o = &o;
+  rc = s2p_start(&ex, lens, &r);
+  if (rc == 0)
+    rc = mmp_wait(&r, MMP_STATUS_IGNORE);
+  for (i = 0; rc == 0 && i < p; i++) {
+    uint64_t n = mmp__get_u64(v + 8 * (size_t)i);
+    lens[i] = n == 0 ? MMP_S2P_NONE : (size_t)(n - 1);
+  }
+  free(v);
+  return rc;
+}
+
+static int s2p_call(const s2p_args_t *a, mmp_request_t **req) {
+  size_t *lens = NULL;
+  int rc = s2p_check(a);
+
+  if (rc != 0)
+    return rc;
+  if (a->lens == NULL) {
+    lens = malloc((size_t)a->comm->size * sizeof(size_t));
+    if (lens == NULL)
+      return MMP_ENOMEM;
+    rc = s2p_exchange(a, lens);
+  }
+  if (rc == 0)
+    rc = s2p_start(a, a->lens != NULL ? a->lens : lens, req);
+  free(lens);
+  return rc;
+}
+
+/* ---- Public calls ------------------------------------------------------- */
+
+int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
+                   void *recvbuf, size_t recvcap, const size_t *lens,
+                   size_t *out_lens, mmp_comm_t *comm,
+                   const mmp_s2p_opts_t *opts, mmp_request_t **req) {
+  static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
+  s2p_args_t a;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  *req = NULL;
+  a.sendbuf = sendbuf;
+  a.sendlen = sendlen;
+  a.is_source = is_source != 0;
+  a.recvbuf = recvbuf;
+  a.recvcap = recvcap;
+  a.lens = lens;
+  a.out_lens = out_lens;
+  a.comm = comm;
+  a.o = opts != NULL ? opts : &defaults;
+  return s2p_call(&a, req);
+}
+
+int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
+                  void *recvbuf, size_t recvcap, const size_t *lens,
+                  size_t *out_lens, mmp_comm_t *comm,
+                  const mmp_s2p_opts_t *opts) {
+  mmp_request_t *r;
+  int rc = mmp_ibcast_s2p(sendbuf, sendlen, is_source, recvbuf, recvcap, lens,
+                          out_lens, comm, opts, &r);
+
+  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+}
+
+int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
+  static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
+  mmp__s2p_t x;
+  int rc, alg;
+
+  if (out == NULL || lens == NULL)
+    return MMP_EINVAL;
+  if (mmp__eng == NULL)
+    return MMP_ENOTINIT;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  rc = mmp__s2p_init(&x, comm->size, comm->rank, 0, lens);
+  if (rc != 0)
+    return rc;
+  alg = s2p_resolve(comm, &x, MMP_S2P_AUTO);
+  if (alg >= 0) {
+    *out = defaults;
+    out->algorithm = alg;
+    out->rows = x.rows;
+  }
+  mmp__s2p_fini(&x);
+  return alg < 0 ? alg : 0;
+}

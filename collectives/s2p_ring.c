@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ring allgatherv: the baseline every MPI library has. In step k
+ * (0 .. p - 2) rank i passes the message of rank i - k to i + 1 and takes
+ * that of rank i - k - 1 from i - 1; steps whose message is absent or
+ * empty are skipped by both ends. Only neighbours talk, every message
+ * travels p - 1 hops, and a rank forwards a message as soon as it landed.
+ *
+ * Cost (Hockney): each message crosses p - 1 links, pipelined with the
+ * others behind it:
+ *   max((p - 1)(alpha + L_max beta), (p - 1) alpha + S beta).
+ * Bandwidth-optimal for s = p; for few sources the p - 1 hops dominate.
+ *
+ * Selected: for s close to p with long messages.
+ */
+#include "s2p.h"
+
+#define PHASE_RING 1
+
+int mmp__s2p_ring(mmp__sched_t *s, const mmp__s2p_t *x) {
+  int p = x->p, me = x->me, right = (me + 1) % p, left = (me + p - 1) % p;
+  int k, prev = -1, op, rc;
+
+  for (k = 0; k + 1 < p; k++) {
+    int out = x->idx[(me - k + p) % p], in = x->idx[(me - k - 1 + 2 * p) % p];
+    if (out >= 0 && x->len[out] > 0) {
+      op = mmp__sched_send(s, right, x->off[out], x->len[out], PHASE_RING);
+      if (op < 0)
+        return op;
+      if ((rc = mmp__sched_dep(s, prev, op)) != 0)
+        return rc;
+    }
+    prev = -1;
+    if (in >= 0 && x->len[in] > 0) {
+      prev = mmp__sched_recv(s, left, x->off[in], x->len[in], PHASE_RING);
+      if (prev < 0)
+        return prev;
+    }
+  }
+  return 0;
+}

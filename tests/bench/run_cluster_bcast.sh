@@ -1,0 +1,53 @@
+#!/bin/sh
+# Broadcast on the emulated cluster beside the anchors (Open MPI, MPICH,
+# Gloo), in one run: N hosts with RATE links (tests/netcluster), REPEATS
+# alternating rounds, each round the anchors' run_bcast.sh and then
+# minimp-bench's barrier method (the anchors' metric: per-node time after
+# a barrier, averaged over ranks) for every algorithm and AUTO. Prints
+# medians over the rounds; writes the raw rows to $OUT/bcast.csv.
+#   tests/bench/run_cluster_bcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
+# Needs root. The anchors must be built first: ../shared/anchors/build.sh
+set -eu
+b=${1:-build}
+n=${2:-16}
+sizes=${3:-"1024 65536 1048576"}
+iters=${4:-10}
+reps=${5:-3}
+rate=${6:-100mbit}
+here=$(cd "$(dirname "$0")" && pwd)
+anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+out=${OUT:-results/cluster_bcast}
+mkdir -p "$out"
+csv="$out/bcast.csv"
+"$here/../netcluster" up "$n" "$rate" >/dev/null
+hosts=$(i=0; while [ $i -lt "$n" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
+hosts=${hosts%,}
+commas=$(echo "$sizes" | tr ' ' ',')
+echo "impl,alg,chosen,rep,size,avg_us,max_us" > "$csv"
+i=1
+while [ "$i" -le "$reps" ]; do
+  echo "round $i of $reps" >&2
+  "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
+    awk -v r="$i" '$2 == "p='"$n"'" && NF == 7 {print $1 ",-,-," r "," $5 "," $6 "," $7}' >> "$csv"
+  ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/minimp-bench" bcast \
+    --algs all --sizes "$commas" --iters "$iters" --method barrier 2>/dev/null |
+    awk -v r="$i" '$1 == "barrier" {print "minimp," $2 "," $3 "," r "," $5 "," $6 "," $7}' >> "$csv"
+  i=$((i + 1))
+done
+"$here/../netcluster" down >/dev/null
+python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+keys = sorted({(r["impl"], r["alg"], int(r["size"])) for r in rows},
+              key=lambda k: (k[2], k[0] != "minimp", k[0], k[1]))
+print("%-8s %-13s %-13s %9s %12s %12s %3s" %
+      ("impl", "algorithm", "auto picked", "size", "avg_us", "max_us", "n"))
+for impl, alg, size in keys:
+    sel = [r for r in rows if (r["impl"], r["alg"], int(r["size"])) == (impl, alg, size)]
+    picked = ",".join(sorted({r["chosen"] for r in sel if r["chosen"] not in ("-", "")}))
+    print("%-8s %-13s %-13s %9d %12.1f %12.1f %3d" % (
+        impl, alg, picked or "-", size,
+        statistics.median(float(r["avg_us"]) for r in sel),
+        statistics.median(float(r["max_us"]) for r in sel), len(sel)))
+PY
