@@ -123,19 +123,22 @@ static double link_bytes(int alg, int p, double m) {
  * The cost formula, except on a network with a burst allowance (a link
  * that was idle passes its first `burst` bytes at once, as through a
  * shaper's token bucket): an algorithm whose busiest link carries no more
- * than that pays only its latency terms. The formulas alone would charge
- * those bytes beta and miss that a chain of 64 KiB messages crosses the
- * emulated cluster's links (tbf, 64 KB bucket) ten times faster than
- * its rate.
+ * than that pays its latency terms, but no less than that link's bytes at
+ * the sustained rate, since back-to-back broadcasts leave the bucket no
+ * time to refill. The formulas alone charge those bytes beta at every
+ * hop, and miss that a pipelined chain of 64 KiB crosses the emulated
+ * cluster (tbf, 64 KB bucket) in one link time, not two.
  */
 static double cost_burst(int alg, int p, double m, double X, int G,
                          const mmp__netmodel_t *nm) {
   mmp__netmodel_t lat = *nm;
+  double bytes = link_bytes(alg, p, m), t;
 
-  if (nm->burst <= 0 || link_bytes(alg, p, m) > nm->burst)
+  if (nm->burst <= 0 || bytes > nm->burst)
     return mmp__bcast_cost(alg, p, m, X, G, nm);
   lat.beta = 0;
-  return mmp__bcast_cost(alg, p, m, X, G, &lat);
+  t = mmp__bcast_cost(alg, p, m, X, G, &lat);
+  return t > bytes * nm->beta ? t : bytes * nm->beta;
 }
 
 static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
