@@ -249,6 +249,29 @@ static int resolve_dynamic(mmp_comm_t *comm, size_t len,
   return 0;
 }
 
+/* AUTO's choice for `len` on `comm`, remembered: it depends only on p,
+ * the length and the model, and evaluating every formula on every call
+ * costs each rank microseconds that small broadcasts feel, all the more
+ * where ranks share CPUs. */
+static void auto_choose(mmp_comm_t *comm, size_t len, const mmp__netmodel_t *nm,
+                        int *alg, size_t *seg, int *groups) {
+  size_t n = sizeof(comm->bcast_auto) / sizeof(comm->bcast_auto[0]);
+  size_t slot = (len ^ (len >> 12)) % n;
+
+  if (comm->bcast_auto[slot].valid && comm->bcast_auto[slot].len == len) {
+    *alg = comm->bcast_auto[slot].alg;
+    *seg = comm->bcast_auto[slot].seg;
+    *groups = comm->bcast_auto[slot].groups;
+    return;
+  }
+  mmp__bcast_choose(comm->size, len, nm, alg, seg, groups);
+  comm->bcast_auto[slot].len = len;
+  comm->bcast_auto[slot].seg = *seg;
+  comm->bcast_auto[slot].alg = *alg;
+  comm->bcast_auto[slot].groups = *groups;
+  comm->bcast_auto[slot].valid = 1;
+}
+
 /* Fills in what `opts` leaves open. Every rank computes the same. */
 static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
                    mmp__coll_hdr_t *h) {
@@ -265,12 +288,8 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
       return rc;
   }
   if (alg == MMP_BCAST_AUTO) {
-    mmp__bcast_choose(p, len, &nm, &alg, &seg, &groups);
+    auto_choose(comm, len, &nm, &alg, &seg, &groups);
   } else if (alg == MMP_BCAST_PIPELINE && seg == 0) {
-    int a2;
-    size_t s2;
-    int g2;
-    mmp__bcast_choose(p, len, &nm, &a2, &s2, &g2);
     seg = pipeline_seg(p, len, &nm);
   }
   memset(h, 0, sizeof(*h));

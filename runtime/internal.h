@@ -209,6 +209,10 @@ struct mmp_comm_s {
   double net_alpha;
   double net_beta;
   double net_burst;
+  struct { /* AUTO broadcast decisions, by length */
+    size_t len, seg;
+    int alg, groups, valid;
+  } bcast_auto[4];
   int rank;
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
