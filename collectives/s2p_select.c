@@ -85,8 +85,14 @@ static double cost_direct(int alg, const mmp__s2p_t *x,
   }
   if (x->ns == 0 || x->p == 1)
     return 0;
-  if (alg == MMP_S2P_RING)
-    return fmax((P - 1) * (a + lmax * b), (P - 1) * a + (double)x->total * b);
+  if (alg == MMP_S2P_RING) {
+    /* A hop is store-and-forward of one message, but a message that fits
+     * in the link's burst allowance crosses an idle hop at once; the
+     * links' sustained rate still bounds the whole (each carries about
+     * S bytes). */
+    double hop = lmax > nm->burst ? lmax - nm->burst : 0;
+    return fmax((P - 1) * (a + hop * b), (P - 1) * a + (double)x->total * b);
+  }
   /* PersAlltoAll: a non-source takes in every message; if all are
    * sources, everyone skips its own. */
   if (x->ns == x->p)
