@@ -91,7 +91,10 @@ static double cost_direct(int alg, const mmp__s2p_t *x,
      * links' sustained rate still bounds the whole (each carries about
      * S bytes). */
     double hop = lmax > nm->burst ? lmax - nm->burst : 0;
-    return fmax((P - 1) * (a + hop * b), (P - 1) * a + (double)x->total * b);
+    double in = (double)x->total - (x->ns == x->p ? lmin : 0);
+    /* p - 1 steps of latency; the bytes either wait hop by hop for the
+     * largest message, or are bounded by what a rank takes in. */
+    return (P - 1) * a + fmax((P - 1) * hop * b, in * b);
   }
   /* PersAlltoAll: a non-source takes in every message; if all are
    * sources, everyone skips its own. */
@@ -118,13 +121,16 @@ double mmp__s2p_cost(int alg, const mmp__s2p_t *x, const mmp__netmodel_t *nm) {
 }
 
 int mmp__s2p_choose(mmp__s2p_t *x, const mmp__netmodel_t *nm) {
-  static const int cands[] = {MMP_S2P_BR_LIN,    MMP_S2P_BR_XY_SOURCE,
-                              MMP_S2P_REPOS_LIN, MMP_S2P_REPOS_XY_SOURCE,
-                              MMP_S2P_PART_LIN,  MMP_S2P_PART_XY_SOURCE,
-                              MMP_S2P_BR_XY_DIM, MMP_S2P_2STEP,
-                              MMP_S2P_RING,      MMP_S2P_ALLTOALL};
+  /* The ring first: it is the simplest, and where the model puts it level
+   * with a combining algorithm (long messages, s near p), it is the one
+   * that measures at the receive limit. */
+  static const int cands[] = {
+      MMP_S2P_RING,           MMP_S2P_BR_LIN,          MMP_S2P_BR_XY_SOURCE,
+      MMP_S2P_REPOS_LIN,      MMP_S2P_REPOS_XY_SOURCE, MMP_S2P_PART_LIN,
+      MMP_S2P_PART_XY_SOURCE, MMP_S2P_BR_XY_DIM,       MMP_S2P_2STEP,
+      MMP_S2P_ALLTOALL};
   double best = INFINITY;
-  int alg = MMP_S2P_BR_LIN;
+  int alg = MMP_S2P_RING;
   size_t i;
 
   for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
