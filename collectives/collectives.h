@@ -302,6 +302,10 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * Deterministic: every rank that passes the same inputs gets the same. */
 void mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
                        size_t *seg, int *groups);
+/* The same among the non-hierarchical algorithms only; returns the
+ * predicted time (s-to-p's 2-Step broadcasts with it). */
+double mmp__bcast_choose_flat(int p, size_t len, const mmp__netmodel_t *nm,
+                              int *alg, size_t *seg);
 
 /* The model for `comm`: MINIMP_NET_ALPHA_US/MINIMP_NET_BETA_NS when set
  * (a saved profile), else measured once per process on the world

@@ -18,38 +18,12 @@
 
 #include "s2p.h"
 
-#define SEG_MIN 4096.0
-
 /* The cheapest non-hierarchical broadcast of m bytes over p ranks (2-Step
  * runs it as a plain builder); returns its predicted time. */
 static double bcast_pick(int p, double m, const mmp__netmodel_t *nm, int *alg,
                          size_t *seg) {
-  static const int cands[] = {MMP_BCAST_BINOMIAL,     MMP_BCAST_PIPELINE,
-                              MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
-                              MMP_BCAST_SPLIT_BINARY, MMP_BCAST_BINARY,
-                              MMP_BCAST_CHAIN,        MMP_BCAST_FLAT};
-  double best = INFINITY, X = 1, pseg = 0;
-  size_t i;
-
-  /* The pipeline's optimum segment count, as for mmp_bcast. */
-  if (p > 2 && nm->alpha > 0) {
-    X = sqrt((double)(p - 2) * m * nm->beta / nm->alpha);
-    pseg = X > 1 ? m / X : m;
-    pseg = pseg < SEG_MIN ? SEG_MIN : pseg;
-    X = pseg < m ? ceil(m / pseg) : 1;
-  }
-  *alg = MMP_BCAST_BINOMIAL;
-  *seg = 0;
-  for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
-    double t = mmp__bcast_cost(cands[i], p, m,
-                               cands[i] == MMP_BCAST_PIPELINE ? X : 1, 0, nm);
-    if (t < best * 0.97) {
-      best = t;
-      *alg = cands[i];
-      *seg = cands[i] == MMP_BCAST_PIPELINE && X > 1 ? (size_t)pseg : 0;
-    }
-  }
-  return p > 1 ? best : 0;
+  /* Exactly the broadcast's own choice, hierarchical aside. */
+  return mmp__bcast_choose_flat(p, (size_t)m, nm, alg, seg);
 }
 
 int mmp__s2p_2step_root(const mmp__s2p_t *x) {

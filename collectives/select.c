@@ -141,12 +141,17 @@ static double cost_burst(int alg, int p, double m, double X, int G,
   return t > bytes * nm->beta ? t : bytes * nm->beta;
 }
 
-static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
-                   int *alg, size_t *seg, int *groups) {
+static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
+                     int *alg, size_t *seg, int *groups) {
+  /* On a tie (within 3%) the earlier wins: trees before the
+   * scatter-allgathers, whose every step needs every rank at once and so
+   * pays most where ranks wait for CPUs (measured on the emulated cluster
+   * at 4 KiB, p = 16: binary 272 us, scatter-recursive-doubling 794 us,
+   * both 8 alpha in the model). */
   static const int cands[] = {
-      MMP_BCAST_BINOMIAL,   MMP_BCAST_PIPELINE,     MMP_BCAST_SCATTER_RING,
-      MMP_BCAST_SCATTER_RD, MMP_BCAST_SPLIT_BINARY, MMP_BCAST_BINARY,
-      MMP_BCAST_CHAIN,      MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
+      MMP_BCAST_BINOMIAL, MMP_BCAST_BINARY,       MMP_BCAST_SPLIT_BINARY,
+      MMP_BCAST_PIPELINE, MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
+      MMP_BCAST_CHAIN,    MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
   double m = (double)len, best = INFINITY;
   size_t pseg = pipeline_seg(p, m, nm);
   int G = (int)ceil(sqrt((double)p));
@@ -155,8 +160,8 @@ static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
   *alg = MMP_BCAST_BINOMIAL;
   *seg = 0;
   *groups = 0;
-  if (p <= 2)
-    return; /* one message whatever the shape */
+  if (p <= 2) /* one message whatever the shape */
+    return cost_burst(MMP_BCAST_BINOMIAL, p, m, 1, G, nm);
   for (i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
     int c = cands[i];
     double X = c == MMP_BCAST_PIPELINE && pseg ? ceil(m / (double)pseg) : 1;
@@ -172,6 +177,7 @@ static void choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
       *groups = c == MMP_BCAST_HIERARCHICAL ? G : 0;
     }
   }
+  return best;
 }
 
 void mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
@@ -182,6 +188,13 @@ void mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
   depth++;
   choose(p, len, nm, depth == 1, alg, seg, groups);
   depth--;
+}
+
+double mmp__bcast_choose_flat(int p, size_t len, const mmp__netmodel_t *nm,
+                              int *alg, size_t *seg) {
+  int groups;
+
+  return choose(p, len, nm, 0, alg, seg, &groups);
 }
 
 /* ---- Measuring the model ------------------------------------------------ */
