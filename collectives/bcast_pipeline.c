@@ -17,49 +17,28 @@
  * Selected: for large messages, where the bandwidth term dominates; the
  * segment size comes from the model's optimal X (at least 4 KiB).
  */
-#include "collectives.h"
+#include "tree_common.h"
 
-static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a, size_t seg) {
+/* A chain is a tree in which every rank has one child. */
+static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
-  size_t nseg = mmp__seg_count(a->len, seg), k, off, n;
-  int v, prev, next, all, rc;
+  int v, prev, next;
 
   if (g->me < 0)
     return mmp__bcast_done(s, a->dep);
   v = mmp__vrank(g->me, a->root, g->n);
   prev = v > 0 ? mmp__rrank(v - 1, a->root, g->n) : -1;
   next = v + 1 < g->n ? mmp__rrank(v + 1, a->root, g->n) : -1;
-  all = mmp__bcast_done(s, prev >= 0 ? -1 : a->dep);
-  if (all < 0)
-    return all;
-  for (k = 0; k < nseg; k++) {
-    int have = a->dep;
-    mmp__seg_range(a->len, seg, k, &off, &n);
-    if (prev >= 0) {
-      have = mmp__bcast_recv(s, a, prev, off, n, a->phase);
-      if (have < 0)
-        return have;
-      if (k == 0 && a->first)
-        mmp__sched_first(s, have);
-      /* Segments may complete out of order (eager after rendezvous). */
-      if ((rc = mmp__sched_dep(s, have, all)) != 0)
-        return rc;
-    }
-    if (next >= 0) {
-      int snd = mmp__bcast_send(s, a, next, off, n, a->phase, have);
-      if (snd < 0)
-        return snd;
-      if (k == 0 && a->first)
-        mmp__sched_first(s, snd);
-    }
-  }
-  return all;
+  return mmp__tree_forward(s, a, prev, &next, next >= 0, 0, a->len, a->phase);
 }
 
 int mmp__bcast_chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  return chain(s, a, 0);
+  mmp__bcast_arg_t whole = *a;
+
+  whole.seg = 0;
+  return chain(s, &whole);
 }
 
 int mmp__bcast_pipeline(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  return chain(s, a, a->seg);
+  return chain(s, a);
 }

@@ -18,14 +18,6 @@
 
 #include "s2p.h"
 
-/* The cheapest non-hierarchical broadcast of m bytes over p ranks (2-Step
- * runs it as a plain builder); returns its predicted time. */
-static double bcast_pick(int p, double m, const mmp__netmodel_t *nm, int *alg,
-                         size_t *seg) {
-  /* Exactly the broadcast's own choice, hierarchical aside. */
-  return mmp__bcast_choose_flat(p, (size_t)m, nm, alg, seg);
-}
-
 int mmp__s2p_2step_root(const mmp__s2p_t *x) {
   int j, best = 0;
 
@@ -43,7 +35,7 @@ static double cost_2step(const mmp__s2p_t *x, const mmp__netmodel_t *nm) {
   for (j = 0; j < x->ns; j++)
     if (x->src[j] != root && x->len[j] > 0)
       t += nm->alpha + (double)x->len[j] * nm->beta;
-  return t + bcast_pick(x->p, (double)x->total, nm, &alg, &seg);
+  return t + mmp__bcast_choose_flat(x->p, x->total, nm, &alg, &seg);
 }
 
 static double cost_direct(int alg, const mmp__s2p_t *x,
@@ -119,5 +111,6 @@ int mmp__s2p_choose(mmp__s2p_t *x, const mmp__netmodel_t *nm) {
 }
 
 void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp__netmodel_t *nm) {
-  bcast_pick(x->p, (double)x->total, nm, &x->bc_alg, &x->bc_seg);
+  /* 2-Step runs the broadcast as a plain builder: hierarchical aside. */
+  mmp__bcast_choose_flat(x->p, x->total, nm, &x->bc_alg, &x->bc_seg);
 }

@@ -39,6 +39,7 @@ typedef struct op_s {
   int rc;
   struct sockaddr_storage boot_sa;
   struct sockaddr_storage local;
+  char machine[64]; /* this kernel's boot_id, published with the address */
 } op_t;
 
 static void op_finish(op_t *op, int rc) {
@@ -161,7 +162,6 @@ static void got_addrs(void *arg, int status, size_t count,
                       const uint8_t *const *values, const size_t *lens) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
-  char mine[64];
   size_t i;
   int same = 1, r = 0;
 
@@ -171,12 +171,11 @@ static void got_addrs(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
-  machine_id(mine, sizeof(mine));
   uv_mutex_lock(&e->lock);
   for (i = 0; i < count && r >= 0; i++) {
     if ((int)i == e->cfg.rank)
       continue;
-    r = parse_record(e, (int)i, values[i], lens[i], mine);
+    r = parse_record(e, (int)i, values[i], lens[i], op->machine);
     same += r > 0;
   }
   if (r >= 0)
@@ -271,9 +270,9 @@ static void boot_connected(void *arg, int status, size_t count,
                    every ? every : 1);
   }
   {
-    char rec[256], mid[64];
-    machine_id(mid, sizeof(mid));
-    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, mid);
+    char rec[256];
+    machine_id(op->machine, sizeof(op->machine));
+    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, op->machine);
     rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
   }
   if (rc != 0)

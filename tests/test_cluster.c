@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "spawn_util.h"
+#include "cluster_util.h"
 
 #define HOSTS 8
 #define PEER_TIMEOUT_MS 2000
@@ -24,17 +24,13 @@
 static const char *netcluster, *minimprun, *prog;
 
 static int cluster_up(void **state) {
-  char cmd[512];
   (void)state;
-  snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, HOSTS);
-  return spawn_sh(cmd) == 0 ? 0 : -1;
+  return cluster_run(netcluster, "up", HOSTS);
 }
 
 static int cluster_down(void **state) {
-  char cmd[512];
   (void)state;
-  snprintf(cmd, sizeof(cmd), "%s down", netcluster);
-  return spawn_sh(cmd) == 0 ? 0 : -1;
+  return cluster_run(netcluster, "down", HOSTS);
 }
 
 /* Runs `prog MODE ARG` on all hosts; returns the result. */
@@ -76,45 +72,15 @@ static void run_job(const char *mode, const char *arg, double limit,
     fprintf(stderr, "--- stdout\n%s--- stderr\n%s---\n", r->out, r->err);
 }
 
-static int count(const char *s, const char *needle) {
-  int n = 0;
-  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
-    n++;
-  return n;
-}
-
-/* Nothing of the job is left in any namespace (waits up to `s` seconds). */
-static void assert_hosts_empty(double s) {
-  double t0 = spawn_now();
-  char cmd[128];
-
-  for (;;) {
-    int busy = 0;
-    for (int i = 0; i < HOSTS; i++) {
-      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
-      busy += spawn_sh(cmd) != 0;
-    }
-    if (busy == 0)
-      return;
-    if (spawn_now() - t0 > s) {
-      spawn_sh("for h in $(ip netns list | awk '{print $1}'); do "
-               "for p in $(ip netns pids $h); do echo \"$h: $(tr '\\0' ' ' "
-               "</proc/$p/cmdline)\"; done; done >&2");
-      fail_msg("%d hosts still run processes of the job", busy);
-    }
-    usleep(100000);
-  }
-}
-
 static void test_cluster_data_goes_over_eth0(void **state) {
   spawn_result_t r;
   (void)state;
 
   run_job("exchange", "1048576", 60, &r);
   assert_int_equal(r.status, 0);
-  assert_int_equal(count(r.out, "exchange ok"), HOSTS);
-  assert_int_equal(count(r.out, "FAILED"), 0);
-  assert_hosts_empty(3);
+  assert_int_equal(cluster_count(r.out, "exchange ok"), HOSTS);
+  assert_int_equal(cluster_count(r.out, "FAILED"), 0);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 static void test_cluster_stopped_rank_is_detected(void **state) {
@@ -128,10 +94,10 @@ static void test_cluster_stopped_rank_is_detected(void **state) {
   assert_int_not_equal(r.status, -1);
   assert_int_not_equal(r.status, 110);
   assert_non_null(strstr(r.err, "rank 5"));
-  assert_true(count(r.out, "MMP_EPEERLOST") >= 1);
+  assert_true(cluster_count(r.out, "MMP_EPEERLOST") >= 1);
   /* Detection within the timeout plus one check period, then the stop. */
   assert_true(r.seconds < PEER_TIMEOUT_MS / 1000.0 + 8);
-  assert_hosts_empty(5);
+  cluster_assert_empty(HOSTS, 5);
 }
 
 static void test_cluster_cut_link_is_detected(void **state) {
@@ -152,7 +118,7 @@ static void test_cluster_cut_link_is_detected(void **state) {
   assert_int_not_equal(r.status, -1);
   assert_int_not_equal(r.status, 110);
   assert_non_null(strstr(r.err, "rank 5"));
-  assert_true(count(r.out, "MMP_EPEERLOST") >= 1);
+  assert_true(cluster_count(r.out, "MMP_EPEERLOST") >= 1);
   assert_true(r.seconds < 2 + PEER_TIMEOUT_MS / 1000.0 + 8);
 }
 

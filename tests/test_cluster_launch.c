@@ -21,24 +21,20 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "spawn_util.h"
+#include "cluster_util.h"
 
 #define HOSTS 8
 
 static const char *netcluster, *minimprun, *helper;
 
 static int cluster_up(void **state) {
-  char cmd[512];
   (void)state;
-  snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, HOSTS);
-  return spawn_sh(cmd) == 0 ? 0 : -1;
+  return cluster_run(netcluster, "up", HOSTS);
 }
 
 static int cluster_down(void **state) {
-  char cmd[512];
   (void)state;
-  snprintf(cmd, sizeof(cmd), "%s down", netcluster);
-  return spawn_sh(cmd) == 0 ? 0 : -1;
+  return cluster_run(netcluster, "down", HOSTS);
 }
 
 /* "h0:S,h1:S,...". */
@@ -92,38 +88,6 @@ static void run_job(int slots, const char *const *args, double limit,
     run_job((slots), a_, (limit), (r));                                        \
   } while (0)
 
-static int count(const char *s, const char *needle) {
-  int n = 0;
-  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
-    n++;
-  return n;
-}
-
-/* No process is left in any namespace and no daemon anywhere (waits up to
- * `s` seconds: a daemon may still be exiting). */
-static void assert_nothing_left(double s) {
-  double t0 = spawn_now();
-  char cmd[160];
-
-  for (;;) {
-    /* The brackets keep the pattern from matching this shell itself. */
-    int busy = spawn_sh("! pgrep -f 'minimprun [-]-daemon' >/dev/null");
-    for (int i = 0; i < HOSTS; i++) {
-      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
-      busy += spawn_sh(cmd) != 0;
-    }
-    if (busy == 0)
-      return;
-    if (spawn_now() - t0 > s) {
-      spawn_sh("for h in $(ip netns list | awk '{print $1}'); do "
-               "for p in $(ip netns pids $h); do echo \"$h: $(tr '\\0' ' ' "
-               "</proc/$p/cmdline)\"; done; done >&2");
-      fail_msg("processes of the job are left on %d host(s)", busy);
-    }
-    usleep(50000);
-  }
-}
-
 /* Each rank prints its rank, its local rank and the namespace it is in. */
 static const char where[] =
     "echo rank $MINIMP_RANK local $MINIMP_LOCAL_RANK/$MINIMP_LOCAL_SIZE "
@@ -141,12 +105,12 @@ static void test_cluster_launch_places_one_rank_per_host(void **state) {
     if (strstr(r.out, line) == NULL)
       fail_msg("missing '%s'", line);
   }
-  assert_nothing_left(3);
+  cluster_assert_empty(HOSTS, 3);
   /* The same with a libminimp program that exchanges messages. */
   RUN(1, 60, &r, helper, "ok");
   assert_int_equal(r.status, 0);
-  assert_int_equal(count(r.out, "hello from"), HOSTS);
-  assert_nothing_left(3);
+  assert_int_equal(cluster_count(r.out, "hello from"), HOSTS);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 static void test_cluster_launch_16_ranks_two_per_host(void **state) {
@@ -164,9 +128,9 @@ static void test_cluster_launch_16_ranks_two_per_host(void **state) {
   }
   RUN(2, 60, &r, helper, "ok");
   assert_int_equal(r.status, 0);
-  assert_int_equal(count(r.out, "hello from"), 2 * HOSTS);
-  assert_int_equal(count(r.out, "of 16"), 2 * HOSTS);
-  assert_nothing_left(3);
+  assert_int_equal(cluster_count(r.out, "hello from"), 2 * HOSTS);
+  assert_int_equal(cluster_count(r.out, "of 16"), 2 * HOSTS);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 static void test_cluster_launch_failure_on_one_host(void **state) {
@@ -178,7 +142,7 @@ static void test_cluster_launch_failure_on_one_host(void **state) {
   assert_int_equal(r.status, 3);
   assert_non_null(strstr(r.err, " on h5) exited with code 3"));
   assert_true(r.seconds < 5.0);
-  assert_nothing_left(3);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 static void test_cluster_launch_rank_killed_from_outside(void **state) {
@@ -197,7 +161,7 @@ static void test_cluster_launch_rank_killed_from_outside(void **state) {
   assert_non_null(strstr(r.err, "rank 5 (pid "));
   assert_non_null(strstr(r.err, " on h5) killed by signal 9 (SIGKILL)"));
   assert_true(r.seconds < 6.0);
-  assert_nothing_left(3);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 static void test_cluster_launch_timeout(void **state) {
@@ -208,7 +172,7 @@ static void test_cluster_launch_timeout(void **state) {
   assert_int_equal(r.status, 110);
   assert_non_null(strstr(r.err, "timed out"));
   assert_true(r.seconds >= 2.0 && r.seconds < 6.0);
-  assert_nothing_left(3);
+  cluster_assert_empty(HOSTS, 3);
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the tests on the emulated cluster (tests/netcluster):
+ * bringing it up and down, and checking that a job left nothing behind.
+ * Include after <cmocka.h>.
+ */
+#ifndef MMP_TESTS_CLUSTER_UTIL_H
+#define MMP_TESTS_CLUSTER_UTIL_H
+
+#include "spawn_util.h"
+
+/* `NETCLUSTER up HOSTS 100mbit` (verb "up") or `NETCLUSTER down`; 0 or -1. */
+static inline int cluster_run(const char *netcluster, const char *verb,
+                              int hosts) {
+  char cmd[512];
+
+  if (strcmp(verb, "up") == 0)
+    snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, hosts);
+  else
+    snprintf(cmd, sizeof(cmd), "%s %s", netcluster, verb);
+  return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+/* How many times `needle` occurs in `s`. */
+static inline int cluster_count(const char *s, const char *needle) {
+  int n = 0;
+
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/* No process is left in h0 .. h(hosts-1) and no minimprun daemon anywhere;
+ * waits up to `s` seconds (a daemon may still be exiting), then fails
+ * listing what is left. */
+static inline void cluster_assert_empty(int hosts, double s) {
+  double t0 = spawn_now();
+  char cmd[160];
+
+  for (;;) {
+    /* The brackets keep the pattern from matching this shell itself. */
+    int busy = spawn_sh("! pgrep -f 'minimprun [-]-daemon' >/dev/null");
+    for (int i = 0; i < hosts; i++) {
+      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
+      busy += spawn_sh(cmd) != 0;
+    }
+    if (busy == 0)
+      return;
+    if (spawn_now() - t0 > s) {
+      spawn_sh("for h in $(ip netns list | awk '{print $1}'); do "
+               "for p in $(ip netns pids $h); do echo \"$h: $(tr '\\0' ' ' "
+               "</proc/$p/cmdline)\"; done; done >&2");
+      fail_msg("processes of the job are left on %d host(s)", busy);
+    }
+    usleep(50000);
+  }
+}
+
+#endif /* MMP_TESTS_CLUSTER_UTIL_H */
