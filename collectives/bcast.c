@@ -324,20 +324,26 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
   return 0;
 }
 
-/* The arrival-aware root's gathering window in microseconds: T(m) /
- * MMP__ARRIVAL_WINDOW_DIV from the model, none under 1 ms, or
- * MINIMP_BCAST_ARRIVAL_WINDOW_US. */
-static int arrival_window(mmp_comm_t *comm, size_t len, size_t *us) {
+/* The arrival-aware root's timing, in microseconds, from the model's
+ * T(m) = alpha + m beta: the gathering window, T(m) /
+ * MMP__ARRIVAL_WINDOW_DIV (none under 1 ms) or
+ * MINIMP_BCAST_ARRIVAL_WINDOW_US, and how long a round or push keeps the
+ * root's link busy, T(m) (the burst allowance does not help rounds that
+ * follow each other). */
+static int arrival_times(mmp_comm_t *comm, size_t len, size_t *window,
+                         size_t *pace) {
   mmp__netmodel_t nm;
   double t;
   int rc;
 
-  if (getenv("MINIMP_BCAST_ARRIVAL_WINDOW_US") != NULL)
-    return env_bytes("MINIMP_BCAST_ARRIVAL_WINDOW_US", 0, us);
   if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
-  t = (nm.alpha + (double)len * nm.beta) / MMP__ARRIVAL_WINDOW_DIV;
-  *us = t >= 1e-3 ? (size_t)(t * 1e6) : 0;
+  t = nm.alpha + (double)len * nm.beta;
+  *pace = (size_t)(t * 1e6);
+  if (getenv("MINIMP_BCAST_ARRIVAL_WINDOW_US") != NULL)
+    return env_bytes("MINIMP_BCAST_ARRIVAL_WINDOW_US", 0, window);
+  t /= MMP__ARRIVAL_WINDOW_DIV;
+  *window = t >= 1e-3 ? (size_t)(t * 1e6) : 0;
   return 0;
 }
 
@@ -380,11 +386,11 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
     return rc;
   h.root = root;
   if (h.alg == MMP_BCAST_ARRIVAL_B || h.alg == MMP_BCAST_ARRIVAL_NB) {
-    size_t window;
-    if ((rc = arrival_window(comm, len, &window)) != 0)
+    size_t window, pace;
+    if ((rc = arrival_times(comm, len, &window, &pace)) != 0)
       return rc;
     return mmp__bcast_arrival_start(e, comm, buf, len, &h, o->mode, window,
-                                    req);
+                                    pace, req);
   }
   rc = mmp__sched_new(e, comm, buf, len, o->mode, &h, bcast_build, &s);
   if (rc != 0)

@@ -113,6 +113,7 @@ struct arr_s {
   int nq, nserved, nheard, arr_posted, busy, push_next;
   arr_ctl_t *arr_ctl; /* the ARRIVED receive last posted */
   uint64_t window_ms; /* gathering time before a decision; 0: none */
+  uint64_t pace_ms;   /* a round keeps the root busy at least this long */
   int ready;          /* the root may start a round or a push now */
   int timer_pending;
   /* Receiver. */
@@ -217,15 +218,23 @@ static int ctl_post(arr_t *a, int kind, int peer, uint8_t *buf, size_t len,
 
 /* ---- Sub-group broadcasts ------------------------------------------------ */
 
+/* One of the things keeping the root busy is over (drive context). */
+static void root_unbusy(arr_t *a) {
+  /* Whoever arrived during the round has waited long enough; arrival_nb's
+   * root, with nobody waiting, pushes again at once: arrivals during the
+   * last push are queued already, and the window only delays the push. */
+  if (--a->busy == 0)
+    a->ready = a->nq > 0 || a->window_ms == 0 ||
+               (a->alg == MMP_BCAST_ARRIVAL_NB && a->mode != MMP_SEND_RNDV);
+}
+
 static void sub_done(mmp__sched_t *s, void *arg) {
   arr_t *a = arg;
 
   if (s->err != 0 && !s->poison)
     set_err(a, s->err);
   if (a->me == a->root) {
-    a->busy = 0;
-    /* Whoever arrived during the round has waited long enough. */
-    a->ready = a->nq > 0 || a->window_ms == 0;
+    root_unbusy(a);
   } else {
     a->sub_done = 1;
   }
@@ -321,6 +330,33 @@ static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
   return h;
 }
 
+static void pace_over(void *arg) {
+  arr_t *a = arg;
+
+  a->ctl_out--;
+  root_unbusy(a);
+  arr_drive(a);
+}
+
+/* The root's sends complete once the kernel holds the bytes: with socket
+ * buffers of megabytes that is almost at once. A root that then started
+ * the next round or push would soon be sending to many receivers at the
+ * same time, each transfer taking several T(m) on the shared uplink and
+ * the rounds of receivers that do arrive crawling behind the pushes
+ * (arrival_nb: ē 4.8 T(m) measured at p = 16, 1 MiB, against the paper's
+ * bound of 3 T(m)). So a round or push keeps the root busy for T(m) too,
+ * the time the model gives its transfer over the root's link. */
+static void round_pace(arr_t *a) {
+  if (a->pace_ms == 0)
+    return;
+  a->busy++;
+  a->ctl_out++; /* the request may not complete before it fires */
+  if (mmp__timer_start_locked(a->e, a->pace_ms, pace_over, a) != 0) {
+    a->busy--;
+    a->ctl_out--;
+  }
+}
+
 /* Serves `ranks[1..n)`: a GROUP header to each, then the sub-broadcast. */
 static int root_round(arr_t *a, int *ranks, int n, int flags) {
   int push = flags & GRP_PUSH, poison = flags & GRP_POISON, i, rc;
@@ -351,6 +387,8 @@ static int root_round(arr_t *a, int *ranks, int n, int flags) {
   rc = sub_start(a, sub, n, alg, seg, push ? MMP_SEND_EAGER : a->mode, poison);
   if (rc != 0)
     a->busy = 0;
+  else
+    round_pace(a);
   return rc;
 }
 
@@ -627,7 +665,7 @@ static void arr_req_free(mmp_request_t *r) {
 
 static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                       const mmp__coll_hdr_t *h, unsigned mode,
-                      uint64_t window_us) {
+                      uint64_t window_us, uint64_t pace_us) {
   arr_t *a = calloc(1, sizeof(*a));
 
   if (a == NULL)
@@ -644,6 +682,7 @@ static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   a->subalg = h->inner != 0 ? h->inner : MMP_BCAST_PIPELINE;
   a->seg = h->seg;
   a->window_ms = (window_us + 999) / 1000;
+  a->pace_ms = pace_us / 1000;
   a->ready = a->window_ms == 0;
   if (a->me == a->root) {
     a->state = calloc((size_t)a->p, 1);
@@ -659,8 +698,8 @@ static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
 int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
                              size_t len, const mmp__coll_hdr_t *h,
                              unsigned mode, uint64_t window_us,
-                             mmp_request_t **out) {
-  arr_t *a = arr_new(e, comm, buf, len, h, mode, window_us);
+                             uint64_t pace_us, mmp_request_t **out) {
+  arr_t *a = arr_new(e, comm, buf, len, h, mode, window_us, pace_us);
   mmp_request_t *creq = calloc(1, sizeof(*creq));
 
   *out = NULL;

@@ -239,14 +239,15 @@ int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a);
  * MMP_BCAST_ARRIVAL_B or _NB, h->root the root, h->inner the sub-group
  * broadcast and h->seg its segment; `mode` is the MMP_SEND_* of data
  * sends; the root gathers arrivals for `window_us` (rounded up to ms; 0:
- * not at all) before a decision from idle. Any thread, lock NOT held. On
- * success *req is a new collective request; on error (MMP_ENOMEM) *req is
- * NULL.
+ * not at all) before a decision from idle, and counts itself busy for at
+ * least `pace_us` after starting a round or push (see round_pace). Any
+ * thread, lock NOT held. On success *req is a new collective request; on error
+ * (MMP_ENOMEM) *req is NULL.
  */
 int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
                              size_t len, const mmp__coll_hdr_t *h,
                              unsigned mode, uint64_t window_us,
-                             mmp_request_t **req);
+                             uint64_t pace_us, mmp_request_t **req);
 
 /* The arrival-aware root's gathering window, by default T(m) / this, with
  * T(m) = alpha + m beta from the network model; windows under 1 ms are
