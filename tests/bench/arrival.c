@@ -26,6 +26,9 @@
  *      non-blocking  (W + (n - 1) T) / n,        W = n * wait;
  *  - ratio_b, ratio_nb: the mean over iterations of e / bound, the
  *    measured competitive ratio in each model.
+ * --raw FILE keeps the times behind these, one row per rank and iteration:
+ * pattern,alg,p,size,maxif_us,iter,rank,arrival_us,exit_us,e_us, with
+ * arrival and exit counted from the root's arrival.
  * T = T(m), the time to move m bytes between two ranks: --tm, or measured
  * here per size as the best of a few root -> neighbour transfers (m bytes
  * out, an empty reply back, minus half an empty round trip).
@@ -189,9 +192,30 @@ static void compute(const double *all, int p, int root, int iters, double T,
   free(per);
 }
 
-/* Gathers the times at rank 0 and computes there; 1 on rank 0. */
+static const char *const raw_header =
+    "pattern,alg,p,size,maxif_us,iter,rank,arrival_us,exit_us,e_us";
+
+static void raw_rows(FILE *f, const double *all, int p, int iters,
+                     const arrival_cfg_t *c, int alg, size_t n,
+                     double maxif_s) {
+  int k, i;
+
+  for (k = 0; k < iters; k++) {
+    double a0 = all[(size_t)c->root * 2 * (size_t)iters + 2 * (size_t)k];
+    for (i = 0; i < p; i++) {
+      const double *t = all + (size_t)i * 2 * (size_t)iters + 2 * (size_t)k;
+      fprintf(f, "%s,%s,%d,%zu,%.0f,%d,%d,%.1f,%.1f,%.1f\n",
+              pat_names[c->pattern], mmp_bcast_alg_name(alg), p, n,
+              maxif_s * 1e6, k, i, (t[0] - a0) * 1e6, (t[1] - a0) * 1e6,
+              (t[1] - t[0]) * 1e6);
+    }
+  }
+}
+
+/* Gathers the times at rank 0 and computes there (and writes them to
+ * `raw` unless NULL); 1 on rank 0. */
 static int gather(double *at, int iters, const arrival_cfg_t *c, double T,
-                  metrics_t *m) {
+                  metrics_t *m, FILE *raw, int alg, size_t n, double maxif_s) {
   mmp_comm_t *w = mmp_comm_world();
   int me = mmp_comm_rank(w), p = mmp_comm_size(w), i;
   size_t per = 2 * (size_t)iters * sizeof(double);
@@ -207,6 +231,8 @@ static int gather(double *at, int iters, const arrival_cfg_t *c, double T,
     CHK(mmp_recv(all + (size_t)i * 2 * (size_t)iters, per, i, TAG_GATHER, w,
                  NULL));
   compute(all, p, c->root, iters, T, m);
+  if (raw != NULL)
+    raw_rows(raw, all, p, iters, c, alg, n, maxif_s);
   free(all);
   return 1;
 }
@@ -257,7 +283,7 @@ static int write_svgs(const arrival_cfg_t *c, svg_chart_t *vs_if,
 /* One (size, MAX_IF number xi, algorithm) point on every rank; the row on
  * rank 0. */
 static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
-                  double T, unsigned long long *rng, FILE *csv,
+                  double T, unsigned long long *rng, FILE *csv, FILE *raw,
                   svg_chart_t *ch) {
   int iters = c->iters > 0 ? c->iters : 20;
   double maxif_s = c->maxif[xi] * (c->maxif_t[xi] ? T : 1e-6);
@@ -265,7 +291,7 @@ static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
   metrics_t m;
 
   timed(buf, n, c, alg, maxif_s, rng, at, iters);
-  if (gather(at, iters, c, T, &m)) {
+  if (gather(at, iters, c, T, &m, raw, alg, n, maxif_s)) {
     row(stdout, c, alg, n, maxif_s, T, &m);
     if (csv != NULL)
       row(csv, c, alg, n, maxif_s, T, &m);
@@ -283,7 +309,7 @@ int bench_arrival(const arrival_cfg_t *c) {
   unsigned long long rng = 1234 + 7919ull * (unsigned)me;
   static svg_chart_t ch[2];
   size_t maxn = 0;
-  FILE *csv = NULL;
+  FILE *csv = NULL, *raw = NULL;
   uint8_t *buf;
 
   for (s = 0; s < c->nsizes; s++)
@@ -292,6 +318,13 @@ int bench_arrival(const arrival_cfg_t *c) {
   if (me == 0 && c->csv != NULL && (csv = fopen(c->csv, "w")) == NULL) {
     perror(c->csv);
     mmp_abort(1);
+  }
+  if (me == 0 && c->raw != NULL) {
+    if ((raw = fopen(c->raw, "w")) == NULL) {
+      perror(c->raw);
+      mmp_abort(1);
+    }
+    fprintf(raw, "%s\n", raw_header);
   }
   if (me == 0) {
     printf("%s\n", header);
@@ -303,10 +336,12 @@ int bench_arrival(const arrival_cfg_t *c) {
     double T = c->tm_us > 0 ? c->tm_us * 1e-6 : measure_t(buf, n, c);
     for (x = 0; x < c->nmaxif; x++)
       for (a = 0; a < c->nalgs; a++)
-        point(buf, n, c, c->algs[a], x, T, &rng, csv, ch);
+        point(buf, n, c, c->algs[a], x, T, &rng, csv, raw, ch);
   }
   if (csv != NULL)
     fclose(csv);
+  if (raw != NULL)
+    fclose(raw);
   if (me == 0 && c->svg != NULL)
     rc = write_svgs(c, &ch[0], &ch[1]);
   free(buf);

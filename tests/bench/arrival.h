@@ -31,6 +31,7 @@ typedef struct arrival_cfg_s {
   double tm_us; /* T(m) in microseconds; 0: measure it per size */
   const char *csv;
   const char *svg; /* prefix: PREFIX-maxif.svg and PREFIX-size.svg */
+  const char *raw; /* every rank's times, one row per rank and iteration */
 } arrival_cfg_t;
 
 /* Collective over the world communicator. Prints one row per (size,

@@ -11,6 +11,7 @@
  *                          [--svg FILE] [--inner ALG]
  *                          [--pattern all|rootearly|late20]
  *                          [--maxif US,...|NT,...] [--tm US]
+ *                          [--raw FILE]
  *   minimp-bench calibrate
  *
  * pingpong: half round trip and one-way streaming with 64 messages in
@@ -35,7 +36,7 @@
  *    measured competitive ratio against the Lemma 2 bounds, with T(m)
  *    from --tm or measured. --svg PREFIX writes PREFIX-maxif.svg and
  *    PREFIX-size.svg (Figs. 7-10). Its own CSV columns are described
- *    there.
+ *    there. --raw FILE keeps every rank's arrival and exit per iteration.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
  *  for "auto" the chosen column names the algorithm AUTO picked. Progress
  *  goes to stderr.
@@ -74,6 +75,7 @@ typedef struct opts_s {
   int dests;  /* 0: all */
   const char *csv;
   const char *svg;
+  const char *raw;
   int inner;
   int pattern;
   double maxif[MAX_ITEMS];
@@ -93,7 +95,8 @@ static int usage(void) {
           "[--csv FILE] [--svg FILE]\n"
           "                          [--method arrival] [--inner ALG] "
           "[--pattern all|rootearly|late20]\n"
-          "                          [--maxif US,..|NT,..] [--tm US]\n"
+          "                          [--maxif US,..|NT,..] [--tm US] "
+          "[--raw FILE]\n"
           "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
           "[--sources 1,4,16]\n"
           "                        [--sizes 4k,64k] [--total 1m] "
@@ -228,6 +231,8 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       o->csv = v;
     else if (strcmp(a, "--svg") == 0)
       o->svg = v;
+    else if (strcmp(a, "--raw") == 0)
+      o->raw = v;
     else if (strcmp(a, "--method") == 0)
       bad = bad || (o->method = strcmp(v, "ol") == 0        ? 1
                                 : strcmp(v, "barrier") == 0 ? 2
@@ -479,6 +484,7 @@ static int cmd_arrival(opts_t *o) {
   c.tm_us = o->tm_us;
   c.csv = o->csv;
   c.svg = o->svg;
+  c.raw = o->raw;
   return bench_arrival(&c);
 }
 
