@@ -257,6 +257,7 @@ static void auto_choose(mmp_comm_t *comm, size_t len, const mmp__netmodel_t *nm,
                         int *alg, size_t *seg, int *groups) {
   size_t n = sizeof(comm->bcast_auto) / sizeof(comm->bcast_auto[0]);
   size_t slot = (len ^ (len >> 12)) % n;
+  double best;
 
   if (comm->bcast_auto[slot].valid && comm->bcast_auto[slot].len == len) {
     *alg = comm->bcast_auto[slot].alg;
@@ -264,7 +265,15 @@ static void auto_choose(mmp_comm_t *comm, size_t len, const mmp__netmodel_t *nm,
     *groups = comm->bcast_auto[slot].groups;
     return;
   }
-  mmp__bcast_choose(comm->size, len, nm, alg, seg, groups);
+  best = mmp__bcast_choose(comm->size, len, nm, alg, seg, groups);
+  if (mmp__bcast_arrival_pays(comm->size, len, nm, best)) {
+    /* arrival_nb's pushes must fit the receivers' eager buffers (half,
+     * for whatever else is unexpected); else the blocking model's. */
+    *alg = len <= mmp__eng->cfg.eager_buffer / 2 ? MMP_BCAST_ARRIVAL_NB
+                                                 : MMP_BCAST_ARRIVAL_B;
+    *seg = 0;
+    *groups = 0;
+  }
   comm->bcast_auto[slot].len = len;
   comm->bcast_auto[slot].seg = *seg;
   comm->bcast_auto[slot].alg = *alg;
@@ -324,12 +333,11 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
   return 0;
 }
 
-/* The arrival-aware root's timing, in microseconds, from the model's
- * T(m) = alpha + m beta: the gathering window, T(m) /
- * MMP__ARRIVAL_WINDOW_DIV (none under 1 ms) or
- * MINIMP_BCAST_ARRIVAL_WINDOW_US, and how long a round or push keeps the
- * root's link busy, T(m) (the burst allowance does not help rounds that
- * follow each other). */
+/* The arrival-aware root's timing, in microseconds, from the model: the
+ * gathering window (mmp__arrival_window, or
+ * MINIMP_BCAST_ARRIVAL_WINDOW_US), and how long a round or push keeps the
+ * root's link busy, T(m) = alpha + m beta (the burst allowance does not
+ * help rounds that follow each other). */
 static int arrival_times(mmp_comm_t *comm, size_t len, size_t *window,
                          size_t *pace) {
   mmp__netmodel_t nm;
@@ -342,8 +350,7 @@ static int arrival_times(mmp_comm_t *comm, size_t len, size_t *window,
   *pace = (size_t)(t * 1e6);
   if (getenv("MINIMP_BCAST_ARRIVAL_WINDOW_US") != NULL)
     return env_bytes("MINIMP_BCAST_ARRIVAL_WINDOW_US", 0, window);
-  t /= MMP__ARRIVAL_WINDOW_DIV;
-  *window = t >= 1e-3 ? (size_t)(t * 1e6) : 0;
+  *window = (size_t)(mmp__arrival_window(comm->size, len, &nm) * 1e6);
   return 0;
 }
 

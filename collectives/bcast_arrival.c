@@ -45,8 +45,11 @@
  * only record what happened and call arr_drive, which does the work and,
  * at its end, completes the request or frees the records.
  *
- * Selected: only when asked for (MMP_BCAST_ARRIVAL_B/_NB); the automatic
- * choice never picks them yet.
+ * Selected: when asked for (MMP_BCAST_ARRIVAL_B/_NB), and by AUTO where
+ * the gathering window plus 2 p alpha is at most 8% of the best static
+ * algorithm's predicted time (mmp__bcast_arrival_pays), i.e. for large
+ * messages on a slow network: arrival_nb when the message fits half a
+ * receiver's eager buffer, else arrival_b.
  */
 #include <stdlib.h>
 #include <string.h>

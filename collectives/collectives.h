@@ -249,9 +249,9 @@ int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
                              unsigned mode, uint64_t window_us,
                              uint64_t pace_us, mmp_request_t **req);
 
-/* The arrival-aware root's gathering window, by default T(m) / this, with
- * T(m) = alpha + m beta from the network model; windows under 1 ms are
- * dropped. MINIMP_BCAST_ARRIVAL_WINDOW_US overrides it (0: none). */
+/* The arrival-aware root's gathering window is at most T(m) / this, with
+ * T(m) = alpha + m beta from the network model (mmp__arrival_window).
+ * MINIMP_BCAST_ARRIVAL_WINDOW_US overrides it (0: none). */
 #define MMP__ARRIVAL_WINDOW_DIV 16
 
 /* Returns the builder of a non-hierarchical algorithm, or NULL. */
@@ -299,10 +299,22 @@ typedef struct mmp__netmodel_s {
 double mmp__bcast_cost(int alg, int p, double m, double X, int G,
                        const mmp__netmodel_t *nm);
 
-/* Chooses algorithm, segment size and groups for (p, len) under `nm`.
- * Deterministic: every rank that passes the same inputs gets the same. */
-void mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
-                       size_t *seg, int *groups);
+/* Chooses algorithm, segment size and groups for (p, len) under `nm`, among
+ * the static algorithms, and returns its predicted time. Deterministic:
+ * every rank that passes the same inputs gets the same. */
+double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
+                         size_t *seg, int *groups);
+
+/* The arrival-aware root's gathering window in seconds: p alpha, at least
+ * 1 ms (libuv's timers count milliseconds), at most T(m) /
+ * MMP__ARRIVAL_WINDOW_DIV; 0 (none) when that is under 1 ms. */
+double mmp__arrival_window(int p, size_t len, const mmp__netmodel_t *nm);
+
+/* 1 if AUTO should run an arrival-aware broadcast rather than the static
+ * algorithm predicted to take `best` seconds (select.c states the rule). */
+int mmp__bcast_arrival_pays(int p, size_t len, const mmp__netmodel_t *nm,
+                            double best);
+#define MMP__ARRIVAL_AUTO_SHARE 0.08
 /* The same among the non-hierarchical algorithms only; returns the
  * predicted time (s-to-p's 2-Step broadcasts with it). */
 double mmp__bcast_choose_flat(int p, size_t len, const mmp__netmodel_t *nm,
