@@ -283,14 +283,18 @@ static int write_svgs(const arrival_cfg_t *c, svg_chart_t *vs_if,
 /* One (size, MAX_IF number xi, algorithm) point on every rank; the row on
  * rank 0. */
 static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
-                  double T, unsigned long long *rng, FILE *csv, FILE *raw,
-                  svg_chart_t *ch) {
+                  double T, FILE *csv, FILE *raw, svg_chart_t *ch) {
   int iters = c->iters > 0 ? c->iters : 20;
   double maxif_s = c->maxif[xi] * (c->maxif_t[xi] ? T : 1e-6);
   double *at = calloc(2 * (size_t)iters, sizeof(double));
+  /* Every algorithm meets the same arrival patterns at a given point: the
+   * draws depend on the rank, the size and MAX_IF only. */
+  unsigned long long rng =
+      1234 + 7919ull * (unsigned)mmp_comm_rank(mmp_comm_world()) +
+      104729ull * (unsigned long long)n + 1299709ull * (unsigned)xi;
   metrics_t m;
 
-  timed(buf, n, c, alg, maxif_s, rng, at, iters);
+  timed(buf, n, c, alg, maxif_s, &rng, at, iters);
   if (gather(at, iters, c, T, &m, raw, alg, n, maxif_s)) {
     row(stdout, c, alg, n, maxif_s, T, &m);
     if (csv != NULL)
@@ -306,7 +310,6 @@ static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
 int bench_arrival(const arrival_cfg_t *c) {
   mmp_comm_t *w = mmp_comm_world();
   int me = mmp_comm_rank(w), s, x, a, rc = 0;
-  unsigned long long rng = 1234 + 7919ull * (unsigned)me;
   static svg_chart_t ch[2];
   size_t maxn = 0;
   FILE *csv = NULL, *raw = NULL;
@@ -336,7 +339,7 @@ int bench_arrival(const arrival_cfg_t *c) {
     double T = c->tm_us > 0 ? c->tm_us * 1e-6 : measure_t(buf, n, c);
     for (x = 0; x < c->nmaxif; x++)
       for (a = 0; a < c->nalgs; a++)
-        point(buf, n, c, c->algs[a], x, T, &rng, csv, raw, ch);
+        point(buf, n, c, c->algs[a], x, T, csv, raw, ch);
   }
   if (csv != NULL)
     fclose(csv);
