@@ -292,6 +292,7 @@ typedef struct mmp__netmodel_s {
   double alpha; /* s */
   double beta;  /* s per byte */
   double burst; /* bytes an idle link passes at once (a shaper's bucket) */
+  int shared;   /* ranks outnumber the CPUs of a machine (rank 0's) */
 } mmp__netmodel_t;
 
 /* Predicted time of algorithm `alg` (G groups for the hierarchical one,

@@ -350,16 +350,18 @@ MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
 
 /* The network as automatic selection models it (Hockney, plus a burst). */
 typedef struct mmp_netmodel_s {
-  double alpha; /* seconds per message */
-  double beta;  /* seconds per byte, sustained */
-  double burst; /* bytes an idle link passes at once (0: none seen) */
+  double alpha;    /* seconds per message */
+  double beta;     /* seconds per byte, sustained */
+  double burst;    /* bytes an idle link passes at once (0: none seen) */
+  int shared_cpus; /* 1: more ranks than CPUs share a machine */
 } mmp_netmodel_t;
 
 /*
  * The network model automatic selection uses on `comm`. Measured the first
  * time it is needed, by all ranks at once (collective then, local
  * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
- * optionally MINIMP_NET_BURST_BYTES) give a saved profile. Communicators
+ * optionally MINIMP_NET_BURST_BYTES and MINIMP_NET_SHARED_CPUS) give a
+ * saved profile. Communicators
  * made from `comm` inherit it.
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);

@@ -114,6 +114,7 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   c->net_alpha = parent->net_alpha;
   c->net_beta = parent->net_beta;
   c->net_burst = parent->net_burst;
+  c->net_shared = parent->net_shared;
   c->world_of = malloc((size_t)n * sizeof(*c->world_of));
   c->local_of = malloc((size_t)e->cfg.size * sizeof(*c->local_of));
   if (c->world_of == NULL || c->local_of == NULL) {

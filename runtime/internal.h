@@ -44,6 +44,7 @@ typedef struct mmp__config_s {
   uint64_t window;       /* rendezvous bytes in flight per peer */
   unsigned spin_us;      /* idle polling before a blocking wait sleeps */
   int spin_auto;         /* spin_us is the runtime's choice, not the user's */
+  int cpus_shared;       /* more ranks than CPUs share this machine */
   unsigned grace_us;     /* idle time before the progress thread steps in */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
@@ -209,6 +210,7 @@ struct mmp_comm_s {
   double net_alpha;
   double net_beta;
   double net_burst;
+  int net_shared;
   struct { /* AUTO broadcast decisions, by length */
     size_t len, seg;
     int alg, groups, valid;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The broadcast's automatic choice without a network, under the models
- * measured on the emulated cluster and on loopback: when AUTO leaves the
- * static algorithms for an arrival-aware one, and the root's gathering
- * window.
+ * measured on the emulated cluster and on loopback: the tree for small
+ * messages where ranks share CPUs, when AUTO leaves the static algorithms
+ * for an arrival-aware one, and the root's gathering window.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,8 +14,31 @@
 #include "collectives/collectives.h"
 
 /* 16 emulated hosts at 100 Mbit/s (minimp-bench calibrate) and loopback. */
-static const mmp__netmodel_t cluster = {114e-6, 83.3e-9, 65536};
-static const mmp__netmodel_t loopback = {5e-6, 0.1e-9, 0};
+static const mmp__netmodel_t cluster = {114e-6, 83.3e-9, 65536, 0};
+static const mmp__netmodel_t loopback = {5e-6, 0.1e-9, 0, 0};
+
+static int chosen(int p, size_t len, const mmp__netmodel_t *nm) {
+  int alg, groups;
+  size_t seg;
+
+  mmp__bcast_choose(p, len, nm, &alg, &seg, &groups);
+  return alg;
+}
+
+static void test_small_messages_binary_where_cpus_are_shared(void **st) {
+  mmp__netmodel_t shared = cluster;
+
+  (void)st;
+  shared.shared = 1;
+  assert_int_equal(chosen(16, 1024, &cluster), MMP_BCAST_BINOMIAL);
+  assert_int_equal(chosen(8, 1024, &cluster), MMP_BCAST_BINOMIAL);
+  assert_int_equal(chosen(16, 1024, &shared), MMP_BCAST_BINARY);
+  assert_int_equal(chosen(8, 1024, &shared), MMP_BCAST_BINARY);
+  /* Larger messages keep their choice; two ranks need no tree. */
+  assert_int_equal(chosen(16, 64 << 10, &shared),
+                   chosen(16, 64 << 10, &cluster));
+  assert_int_equal(chosen(2, 1024, &shared), MMP_BCAST_BINOMIAL);
+}
 
 static int arrival_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
   int alg, groups;
@@ -64,6 +87,7 @@ static void test_arrival_window(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_small_messages_binary_where_cpus_are_shared),
       cmocka_unit_test(test_arrival_chosen_for_large_messages_on_the_cluster),
       cmocka_unit_test(test_arrival_never_chosen_where_it_cannot_pay),
       cmocka_unit_test(test_arrival_window),

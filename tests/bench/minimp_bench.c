@@ -869,8 +869,8 @@ static int cmd_calibrate(void) {
   CHECK(mmp_comm_netmodel(w, &nm));
   if (mmp_comm_rank(w) == 0)
     printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
-           "MINIMP_NET_BURST_BYTES=%.0f\n",
-           nm.alpha * 1e6, nm.beta * 1e9, nm.burst);
+           "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n",
+           nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus);
   return 0;
 }
 
