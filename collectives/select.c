@@ -300,13 +300,21 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
       t0 = mmp_wtime();
     rc = mmp__irecv(e, c, c->ctx + 1, &in, 1, mmp__comm_world(c, prev), tag,
                     &r[0]);
-    if (rc == 0)
-      rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
-                      MMP_SEND_EAGER, &r[1]);
+    if (rc != 0)
+      break;
+    rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
+                    MMP_SEND_EAGER, &r[1]);
     if (rc == 0)
       rc = mmp__wait_internal(e, &r[1]);
-    if (rc == 0)
-      rc = mmp__wait_internal(e, &r[0]);
+    if (rc != 0) {
+      /* The receive lives on this stack: take it back before leaving. */
+      uv_mutex_lock(&e->lock);
+      mmp__cancel_locked(e, &r[0]);
+      uv_mutex_unlock(&e->lock);
+      mmp__wait_internal(e, &r[0]);
+      break;
+    }
+    rc = mmp__wait_internal(e, &r[0]);
   }
   *alpha = (mmp_wtime() - t0) / RING_ROUNDS;
   return rc;

@@ -419,6 +419,11 @@ static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
   return c->world_of != NULL ? c->world_of[r] : r;
 }
 
+/* 1 if world rank `w` belongs to `c` (any communicator when NULL). */
+static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
+  return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
+}
+
 /* ---- Test introspection (debug.c) -------------------------------------- */
 
 /* Writes `rank`'s listening address ("ip:port"). 0 or MMP_EINVAL. */

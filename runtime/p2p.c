@@ -692,6 +692,20 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   }
 }
 
+/* 1 if a member of `comm` (of the job when NULL) was lost: a receive from
+ * any source there could wait for it for ever. An orderly close
+ * (MMP__P_CLOSED) does not count. */
+static int any_lost(const mmp__engine_t *e, const mmp_comm_t *comm) {
+  int n = comm != NULL ? comm->size : e->cfg.size, i;
+
+  for (i = 0; i < n; i++) {
+    int w = comm != NULL ? mmp__comm_world(comm, i) : i;
+    if (e->peers[w].state == MMP__P_DOWN)
+      return 1;
+  }
+  return 0;
+}
+
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       void *buf, size_t cap, int peer, int tag,
                       mmp_request_t *r) {
@@ -710,6 +724,8 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
   if (peer != MMP_ANY_SOURCE && peer != e->cfg.rank &&
       (e->peers[peer].state == MMP__P_DOWN ||
        e->peers[peer].state == MMP__P_CLOSED))
+    return MMP_EPEERLOST;
+  if (peer == MMP_ANY_SOURCE && any_lost(e, comm))
     return MMP_EPEERLOST;
   r->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &r->node);
@@ -1130,9 +1146,13 @@ void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
   }
   p->rx_kind = MMP__RX_NONE;
   p->rx_target = NULL;
+  /* A receive from any source of a communicator the peer belongs to may
+   * have been waiting for it: it fails too (as ULFM's MPI does), or a
+   * message that can no longer come would be awaited for ever. */
   mmp__list_foreach_safe(it, tmp, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
-    if (r->peer == peer) {
+    if (r->peer == peer ||
+        (r->peer == MMP_ANY_SOURCE && mmp__comm_has(r->comm, peer))) {
       mmp__list_remove(it);
       req_complete(e, r, err);
     }

@@ -3,7 +3,9 @@
  * Embedding without minimprun: forked processes call mmp_init_ex with an
  * explicit rank, size, rendezvous address and job key; rank 0 serves the
  * rendezvous and starts last. An intruder with a wrong key that tries to
- * join as rank 1 first is refused, and the real job is undisturbed.
+ * join as rank 1 first is refused, and the real job is undisturbed. And
+ * with no launcher to stop the job, a rank that dies makes receives from
+ * any source fail, and an arrival-aware broadcast waiting for it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,11 +162,73 @@ static void test_embed_slurm_environment(void **state) {
     assert_int_equal(exit_code(p[i]), 0);
 }
 
+/* Rank 0 of the job below; exit codes 40.. name what went wrong. */
+static int lost_root(void) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  char buf[1000];
+  int v, rc;
+
+  if (mmp_recv(&v, sizeof(v), 2, 1, w, NULL) != 0)
+    return 40;
+  (void)mmp_send(&v, sizeof(v), 2, 2, w); /* rank 2 may be gone already */
+  /* Rank 2 is gone; nobody sends tag 9: the receive must fail, not wait
+   * (whether rank 2's loss is noticed before it is posted or after). */
+  rc = mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, 9, w, NULL);
+  if (rc != MMP_EPEERLOST)
+    return 41;
+  /* The root would wait for rank 2's ARRIVED for ever. */
+  o.algorithm = MMP_BCAST_ARRIVAL_B;
+  memset(buf, 7, sizeof(buf));
+  rc = mmp_bcast_ex(buf, sizeof(buf), 0, w, &o);
+  return rc == MMP_EPEERLOST ? 0 : 42;
+}
+
+static void test_embed_lost_rank_fails_any_source_waits(void **state) {
+  char addr[64];
+  pid_t p[3];
+  int i;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (i = 2; i >= 0; i--) {
+    p[i] = fork();
+    assert_true(p[i] >= 0);
+    if (p[i] == 0) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      char buf[1000];
+      int rc;
+      alarm(20); /* a hang is a failure, not a stuck test */
+      /* A saved network model: measuring it is a collective of its own. */
+      setenv("MINIMP_NET_ALPHA_US", "50", 1);
+      setenv("MINIMP_NET_BETA_NS", "1", 1);
+      if (mmp_init_ex(i, 3, addr, key, NULL,
+                      i == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0) != 0)
+        _exit(30);
+      if (i == 2) /* a round trip with rank 0, then die without a word */
+        _exit(mmp_send(&i, sizeof(i), 0, 1, mmp_comm_world()) == 0 &&
+                      mmp_recv(&rc, sizeof(rc), 0, 2, mmp_comm_world(), NULL) ==
+                          0
+                  ? 0
+                  : 31);
+      if (i == 0)
+        _exit(lost_root()); /* no finalize: rank 2 cannot take part */
+      /* Rank 1 is served, or loses the root when it exits. */
+      o.algorithm = MMP_BCAST_ARRIVAL_B;
+      rc = mmp_bcast_ex(buf, sizeof(buf), 0, mmp_comm_world(), &o);
+      _exit(rc == 0 || rc == MMP_EPEERLOST ? 0 : 32);
+    }
+  }
+  for (i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
       cmocka_unit_test(test_embed_slurm_environment),
+      cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
