@@ -330,6 +330,9 @@ typedef struct mmp_bcast_opts_s {
  * Collective: every rank passes the same root and length. Returns 0,
  * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, or MMP_EMISMATCH when
  * this rank's arguments (or an upstream rank's) disagree with the root's.
+ * For large messages on a slow network AUTO runs an arrival-aware
+ * broadcast (docs/algorithms.md); ranks whose lengths fall on both sides
+ * of that switch choose different algorithms and wait instead of failing.
  */
 MMP_EXTERN int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm);
 /* As mmp_bcast, with options (NULL: all defaults). */
