@@ -56,12 +56,12 @@ log "cluster: $n hosts at 100mbit"
 "$here/../netcluster" up "$n" 100mbit >/dev/null
 echo "lib,alg,pattern,p,size,maxif_us,avg_us,max_us" > "$csv"
 
-# SIZE "US ..." TAG: the anchors at each MAX_IF, then libminimp at all of
+# SIZE "US ..." TAG (sh has no locals: mlist, not the caller's list): the anchors at each MAX_IF, then libminimp at all of
 # them in one minimprun; appends the rows, keeps the raw outputs as TAG.*.
 points() {
-  size=$1 list=$2 raw="$out/$pat-$3" before=$(wc -l < "$csv")
+  size=$1 mlist=$2 raw="$out/$pat-$3" before=$(wc -l < "$csv")
   : > "$raw.anchors"
-  for m in $list; do
+  for m in $mlist; do
     log "$3: anchors, $size B, MAX_IF $m us"
     "$anchors/run_bcast.sh" "$n" "$size" "$iters" "$m" "$pat" 2>&1 |
       tee -a "$raw.anchors" >&2
@@ -71,17 +71,17 @@ points() {
       sub("p=", "", $2); sub("maxif_us=", "", $3)
       print $1 "," $1 "," pat "," $2 "," $5 "," $3 "," $6 "," $7 }' \
     "$raw.anchors" >> "$csv"
-  log "$3: libminimp $algs, $size B, MAX_IF $list us"
+  log "$3: libminimp $algs, $size B, MAX_IF $mlist us"
   rm -f "$raw.csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 7200 "$b/tests/minimp-bench" \
     bcast --method arrival --pattern "$pat" --algs "$algs" --sizes "$size" \
-    --maxif "$(echo $list | tr ' ' ,)" --iters "$iters" --csv "$raw.csv" \
+    --maxif "$(echo $mlist | tr ' ' ,)" --iters "$iters" --csv "$raw.csv" \
     >&2 2>"$raw.err" || { log "$3: minimprun failed, see $raw.err"; failed=1; }
   [ -f "$raw.csv" ] && awk -F, 'NR > 1 {
       print "libminimp," $2 "," $1 "," $3 "," $4 "," $5 "," $8 "," $9 }' \
     "$raw.csv" >> "$csv"
-  want=$(($(echo $list | wc -w) * ($(echo "$algs" | tr , ' ' | wc -w) + 3)))
+  want=$(($(echo $mlist | wc -w) * ($(echo "$algs" | tr , ' ' | wc -w) + 3)))
   got=$(($(wc -l < "$csv") - before))
   [ "$got" -ge "$want" ] || { log "$3: $got of $want rows"; failed=1; }
 }
