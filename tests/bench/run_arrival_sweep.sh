@@ -56,8 +56,10 @@ log "cluster: $n hosts at 100mbit"
 "$here/../netcluster" up "$n" 100mbit >/dev/null
 echo "lib,alg,pattern,p,size,maxif_us,avg_us,max_us" > "$csv"
 
-# SIZE "US ..." TAG (sh has no locals: mlist, not the caller's list): the anchors at each MAX_IF, then libminimp at all of
+# SIZE "US ..." TAG: the anchors at each MAX_IF, then libminimp at all of
 # them in one minimprun; appends the rows, keeps the raw outputs as TAG.*.
+# (sh has no local variables: mlist, so as not to overwrite the caller's
+# list.)
 points() {
   size=$1 mlist=$2 raw="$out/$pat-$3" before=$(wc -l < "$csv")
   : > "$raw.anchors"
