@@ -267,10 +267,13 @@ static void auto_choose(mmp_comm_t *comm, size_t len, const mmp__netmodel_t *nm,
   }
   best = mmp__bcast_choose(comm->size, len, nm, alg, seg, groups);
   if (mmp__bcast_arrival_pays(comm->size, len, nm, best)) {
-    /* arrival_nb's pushes must fit the receivers' eager buffers (half,
-     * for whatever else is unexpected); else the blocking model's. */
-    *alg = len <= mmp__eng->cfg.eager_buffer / 2 ? MMP_BCAST_ARRIVAL_NB
-                                                 : MMP_BCAST_ARRIVAL_B;
+    /* arrival_nb's pushes must go eager: fit the receivers' eager
+     * buffers (half, for whatever else is unexpected) and one frame;
+     * else the blocking model's. */
+    *alg =
+        len <= mmp__eng->cfg.eager_buffer / 2 && len <= mmp__eng->cfg.max_frame
+            ? MMP_BCAST_ARRIVAL_NB
+            : MMP_BCAST_ARRIVAL_B;
     *seg = 0;
     *groups = 0;
   }

@@ -89,7 +89,8 @@ typedef struct arr_ctl_s {
 /* One sub-group broadcast this rank takes part in. */
 typedef struct arr_sub_s {
   mmp__sched_t *s;
-  int *ranks; /* group member i is comm rank ranks[i]; the root is 0 */
+  int poisoned; /* started in poison mode on purpose (GRP_POISON) */
+  int *ranks;   /* group member i is comm rank ranks[i]; the root is 0 */
   uint8_t *hdr;
   struct arr_sub_s *next;
 } arr_sub_t;
@@ -122,6 +123,7 @@ struct arr_s {
   /* Receiver. */
   int started, sub_done;
   arr_ctl_t *group; /* the GROUP header, once received */
+  int holding;      /* holds a->comm (mmp__comm_hold_locked) */
 };
 
 static void arr_drive(arr_t *a);
@@ -233,8 +235,16 @@ static void root_unbusy(arr_t *a) {
 
 static void sub_done(mmp__sched_t *s, void *arg) {
   arr_t *a = arg;
+  const arr_sub_t *sub;
+  int meant = 0;
 
-  if (s->err != 0 && !s->poison)
+  /* A round that failed (a peer lost, say) switched itself to poison
+   * mode; only a round poisoned on purpose has its error reported
+   * elsewhere. */
+  for (sub = a->subs; sub != NULL; sub = sub->next)
+    if (sub->s == s)
+      meant = sub->poisoned;
+  if (s->err != 0 && !meant)
     set_err(a, s->err);
   if (a->me == a->root) {
     root_unbusy(a);
@@ -274,6 +284,7 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t seg,
   if (rc != 0)
     return rc;
   sub->s->poison = poison;
+  sub->poisoned = poison;
   g.n = n;
   g.ranks = ranks;
   g.me = -1;
@@ -390,7 +401,7 @@ static int root_round(arr_t *a, int *ranks, int n, int flags) {
   rc = sub_start(a, sub, n, alg, seg, push ? MMP_SEND_EAGER : a->mode, poison);
   if (rc != 0)
     a->busy = 0;
-  else
+  else if (!poison) /* a poisoned round carries no data */
     round_pace(a);
   return rc;
 }
@@ -631,7 +642,10 @@ static void arr_drive(arr_t *a) {
     arr_free(a);
 }
 
+/* Lock held once the collective started (a->holding). */
 static void arr_free(arr_t *a) {
+  if (a->holding)
+    mmp__comm_release_locked(a->comm);
   while (a->ctls != NULL) {
     arr_ctl_t *c = a->ctls;
     a->ctls = c->next;
@@ -661,9 +675,9 @@ static void arr_req_free(mmp_request_t *r) {
   uv_mutex_lock(&e->lock);
   a->req_gone = 1;
   idle = !a->arr_posted;
-  uv_mutex_unlock(&e->lock);
   if (idle)
     arr_free(a);
+  uv_mutex_unlock(&e->lock);
 }
 
 static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
@@ -725,6 +739,8 @@ int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
   a->creq = creq;
   uv_mutex_lock(&e->lock);
   a->seq = comm->coll_seq++;
+  mmp__comm_hold_locked(comm);
+  a->holding = 1;
   arr_drive(a);
   uv_mutex_unlock(&e->lock);
   *out = creq;

@@ -248,16 +248,37 @@ int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
   return rc;
 }
 
+static void comm_destroy(mmp_comm_t *c) {
+  free(c->world_of);
+  free(c->local_of);
+  free(c);
+}
+
+void mmp__comm_hold_locked(mmp_comm_t *c) {
+  c->holds++;
+}
+
+void mmp__comm_release_locked(mmp_comm_t *c) {
+  if (--c->holds == 0 && c->freed)
+    comm_destroy(c);
+}
+
 int mmp_comm_free(mmp_comm_t **comm) {
   mmp__engine_t *e = mmp__eng;
+  int held = 0;
 
   if (comm == NULL || *comm == NULL)
     return MMP_EINVAL;
   if (e != NULL && *comm == &e->world)
     return MMP_ECOMM;
-  free((*comm)->world_of);
-  free((*comm)->local_of);
-  free(*comm);
+  if (e != NULL) {
+    uv_mutex_lock(&e->lock);
+    held = (*comm)->holds > 0;
+    (*comm)->freed = held;
+    uv_mutex_unlock(&e->lock);
+  }
+  if (!held)
+    comm_destroy(*comm);
   *comm = NULL;
   return 0;
 }

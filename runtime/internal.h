@@ -211,7 +211,9 @@ struct mmp_comm_s {
   double net_beta;
   double net_burst;
   int net_shared;
-  struct { /* AUTO broadcast decisions, by length */
+  int holds; /* internal work that outlives its request (lock) */
+  int freed; /* mmp_comm_free came while held: free on the last release */
+  struct {   /* AUTO broadcast decisions, by length */
     size_t len, seg;
     int alg, groups, valid;
   } bcast_auto[4];
@@ -418,6 +420,12 @@ int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r);
 static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
   return c->world_of != NULL ? c->world_of[r] : r;
 }
+
+/* Lock held. Work that may outlive its request (arrival_nb's root keeps
+ * receiving ARRIVED messages) holds `c`, so that mmp_comm_free only marks
+ * it and the last release frees it. */
+void mmp__comm_hold_locked(mmp_comm_t *c);
+void mmp__comm_release_locked(mmp_comm_t *c);
 
 /* 1 if world rank `w` belongs to `c` (any communicator when NULL). */
 static inline int mmp__comm_has(const mmp_comm_t *c, int w) {

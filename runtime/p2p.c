@@ -1114,7 +1114,7 @@ static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
 
 void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
   mmp__peer_t *p = &e->peers[peer];
-  mmp__list_t *it, *tmp;
+  mmp__list_t *it, *tmp, doomed;
   uint32_t i;
 
   p->state = MMP__P_DOWN;
@@ -1149,13 +1149,20 @@ void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
   /* A receive from any source of a communicator the peer belongs to may
    * have been waiting for it: it fails too (as ULFM's MPI does), or a
    * message that can no longer come would be awaited for ever. */
+  /* Completion callbacks may cancel other posted receives (a collective
+   * that fails stops listening): move the doomed ones aside first. */
+  mmp__list_init(&doomed);
   mmp__list_foreach_safe(it, tmp, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     if (r->peer == peer ||
         (r->peer == MMP_ANY_SOURCE && mmp__comm_has(r->comm, peer))) {
       mmp__list_remove(it);
-      req_complete(e, r, err);
+      mmp__list_insert_tail(&doomed, it);
     }
+  }
+  while ((it = mmp__list_head(&doomed)) != NULL) {
+    mmp__list_remove(it);
+    req_complete(e, mmp__container_of(it, mmp_request_t, node), err);
   }
   /* Messages whose data can no longer come. */
   mmp__list_foreach_safe(it, tmp, &e->unexpected) {

@@ -346,6 +346,37 @@ static void test_on_a_split_communicator(void **state) {
   assert_context_clean();
 }
 
+/* arrival_nb's root returns once every receiver is served, while it still
+ * receives the ARRIVED messages of receivers it pushed to; freeing the
+ * communicator then must not free it under that receive (ASan). */
+static void test_nb_root_frees_the_communicator_early(void **state) {
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp_comm_t *dup = NULL;
+  int me = mr_rank();
+  size_t len = 20000;
+  uint8_t *buf = malloc(len), *want = malloc(len);
+  (void)state;
+
+  assert_int_equal(mmp_comm_dup(mmp_comm_world(), &dup), 0);
+  o.algorithm = MMP_BCAST_ARRIVAL_NB;
+  mr_fill(want, len, 700);
+  if (me == 0)
+    memcpy(buf, want, len);
+  else
+    memset(buf, 0, len);
+  /* Late receivers: the root pushes to all of them and returns first. */
+  usleep(me == 0 ? 0 : 50000);
+  assert_int_equal(mmp_bcast_ex(buf, len, 0, dup, &o), 0);
+  assert_memory_equal(buf, want, len);
+  assert_int_equal(mmp_comm_free(&dup), 0);
+  assert_null(dup);
+  /* The late ARRIVED messages reach the root while it waits here. */
+  assert_int_equal(mmp_barrier(mmp_comm_world()), 0);
+  assert_int_equal(mmp_barrier(mmp_comm_world()), 0);
+  free(buf);
+  free(want);
+}
+
 static void test_arrival_names_and_bad_inner(void **state) {
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   char c = 0;
@@ -381,6 +412,7 @@ int main(void) {
       cmocka_unit_test(test_arrival_inconsistent_length),
       cmocka_unit_test(test_arrival_ibcast_in_flight),
       cmocka_unit_test(test_on_a_split_communicator),
+      cmocka_unit_test(test_nb_root_frees_the_communicator_early),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }
