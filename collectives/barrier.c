@@ -14,10 +14,8 @@ int mmp_barrier(mmp_comm_t *comm) {
   int p, me, k, round = 0, rc = 0;
   uint32_t seq;
 
-  if (e == NULL)
-    return MMP_ENOTINIT;
-  if (comm == NULL)
-    return MMP_ECOMM;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
   p = comm->size;
   me = comm->rank;
   uv_mutex_lock(&e->lock);

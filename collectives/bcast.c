@@ -159,17 +159,6 @@ static int bcast_build(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
 
 /* ---- Choosing ----------------------------------------------------------- */
 
-/* The optimum segment of the model's pipelined chain over p ranks:
- * X = sqrt((p - 2) m beta / alpha) segments, at least 4 KiB each. */
-static size_t pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
-  double X = p > 2 && nm->alpha > 0
-                 ? sqrt((double)(p - 2) * (double)len * nm->beta / nm->alpha)
-                 : 1;
-  size_t seg = X >= 2 ? (size_t)((double)len / X) : 0;
-
-  return seg > 0 && seg < 4096 ? 4096 : seg;
-}
-
 /* A byte count from the environment ("65536", "64k", "1m"), or `def`
  * when unset. MMP_EENV when malformed. */
 static int env_bytes(const char *name, size_t def, size_t *out) {
@@ -242,7 +231,7 @@ static int resolve_dynamic(mmp_comm_t *comm, size_t len,
     if (seg == 0 && h->inner == MMP_BCAST_PIPELINE) {
       if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
         return rc;
-      seg = pipeline_seg(comm->size, len, &nm);
+      seg = mmp__pipeline_seg(comm->size, len, &nm);
     }
   }
   h->seg = (uint32_t)(seg > UINT32_MAX ? UINT32_MAX : seg);
@@ -302,7 +291,7 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
   if (alg == MMP_BCAST_AUTO) {
     auto_choose(comm, len, &nm, &alg, &seg, &groups);
   } else if (alg == MMP_BCAST_PIPELINE && seg == 0) {
-    seg = pipeline_seg(p, len, &nm);
+    seg = mmp__pipeline_seg(p, len, &nm);
   }
   memset(h, 0, sizeof(*h));
   h->kind = MMP__COLL_BCAST;
@@ -359,12 +348,12 @@ static int arrival_times(mmp_comm_t *comm, size_t len, size_t *window,
 
 /* ---- Public calls ------------------------------------------------------- */
 
-static int check(mmp__engine_t *e, const void *buf, size_t len, int root,
-                 const mmp_comm_t *comm, const mmp_bcast_opts_t *o) {
-  if (e == NULL)
-    return MMP_ENOTINIT;
-  if (comm == NULL)
-    return MMP_ECOMM;
+static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
+                 const mmp_bcast_opts_t *o) {
+  int rc = mmp__coll_ready(comm);
+
+  if (rc != 0)
+    return rc;
   if (buf == NULL && len > 0)
     return MMP_EINVAL;
   if (root < 0 || root >= comm->size)
@@ -389,7 +378,7 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
-  rc = check(e, buf, len, root, comm, o);
+  rc = check(buf, len, root, comm, o);
   if (rc == 0)
     rc = resolve(comm, len, o, &h);
   if (rc != 0)
@@ -415,10 +404,8 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
 
   if (out == NULL)
     return MMP_EINVAL;
-  if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
-  if (comm == NULL)
-    return MMP_ECOMM;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
   rc = resolve(comm, len, &defaults, &h);
   if (rc != 0)
     return rc;

@@ -279,6 +279,14 @@ void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n);
 
 /* Virtual rank of member i when the root is member `root`: (i - root) mod
  * n; and back. */
+/* What every public collective call checks first: 0, MMP_ENOTINIT or
+ * MMP_ECOMM. */
+static inline int mmp__coll_ready(const mmp_comm_t *comm) {
+  if (mmp__eng == NULL)
+    return MMP_ENOTINIT;
+  return comm == NULL ? MMP_ECOMM : 0;
+}
+
 static inline int mmp__vrank(int i, int root, int n) {
   return (i - root + n) % n;
 }
@@ -301,6 +309,12 @@ typedef struct mmp__netmodel_s {
  * X segments for the pipelined ones) under model `nm`. */
 double mmp__bcast_cost(int alg, int p, double m, double X, int G,
                        const mmp__netmodel_t *nm);
+
+/* The pipelined chain's segment under `nm`: the optimum X =
+ * sqrt((p - 2) m beta / alpha) segments, each at least 4 KiB; 0 (the whole
+ * message at once) when that is a single segment. AUTO and an explicit
+ * MMP_BCAST_PIPELINE without a segment use the same. */
+size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
 
 /* Chooses algorithm, segment size and groups for (p, len) under `nm`, among
  * the static algorithms, and returns its predicted time. Deterministic:

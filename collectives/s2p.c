@@ -132,12 +132,10 @@ typedef struct s2p_args_s {
 
 static int s2p_check(const s2p_args_t *a) {
   const mmp_s2p_opts_t *o = a->o;
-  int p;
+  int p, rc;
 
-  if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
-  if (a->comm == NULL)
-    return MMP_ECOMM;
+  if ((rc = mmp__coll_ready(a->comm)) != 0)
+    return rc;
   p = a->comm->size;
   if ((a->is_source && a->sendbuf == NULL && a->sendlen > 0) ||
       (a->is_source && a->sendlen == MMP_S2P_NONE) ||
@@ -386,10 +384,8 @@ int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
 
   if (out == NULL || lens == NULL)
     return MMP_EINVAL;
-  if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
-  if (comm == NULL)
-    return MMP_ECOMM;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
   rc = mmp__s2p_init(&x, comm->size, comm->rank, 0, lens);
   if (rc != 0)
     return rc;

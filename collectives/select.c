@@ -85,8 +85,8 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
   }
 }
 
-/* The pipeline's best segment size under the model. */
-static size_t pipeline_seg(int p, double m, const mmp__netmodel_t *nm) {
+size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
+  double m = (double)len;
   double X = p > 2 && nm->alpha > 0
                  ? sqrt((double)(p - 2) * m * nm->beta / nm->alpha)
                  : 1;
@@ -153,7 +153,7 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
       MMP_BCAST_PIPELINE, MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
       MMP_BCAST_CHAIN,    MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
   double m = (double)len, best = INFINITY;
-  size_t pseg = pipeline_seg(p, m, nm);
+  size_t pseg = mmp__pipeline_seg(p, len, nm);
   int G = (int)ceil(sqrt((double)p));
   size_t i;
 
@@ -443,10 +443,8 @@ int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out) {
 
   if (out == NULL)
     return MMP_EINVAL;
-  if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
-  if (comm == NULL)
-    return MMP_ECOMM;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
   rc = mmp__netmodel_get(comm, &nm);
   if (rc == 0) {
     out->alpha = nm.alpha;

@@ -9,16 +9,48 @@
 
 #include "spawn_util.h"
 
-/* `NETCLUSTER up HOSTS 100mbit` (verb "up") or `NETCLUSTER down`; 0 or -1. */
-static inline int cluster_run(const char *netcluster, const char *verb,
-                              int hosts) {
+/* The cluster every test uses: tests/netcluster's path (cluster_check
+ * sets it) and CLUSTER_HOSTS hosts h0..h7 at 100 Mbit/s. */
+#define CLUSTER_HOSTS 8
+static const char *cluster_script;
+
+/* `NETCLUSTER VERB ...`: 0 or -1. */
+static inline int cluster_run(const char *verb) {
   char cmd[512];
 
   if (strcmp(verb, "up") == 0)
-    snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", netcluster, hosts);
+    snprintf(cmd, sizeof(cmd), "%s up %d 100mbit", cluster_script,
+             CLUSTER_HOSTS);
   else
-    snprintf(cmd, sizeof(cmd), "%s %s", netcluster, verb);
+    snprintf(cmd, sizeof(cmd), "%s %s", cluster_script, verb);
   return spawn_sh(cmd) == 0 ? 0 : -1;
+}
+
+/* cmocka fixtures. */
+static inline int cluster_up(void **state) {
+  (void)state;
+  return cluster_run("up");
+}
+
+static inline int cluster_down(void **state) {
+  (void)state;
+  return cluster_run("down");
+}
+
+/* Whether the cluster can run here: 0 yes, 77 no (root and network
+ * namespaces needed; says so, and meson counts the test skipped), 1 if
+ * the check itself failed. */
+static inline int cluster_check(const char *script) {
+  char cmd[512];
+  int rc;
+
+  cluster_script = script;
+  snprintf(cmd, sizeof(cmd), "%s check", script);
+  rc = spawn_sh(cmd);
+  if (rc == 77)
+    printf("emulated cluster unavailable (needs root and network "
+           "namespaces): skipped\n");
+  return rc == 0 || rc == 77 ? rc : 1;
 }
 
 /* How many times `needle` occurs in `s`. */

@@ -18,20 +18,10 @@
 
 #include "cluster_util.h"
 
-#define HOSTS 8
+#define HOSTS CLUSTER_HOSTS
 #define PEER_TIMEOUT_MS 2000
 
-static const char *netcluster, *minimprun, *prog;
-
-static int cluster_up(void **state) {
-  (void)state;
-  return cluster_run(netcluster, "up", HOSTS);
-}
-
-static int cluster_down(void **state) {
-  (void)state;
-  return cluster_run(netcluster, "down", HOSTS);
-}
+static const char *minimprun, *prog;
 
 /* Runs `prog MODE ARG` on all hosts; returns the result. */
 static void run_job(const char *mode, const char *arg, double limit,
@@ -131,24 +121,15 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_cluster_cut_link_is_detected,
                                       cluster_up, cluster_down),
   };
-  char cmd[512];
   int rc;
 
   if (argc != 4) {
     fprintf(stderr, "usage: %s NETCLUSTER MINIMPRUN CLUSTER_PROG\n", argv[0]);
     return 2;
   }
-  netcluster = argv[1];
   minimprun = argv[2];
   prog = argv[3];
-  snprintf(cmd, sizeof(cmd), "%s check", netcluster);
-  rc = spawn_sh(cmd);
-  if (rc == 77) {
-    printf("emulated cluster unavailable (needs root and network "
-           "namespaces): skipped\n");
-    return 77;
-  }
-  if (rc != 0)
-    return 1;
+  if ((rc = cluster_check(argv[1])) != 0)
+    return rc;
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,19 +23,9 @@
 
 #include "cluster_util.h"
 
-#define HOSTS 8
+#define HOSTS CLUSTER_HOSTS
 
-static const char *netcluster, *minimprun, *helper;
-
-static int cluster_up(void **state) {
-  (void)state;
-  return cluster_run(netcluster, "up", HOSTS);
-}
-
-static int cluster_down(void **state) {
-  (void)state;
-  return cluster_run(netcluster, "down", HOSTS);
-}
+static const char *minimprun, *helper;
 
 /* "h0:S,h1:S,...". */
 static void host_list(char *out, size_t len, int slots) {
@@ -183,20 +173,16 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_cluster_launch_rank_killed_from_outside),
       cmocka_unit_test(test_cluster_launch_timeout),
   };
-  char cmd[512];
   int rc;
 
   if (argc != 4) {
     fprintf(stderr, "usage: %s NETCLUSTER MINIMPRUN LAUNCH_HELPER\n", argv[0]);
     return 2;
   }
-  netcluster = argv[1];
   minimprun = argv[2];
   helper = argv[3];
-  snprintf(cmd, sizeof(cmd), "%s check", netcluster);
-  rc = spawn_sh(cmd);
-  if (rc != 0)
-    return rc == 77 ? 77 : 1;
+  if ((rc = cluster_check(argv[1])) != 0)
+    return rc;
   rc = cmocka_run_group_tests(tests, cluster_up, NULL);
   /* Down in every case, also when the setup failed half-way. */
   if (cluster_down(NULL) != 0)
