@@ -698,6 +698,8 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
 static int any_lost(const mmp__engine_t *e, const mmp_comm_t *comm) {
   int n = comm != NULL ? comm->size : e->cfg.size, i;
 
+  if (e->nlost == 0) /* every broadcast's first receive comes here */
+    return 0;
   for (i = 0; i < n; i++) {
     int w = comm != NULL ? mmp__comm_world(comm, i) : i;
     if (e->peers[w].state == MMP__P_DOWN)
@@ -1117,6 +1119,7 @@ void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
   mmp__list_t *it, *tmp, doomed;
   uint32_t i;
 
+  e->nlost += p->state != MMP__P_DOWN;
   p->state = MMP__P_DOWN;
   p->conn = NULL;
   p->down_err = err;
