@@ -21,6 +21,9 @@
 #define DEF_WINDOW (2u * 1024 * 1024)
 #define DEF_GRACE_US 1000u
 #define DEF_SPIN_US 50u /* idle polling before a wait sleeps */
+/* The same, on a machine with more ranks than CPUs: there every pass
+ * yields the CPU, so the budget can be long (docs/progress.md). */
+#define DEF_SPIN_SHARED_US 1000u
 #define DEF_HANDSHAKE_MS 10000u
 #define DEF_PEER_TIMEOUT_MS 8000u /* silent peers are lost in 8-9 s */
 #define DEF_BOOT_TIMEOUT_MS 60000u
@@ -57,6 +60,20 @@ static int env_uint(const char *name, long min, long max, unsigned *out) {
   return 0;
 }
 
+/* MINIMP_SPIN_YIELD: 1 or 0; unset or empty leaves the choice to init. */
+static int env_yield(int *out) {
+  const char *s = getenv("MINIMP_SPIN_YIELD");
+
+  if (s == NULL || *s == '\0')
+    return 0;
+  if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_SPIN_YIELD='%s' is not 0 or 1", s);
+    return MMP_EENV;
+  }
+  *out = s[0] == '1';
+  return 0;
+}
+
 static int env_log_level(void) {
   static const char *const names[] = {"error", "warn", "info", "debug"};
   const char *s = getenv("MINIMP_LOG");
@@ -85,6 +102,9 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->chunk = DEF_CHUNK;
   cfg->window = DEF_WINDOW;
   cfg->spin_us = MMP__SPIN_AUTO;
+  cfg->spin_auto = 0;
+  cfg->spin_yield = -1;
+  cfg->yield_auto = 0;
   cfg->grace_us = DEF_GRACE_US;
   cfg->handshake_ms = DEF_HANDSHAKE_MS;
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
@@ -98,6 +118,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   rc |= env_size("MINIMP_RNDV_CHUNK", 4096, 1ull << 30, &cfg->chunk);
   rc |= env_size("MINIMP_RNDV_WINDOW", 4096, 1ull << 32, &cfg->window);
   rc |= env_uint("MINIMP_SPIN_US", 0, 10000000, &cfg->spin_us);
+  rc |= env_yield(&cfg->spin_yield);
   rc |= env_uint("MINIMP_PROGRESS_GRACE_US", 10, 10000000, &cfg->grace_us);
   rc |=
       env_uint("MINIMP_HANDSHAKE_TIMEOUT_MS", 10, 3600000, &cfg->handshake_ms);
@@ -144,12 +165,25 @@ static int env_int(const char *name, long min, long max, int *out,
 }
 
 void mmp__config_resolve(mmp__config_t *cfg) {
-  if (cfg->spin_us == MMP__SPIN_AUTO) {
-    /* Polling only pays when every rank has a core to itself; otherwise it
-     * steals the CPU a peer needs (Open MPI yields in the same case). */
-    int ncpu = uv_available_parallelism();
+  mmp__config_shared(cfg, cfg->local_size > (int)uv_available_parallelism());
+}
+
+void mmp__config_shared(mmp__config_t *cfg, int shared) {
+  /* With a core per rank, a short spin without yielding catches the next
+   * frame without a wake-up. With more ranks than CPUs a wake-up costs a
+   * context switch and often a migration, so the wait polls longer and
+   * yields the CPU every pass, as Open MPI's mpi_yield_when_idle does:
+   * runnable peers go first, and the frame is found without a wake-up. */
+  if (cfg->spin_yield < 0 || cfg->yield_auto) {
+    cfg->yield_auto = 1;
+    cfg->spin_yield = shared;
+  }
+  if (cfg->spin_us == MMP__SPIN_AUTO || cfg->spin_auto) {
+    /* Polling that does not yield only steals a shared CPU from a peer. */
     cfg->spin_auto = 1;
-    cfg->spin_us = cfg->local_size > ncpu ? 0 : DEF_SPIN_US;
+    cfg->spin_us = !shared           ? DEF_SPIN_US
+                   : cfg->spin_yield ? DEF_SPIN_SHARED_US
+                                     : 0;
   }
 }
 

@@ -124,21 +124,20 @@ static void machine_id(char *out, size_t cap) {
 
 /*
  * Lock held. With every rank's machine known: when more ranks than CPUs
- * share this kernel, polling while idle steals the CPU a peer needs, so
- * an automatic spin budget drops to zero (as MINIMP_LOCAL_SIZE would do
- * when one machine is the whole job); broadcast selection learns it too
- * (rank 0's view, in the network model).
+ * share this kernel, an automatic spin budget switches to polling that
+ * yields (as MINIMP_LOCAL_SIZE would do when one machine is the whole
+ * job); broadcast selection learns it too (rank 0's view, in the network
+ * model).
  */
 static void machine_resolve(mmp__engine_t *e, int same) {
   int ncpu = uv_available_parallelism();
 
   e->cfg.cpus_shared = same > ncpu;
-  if (e->cfg.spin_auto && same > ncpu && e->cfg.spin_us != 0) {
+  if (e->cfg.cpus_shared)
     MMP__LOG(MMP__LOG_DEBUG,
-             "%d ranks share this machine's %d CPUs: no idle polling", same,
-             ncpu);
-    e->cfg.spin_us = 0;
-  }
+             "%d ranks share this machine's %d CPUs: waits poll and yield",
+             same, ncpu);
+  mmp__config_shared(&e->cfg, e->cfg.cpus_shared);
 }
 
 /* A published record is "ADDRESS MACHINE"; parses one peer's. Returns 1

@@ -44,6 +44,8 @@ typedef struct mmp__config_s {
   uint64_t window;       /* rendezvous bytes in flight per peer */
   unsigned spin_us;      /* idle polling before a blocking wait sleeps */
   int spin_auto;         /* spin_us is the runtime's choice, not the user's */
+  int spin_yield;        /* polling yields the CPU each pass; -1 auto */
+  int yield_auto;        /* spin_yield is the runtime's choice */
   int cpus_shared;       /* more ranks than CPUs share this machine */
   unsigned grace_us;     /* idle time before the progress thread steps in */
   unsigned handshake_ms;
@@ -73,6 +75,9 @@ int mmp__config_identity(mmp__config_t *cfg);
 
 /* Settles values that depend on both identity and tuning. */
 void mmp__config_resolve(mmp__config_t *cfg);
+/* Sets what the user left automatic (spin budget, yielding) for a machine
+ * whose CPUs are, or are not, shared by more ranks than it has. */
+void mmp__config_shared(mmp__config_t *cfg, int shared);
 
 /* ---- Requests ----------------------------------------------------------- */
 

@@ -10,9 +10,11 @@
  *  - An application thread that blocks in wait/recv/probe takes the loop
  *    and runs it itself (uv_run), so the data's arrival wakes that very
  *    thread: at most one wake-up per message. It polls (UV_RUN_NOWAIT)
- *    while frames keep moving and for MINIMP_SPIN_US after the last one
- *    (50 us by default, 0 when a host has more ranks than CPUs), so
- *    ping-pongs and bulk transfers need no wake-up at all.
+ *    while frames keep moving and for MINIMP_SPIN_US after the last one,
+ *    so ping-pongs and bulk transfers need no wake-up at all. By default
+ *    that is 50 us; on a machine with more ranks than CPUs it is 1 ms and
+ *    every pass yields the CPU (MINIMP_SPIN_YIELD), so a peer with work
+ *    runs first and the next frame is found without a wake-up.
  *  - A background progress thread takes the loop when no application
  *    thread has called the library for MINIMP_PROGRESS_GRACE_US (default
  *    1 ms; it checks with an exponential back-off up to 4 ms), so
@@ -32,6 +34,7 @@
  * connection requests, bootstrap calls) is posted as tasks or dirty peers
  * and signalled with uv_async_send; whoever owns the loop next runs it.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +104,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
   uint64_t idle_since = uv_hrtime();
-  int poll = budget > 0, passes = 0;
+  int poll = budget > 0, passes = 0, yield = e->cfg.spin_yield;
 
   e->owner = MMP__OWN_APP;
   uv_mutex_unlock(&e->lock);
@@ -117,6 +120,8 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       passes = 0;
     }
     uv_mutex_unlock(&e->lock);
+    if (poll && yield)
+      sched_yield(); /* a runnable peer on this CPU goes first */
     /* Reading the clock costs as much as a poll on a VM: do it on the
      * first pass after activity and then every 16th pass. */
     if (poll && (passes++ & 15) == 0) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "minimp.h"
+#include "runtime/internal.h"
 
 static int group_setup(void **state) {
   (void)state;
@@ -329,6 +330,7 @@ static void test_bad_environment_is_reported(void **state) {
   expect_env_error("MINIMP_EAGER_LIMIT", "banana");
   expect_env_error("MINIMP_EAGER_LIMIT", "2g");
   expect_env_error("MINIMP_SPIN_US", "-3");
+  expect_env_error("MINIMP_SPIN_YIELD", "yes");
   expect_env_error("MINIMP_CONNECT", "sometimes");
   expect_env_error("MINIMP_LOG", "loud");
   expect_env_error("MINIMP_RNDV_CHUNK", "1g"); /* above MINIMP_MAX_FRAME */
@@ -353,6 +355,51 @@ static void test_bad_environment_is_reported(void **state) {
   assert_int_equal(mmp_finalize(), 0);
 }
 
+/* Loads the tuning variables as init does, then settles them for a
+ * machine with (shared = 1) or without more ranks than CPUs. */
+static mmp__config_t tuned(int shared) {
+  mmp__config_t c;
+
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  mmp__config_shared(&c, shared);
+  return c;
+}
+
+static void test_waits_poll_and_yield_on_shared_cpus(void **state) {
+  mmp__config_t c;
+  (void)state;
+
+  unsetenv("MINIMP_SPIN_US");
+  unsetenv("MINIMP_SPIN_YIELD");
+  c = tuned(0); /* a core per rank: a short spin, no yielding */
+  assert_int_equal(c.spin_us, 50);
+  assert_int_equal(c.spin_yield, 0);
+  c = tuned(1); /* more ranks than CPUs: a longer spin that yields */
+  assert_int_equal(c.spin_us, 1000);
+  assert_int_equal(c.spin_yield, 1);
+  /* The machine may turn out shared only once every rank has published
+   * where it runs: settling again follows, automatic values only. */
+  mmp__config_shared(&c, 0);
+  assert_int_equal(c.spin_us, 50);
+  assert_int_equal(c.spin_yield, 0);
+
+  setenv("MINIMP_SPIN_YIELD", "0", 1); /* no yielding: no spinning either */
+  c = tuned(1);
+  assert_int_equal(c.spin_yield, 0);
+  assert_int_equal(c.spin_us, 0);
+  setenv("MINIMP_SPIN_US", "200", 1); /* the user's values stand */
+  c = tuned(1);
+  assert_int_equal(c.spin_us, 200);
+  assert_int_equal(c.spin_yield, 0);
+  setenv("MINIMP_SPIN_YIELD", "1", 1);
+  c = tuned(0);
+  assert_int_equal(c.spin_us, 200);
+  assert_int_equal(c.spin_yield, 1);
+  unsetenv("MINIMP_SPIN_US");
+  unsetenv("MINIMP_SPIN_YIELD");
+}
+
 static void test_init_ex_rejects_bad_arguments(void **state) {
   const char *key = "00112233445566778899aabbccddeeff";
   (void)state;
@@ -372,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_calls_before_init_fail),
       cmocka_unit_test(test_init_twice_and_reinit),
       cmocka_unit_test(test_bad_environment_is_reported),
+      cmocka_unit_test(test_waits_poll_and_yield_on_shared_cpus),
       cmocka_unit_test(test_init_ex_rejects_bad_arguments),
   };
   const struct CMUnitTest match[] = {

@@ -7,8 +7,8 @@
  *                          [--iters M] [--root R]
  *                          [--method ol|barrier|both|arrival]
  *                          [--mode auto|eager|rndv] [--segment S]
- *                          [--groups G] [--dests all|N] [--csv FILE]
- *                          [--svg FILE] [--inner ALG]
+ *                          [--groups G] [--inner ALG] [--outer ALG]
+ *                          [--dests all|N] [--csv FILE] [--svg FILE]
  *                          [--pattern all|rootearly|late20]
  *                          [--maxif US,...|NT,...] [--tm US]
  *                          [--raw FILE]
@@ -77,6 +77,7 @@ typedef struct opts_s {
   const char *svg;
   const char *raw;
   int inner;
+  int outer;
   int pattern;
   double maxif[MAX_ITEMS];
   int maxif_t[MAX_ITEMS];
@@ -85,25 +86,26 @@ typedef struct opts_s {
 } opts_t;
 
 static int usage(void) {
-  fprintf(stderr,
-          "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
-          "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
-          "[--iters M]\n"
-          "                          [--root R] [--method ol|barrier|both]\n"
-          "                          [--mode auto|eager|rndv] [--segment S]\n"
-          "                          [--groups G] [--dests all|N] "
-          "[--csv FILE] [--svg FILE]\n"
-          "                          [--method arrival] [--inner ALG] "
-          "[--pattern all|rootearly|late20]\n"
-          "                          [--maxif US,..|NT,..] [--tm US] "
-          "[--raw FILE]\n"
-          "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
-          "[--sources 1,4,16]\n"
-          "                        [--sizes 4k,64k] [--total 1m] "
-          "[--sweep s|dist|total|all]\n"
-          "                        [--iters M] [--mode M] [--rows R] "
-          "[--csv FILE] [--svg FILE]\n"
-          "       minimp-bench calibrate\n");
+  fprintf(
+      stderr,
+      "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
+      "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
+      "[--iters M]\n"
+      "                          [--root R] [--method ol|barrier|both]\n"
+      "                          [--mode auto|eager|rndv] [--segment S]\n"
+      "                          [--groups G] [--inner ALG] [--outer ALG]\n"
+      "                          [--dests all|N] [--csv FILE] [--svg FILE]\n"
+      "                          [--method arrival] "
+      "[--pattern all|rootearly|late20]\n"
+      "                          [--maxif US,..|NT,..] [--tm US] "
+      "[--raw FILE]\n"
+      "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
+      "[--sources 1,4,16]\n"
+      "                        [--sizes 4k,64k] [--total 1m] "
+      "[--sweep s|dist|total|all]\n"
+      "                        [--iters M] [--mode M] [--rows R] "
+      "[--csv FILE] [--svg FILE]\n"
+      "       minimp-bench calibrate\n");
   return 2;
 }
 
@@ -227,6 +229,8 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       bad = bad || (o->tm_us = atof(v)) <= 0;
     else if (strcmp(a, "--inner") == 0)
       bad = bad || (o->inner = mmp_bcast_alg_from_name(v)) < 0;
+    else if (strcmp(a, "--outer") == 0)
+      bad = bad || (o->outer = mmp_bcast_alg_from_name(v)) < 0;
     else if (strcmp(a, "--csv") == 0)
       o->csv = v;
     else if (strcmp(a, "--svg") == 0)
@@ -365,7 +369,11 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
   bo.algorithm = alg;
   bo.mode = o->mode;
   bo.segment = o->segment;
-  bo.groups = alg == MMP_BCAST_HIERARCHICAL ? o->groups : 0;
+  if (alg == MMP_BCAST_HIERARCHICAL) {
+    bo.groups = o->groups;
+    bo.inner = o->inner;
+    bo.outer = o->outer;
+  }
   CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
 }
 
