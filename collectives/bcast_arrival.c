@@ -730,6 +730,7 @@ int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
   creq->kind = MMP__REQ_COLL;
   creq->state = MMP__RQ_NEW;
   creq->comm = comm;
+  creq->len = (size_t)h->len; /* how waits for it poll */
   creq->cb_arg = a;
   creq->dtor = arr_req_free;
   mmp__list_init(&creq->node);

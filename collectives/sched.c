@@ -657,7 +657,8 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   creq->kind = MMP__REQ_COLL;
   creq->state = MMP__RQ_NEW;
   creq->comm = s->comm;
-  creq->cb_arg = s; /* the schedule, freed with the request */
+  creq->len = (size_t)s->hdr.len; /* how waits for it poll */
+  creq->cb_arg = s;               /* the schedule, freed with the request */
   creq->dtor = sched_req_free;
   mmp__list_init(&creq->node);
   atomic_init(&creq->done, 0);

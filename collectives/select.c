@@ -290,23 +290,17 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
   int p = c->size, next = (c->rank + 1) % p, prev = (c->rank + p - 1) % p;
   uint8_t in = 0, out = 0;
   double t0 = 0;
-  int i, rc = 0, yield;
-  unsigned spin;
+  int i, rc = 0;
+  mmp__spin_t saved;
 
   /* Waits that yield (more ranks than CPUs) slow a ring in which every
    * rank is busy: 125-220 us a round on the emulated cluster against
    * 93-118 us with sleeping waits, while the steps of real broadcasts
    * (pipeline, scatter-allgather at 64 KiB) take the same time either
    * way. The selection's cost formulas were checked against the sleeping
-   * figure (docs/performance.md), so the ring sleeps while it is timed. */
-  uv_mutex_lock(&e->lock);
-  yield = e->cfg.spin_yield;
-  spin = e->cfg.spin_us;
-  if (yield) {
-    e->cfg.spin_yield = 0;
-    e->cfg.spin_us = 0;
-  }
-  uv_mutex_unlock(&e->lock);
+   * figure (docs/performance.md), so there the ring sleeps while it is
+   * timed, as it did before waits yielded. */
+  mmp__spin_sleep(e, &saved);
 
   /* Round 0 lines the ranks up. */
   for (i = 0; i <= RING_ROUNDS && rc == 0; i++) {
@@ -333,12 +327,7 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
     rc = mmp__wait_internal(e, &r[0]);
   }
   *alpha = (mmp_wtime() - t0) / RING_ROUNDS;
-  uv_mutex_lock(&e->lock);
-  if (yield) {
-    e->cfg.spin_yield = yield;
-    e->cfg.spin_us = spin;
-  }
-  uv_mutex_unlock(&e->lock);
+  mmp__spin_restore(e, &saved);
   return rc;
 }
 

@@ -44,6 +44,13 @@
 #define BACKOFF_MAX_NS (4ull * 1000 * 1000)
 
 static _Thread_local int tls_in_loop;
+static _Thread_local int tls_bulk;
+
+int mmp__progress_bulk(int on) {
+  int was = tls_bulk;
+  tls_bulk = on;
+  return was;
+}
 
 int mmp__in_loop(void) {
   return tls_in_loop;
@@ -104,7 +111,13 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
   uint64_t idle_since = uv_hrtime();
-  int poll = budget > 0, passes = 0, yield = e->cfg.spin_yield;
+  int poll, passes = 0, yield = e->cfg.spin_yield && !tls_bulk;
+
+  /* Where waits yield, a wait for a large transfer sleeps instead: its
+   * polling would take the CPU from the ranks moving the bytes. */
+  if (e->cfg.spin_yield && tls_bulk)
+    budget = 0;
+  poll = budget > 0;
 
   e->owner = MMP__OWN_APP;
   uv_mutex_unlock(&e->lock);
@@ -160,6 +173,24 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   }
   e->claims--;
   e->app_at = uv_hrtime();
+  uv_mutex_unlock(&e->lock);
+}
+
+void mmp__spin_sleep(mmp__engine_t *e, mmp__spin_t *saved) {
+  uv_mutex_lock(&e->lock);
+  saved->spin_us = e->cfg.spin_us;
+  saved->yield = e->cfg.spin_yield;
+  if (saved->yield) {
+    e->cfg.spin_us = 0;
+    e->cfg.spin_yield = 0;
+  }
+  uv_mutex_unlock(&e->lock);
+}
+
+void mmp__spin_restore(mmp__engine_t *e, const mmp__spin_t *saved) {
+  uv_mutex_lock(&e->lock);
+  e->cfg.spin_us = saved->spin_us;
+  e->cfg.spin_yield = saved->yield;
   uv_mutex_unlock(&e->lock);
 }
 
