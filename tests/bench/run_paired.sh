@@ -1,0 +1,57 @@
+#!/bin/bash
+# Paired rounds on the emulated cluster: each round runs the Open MPI
+# anchor (../shared/anchors' bcast benchmark, per-node time after a
+# barrier) and then every given libminimp variant with minimp-bench's
+# barrier method, in that order; prints medians over the rounds and
+# every round's value. Long runs (hundreds of broadcasts) and many rounds
+# are what make small-message figures on 2 shared cores comparable.
+#   tests/bench/run_paired.sh BUILD_DIR N SIZE ITERS ROUNDS LABEL:ENV:ALG...
+# ENV is VAR=value[,VAR=value] or -. Example:
+#   tests/bench/run_paired.sh build 16 1024 500 9 \
+#     sleep:MINIMP_SPIN_YIELD=0:auto yield:-:auto
+# Needs root, the cluster up (tests/netcluster up N 100mbit) and the
+# anchors built (../shared/anchors/build.sh).
+set -eu
+b=$1 n=$2 size=$3 iters=$4 rounds=$5
+shift 5
+anchors=${ANCHORS:-/tmp/minimp-anchors}
+hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
+hf=$(mktemp)
+out=$(mktemp)
+trap 'rm -f "$hf" "$out"' EXIT
+for h in $(echo "$hosts" | tr , ' '); do echo "$h slots=1" >> "$hf"; done
+here=$(cd "$(dirname "$0")/../../../shared/anchors" 2>/dev/null && pwd || echo .)
+for r in $(seq 1 "$rounds"); do
+  v=$(timeout 300 ip netns exec h0 unshare --uts sh -c "hostname h0; \
+      mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf \
+      --mca plm_rsh_agent $here/nsrsh --mca btl tcp,self \
+      --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+      --mca mpi_yield_when_idle 1 $anchors/bcast_ompi $size $iters" 2>/dev/null |
+      tail -1 | awk '{print $2}')
+  echo "openmpi ${v:-nan}" >> "$out"
+  for spec in "$@"; do
+    label=${spec%%:*} rest=${spec#*:}
+    envs=${rest%%:*} alg=${rest#*:}
+    [ "$envs" = "-" ] && envs="" || envs=$(echo "$envs" | tr , ' ')
+    v=$(env $envs ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+        --host "$hosts" --iface eth0 --timeout 600 "$b/tests/minimp-bench" bcast \
+        --method barrier --algs "$alg" --sizes "$size" --iters "$iters" 2>/dev/null |
+        awk '$1 == "barrier" {print $6}')
+    echo "$label ${v:-nan}" >> "$out"
+  done
+  echo "round $r of $rounds" >&2
+done
+python3 - "$out" <<'PY'
+import statistics, sys
+vals = {}
+for line in open(sys.argv[1]):
+    k, v = line.split()
+    if v != "nan":
+        vals.setdefault(k, []).append(float(v))
+ref = statistics.median(vals["openmpi"]) if "openmpi" in vals else None
+for k, v in vals.items():
+    m = statistics.median(v)
+    ratio = " (%.2f x Open MPI)" % (m / ref) if ref else ""
+    print("%-14s median %9.1f us%s  rounds: %s" %
+          (k, m, ratio, " ".join("%.0f" % x for x in v)))
+PY
