@@ -322,6 +322,11 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
 double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
                          size_t *seg, int *groups);
 
+/* beta (s/byte) and the burst allowance (bytes) from the best half round
+ * trips of 1-byte, 64 KiB and 1 MiB ping-pongs (seconds); select.c. */
+void mmp__net_beta_burst(double one, double small, double large, double *beta,
+                         double *burst);
+
 /* The arrival-aware root's gathering window in seconds: p alpha, at least
  * 1 ms (libuv's timers count milliseconds), at most T(m) /
  * MMP__ARRIVAL_WINDOW_DIV; 0 (none) when that is under 1 ms. */
