@@ -290,8 +290,7 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
   int p = c->size, next = (c->rank + 1) % p, prev = (c->rank + p - 1) % p;
   uint8_t in = 0, out = 0;
   double t0 = 0;
-  int i, rc = 0;
-  mmp__spin_t saved;
+  int i, rc = 0, was;
 
   /* Waits that yield (more ranks than CPUs) slow a ring in which every
    * rank is busy: 125-220 us a round on the emulated cluster against
@@ -300,7 +299,7 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
    * way. The selection's cost formulas were checked against the sleeping
    * figure (docs/performance.md), so there the ring sleeps while it is
    * timed, as it did before waits yielded. */
-  mmp__spin_sleep(e, &saved);
+  was = mmp__progress_sleepy(1);
 
   /* Round 0 lines the ranks up. */
   for (i = 0; i <= RING_ROUNDS && rc == 0; i++) {
@@ -327,7 +326,7 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
     rc = mmp__wait_internal(e, &r[0]);
   }
   *alpha = (mmp_wtime() - t0) / RING_ROUNDS;
-  mmp__spin_restore(e, &saved);
+  mmp__progress_sleepy(was);
   return rc;
 }
 

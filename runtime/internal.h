@@ -326,23 +326,15 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg);
 void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode);
 
 /*
- * Waits of this thread are for bulk transfers (on = 1) or not; returns
- * the previous setting. On a machine where waits poll and yield, a bulk
- * wait sleeps at once instead (docs/progress.md).
+ * While `on`, this thread's waits sleep at once where they would poll and
+ * yield (more ranks than CPUs): waits for bulk transfers, whose polling
+ * would take the CPU from the ranks moving the bytes, and the broadcast
+ * model's ring, which must be timed as the selection rules were checked
+ * (docs/progress.md). Returns the previous setting.
  */
-int mmp__progress_bulk(int on);
-/* Requests moving more than this many bytes are waited for as bulk. */
+int mmp__progress_sleepy(int on);
+/* Requests moving more than this many bytes are waited for sleepily. */
 #define MMP__BULK_BYTES (4u * 1024)
-
-/* Makes waits that poll and yield (more ranks than CPUs) sleep at once
- * instead, for a measurement that must not see them (the broadcast
- * model's ring); lock not held. Restore puts back what it found. */
-typedef struct mmp__spin_s {
-  unsigned spin_us;
-  int yield;
-} mmp__spin_t;
-void mmp__spin_sleep(mmp__engine_t *e, mmp__spin_t *saved);
-void mmp__spin_restore(mmp__engine_t *e, const mmp__spin_t *saved);
 
 /* Makes one non-blocking pass over the loop if no thread owns it. */
 void mmp__progress_poke(mmp__engine_t *e);

@@ -44,11 +44,11 @@
 #define BACKOFF_MAX_NS (4ull * 1000 * 1000)
 
 static _Thread_local int tls_in_loop;
-static _Thread_local int tls_bulk;
+static _Thread_local int tls_sleepy;
 
-int mmp__progress_bulk(int on) {
-  int was = tls_bulk;
-  tls_bulk = on;
+int mmp__progress_sleepy(int on) {
+  int was = tls_sleepy;
+  tls_sleepy = on;
   return was;
 }
 
@@ -111,12 +111,10 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
   uint64_t idle_since = uv_hrtime();
-  int poll, passes = 0, yield = e->cfg.spin_yield && !tls_bulk;
+  int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
 
-  /* Where waits yield, a wait for a large transfer sleeps instead: its
-   * polling would take the CPU from the ranks moving the bytes. */
-  if (e->cfg.spin_yield && tls_bulk)
-    budget = 0;
+  if (e->cfg.spin_yield && tls_sleepy)
+    budget = 0; /* see mmp__progress_sleepy */
   poll = budget > 0;
 
   e->owner = MMP__OWN_APP;
@@ -173,24 +171,6 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   }
   e->claims--;
   e->app_at = uv_hrtime();
-  uv_mutex_unlock(&e->lock);
-}
-
-void mmp__spin_sleep(mmp__engine_t *e, mmp__spin_t *saved) {
-  uv_mutex_lock(&e->lock);
-  saved->spin_us = e->cfg.spin_us;
-  saved->yield = e->cfg.spin_yield;
-  if (saved->yield) {
-    e->cfg.spin_us = 0;
-    e->cfg.spin_yield = 0;
-  }
-  uv_mutex_unlock(&e->lock);
-}
-
-void mmp__spin_restore(mmp__engine_t *e, const mmp__spin_t *saved) {
-  uv_mutex_lock(&e->lock);
-  e->cfg.spin_us = saved->spin_us;
-  e->cfg.spin_yield = saved->yield;
   uv_mutex_unlock(&e->lock);
 }
 
