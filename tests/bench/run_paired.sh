@@ -1,10 +1,10 @@
 #!/bin/bash
-# Paired rounds on the emulated cluster: each round runs the Open MPI
-# anchor (../shared/anchors' bcast benchmark, per-node time after a
-# barrier) and then every given libminimp variant with minimp-bench's
-# barrier method, in that order; prints medians over the rounds and
-# every round's value. Long runs (hundreds of broadcasts) and many rounds
-# are what make small-message figures on 2 shared cores comparable.
+# Paired rounds on the emulated cluster: each round runs the anchors'
+# run_bcast.sh (Open MPI, MPICH and Gloo: per-node time after a barrier)
+# and then every given libminimp variant with minimp-bench's barrier
+# method; prints medians over the rounds and every round's value. Long
+# runs (hundreds of broadcasts) and many rounds are what make
+# small-message figures on 2 shared cores comparable.
 #   tests/bench/run_paired.sh BUILD_DIR N SIZE ITERS ROUNDS LABEL:ENV:ALG...
 # ENV is VAR=value[,VAR=value] or -. Example:
 #   tests/bench/run_paired.sh build 16 1024 500 9 \
@@ -14,21 +14,14 @@
 set -eu
 b=$1 n=$2 size=$3 iters=$4 rounds=$5
 shift 5
-anchors=${ANCHORS:-/tmp/minimp-anchors}
+here=$(cd "$(dirname "$0")" && pwd)
+anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
 hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
-hf=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$hf" "$out"' EXIT
-for h in $(echo "$hosts" | tr , ' '); do echo "$h slots=1" >> "$hf"; done
-here=$(cd "$(dirname "$0")/../../../shared/anchors" 2>/dev/null && pwd || echo .)
+trap 'rm -f "$out"' EXIT
 for r in $(seq 1 "$rounds"); do
-  v=$(timeout 300 ip netns exec h0 unshare --uts sh -c "hostname h0; \
-      mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf \
-      --mca plm_rsh_agent $here/nsrsh --mca btl tcp,self \
-      --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-      --mca mpi_yield_when_idle 1 $anchors/bcast_ompi $size $iters" 2>/dev/null |
-      tail -1 | awk '{print $2}')
-  echo "openmpi ${v:-nan}" >> "$out"
+  "$anchors/run_bcast.sh" "$n" "$size" "$iters" 2>/dev/null |
+    awk '$2 == "p='"$n"'" && NF == 7 {print $1, $6}' >> "$out"
   for spec in "$@"; do
     label=${spec%%:*} rest=${spec#*:}
     envs=${rest%%:*} alg=${rest#*:}
