@@ -24,6 +24,12 @@
 /* The same, on a machine with more ranks than CPUs: there every pass
  * yields the CPU, so the budget can be long (docs/progress.md). */
 #define DEF_SPIN_SHARED_US 1000u
+/* While the application is busy in the library, the progress thread looks
+ * at most this often whether it has gone quiet. On a shared machine each
+ * look is a timer wake-up that preempts a rank: 16 ranks on 2 CPUs with a
+ * 4 ms interval spent ~15% of the time on them (docs/progress.md). */
+#define DEF_CHECK_US 4000u
+#define DEF_CHECK_SHARED_US 64000u
 #define DEF_HANDSHAKE_MS 10000u
 #define DEF_PEER_TIMEOUT_MS 8000u /* silent peers are lost in 8-9 s */
 #define DEF_BOOT_TIMEOUT_MS 60000u
@@ -106,6 +112,8 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->spin_yield = -1;
   cfg->yield_auto = 0;
   cfg->grace_us = DEF_GRACE_US;
+  cfg->check_us = 0;
+  cfg->check_auto = 0;
   cfg->handshake_ms = DEF_HANDSHAKE_MS;
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
   cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
@@ -120,6 +128,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   rc |= env_uint("MINIMP_SPIN_US", 0, 10000000, &cfg->spin_us);
   rc |= env_yield(&cfg->spin_yield);
   rc |= env_uint("MINIMP_PROGRESS_GRACE_US", 10, 10000000, &cfg->grace_us);
+  rc |= env_uint("MINIMP_PROGRESS_CHECK_US", 100, 10000000, &cfg->check_us);
   rc |=
       env_uint("MINIMP_HANDSHAKE_TIMEOUT_MS", 10, 3600000, &cfg->handshake_ms);
   rc |= env_uint("MINIMP_PEER_TIMEOUT_MS", 0, 3600000, &cfg->peer_timeout_ms);
@@ -169,6 +178,11 @@ void mmp__config_resolve(mmp__config_t *cfg) {
 }
 
 void mmp__config_shared(mmp__config_t *cfg, int shared) {
+  cfg->cpus_shared = shared;
+  if (cfg->check_us == 0 || cfg->check_auto) {
+    cfg->check_auto = 1;
+    cfg->check_us = shared ? DEF_CHECK_SHARED_US : DEF_CHECK_US;
+  }
   /* With a core per rank, a short spin without yielding catches the next
    * frame without a wake-up. With more ranks than CPUs a wake-up costs a
    * context switch and often a migration, so the wait polls longer and

@@ -57,6 +57,19 @@ uint64_t mmp__debug_unexp_peak(void) {
   return v;
 }
 
+uint64_t mmp__debug_progress_checks(unsigned *check_us) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t v;
+
+  if (e == NULL)
+    return 0;
+  uv_mutex_lock(&e->lock);
+  v = e->checks;
+  *check_us = e->cfg.check_us;
+  uv_mutex_unlock(&e->lock);
+  return v;
+}
+
 uint64_t mmp__debug_eager_buffer(void) {
   mmp__engine_t *e = mmp__eng;
   return e != NULL ? e->cfg.eager_buffer : 0;

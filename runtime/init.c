@@ -132,12 +132,11 @@ static void machine_id(char *out, size_t cap) {
 static void machine_resolve(mmp__engine_t *e, int same) {
   int ncpu = uv_available_parallelism();
 
-  e->cfg.cpus_shared = same > ncpu;
-  if (e->cfg.cpus_shared)
+  if (same > ncpu)
     MMP__LOG(MMP__LOG_DEBUG,
              "%d ranks share this machine's %d CPUs: waits poll and yield",
              same, ncpu);
-  mmp__config_shared(&e->cfg, e->cfg.cpus_shared);
+  mmp__config_shared(&e->cfg, same > ncpu);
 }
 
 /* A published record is "ADDRESS MACHINE"; parses one peer's. Returns 1

@@ -48,6 +48,10 @@ typedef struct mmp__config_s {
   int yield_auto;        /* spin_yield is the runtime's choice */
   int cpus_shared;       /* more ranks than CPUs share this machine */
   unsigned grace_us;     /* idle time before the progress thread steps in */
+  unsigned check_us;     /* longest interval between the progress thread's
+                            checks while the application is busy in the
+                            library */
+  int check_auto;        /* check_us is the runtime's choice */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
@@ -294,8 +298,9 @@ typedef struct mmp__engine_s {
   uint32_t next_ctx;
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
-  int finalizing; /* inside mmp_finalize */
-  int closing;    /* past the finalize fence: BYE goes out */
+  uint64_t checks; /* times the progress thread woke to look (lock) */
+  int finalizing;  /* inside mmp_finalize */
+  int closing;     /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
 
 /* The process-wide engine while initialised, else NULL. */
@@ -458,6 +463,9 @@ int mmp__debug_tp_stats(mmp__tp_stats_t *out);
 /* Peak of buffered unexpected eager bytes, and the per-peer credit. */
 uint64_t mmp__debug_unexp_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
+/* Times the progress thread has woken to check for an idle application,
+ * and the longest interval between two such checks, in microseconds. */
+uint64_t mmp__debug_progress_checks(unsigned *check_us);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 

@@ -41,8 +41,6 @@
 
 #include "internal.h"
 
-#define BACKOFF_MAX_NS (4ull * 1000 * 1000)
-
 static _Thread_local int tls_in_loop;
 static _Thread_local int tls_sleepy;
 
@@ -186,10 +184,13 @@ void mmp__progress_poke(mmp__engine_t *e) {
     tls_in_loop = 0;
     uv_mutex_lock(&e->lock);
     e->owner = MMP__OWN_NONE;
-    e->app_at = uv_hrtime();
     if (e->waiters > 0)
       uv_cond_broadcast(&e->cv);
   }
+  /* Activity even when the progress thread holds the loop: it then hands
+   * the loop back once its uv_run returns, and a polling application
+   * drives progress itself again instead of through its wake-ups. */
+  e->app_at = uv_hrtime();
   uv_mutex_unlock(&e->lock);
 }
 
@@ -291,7 +292,10 @@ static void progress_main(void *arg) {
     if (e->owner == MMP__OWN_NONE && e->claims == 0 && grace - idle > backoff)
       backoff = grace - idle;
     uv_cond_timedwait(&e->prog_cv, &e->lock, backoff);
-    backoff = backoff * 2 < BACKOFF_MAX_NS ? backoff * 2 : BACKOFF_MAX_NS;
+    e->checks++;
+    backoff = backoff * 2 < (uint64_t)e->cfg.check_us * 1000
+                  ? backoff * 2
+                  : (uint64_t)e->cfg.check_us * 1000;
   }
   uv_mutex_unlock(&e->lock);
 }

@@ -329,6 +329,33 @@ static void test_progress_while_computing(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+/* While a rank waits inside the library, the progress thread only looks,
+ * less and less often, whether the application has gone quiet: at most
+ * every check_us (64 ms on a machine with more ranks than CPUs, where each
+ * look preempts a rank; 4 ms otherwise). */
+static void test_progress_thread_stays_away_while_waiting(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  unsigned check_us;
+  uint64_t c0, c1;
+  (void)state;
+
+  assert_int_equal(mr_barrier(), 0);
+  if (mr_rank() == 0) {
+    compute_for(0.5);
+    for (int i = 1; i < mr_size(); i++)
+      assert_int_equal(mmp_send(NULL, 0, i, 45, w), 0);
+  } else {
+    c0 = mmp__debug_progress_checks(&check_us);
+    assert_int_equal(mmp_recv(NULL, 0, 0, 45, w, NULL), 0);
+    c1 = mmp__debug_progress_checks(&check_us);
+    /* Doubling from the grace period up to check_us takes a handful of
+     * looks; after that, one per check_us. */
+    assert_true(c1 - c0 >= 1);
+    assert_true(c1 - c0 <= 0.6e6 / check_us + 12);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rndv_send_waits_for_receive),
@@ -341,6 +368,7 @@ int main(void) {
       cmocka_unit_test(test_many_rendezvous_out_of_order),
       cmocka_unit_test(test_blocking_wait_sleeps),
       cmocka_unit_test(test_progress_while_computing),
+      cmocka_unit_test(test_progress_thread_stays_away_while_waiting),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }

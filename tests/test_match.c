@@ -400,6 +400,28 @@ static void test_waits_poll_and_yield_on_shared_cpus(void **state) {
   unsetenv("MINIMP_SPIN_YIELD");
 }
 
+static void test_progress_checks_rarely_on_shared_cpus(void **state) {
+  mmp__config_t c;
+  (void)state;
+
+  unsetenv("MINIMP_PROGRESS_CHECK_US");
+  c = tuned(0);
+  assert_int_equal(c.check_us, 4000);
+  assert_int_equal(c.cpus_shared, 0);
+  c = tuned(1); /* each check would preempt a rank */
+  assert_int_equal(c.check_us, 64000);
+  assert_int_equal(c.cpus_shared, 1);
+  mmp__config_shared(&c, 0); /* settled again once the machine is known */
+  assert_int_equal(c.check_us, 4000);
+  setenv("MINIMP_PROGRESS_CHECK_US", "20000", 1);
+  c = tuned(1);
+  assert_int_equal(c.check_us, 20000);
+  setenv("MINIMP_PROGRESS_CHECK_US", "50", 1); /* below the minimum */
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), MMP_EENV);
+  unsetenv("MINIMP_PROGRESS_CHECK_US");
+}
+
 static void test_init_ex_rejects_bad_arguments(void **state) {
   const char *key = "00112233445566778899aabbccddeeff";
   (void)state;
@@ -420,6 +442,7 @@ int main(void) {
       cmocka_unit_test(test_init_twice_and_reinit),
       cmocka_unit_test(test_bad_environment_is_reported),
       cmocka_unit_test(test_waits_poll_and_yield_on_shared_cpus),
+      cmocka_unit_test(test_progress_checks_rarely_on_shared_cpus),
       cmocka_unit_test(test_init_ex_rejects_bad_arguments),
   };
   const struct CMUnitTest match[] = {
