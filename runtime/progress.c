@@ -17,7 +17,9 @@
  *    runs first and the next frame is found without a wake-up.
  *  - A background progress thread takes the loop when no application
  *    thread has called the library for MINIMP_PROGRESS_GRACE_US (default
- *    1 ms; it checks with an exponential back-off up to 4 ms), so
+ *    1 ms; it checks with an exponential back-off up to
+ *    MINIMP_PROGRESS_CHECK_US, 4 ms, or 64 ms where ranks outnumber CPUs
+ *    and each check would preempt one), so
  *    eager data, rendezvous handshakes and large transfers keep moving
  *    while the application computes. When an application thread needs the
  *    loop back it wakes the progress thread with uv_async_send and waits
