@@ -15,7 +15,7 @@
 static const char *const alg_names[MMP_BCAST_ALG_COUNT] = {
     "auto",         "flat",      "chain",        "pipeline",   "binary",
     "split_binary", "binomial",  "scatter_ring", "scatter_rd", "hierarchical",
-    "symmetric",    "arrival_b", "arrival_nb"};
+    "symmetric",    "arrival_b", "arrival_nb",   "knomial"};
 
 const char *mmp_bcast_alg_name(int alg) {
   return alg >= 0 && alg < MMP_BCAST_ALG_COUNT ? alg_names[alg] : NULL;
@@ -52,6 +52,8 @@ mmp__bcast_builder mmp__bcast_builder_of(int alg) {
     return mmp__bcast_scatter_rd;
   case MMP_BCAST_SYMMETRIC:
     return mmp__bcast_symmetric;
+  case MMP_BCAST_KNOMIAL:
+    return mmp__bcast_knomial;
   default:
     return NULL;
   }
@@ -134,7 +136,8 @@ static int bcast_build(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
     return build_hier(s, h, h->root);
   }
   b = mmp__bcast_builder_of(h->alg);
-  if (b == NULL)
+  if (b == NULL || (h->alg == MMP_BCAST_KNOMIAL &&
+                    (h->groups < 2 || h->groups > MMP__KNOMIAL_RADIX_MAX)))
     return MMP_EMISMATCH;
   ranks = malloc((size_t)p * sizeof(int));
   if (ranks == NULL)
@@ -152,6 +155,7 @@ static int bcast_build(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
   a.dep = -1;
   a.phase = 1;
   a.first = 1;
+  a.radix = (int)h->groups; /* the header's groups field carries it */
   rc = b(s, &a);
   free(ranks);
   return rc < 0 ? rc : 0;
@@ -320,7 +324,11 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
     h->inner = (uint8_t)in;
     h->outer = (uint8_t)out;
   }
-  if (alg >= MMP_BCAST_SYMMETRIC)
+  if (alg == MMP_BCAST_KNOMIAL)
+    h->groups =
+        (uint32_t)(o->radix > 0 ? o->radix : MMP__KNOMIAL_RADIX_DEFAULT);
+  if (alg == MMP_BCAST_SYMMETRIC || alg == MMP_BCAST_ARRIVAL_B ||
+      alg == MMP_BCAST_ARRIVAL_NB)
     return resolve_dynamic(comm, len, o, h);
   return 0;
 }
@@ -361,7 +369,8 @@ static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
   if (o->algorithm < 0 || o->algorithm >= MMP_BCAST_ALG_COUNT ||
       o->mode > MMP_SEND_RNDV || o->groups < 0 || (o->groups > comm->size) ||
       o->inner < 0 || o->inner >= MMP_BCAST_HIERARCHICAL || o->outer < 0 ||
-      o->outer >= MMP_BCAST_HIERARCHICAL)
+      o->outer >= MMP_BCAST_HIERARCHICAL || o->radix < 0 || o->radix == 1 ||
+      o->radix > MMP__KNOMIAL_RADIX_MAX)
     return MMP_EINVAL;
   return 0;
 }

@@ -213,6 +213,7 @@ typedef struct mmp__bcast_arg_s {
   int dep;
   int phase; /* phase_base */
   int first; /* mark this rank's first message (top-level call) */
+  int radix; /* knomial only */
 } mmp__bcast_arg_t;
 
 typedef int (*mmp__bcast_builder)(mmp__sched_t *s, const mmp__bcast_arg_t *a);
@@ -223,6 +224,9 @@ int mmp__bcast_pipeline(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+int mmp__bcast_knomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+#define MMP__KNOMIAL_RADIX_DEFAULT 3
+#define MMP__KNOMIAL_RADIX_MAX 16
 int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a);

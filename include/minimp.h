@@ -298,7 +298,8 @@ enum {
   MMP_BCAST_SYMMETRIC = 10,   /* root scatters pieces, all exchange them */
   MMP_BCAST_ARRIVAL_B = 11,   /* arrival-aware, blocking model */
   MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
-  MMP_BCAST_ALG_COUNT = 13
+  MMP_BCAST_KNOMIAL = 13,     /* k-nomial tree, radix opts.radix */
+  MMP_BCAST_ALG_COUNT = 14
 };
 
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
@@ -315,12 +316,13 @@ typedef struct mmp_bcast_opts_s {
                      MMP_BCAST_PIPELINE (chain), MMP_BCAST_SCATTER_RING
                      (scatter-allgather), or any other non-hierarchical */
   int outer;      /* hierarchical: algorithm between leaders; 0: automatic */
-  int reserved_[8];
+  int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
+  int reserved_[7];
 } mmp_bcast_opts_t;
 
 #define MMP_BCAST_OPTS_INIT                                                    \
   {                                                                            \
-    0, 0, 0, 0, 0, 0, {                                                        \
+    0, 0, 0, 0, 0, 0, 0, {                                                     \
       0                                                                        \
     }                                                                          \
   }

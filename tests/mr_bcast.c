@@ -44,10 +44,10 @@ static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
     size_t i = 0;
     while (i < n && buf[i] == want[i])
       i++;
-    fail_msg("%s root %d n %zu seg %zu mode %u G %d: rc %s, first bad byte "
-             "%zu",
+    fail_msg("%s root %d n %zu seg %zu mode %u G %d radix %d: rc %s, first "
+             "bad byte %zu",
              mmp_bcast_alg_name(o->algorithm), root, n, o->segment, o->mode,
-             o->groups, mmp_err_name(rc), i);
+             o->groups, o->radix, mmp_err_name(rc), i);
   }
   free(buf);
   free(want);
@@ -90,6 +90,25 @@ static void test_bcast_every_algorithm(void **state) {
         o.algorithm = alg;
         check_bcast(w, &o, roots[r], sizes[k], 0);
       }
+}
+
+/* Every radix, including 2 (the binomial tree's shape) and radices above
+ * p (a flat tree); the default radix runs in the every-algorithm test. */
+static void test_bcast_knomial_radices(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), roots[3], nroots, r, k;
+  (void)state;
+
+  roots_of(p, roots, &nroots);
+  for (k = 2; k <= 16; k++)
+    for (r = 0; r < nroots; r++) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = MMP_BCAST_KNOMIAL;
+      o.radix = k;
+      check_bcast(w, &o, roots[r], (size_t)p + 1, 0);
+      o.segment = 4096; /* pipelined down the tree */
+      check_bcast(w, &o, roots[r], 65536 + 3, 0);
+    }
 }
 
 static void test_bcast_automatic_choice(void **state) {
@@ -364,6 +383,19 @@ static void test_bcast_bad_arguments(void **state) {
   o.mode = 9;
   assert_int_equal(mmp_ibcast(&c, 1, 0, w, &o, &r), MMP_EINVAL);
   assert_null(r);
+  o.mode = 0;
+  o.algorithm = MMP_BCAST_KNOMIAL;
+  o.radix = 1; /* a tree of radix 1 is a chain; asked for, it is an error */
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.radix = 17;
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.radix = -2;
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.radix = 0;
+  o.algorithm = MMP_BCAST_HIERARCHICAL;
+  o.outer = MMP_BCAST_KNOMIAL; /* has no radix of its own there */
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  assert_int_equal(mmp_bcast_alg_from_name("knomial"), MMP_BCAST_KNOMIAL);
   assert_string_equal(mmp_bcast_alg_name(MMP_BCAST_SCATTER_RING),
                       "scatter_ring");
   assert_int_equal(mmp_bcast_alg_from_name("split_binary"),
@@ -376,6 +408,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bcast_bad_arguments),
       cmocka_unit_test(test_bcast_every_algorithm),
+      cmocka_unit_test(test_bcast_knomial_radices),
       cmocka_unit_test(test_bcast_automatic_choice),
       cmocka_unit_test(test_bcast_segmented_and_hierarchical),
       cmocka_unit_test(test_bcast_modes),

@@ -8,6 +8,7 @@
  *                          [--method ol|barrier|both|arrival]
  *                          [--mode auto|eager|rndv] [--segment S]
  *                          [--groups G] [--inner ALG] [--outer ALG]
+ *                          [--radix K]
  *                          [--dests all|N] [--csv FILE] [--svg FILE]
  *                          [--pattern all|rootearly|late20]
  *                          [--maxif US,...|NT,...] [--tm US]
@@ -70,6 +71,7 @@ typedef struct opts_s {
   unsigned mode;
   size_t segment;
   int groups;
+  int radix; /* knomial */
   int root;
   int method; /* 1 ol, 2 barrier, 3 both, 4 arrival */
   int dests;  /* 0: all */
@@ -94,6 +96,7 @@ static int usage(void) {
       "                          [--root R] [--method ol|barrier|both]\n"
       "                          [--mode auto|eager|rndv] [--segment S]\n"
       "                          [--groups G] [--inner ALG] [--outer ALG]\n"
+      "                          [--radix K]\n"
       "                          [--dests all|N] [--csv FILE] [--svg FILE]\n"
       "                          [--method arrival] "
       "[--pattern all|rootearly|late20]\n"
@@ -217,6 +220,8 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       bad = bad || parse_size(v, &o->segment);
     else if (strcmp(a, "--groups") == 0)
       bad = bad || (o->groups = atoi(v)) < 0;
+    else if (strcmp(a, "--radix") == 0)
+      bad = bad || (o->radix = atoi(v)) < 0;
     else if (strcmp(a, "--root") == 0)
       bad = bad || (o->root = atoi(v)) < 0;
     else if (strcmp(a, "--dests") == 0)
@@ -374,6 +379,8 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
     bo.inner = o->inner;
     bo.outer = o->outer;
   }
+  if (alg == MMP_BCAST_KNOMIAL)
+    bo.radix = o->radix;
   CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
 }
 
