@@ -267,6 +267,28 @@ static void test_bcast_inconsistent_root_is_an_error(void **state) {
   assert_int_equal(mmp_barrier(w), 0);
 }
 
+static void test_bcast_inconsistent_radix_is_an_error(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), rc;
+  uint8_t buf[3000];
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  (void)state;
+
+  if (p < 2)
+    skip();
+  memset(buf, me == 0 ? 5 : 0, sizeof(buf));
+  o.algorithm = MMP_BCAST_KNOMIAL;
+  /* The last rank asks for another tree: the header from its parent says
+   * otherwise. It learns the mismatch and still ends; nobody hangs. */
+  o.radix = me == p - 1 ? 4 : 3;
+  rc = mmp_bcast_ex(buf, sizeof(buf), 0, w, &o);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  if (me == 0)
+    assert_int_equal(rc, 0);
+  assert_int_equal(mmp_barrier(w), 0);
+}
+
 static void test_user_messages_never_match_collectives(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), flag = 1, got = -1;
@@ -415,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_ibcast_several_in_flight),
       cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
       cmocka_unit_test(test_bcast_inconsistent_root_is_an_error),
+      cmocka_unit_test(test_bcast_inconsistent_radix_is_an_error),
       cmocka_unit_test(test_user_messages_never_match_collectives),
       cmocka_unit_test(test_communicators),
   };
