@@ -13,28 +13,12 @@
  * Selected: for small messages, where log2 p latencies beat every other
  * shape; and inside the groups of the hierarchical broadcast.
  */
-#include <stdlib.h>
-
 #include "tree_common.h"
 
+/* The k-nomial tree of radix 2 is this tree, in this order. */
 int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  const mmp__group_t *g = a->g;
-  int n = g->n, v, mask, parent = -1, nk = 0, rc;
-  int kids[32];
+  mmp__bcast_arg_t b = *a;
 
-  if (g->me < 0)
-    return mmp__bcast_done(s, a->dep);
-  v = mmp__vrank(g->me, a->root, n);
-  for (mask = 1; mask < n; mask <<= 1) {
-    if (v & mask) {
-      parent = mmp__rrank(v - mask, a->root, n);
-      break;
-    }
-  }
-  /* Children: below the bit that names our parent, largest first. */
-  for (mask >>= 1; mask > 0; mask >>= 1)
-    if (v + mask < n)
-      kids[nk++] = mmp__rrank(v + mask, a->root, n);
-  rc = mmp__tree_forward(s, a, parent, kids, nk, 0, a->len, a->phase);
-  return rc;
+  b.radix = 2;
+  return mmp__bcast_knomial(s, &b);
 }

@@ -58,9 +58,6 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
   }
   case MMP_BCAST_BINOMIAL:
     return lg2(P) * (a + m * b);
-  case MMP_BCAST_KNOMIAL: /* at the default radix; not an AUTO candidate */
-    return (MMP__KNOMIAL_RADIX_DEFAULT - 1) *
-           ceil(log(P) / log(MMP__KNOMIAL_RADIX_DEFAULT) - 1e-9) * (a + m * b);
   case MMP_BCAST_SCATTER_RING:
     return (lg2(P) + P - 1) * a + 2 * (P - 1) / P * m * b;
   case MMP_BCAST_SCATTER_RD: {

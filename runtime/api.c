@@ -60,11 +60,12 @@ static int req_done(void *arg) {
 
 /* Waits for `r` and copies its status out. Returns its result. */
 static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
-  if (!req_done(r)) {
-    int was = mmp__progress_sleepy(0);
-    mmp__progress_sleepy(was || r->len > MMP__BULK_BYTES);
+  if (!req_done(r) && r->len > MMP__BULK_BYTES) {
+    int was = mmp__progress_sleepy(1);
     mmp__progress_until(e, req_done, r);
     mmp__progress_sleepy(was);
+  } else if (!req_done(r)) {
+    mmp__progress_until(e, req_done, r);
   }
   if (st != NULL)
     *st = r->status;

@@ -66,17 +66,20 @@ static int env_uint(const char *name, long min, long max, unsigned *out) {
   return 0;
 }
 
-/* MINIMP_SPIN_YIELD: 1 or 0; unset or empty leaves the choice to init. */
-static int env_yield(int *out) {
-  const char *s = getenv("MINIMP_SPIN_YIELD");
+static int env_int(const char *name, long min, long max, int *out,
+                   int *present) {
+  const char *s = getenv(name);
+  long v;
 
-  if (s == NULL || *s == '\0')
+  *present = s != NULL && *s != '\0';
+  if (!*present)
     return 0;
-  if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "MINIMP_SPIN_YIELD='%s' is not 0 or 1", s);
+  if (mmp__parse_long(s, min, max, &v) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not an integer between %ld and %ld",
+             name, s, min, max);
     return MMP_EENV;
   }
-  *out = s[0] == '1';
+  *out = (int)v;
   return 0;
 }
 
@@ -100,7 +103,7 @@ static int env_log_level(void) {
 
 int mmp__config_tuning(mmp__config_t *cfg) {
   const char *s;
-  int rc = 0;
+  int rc = 0, present;
 
   cfg->eager_limit = DEF_EAGER_LIMIT;
   cfg->eager_buffer = 0; /* derived from the job size in init */
@@ -126,7 +129,8 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   rc |= env_size("MINIMP_RNDV_CHUNK", 4096, 1ull << 30, &cfg->chunk);
   rc |= env_size("MINIMP_RNDV_WINDOW", 4096, 1ull << 32, &cfg->window);
   rc |= env_uint("MINIMP_SPIN_US", 0, 10000000, &cfg->spin_us);
-  rc |= env_yield(&cfg->spin_yield);
+  /* 1 or 0; unset leaves the choice to init (spin_yield stays -1). */
+  rc |= env_int("MINIMP_SPIN_YIELD", 0, 1, &cfg->spin_yield, &present);
   rc |= env_uint("MINIMP_PROGRESS_GRACE_US", 10, 10000000, &cfg->grace_us);
   rc |= env_uint("MINIMP_PROGRESS_CHECK_US", 100, 10000000, &cfg->check_us);
   rc |=
@@ -153,23 +157,6 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   }
   if (cfg->window < cfg->chunk)
     cfg->window = cfg->chunk;
-  return 0;
-}
-
-static int env_int(const char *name, long min, long max, int *out,
-                   int *present) {
-  const char *s = getenv(name);
-  long v;
-
-  *present = s != NULL && *s != '\0';
-  if (!*present)
-    return 0;
-  if (mmp__parse_long(s, min, max, &v) != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not an integer between %ld and %ld",
-             name, s, min, max);
-    return MMP_EENV;
-  }
-  *out = (int)v;
   return 0;
 }
 

@@ -263,7 +263,7 @@ void mmp__engine_notify(mmp__engine_t *e) {
 static void progress_main(void *arg) {
   mmp__engine_t *e = arg;
   uint64_t grace = (uint64_t)e->cfg.grace_us * 1000;
-  uint64_t backoff = grace;
+  uint64_t backoff = grace, cap;
   sigset_t all;
 
   /* Signals belong to the application's threads. Blocking SIGPIPE here
@@ -295,9 +295,8 @@ static void progress_main(void *arg) {
       backoff = grace - idle;
     uv_cond_timedwait(&e->prog_cv, &e->lock, backoff);
     e->checks++;
-    backoff = backoff * 2 < (uint64_t)e->cfg.check_us * 1000
-                  ? backoff * 2
-                  : (uint64_t)e->cfg.check_us * 1000;
+    cap = (uint64_t)e->cfg.check_us * 1000; /* may change at init */
+    backoff = backoff * 2 < cap ? backoff * 2 : cap;
   }
   uv_mutex_unlock(&e->lock);
 }
