@@ -69,7 +69,7 @@ static void die(const char *what, int rc) {
       die(#call, rc_);                                                         \
   } while (0)
 
-static void sleep_us(double us) {
+void bench_sleep_us(double us) {
   struct timespec ts;
 
   if (us <= 0)
@@ -147,7 +147,7 @@ static void timed(void *buf, size_t n, const arrival_cfg_t *c, int alg,
     double u;
     CHK(mmp_barrier(mmp_comm_world()));
     u = uniform(rng);
-    sleep_us(delay(c, maxif_s * 1e6, u));
+    bench_sleep_us(delay(c, maxif_s * 1e6, u));
     at[2 * k] = mmp_wtime();
     bcast(buf, n, c, alg);
     at[2 * k + 1] = mmp_wtime();

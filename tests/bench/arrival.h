@@ -34,6 +34,9 @@ typedef struct arrival_cfg_s {
   const char *raw; /* every rank's times, one row per rank and iteration */
 } arrival_cfg_t;
 
+/* Sleeps (never spins: emulated hosts share the CPUs); no-op for us <= 0. */
+void bench_sleep_us(double us);
+
 /* Collective over the world communicator. Prints one row per (size,
  * MAX_IF, algorithm) on rank 0. Returns 0, or 1 if a file failed. */
 int bench_arrival(const arrival_cfg_t *c);

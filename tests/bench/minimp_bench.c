@@ -9,7 +9,8 @@
  *                          [--mode auto|eager|rndv] [--segment S]
  *                          [--groups G] [--inner ALG] [--outer ALG]
  *                          [--radix K]
- *                          [--dests all|N] [--csv FILE] [--svg FILE]
+ *                          [--dests all|N] [--gap auto|US]
+ *                          [--csv FILE] [--svg FILE]
  *                          [--pattern all|rootearly|late20]
  *                          [--maxif US,...|NT,...] [--tm US]
  *                          [--raw FILE]
@@ -26,6 +27,18 @@
  *    the path to i is kept from pipelining, so OL_i is the latency to i;
  *    max_i OL_i estimates the broadcast's latency. --dests N samples N
  *    destinations spread over the ranks (all by default).
+ *    The seed's loop is valid only while E_i exceeds the gap g_j of every
+ *    rank j on i's path, the root included (its section 4). Where the
+ *    root's link is the slowest part, it is not: at 1 KiB on the emulated
+ *    cluster each E_i of a tree whose root sends r messages came out near
+ *    r frame times at 100 Mbit/s, whatever the depth of i, because the
+ *    back-to-back broadcasts queue at the root's link (and empty a shaper's
+ *    token bucket). So by default (--gap auto) each of the M broadcasts is
+ *    timed alone and the root pauses, untimed, for twice that time (at
+ *    least 1 ms) before the next, which lets its link drain; --gap US
+ *    pauses US microseconds, and --gap 0 runs the seed's back-to-back
+ *    loop. RTT_i is always timed back to back. --raw FILE keeps the
+ *    root's E_i, RTT_i and OL_i per destination.
  *  - barrier: M times a barrier then a timed broadcast, as the anchors
  *    (mpi_bcast_bench.c) do; reports the per-node time averaged over
  *    ranks and the worst rank's. The seed shows this over-estimates, so it
@@ -73,8 +86,9 @@ typedef struct opts_s {
   int groups;
   int radix; /* knomial */
   int root;
-  int method; /* 1 ol, 2 barrier, 3 both, 4 arrival */
-  int dests;  /* 0: all */
+  int method;    /* 1 ol, 2 barrier, 3 both, 4 arrival */
+  int dests;     /* 0: all */
+  double gap_us; /* ol: pause before each broadcast; < 0: auto */
   const char *csv;
   const char *svg;
   const char *raw;
@@ -88,27 +102,27 @@ typedef struct opts_s {
 } opts_t;
 
 static int usage(void) {
-  fprintf(
-      stderr,
-      "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
-      "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
-      "[--iters M]\n"
-      "                          [--root R] [--method ol|barrier|both]\n"
-      "                          [--mode auto|eager|rndv] [--segment S]\n"
-      "                          [--groups G] [--inner ALG] [--outer ALG]\n"
-      "                          [--radix K]\n"
-      "                          [--dests all|N] [--csv FILE] [--svg FILE]\n"
-      "                          [--method arrival] "
-      "[--pattern all|rootearly|late20]\n"
-      "                          [--maxif US,..|NT,..] [--tm US] "
-      "[--raw FILE]\n"
-      "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
-      "[--sources 1,4,16]\n"
-      "                        [--sizes 4k,64k] [--total 1m] "
-      "[--sweep s|dist|total|all]\n"
-      "                        [--iters M] [--mode M] [--rows R] "
-      "[--csv FILE] [--svg FILE]\n"
-      "       minimp-bench calibrate\n");
+  fprintf(stderr,
+          "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
+          "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
+          "[--iters M]\n"
+          "                          [--root R] [--method ol|barrier|both]\n"
+          "                          [--mode auto|eager|rndv] [--segment S]\n"
+          "                          [--groups G] [--inner ALG] [--outer ALG]\n"
+          "                          [--radix K]\n"
+          "                          [--dests all|N] [--gap auto|US]\n"
+          "                          [--csv FILE] [--svg FILE]\n"
+          "                          [--method arrival] "
+          "[--pattern all|rootearly|late20]\n"
+          "                          [--maxif US,..|NT,..] [--tm US] "
+          "[--raw FILE]\n"
+          "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
+          "[--sources 1,4,16]\n"
+          "                        [--sizes 4k,64k] [--total 1m] "
+          "[--sweep s|dist|total|all]\n"
+          "                        [--iters M] [--mode M] [--rows R] "
+          "[--csv FILE] [--svg FILE]\n"
+          "       minimp-bench calibrate\n");
   return 2;
 }
 
@@ -200,11 +214,24 @@ static int parse_mode(const char *m, unsigned *out) {
   return 0;
 }
 
+/* "auto" (-1) or a pause in microseconds, 0 to 10 s. */
+static int parse_gap(const char *v, double *out) {
+  char *end;
+
+  if (strcmp(v, "auto") == 0) {
+    *out = -1;
+    return 0;
+  }
+  *out = strtod(v, &end);
+  return end != v && *end == '\0' && *out >= 0 && *out <= 1e7 ? 0 : -1;
+}
+
 static int parse_opts(int argc, char **argv, opts_t *o) {
   int i;
 
   memset(o, 0, sizeof(*o));
   o->method = 3;
+  o->gap_us = -1;
   for (i = 2; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int bad = v == NULL;
@@ -224,6 +251,8 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       bad = bad || (o->radix = atoi(v)) < 0;
     else if (strcmp(a, "--root") == 0)
       bad = bad || (o->root = atoi(v)) < 0;
+    else if (strcmp(a, "--gap") == 0)
+      bad = bad || parse_gap(v, &o->gap_us) != 0;
     else if (strcmp(a, "--dests") == 0)
       o->dests = bad || strcmp(v, "all") == 0 ? 0 : atoi(v);
     else if (strcmp(a, "--maxif") == 0)
@@ -384,12 +413,23 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
   CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
 }
 
-/* Seed 003: latency to destination i, corrected for the ACK. */
+/* The untimed pause before the next of ol_to's broadcasts, after one that
+ * took `took` seconds. */
+static double ol_gap_us(const opts_t *o, double took) {
+  double g = 2 * took * 1e6;
+
+  if (o->gap_us >= 0)
+    return o->gap_us;
+  return g > 1000 ? g : 1000;
+}
+
+/* Seed 003: latency to destination i, corrected for the ACK. On the root,
+ * e_rtt receives E_i and RTT_i. */
 static double ol_to(void *buf, size_t n, int root, int dest, int M,
-                    const opts_t *o, int alg) {
+                    const opts_t *o, int alg, double e_rtt[2]) {
   mmp_comm_t *w = mmp_comm_world();
   int me = mmp_comm_rank(w), x;
-  double t1 = 0, rtt = 0, e = 0;
+  double t1 = 0, rtt = 0, e = 0, t0 = 0, took = 0;
 
   if (me == root) {
     t1 = mmp_wtime();
@@ -404,32 +444,46 @@ static double ol_to(void *buf, size_t n, int root, int dest, int M,
       CHECK(mmp_send(NULL, 0, root, 101, w));
     }
   }
-  /* One broadcast and ACK first, then M timed ones. */
+  /* One broadcast and ACK first, then M timed ones: back to back with
+   * --gap 0 (one clock read for all), else each alone after a pause. */
   for (x = 0; x <= M; x++) {
-    if (me == root && x == 1)
-      t1 = mmp_wtime();
+    if (me == root && (x <= 1 || o->gap_us != 0)) {
+      if (x > 0)
+        bench_sleep_us(ol_gap_us(o, took));
+      t0 = mmp_wtime();
+    }
     bcast_once(buf, n, root, o, alg);
-    if (me == root)
+    if (me == root) {
       CHECK(mmp_recv(NULL, 0, dest, 102, w, NULL));
-    else if (me == dest)
+      took = mmp_wtime() - t0;
+      if (x > 0 && o->gap_us != 0)
+        e += took;
+    } else if (me == dest) {
       CHECK(mmp_send(NULL, 0, root, 102, w));
+    }
   }
   if (me == root)
-    e = (mmp_wtime() - t1) / M;
+    e = (o->gap_us != 0 ? e : mmp_wtime() - t0) / M;
+  e_rtt[0] = e;
+  e_rtt[1] = rtt;
   return e - rtt / 2;
 }
 
+/* raw: the root's file for one row per destination, or NULL. */
 static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
-                      double *avg, double *mx) {
+                      FILE *raw, double *avg, double *mx) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), root = o->root % p, i, count = 0;
   int want = o->dests > 0 && o->dests < p - 1 ? o->dests : p - 1;
-  double sum = 0, worst = 0;
+  double sum = 0, worst = 0, er[2] = {0, 0};
 
   for (i = 1; i <= want; i++) {
     /* Spread the sampled destinations over the virtual ranks. */
     int dest = (root + (i * (p - 1) + want - 1) / want) % p;
-    double ol = ol_to(buf, n, root, dest, M, o, alg);
+    double ol = ol_to(buf, n, root, dest, M, o, alg, er);
+    if (raw != NULL)
+      fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", mmp_bcast_alg_name(alg), p,
+              n, dest, er[0] * 1e6, er[1] * 1e6, ol * 1e6);
     sum += ol;
     worst = ol > worst ? ol : worst;
     count++;
@@ -506,7 +560,7 @@ static int cmd_arrival(opts_t *o) {
 static int cmd_bcast(opts_t *o) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), r = mmp_comm_rank(w), a, s, m;
-  FILE *csv = NULL;
+  FILE *csv = NULL, *raw = NULL;
   size_t maxn = 0;
   uint8_t *buf;
   static svg_chart_t chart;
@@ -525,6 +579,14 @@ static int cmd_bcast(opts_t *o) {
       mmp_abort(1);
     }
     fprintf(csv, "method,alg,chosen,p,size,avg_us,max_us\n");
+  }
+  if (r == o->root % p && o->raw != NULL && (o->method & 1)) {
+    raw = fopen(o->raw, "w");
+    if (raw == NULL) {
+      perror(o->raw);
+      mmp_abort(1);
+    }
+    fprintf(raw, "alg,p,size,dest,e_us,rtt_us,ol_us\n");
   }
   if (r == 0)
     printf("%-8s %-13s %-13s %4s %10s %12s %12s\n", "method", "algorithm",
@@ -547,7 +609,7 @@ static int cmd_bcast(opts_t *o) {
                  o->nsizes * o->nalgs, mmp_bcast_alg_name(alg), n,
                  m == 1 ? "max OL_i" : "barrier loop");
         if (m == 1)
-          method_ol(buf, n, o, alg, M, &avg, &mx);
+          method_ol(buf, n, o, alg, M, raw, &avg, &mx);
         else
           method_barrier(buf, n, o, alg, M, &avg, &mx);
         if (r != 0)
@@ -569,6 +631,8 @@ static int cmd_bcast(opts_t *o) {
   }
   if (csv != NULL)
     fclose(csv);
+  if (raw != NULL)
+    fclose(raw);
   if (r == 0 && o->svg != NULL) {
     char title[128];
     snprintf(title, sizeof(title), "broadcast, p = %d: time against size", p);
