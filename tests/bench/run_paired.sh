@@ -11,25 +11,47 @@
 #     sleep:MINIMP_SPIN_YIELD=0:auto yield:-:auto
 # Needs root, the cluster up (tests/netcluster up N 100mbit) and the
 # anchors built (../shared/anchors/build.sh).
+# METHOD=ol measures seed 003's max OL_i instead (minimp-bench --method ol,
+# default gap), against Open MPI only, through mpi_ol_bench.c, which this
+# script compiles into BUILD_DIR/tests with mpicc.openmpi.
 set -eu
 b=$1 n=$2 size=$3 iters=$4 rounds=$5
 shift 5
+method=${METHOD:-barrier}
 here=$(cd "$(dirname "$0")" && pwd)
 anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
 hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+hf=$(mktemp)
+trap 'rm -f "$out" "$hf"' EXIT
+seq -f 'h%g slots=1' 0 $((n - 1)) > "$hf"
+if [ "$method" = ol ]; then
+  mpicc.openmpi -O2 -o "$b/tests/mpi_ol_bench" "$here/mpi_ol_bench.c" -lm
+fi
+# Open MPI's max OL_i, with run_bcast.sh's options.
+ompi_ol() {
+  timeout 600 ip netns exec h0 unshare --uts sh -c "hostname h0; \
+    mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf \
+    --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self \
+    --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+    --mca mpi_yield_when_idle 1 $b/tests/mpi_ol_bench $size $iters" 2>&1 |
+    tail -1 | awk 'NF == 3 {print "openmpi", $3}'
+}
 for r in $(seq 1 "$rounds"); do
-  "$anchors/run_bcast.sh" "$n" "$size" "$iters" 2>/dev/null |
-    awk '$2 == "p='"$n"'" && NF == 7 {print $1, $6}' >> "$out"
+  if [ "$method" = ol ]; then
+    ompi_ol >> "$out"
+  else
+    "$anchors/run_bcast.sh" "$n" "$size" "$iters" 2>/dev/null |
+      awk '$2 == "p='"$n"'" && NF == 7 {print $1, $6}' >> "$out"
+  fi
   for spec in "$@"; do
     label=${spec%%:*} rest=${spec#*:}
     envs=${rest%%:*} alg=${rest#*:}
     [ "$envs" = "-" ] && envs="" || envs=$(echo "$envs" | tr , ' ')
     v=$(env $envs ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
         --host "$hosts" --iface eth0 --timeout 600 "$b/tests/minimp-bench" bcast \
-        --method barrier --algs "$alg" --sizes "$size" --iters "$iters" 2>/dev/null |
-        awk '$1 == "barrier" {print $6}')
+        --method "$method" --algs "$alg" --sizes "$size" --iters "$iters" 2>/dev/null |
+        awk -v m="$method" '$1 == m {print (m == "ol" ? $7 : $6)}')
     echo "$label ${v:-nan}" >> "$out"
   done
   echo "round $r of $rounds" >&2
