@@ -70,6 +70,20 @@ uint64_t mmp__debug_progress_checks(unsigned *check_us) {
   return v;
 }
 
+uint64_t mmp__debug_polls(int *yield, int *long_waits) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t v;
+
+  if (e == NULL)
+    return 0;
+  uv_mutex_lock(&e->lock);
+  v = e->polls;
+  *yield = e->cfg.spin_yield;
+  *long_waits = e->long_waits;
+  uv_mutex_unlock(&e->lock);
+  return v;
+}
+
 uint64_t mmp__debug_eager_buffer(void) {
   mmp__engine_t *e = mmp__eng;
   return e != NULL ? e->cfg.eager_buffer : 0;

@@ -272,6 +272,9 @@ typedef struct mmp__engine_s {
   int nlost;         /* peers in MMP__P_DOWN (lock) */
   uint64_t activity; /* bumped by the transport whenever bytes move;
                         loop owner only (progress.c) */
+  int long_waits;    /* blocking waits in a row that outlasted the
+                        yielding spin (progress.c; lock) */
+  uint64_t polls;    /* loop passes that polled rather than slept (lock) */
   int stop;
   const mmp__tp_ops_t *ops;
   mmp__tp_t *tp; /* loop context only */
@@ -466,6 +469,9 @@ uint64_t mmp__debug_eager_buffer(void);
 /* Times the progress thread has woken to check for an idle application,
  * and the longest interval between two such checks, in microseconds. */
 uint64_t mmp__debug_progress_checks(unsigned *check_us);
+/* Polling passes so far; *yield: whether polling yields, *long_waits: the
+ * waits in a row that outlasted the spin. */
+uint64_t mmp__debug_polls(int *yield, int *long_waits);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 

@@ -356,6 +356,55 @@ static void test_progress_thread_stays_away_while_waiting(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+/* Where polling yields (ranks share CPUs), a wait that follows two waits
+ * longer than the spin sleeps at once, without a single polling pass; a
+ * run of short waits (a ping-pong) brings the polling back. */
+static void test_spin_skipped_after_long_waits(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int yield = 0, streak = 0, i;
+  uint64_t p0, p1;
+  char c = 0;
+  (void)state;
+
+  mmp__debug_polls(&yield, &streak);
+  assert_int_equal(mr_barrier(), 0);
+  if (!yield) {
+    if (mr_rank() == 0)
+      print_message("polling does not yield here: nothing to check\n");
+    return;
+  }
+  for (i = 0; i < 3 && mr_rank() <= 1; i++) {
+    if (mr_rank() == 0) {
+      usleep(30 * 1000); /* far beyond the 100 us spin of this run */
+      c = (char)i;
+      assert_int_equal(mmp_send(&c, 1, 1, 46, w), 0);
+      continue;
+    }
+    p0 = mmp__debug_polls(&yield, &streak);
+    assert_int_equal(mmp_recv(&c, 1, 0, 46, w, NULL), 0);
+    p1 = mmp__debug_polls(&yield, &streak);
+    assert_int_equal(c, i);
+    assert_true(streak >= i + 1);
+    if (i == 2)
+      assert_true(p1 == p0); /* slept at once */
+  }
+  /* Short waits: the spin comes back. */
+  for (i = 0; i < 50 && mr_rank() <= 1; i++) {
+    if (mr_rank() == 0) {
+      assert_int_equal(mmp_send(&c, 1, 1, 47, w), 0);
+      assert_int_equal(mmp_recv(&c, 1, 1, 47, w, NULL), 0);
+    } else {
+      if (i == 0)
+        p0 = mmp__debug_polls(&yield, &streak);
+      assert_int_equal(mmp_recv(&c, 1, 0, 47, w, NULL), 0);
+      assert_int_equal(mmp_send(&c, 1, 0, 47, w), 0);
+    }
+  }
+  if (mr_rank() == 1)
+    assert_true(mmp__debug_polls(&yield, &streak) > p0);
+  assert_int_equal(mr_barrier(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rndv_send_waits_for_receive),
@@ -369,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_blocking_wait_sleeps),
       cmocka_unit_test(test_progress_while_computing),
       cmocka_unit_test(test_progress_thread_stays_away_while_waiting),
+      cmocka_unit_test(test_spin_skipped_after_long_waits),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }
