@@ -258,7 +258,7 @@ static void auto_choose(mmp_comm_t *comm, size_t len, const mmp__netmodel_t *nm,
     *groups = comm->bcast_auto[slot].groups;
     return;
   }
-  best = mmp__bcast_choose(comm->size, len, nm, alg, seg, groups);
+  best = mmp__bcast_choose_auto(comm->size, len, nm, alg, seg, groups);
   if (mmp__bcast_arrival_pays(comm->size, len, nm, best)) {
     /* arrival_nb's pushes must go eager: fit the receivers' eager
      * buffers (half, for whatever else is unexpected) and one frame;
@@ -421,7 +421,8 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   *out = defaults;
   out->algorithm = h.alg;
   out->segment = h.seg;
-  out->groups = (int)h.groups;
+  out->groups = h.alg == MMP_BCAST_KNOMIAL ? 0 : (int)h.groups;
+  out->radix = h.alg == MMP_BCAST_KNOMIAL ? (int)h.groups : 0;
   out->inner = h.inner;
   out->outer = h.outer;
   return 0;

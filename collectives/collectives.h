@@ -326,6 +326,13 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
 double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
                          size_t *seg, int *groups);
 
+/* MMP_BCAST_AUTO's static choice: mmp__bcast_choose's, except that where
+ * ranks share CPUs the k-nomial tree (radix MMP__KNOMIAL_RADIX_DEFAULT)
+ * takes the small messages it gives a tree. Not for the algorithms inside
+ * and between hierarchical groups, which the k-nomial tree cannot be. */
+double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
+                              int *alg, size_t *seg, int *groups);
+
 /* beta (s/byte) and the burst allowance (bytes) from the best half round
  * trips of 1-byte, 64 KiB and 1 MiB ping-pongs (seconds); select.c. */
 void mmp__net_beta_burst(double one, double small, double large, double *beta,

@@ -177,16 +177,31 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
       *groups = c == MMP_BCAST_HIERARCHICAL ? G : 0;
     }
   }
-  /* Where ranks outnumber CPUs, the binomial tree's root and upper nodes,
-   * sending log2 p messages in a row, wake children that take the shared
-   * cores from them before their last sends; the binary tree's nodes send
-   * two and sleep. Measured on the emulated cluster (16 hosts on 2
-   * cores), 1 KiB, seed 003's max OL, medians of 3: binary 186 us against
-   * binomial 274 (p = 8) and 221 against 375 (p = 16); on the barrier
-   * metric the two are within 2%. The model prices binary higher, so the
-   * swap is a rule, not a formula. */
+  /* Where ranks outnumber CPUs, the binary tree replaces the binomial one
+   * inside and between hierarchical groups (and, in AUTO's own choice,
+   * gives way to the k-nomial tree: mmp__bcast_choose_auto). Its nodes
+   * send two messages each; on seed 003's max OL_i it measured 1.25 x
+   * faster than the binomial tree at 1 KiB, p = 16 (algorithms.md). */
   if (nm->shared && *alg == MMP_BCAST_BINOMIAL && p > 2)
     *alg = MMP_BCAST_BINARY;
+  return best;
+}
+
+/* Where ranks outnumber CPUs the hop, not the send, is what a small
+ * broadcast pays most for: waiting for one of the shared CPUs. The
+ * k-nomial tree of radix 3 is one level shallower than the binary tree at
+ * p = 16 and measured faster on both metrics there, with waits that stop
+ * spinning after long waits (progress.c): 1 KiB, p = 16, paired rounds,
+ * max OL_i 335 against 354 us, the anchors' loop 202 against 236 us;
+ * p = 8, max OL_i 186 against 215 us (performance.md). Hockney's model
+ * prices every radix above 2 higher (each level is k - 1 sends in a row),
+ * so this is a rule, not a formula. */
+double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
+                              int *alg, size_t *seg, int *groups) {
+  double best = mmp__bcast_choose(p, len, nm, alg, seg, groups);
+
+  if (nm->shared && *alg == MMP_BCAST_BINARY && p > 2)
+    *alg = MMP_BCAST_KNOMIAL;
   return best;
 }
 

@@ -25,19 +25,30 @@ static int chosen(int p, size_t len, const mmp__netmodel_t *nm) {
   return alg;
 }
 
-static void test_small_messages_binary_where_cpus_are_shared(void **st) {
+static int auto_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
+  int alg, groups;
+  size_t seg;
+
+  mmp__bcast_choose_auto(p, len, nm, &alg, &seg, &groups);
+  return alg;
+}
+
+static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
   mmp__netmodel_t shared = cluster;
 
   (void)st;
   shared.shared = 1;
-  assert_int_equal(chosen(16, 1024, &cluster), MMP_BCAST_BINOMIAL);
-  assert_int_equal(chosen(8, 1024, &cluster), MMP_BCAST_BINOMIAL);
+  assert_int_equal(auto_chosen(16, 1024, &cluster), MMP_BCAST_BINOMIAL);
+  assert_int_equal(auto_chosen(8, 1024, &cluster), MMP_BCAST_BINOMIAL);
+  assert_int_equal(auto_chosen(16, 1024, &shared), MMP_BCAST_KNOMIAL);
+  assert_int_equal(auto_chosen(8, 1024, &shared), MMP_BCAST_KNOMIAL);
+  /* Inside hierarchical groups, where the k-nomial tree cannot go. */
   assert_int_equal(chosen(16, 1024, &shared), MMP_BCAST_BINARY);
-  assert_int_equal(chosen(8, 1024, &shared), MMP_BCAST_BINARY);
+  assert_int_equal(chosen(4, 1024, &shared), MMP_BCAST_BINARY);
   /* Larger messages keep their choice; two ranks need no tree. */
-  assert_int_equal(chosen(16, 64 << 10, &shared),
+  assert_int_equal(auto_chosen(16, 64 << 10, &shared),
                    chosen(16, 64 << 10, &cluster));
-  assert_int_equal(chosen(2, 1024, &shared), MMP_BCAST_BINOMIAL);
+  assert_int_equal(auto_chosen(2, 1024, &shared), MMP_BCAST_BINOMIAL);
 }
 
 static int arrival_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
@@ -110,7 +121,7 @@ static void test_burst_seen_through_cpu_noise(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_small_messages_binary_where_cpus_are_shared),
+      cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_arrival_chosen_for_large_messages_on_the_cluster),
       cmocka_unit_test(test_arrival_never_chosen_where_it_cannot_pay),
       cmocka_unit_test(test_arrival_window),
