@@ -3,7 +3,7 @@
  * Broadcast: the public calls, argument checks, option resolution and the
  * hierarchical composition (seed 001, section 3). Each algorithm proper
  * lives in its own bcast_<name>.c as a schedule builder; this file picks
- * one (mmp__bcast_choose for MMP_BCAST_AUTO), describes the choice in the
+ * one (mmp__bcast_choose_auto for MMP_BCAST_AUTO), describes the choice in the
  * header that travels with the first message, and runs the schedule.
  */
 #include <math.h>
@@ -324,9 +324,11 @@ static int resolve(mmp_comm_t *comm, size_t len, const mmp_bcast_opts_t *o,
     h->inner = (uint8_t)in;
     h->outer = (uint8_t)out;
   }
+  /* AUTO's k-nomial tree has the default radix, whatever opts.radix. */
   if (alg == MMP_BCAST_KNOMIAL)
-    h->groups =
-        (uint32_t)(o->radix > 0 ? o->radix : MMP__KNOMIAL_RADIX_DEFAULT);
+    h->groups = (uint32_t)(o->algorithm == MMP_BCAST_KNOMIAL && o->radix > 0
+                               ? o->radix
+                               : MMP__KNOMIAL_RADIX_DEFAULT);
   if (alg == MMP_BCAST_SYMMETRIC || alg == MMP_BCAST_ARRIVAL_B ||
       alg == MMP_BCAST_ARRIVAL_NB)
     return resolve_dynamic(comm, len, o, h);

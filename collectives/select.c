@@ -141,17 +141,25 @@ static double cost_burst(int alg, int p, double m, double X, int G,
   return t > bytes * nm->beta ? t : bytes * nm->beta;
 }
 
+/* hier: the hierarchical algorithm may compete; knomial: AUTO's own
+ * top-level choice, which the k-nomial tree may take. */
 static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
-                     int *alg, size_t *seg, int *groups) {
+                     int knomial, int *alg, size_t *seg, int *groups) {
   /* On a tie (within 3%) the earlier wins: trees before the
    * scatter-allgathers, whose every step needs every rank at once and so
    * pays most where ranks wait for CPUs (measured on the emulated cluster
    * at 4 KiB, p = 16: binary 272 us, scatter-recursive-doubling 794 us,
    * both 8 alpha in the model). */
-  static const int cands[] = {
-      MMP_BCAST_BINOMIAL, MMP_BCAST_BINARY,       MMP_BCAST_SPLIT_BINARY,
-      MMP_BCAST_PIPELINE, MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
-      MMP_BCAST_CHAIN,    MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
+  /* The chain is no candidate: it is the pipelined chain with one
+   * segment, which the pipeline's optimal X already covers, and alone it
+   * won only where the burst allowance's latency terms hide what each hop
+   * pays to store and forward the whole message (at p = 16, 64 KiB, when
+   * alpha reads above about 190 us): in 1 job of 3 on the emulated
+   * cluster, 9.6 ms against the pipeline's 2.6 ms (performance.md). */
+  static const int cands[] = {MMP_BCAST_BINOMIAL,     MMP_BCAST_BINARY,
+                              MMP_BCAST_SPLIT_BINARY, MMP_BCAST_PIPELINE,
+                              MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
+                              MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
   double m = (double)len, best = INFINITY;
   size_t pseg = mmp__pipeline_seg(p, len, nm);
   int G = (int)ceil(sqrt((double)p));
@@ -177,44 +185,43 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
       *groups = c == MMP_BCAST_HIERARCHICAL ? G : 0;
     }
   }
-  /* Where ranks outnumber CPUs, the binary tree replaces the binomial one
-   * inside and between hierarchical groups (and, in AUTO's own choice,
-   * gives way to the k-nomial tree: mmp__bcast_choose_auto). Its nodes
-   * send two messages each; on seed 003's max OL_i it measured 1.25 x
-   * faster than the binomial tree at 1 KiB, p = 16 (algorithms.md). */
+  /* Where ranks outnumber CPUs the hop, not the send, is what a small
+   * broadcast pays most for: waiting for one of the shared CPUs. There
+   * AUTO's own choice takes the k-nomial tree of radix 3, one level
+   * shallower than the binary tree at p = 16, where the formulas pick the
+   * binomial tree: 1 KiB, p = 16, paired rounds, max OL_i 335 against the
+   * binary tree's 354 us, the anchors' loop 202 against 236 us
+   * (performance.md). Inside and between hierarchical groups, where the
+   * k-nomial tree cannot go, the binary tree takes its place, whose nodes
+   * send two messages each (before waits stopped polling after long ones,
+   * it measured 1.25 x faster than the binomial tree on max OL_i at 1 KiB,
+   * p = 16). Hockney's model prices all three as binomial <= binary,
+   * k-nomial, so this is a rule, not a formula. */
   if (nm->shared && *alg == MMP_BCAST_BINOMIAL && p > 2)
-    *alg = MMP_BCAST_BINARY;
+    *alg = knomial ? MMP_BCAST_KNOMIAL : MMP_BCAST_BINARY;
   return best;
 }
 
-/* Where ranks outnumber CPUs the hop, not the send, is what a small
- * broadcast pays most for: waiting for one of the shared CPUs. The
- * k-nomial tree of radix 3 is one level shallower than the binary tree at
- * p = 16 and measured faster on both metrics there, with waits that stop
- * spinning after long waits (progress.c): 1 KiB, p = 16, paired rounds,
- * max OL_i 335 against 354 us, the anchors' loop 202 against 236 us;
- * p = 8, max OL_i 186 against 215 us (performance.md). Hockney's model
- * prices every radix above 2 higher (each level is k - 1 sends in a row),
- * so this is a rule, not a formula. */
-double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
-                              int *alg, size_t *seg, int *groups) {
-  double best = mmp__bcast_choose(p, len, nm, alg, seg, groups);
-
-  if (nm->shared && *alg == MMP_BCAST_BINARY && p > 2)
-    *alg = MMP_BCAST_KNOMIAL;
-  return best;
-}
-
-double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
-                         size_t *seg, int *groups) {
+static double choose_nested(int p, size_t len, const mmp__netmodel_t *nm,
+                            int knomial, int *alg, size_t *seg, int *groups) {
   /* Inside the hierarchical cost, sub-choices are flat (no recursion). */
   static _Thread_local int depth;
   double t;
 
   depth++;
-  t = choose(p, len, nm, depth == 1, alg, seg, groups);
+  t = choose(p, len, nm, depth == 1, knomial && depth == 1, alg, seg, groups);
   depth--;
   return t;
+}
+
+double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
+                              int *alg, size_t *seg, int *groups) {
+  return choose_nested(p, len, nm, 1, alg, seg, groups);
+}
+
+double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
+                         size_t *seg, int *groups) {
+  return choose_nested(p, len, nm, 0, alg, seg, groups);
 }
 
 double mmp__arrival_window(int p, size_t len, const mmp__netmodel_t *nm) {
@@ -244,7 +251,7 @@ double mmp__bcast_choose_flat(int p, size_t len, const mmp__netmodel_t *nm,
                               int *alg, size_t *seg) {
   int groups;
 
-  return choose(p, len, nm, 0, alg, seg, &groups);
+  return choose(p, len, nm, 0, 0, alg, seg, &groups);
 }
 
 /* ---- Measuring the model ------------------------------------------------ */
