@@ -116,10 +116,10 @@ int mmp__engine_init(mmp__engine_t *e) {
  * the next one sleeps at once, until a wait ends within spin_us again.
  * A rank woken from sleep that then spins through a long wait takes the
  * shared CPUs from the ranks still sending: on the emulated cluster (16
- * ranks, 2 cores) a flat 1 KiB broadcast with a pause of a few ms between
- * broadcasts measured a max OL_i of 1.5-1.6 ms spinning, 0.45 ms sleeping
- * (performance.md). Waits that end within the spin, as in back-to-back
- * collectives, keep spinning.
+ * ranks, 2 cores), with a pause of a few ms between 1 KiB broadcasts, a
+ * flat broadcast's max OL_i went from 1248 to 468 us with this rule
+ * (medians of 6 paired rounds; performance.md). Waits that end within the
+ * spin, as in back-to-back collectives, keep spinning.
  */
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;

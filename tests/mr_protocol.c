@@ -356,14 +356,14 @@ static void test_progress_thread_stays_away_while_waiting(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
-/* Where polling yields (ranks share CPUs), a wait that follows two waits
- * longer than the spin sleeps at once, without a single polling pass; a
- * run of short waits (a ping-pong) brings the polling back. */
+/* Where polling yields (ranks share CPUs), a wait after two waits in a row
+ * that outlasted the spin sleeps at once, without a single polling pass;
+ * a wait that ends within the spin brings the polling back. */
 static void test_spin_skipped_after_long_waits(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int yield = 0, streak = 0, i;
   uint64_t p0, p1;
-  char c = 0;
+  char c = 1;
   (void)state;
 
   mmp__debug_polls(&yield, &streak);
@@ -373,35 +373,43 @@ static void test_spin_skipped_after_long_waits(void **state) {
       print_message("polling does not yield here: nothing to check\n");
     return;
   }
+  /* Ping-pong until a wait of rank 1's ends within the spin (the streak
+   * then reads 0), for at most 5 s; rank 1's byte says whether to go on. */
+  if (mr_rank() == 0) {
+    while (c != 0) {
+      assert_int_equal(mmp_send(&c, 1, 1, 47, w), 0);
+      assert_int_equal(mmp_recv(&c, 1, 1, 47, w, NULL), 0);
+    }
+  } else if (mr_rank() == 1) {
+    double t0 = mmp_wtime();
+    do {
+      assert_int_equal(mmp_recv(&c, 1, 0, 47, w, NULL), 0);
+      mmp__debug_polls(&yield, &streak);
+      c = streak != 0 && mmp_wtime() - t0 < 5.0;
+      assert_int_equal(mmp_send(&c, 1, 0, 47, w), 0);
+    } while (c != 0);
+    assert_int_equal(streak, 0);
+  }
+  /* Three waits far beyond the spin (1 ms in this run): the first two
+   * poll, the third does not. */
   for (i = 0; i < 3 && mr_rank() <= 1; i++) {
     if (mr_rank() == 0) {
-      usleep(30 * 1000); /* far beyond the 100 us spin of this run */
+      usleep(30 * 1000);
       c = (char)i;
       assert_int_equal(mmp_send(&c, 1, 1, 46, w), 0);
       continue;
     }
     p0 = mmp__debug_polls(&yield, &streak);
+    assert_int_equal(streak, i);
     assert_int_equal(mmp_recv(&c, 1, 0, 46, w, NULL), 0);
-    p1 = mmp__debug_polls(&yield, &streak);
     assert_int_equal(c, i);
-    assert_true(streak >= i + 1);
-    if (i == 2)
+    p1 = mmp__debug_polls(&yield, &streak);
+    assert_int_equal(streak, i + 1);
+    if (i < 2)
+      assert_true(p1 > p0);
+    else
       assert_true(p1 == p0); /* slept at once */
   }
-  /* Short waits: the spin comes back. */
-  for (i = 0; i < 50 && mr_rank() <= 1; i++) {
-    if (mr_rank() == 0) {
-      assert_int_equal(mmp_send(&c, 1, 1, 47, w), 0);
-      assert_int_equal(mmp_recv(&c, 1, 1, 47, w, NULL), 0);
-    } else {
-      if (i == 0)
-        p0 = mmp__debug_polls(&yield, &streak);
-      assert_int_equal(mmp_recv(&c, 1, 0, 47, w, NULL), 0);
-      assert_int_equal(mmp_send(&c, 1, 0, 47, w), 0);
-    }
-  }
-  if (mr_rank() == 1)
-    assert_true(mmp__debug_polls(&yield, &streak) > p0);
   assert_int_equal(mr_barrier(), 0);
 }
 
