@@ -4,7 +4,7 @@
  * `minimp-bench bcast --method ol` measures libminimp, so that the two
  * can be compared on that metric (the anchors in ../shared/anchors time
  * only the per-node loop after a barrier). Not part of the meson build:
- * tests/bench/run_ol_paired.sh compiles it with mpicc.openmpi.
+ * METHOD=ol tests/bench/run_paired.sh compiles it with mpicc.openmpi.
  *
  * For each destination i: RTT_i from M zero-byte ping-pongs; one broadcast
  * and ACK from i untimed; then M broadcasts, each followed by an ACK from
@@ -13,7 +13,7 @@
  * 1 ms; 0 runs the seed's back-to-back loop, timed as a whole).
  * OL_i = E_i - RTT_i / 2.
  *
- * usage: mpi_ol_bench SIZE ITERS [GAP_US|auto]
+ * usage: mpi_ol_bench SIZE ITERS [GAP_US|auto]   (SIZE in bytes)
  * prints: size avg_OL_us max_OL_us
  */
 #include <math.h>
@@ -28,15 +28,17 @@ static double ol_to(char *buf, int n, int dest, int M, double gap) {
   double t0 = 0, rtt = 0, e = 0, took = 0;
 
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  /* The first ping-pong is not timed: it may open the connection. */
   if (me == 0) {
-    t0 = MPI_Wtime();
-    for (x = 0; x < M; x++) {
+    for (x = -1; x < M; x++) {
+      if (x == 0)
+        t0 = MPI_Wtime();
       MPI_Send(NULL, 0, MPI_BYTE, dest, 101, MPI_COMM_WORLD);
       MPI_Recv(NULL, 0, MPI_BYTE, dest, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     rtt = (MPI_Wtime() - t0) / M;
   } else if (me == dest) {
-    for (x = 0; x < M; x++) {
+    for (x = -1; x < M; x++) {
       MPI_Recv(NULL, 0, MPI_BYTE, 0, 101, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(NULL, 0, MPI_BYTE, 0, 101, MPI_COMM_WORLD);
     }
@@ -76,8 +78,15 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: mpi_ol_bench SIZE ITERS [GAP_US|auto]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  if (argc > 3 && strcmp(argv[3], "auto") != 0)
-    gap = atof(argv[3]);
+  if (argc > 3 && strcmp(argv[3], "auto") != 0) {
+    char *end;
+    gap = strtod(argv[3], &end);
+    if (end == argv[3] || *end != '\0' || gap < 0) {
+      if (r == 0)
+        fprintf(stderr, "mpi_ol_bench: bad gap '%s'\n", argv[3]);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
   buf = calloc((size_t)n + 1, 1);
   MPI_Bcast(buf, n, MPI_BYTE, 0, MPI_COMM_WORLD);
   for (i = 1; i < p; i++) {

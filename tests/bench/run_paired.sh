@@ -18,6 +18,7 @@ set -eu
 b=$1 n=$2 size=$3 iters=$4 rounds=$5
 shift 5
 method=${METHOD:-barrier}
+case $method in barrier | ol) ;; *) echo "METHOD must be barrier or ol" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
 hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
@@ -25,17 +26,18 @@ out=$(mktemp)
 hf=$(mktemp)
 trap 'rm -f "$out" "$hf"' EXIT
 seq -f 'h%g slots=1' 0 $((n - 1)) > "$hf"
+olb=$(cd "$b" && pwd)/tests/mpi_ol_bench
 if [ "$method" = ol ]; then
-  mpicc.openmpi -O2 -o "$b/tests/mpi_ol_bench" "$here/mpi_ol_bench.c" -lm
+  mpicc.openmpi -O2 -o "$olb" "$here/mpi_ol_bench.c" -lm
 fi
 # Open MPI's max OL_i, with run_bcast.sh's options.
 ompi_ol() {
   timeout 600 ip netns exec h0 unshare --uts sh -c "hostname h0; \
-    mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf \
-    --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self \
+    mpirun.openmpi --allow-run-as-root -np $n --hostfile '$hf' \
+    --mca plm_rsh_agent '$anchors/nsrsh' --mca btl tcp,self \
     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-    --mca mpi_yield_when_idle 1 $b/tests/mpi_ol_bench $size $iters" 2>&1 |
-    tail -1 | awk 'NF == 3 {print "openmpi", $3}'
+    --mca mpi_yield_when_idle 1 '$olb' $size $iters" 2>&1 |
+    awk -v s="$size" 'NF == 3 && $1 == s {print "openmpi", $3}'
 }
 for r in $(seq 1 "$rounds"); do
   if [ "$method" = ol ]; then
