@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * k-nomial tree broadcast: the binomial tree with radix k (Open MPI's
- * default for small messages uses k = 4).
+ * k-nomial tree broadcast: the binomial tree with radix k (Open MPI 4.1
+ * has it as coll_tuned_bcast_algorithm 7, radix 4 by default).
  *
  * Write virtual ranks (relative to the root) in base k. Rank v receives
  * from v with its lowest nonzero digit cleared, and sends to v + j k^i for
@@ -10,15 +10,16 @@
  * a rank holding the message sends it k - 1 times:
  *   (k - 1) ceil(log_k p) (alpha + m beta).
  * Hockney's model prices that above the binomial tree (k = 2) for every
- * k > 2. The tree pays where a hop's cost is mostly latency that
- * back-to-back sends overlap (LogP's L rather than o): on the emulated
- * cluster, where a hop is dominated by waiting for one of the shared CPUs,
- * radix 3 measured 0.85 x the binary tree's per-node time at 1 KiB,
- * p = 16 (performance.md). Segments pipeline as in the binomial tree.
+ * k > 2. The tree pays where a hop's cost is mostly waiting rather than
+ * sending: on the emulated cluster (16 ranks on 2 shared cores) a hop is
+ * mostly waiting for a CPU, and radix 3, one level shallower than the
+ * binary tree at p = 16, measured faster than it on both seed 003's max
+ * OL_i and the anchors' loop at 1 KiB (performance.md). Segments pipeline
+ * as in the binomial tree.
  *
- * Selected: only when asked for (MMP_BCAST_KNOMIAL, opts.radix): on seed
- * 003's per-destination metric it measured 1.4 x the binary tree on the
- * same cluster, so AUTO does not choose it (algorithms.md).
+ * Selected: by AUTO, with radix 3, for the small messages the formulas
+ * give a tree, where ranks share CPUs (select.c); otherwise when asked
+ * for (MMP_BCAST_KNOMIAL, opts.radix).
  */
 #include "tree_common.h"
 
