@@ -328,8 +328,9 @@ double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
 
 /* MMP_BCAST_AUTO's static choice: mmp__bcast_choose's, except that where
  * ranks share CPUs the k-nomial tree (radix MMP__KNOMIAL_RADIX_DEFAULT)
- * takes the small messages it gives a tree. Not for the algorithms inside
- * and between hierarchical groups, which the k-nomial tree cannot be. */
+ * takes the messages of up to MMP__BULK_BYTES it gives the binomial tree.
+ * Not for the algorithms inside and between hierarchical groups, which the
+ * k-nomial tree cannot be. */
 double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
                               int *alg, size_t *seg, int *groups);
 

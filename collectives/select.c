@@ -189,7 +189,9 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
    * broadcast pays most for: waiting for one of the shared CPUs. There
    * AUTO's own choice takes the k-nomial tree of radix 3, one level
    * shallower than the binary tree at p = 16, where the formulas pick the
-   * binomial tree: 1 KiB, p = 16, paired rounds, max OL_i 335 against the
+   * binomial tree for a message of up to MMP__BULK_BYTES (whose waits
+   * poll and yield, as measured; larger ones sleep and keep the binary
+   * tree): 1 KiB, p = 16, paired rounds, max OL_i 335 against the
    * binary tree's 354 us, the anchors' loop 202 against 236 us
    * (performance.md). Inside and between hierarchical groups, where the
    * k-nomial tree cannot go, the binary tree takes its place, whose nodes
@@ -198,7 +200,8 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
    * p = 16). Hockney's model prices all three as binomial <= binary,
    * k-nomial, so this is a rule, not a formula. */
   if (nm->shared && *alg == MMP_BCAST_BINOMIAL && p > 2)
-    *alg = knomial ? MMP_BCAST_KNOMIAL : MMP_BCAST_BINARY;
+    *alg = knomial && len <= MMP__BULK_BYTES ? MMP_BCAST_KNOMIAL
+                                             : MMP_BCAST_BINARY;
   return best;
 }
 

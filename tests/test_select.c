@@ -54,6 +54,15 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
     assert_int_equal(auto_chosen(16, m, &shared),
                      base == MMP_BCAST_BINOMIAL ? MMP_BCAST_KNOMIAL : base);
   }
+  /* Above 4 KiB, where waits sleep, the binary tree as before (loopback
+   * picks a tree at 64 KiB). */
+  shared = loopback;
+  shared.shared = 1;
+  assert_int_equal(chosen(16, 64 << 10, &loopback), MMP_BCAST_BINOMIAL);
+  assert_int_equal(auto_chosen(16, 64 << 10, &shared), MMP_BCAST_BINARY);
+  assert_int_equal(auto_chosen(16, 4 << 10, &shared), MMP_BCAST_KNOMIAL);
+  shared = cluster;
+  shared.shared = 1;
   /* Larger messages keep their choice; two ranks need no tree. */
   assert_int_equal(auto_chosen(16, 64 << 10, &shared),
                    chosen(16, 64 << 10, &cluster));
