@@ -57,31 +57,19 @@ uint64_t mmp__debug_unexp_peak(void) {
   return v;
 }
 
-uint64_t mmp__debug_progress_checks(unsigned *check_us) {
+int mmp__debug_progress(mmp__debug_progress_t *out) {
   mmp__engine_t *e = mmp__eng;
-  uint64_t v;
 
   if (e == NULL)
-    return 0;
+    return MMP_EINVAL;
   uv_mutex_lock(&e->lock);
-  v = e->checks;
-  *check_us = e->cfg.check_us;
+  out->checks = e->checks;
+  out->check_us = e->cfg.check_us;
+  out->polls = e->polls;
+  out->yield = e->cfg.spin_yield;
+  out->long_waits = e->long_waits;
   uv_mutex_unlock(&e->lock);
-  return v;
-}
-
-uint64_t mmp__debug_polls(int *yield, int *long_waits) {
-  mmp__engine_t *e = mmp__eng;
-  uint64_t v;
-
-  if (e == NULL)
-    return 0;
-  uv_mutex_lock(&e->lock);
-  v = e->polls;
-  *yield = e->cfg.spin_yield;
-  *long_waits = e->long_waits;
-  uv_mutex_unlock(&e->lock);
-  return v;
+  return 0;
 }
 
 uint64_t mmp__debug_eager_buffer(void) {

@@ -466,12 +466,16 @@ int mmp__debug_tp_stats(mmp__tp_stats_t *out);
 /* Peak of buffered unexpected eager bytes, and the per-peer credit. */
 uint64_t mmp__debug_unexp_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
-/* Times the progress thread has woken to check for an idle application,
- * and the longest interval between two such checks, in microseconds. */
-uint64_t mmp__debug_progress_checks(unsigned *check_us);
-/* Polling passes so far; *yield: whether polling yields, *long_waits: the
- * waits in a row that outlasted the spin. */
-uint64_t mmp__debug_polls(int *yield, int *long_waits);
+/* The progress engine's counters. 0, or MMP_EINVAL before init. */
+typedef struct mmp__debug_progress_s {
+  uint64_t checks;   /* times the progress thread woke to look for an idle
+                        application */
+  unsigned check_us; /* the longest interval between two such looks */
+  uint64_t polls;    /* loop passes that polled rather than slept */
+  int yield;         /* polling yields the CPU */
+  int long_waits;    /* waits in a row that outlasted the spin */
+} mmp__debug_progress_t;
+int mmp__debug_progress(mmp__debug_progress_t *out);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 

@@ -127,9 +127,9 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t idle_since = uv_hrtime(), start = idle_since;
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
 
-  if (e->cfg.spin_yield && tls_sleepy)
-    budget = 0; /* see mmp__progress_sleepy */
-  if (yield && e->long_waits >= SPIN_SKIP_AFTER)
+  /* Where polling yields: not for bulk waits (mmp__progress_sleepy), nor
+   * after long waits. */
+  if (e->cfg.spin_yield && (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
     budget = 0;
   poll = budget > 0;
 

@@ -335,8 +335,7 @@ static void test_progress_while_computing(void **state) {
  * look preempts a rank; 4 ms otherwise). */
 static void test_progress_thread_stays_away_while_waiting(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  unsigned check_us;
-  uint64_t c0, c1;
+  mmp__debug_progress_t d0, d1;
   (void)state;
 
   assert_int_equal(mr_barrier(), 0);
@@ -345,13 +344,13 @@ static void test_progress_thread_stays_away_while_waiting(void **state) {
     for (int i = 1; i < mr_size(); i++)
       assert_int_equal(mmp_send(NULL, 0, i, 45, w), 0);
   } else {
-    c0 = mmp__debug_progress_checks(&check_us);
+    assert_int_equal(mmp__debug_progress(&d0), 0);
     assert_int_equal(mmp_recv(NULL, 0, 0, 45, w, NULL), 0);
-    c1 = mmp__debug_progress_checks(&check_us);
+    assert_int_equal(mmp__debug_progress(&d1), 0);
     /* Doubling from the grace period up to check_us takes a handful of
      * looks; after that, one per check_us. */
-    assert_true(c1 - c0 >= 1);
-    assert_true(c1 - c0 <= 0.6e6 / check_us + 12);
+    assert_true(d1.checks - d0.checks >= 1);
+    assert_true(d1.checks - d0.checks <= 0.6e6 / d1.check_us + 12);
   }
   assert_int_equal(mr_barrier(), 0);
 }
@@ -361,14 +360,14 @@ static void test_progress_thread_stays_away_while_waiting(void **state) {
  * a wait that ends within the spin brings the polling back. */
 static void test_spin_skipped_after_long_waits(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int yield = 0, streak = 0, i;
-  uint64_t p0, p1;
+  mmp__debug_progress_t d0, d1;
+  int i;
   char c = 1;
   (void)state;
 
-  mmp__debug_polls(&yield, &streak);
+  assert_int_equal(mmp__debug_progress(&d0), 0);
   assert_int_equal(mr_barrier(), 0);
-  if (!yield) {
+  if (!d0.yield) {
     if (mr_rank() == 0)
       print_message("polling does not yield here: nothing to check\n");
     return;
@@ -384,11 +383,11 @@ static void test_spin_skipped_after_long_waits(void **state) {
     double t0 = mmp_wtime();
     do {
       assert_int_equal(mmp_recv(&c, 1, 0, 47, w, NULL), 0);
-      mmp__debug_polls(&yield, &streak);
-      c = streak != 0 && mmp_wtime() - t0 < 5.0;
+      assert_int_equal(mmp__debug_progress(&d0), 0);
+      c = d0.long_waits != 0 && mmp_wtime() - t0 < 5.0;
       assert_int_equal(mmp_send(&c, 1, 0, 47, w), 0);
     } while (c != 0);
-    assert_int_equal(streak, 0);
+    assert_int_equal(d0.long_waits, 0);
   }
   /* Three waits far beyond the spin (1 ms in this run): the first two
    * poll, the third does not. */
@@ -399,16 +398,16 @@ static void test_spin_skipped_after_long_waits(void **state) {
       assert_int_equal(mmp_send(&c, 1, 1, 46, w), 0);
       continue;
     }
-    p0 = mmp__debug_polls(&yield, &streak);
-    assert_int_equal(streak, i);
+    assert_int_equal(mmp__debug_progress(&d0), 0);
+    assert_int_equal(d0.long_waits, i);
     assert_int_equal(mmp_recv(&c, 1, 0, 46, w, NULL), 0);
     assert_int_equal(c, i);
-    p1 = mmp__debug_polls(&yield, &streak);
-    assert_int_equal(streak, i + 1);
+    assert_int_equal(mmp__debug_progress(&d1), 0);
+    assert_int_equal(d1.long_waits, i + 1);
     if (i < 2)
-      assert_true(p1 > p0);
+      assert_true(d1.polls > d0.polls);
     else
-      assert_true(p1 == p0); /* slept at once */
+      assert_true(d1.polls == d0.polls); /* slept at once */
   }
   assert_int_equal(mr_barrier(), 0);
 }

@@ -446,10 +446,10 @@ static double ol_to(void *buf, size_t n, int root, int dest, int M,
       CHECK(mmp_send(NULL, 0, root, 101, w));
     }
   }
-  /* One broadcast and ACK first, then M timed ones: back to back with
-   * --gap 0 (one clock read for all), else each alone after a pause. */
+  /* One broadcast and ACK first, then M timed ones, each after the pause
+   * (none with --gap 0: the seed's back-to-back loop). */
   for (x = 0; x <= M; x++) {
-    if (me == root && (x <= 1 || o->gap_us != 0)) {
+    if (me == root) {
       if (x > 0)
         bench_sleep_us(ol_gap_us(o, took));
       t0 = mmp_wtime();
@@ -458,14 +458,12 @@ static double ol_to(void *buf, size_t n, int root, int dest, int M,
     if (me == root) {
       CHECK(mmp_recv(NULL, 0, dest, 102, w, NULL));
       took = mmp_wtime() - t0;
-      if (x > 0 && o->gap_us != 0)
-        e += took;
+      e += x > 0 ? took : 0;
     } else if (me == dest) {
       CHECK(mmp_send(NULL, 0, root, 102, w));
     }
   }
-  if (me == root)
-    e = (o->gap_us != 0 ? e : mmp_wtime() - t0) / M;
+  e /= M;
   e_rtt[0] = e;
   e_rtt[1] = rtt;
   return e - rtt / 2;

@@ -10,7 +10,7 @@
  * and ACK from i untimed; then M broadcasts, each followed by an ACK from
  * i alone, each timed on its own, with an untimed pause at the root
  * before each (GAP_US, or "auto": twice the previous one's time, at least
- * 1 ms; 0 runs the seed's back-to-back loop, timed as a whole).
+ * 1 ms; 0 runs the seed's back-to-back loop).
  * OL_i = E_i - RTT_i / 2.
  *
  * usage: mpi_ol_bench SIZE ITERS [GAP_US|auto]   (SIZE in bytes)
@@ -44,10 +44,10 @@ static double ol_to(char *buf, int n, int dest, int M, double gap) {
     }
   }
   for (x = 0; x <= M; x++) {
-    if (me == 0 && (x <= 1 || gap != 0)) {
+    if (me == 0) {
       double us = gap >= 0 ? gap : (2e6 * took > 1000 ? 2e6 * took : 1000);
       struct timespec ts = {(time_t)(us / 1e6), (long)fmod(us * 1e3, 1e9)};
-      if (x > 0)
+      if (x > 0 && us > 0)
         nanosleep(&ts, NULL);
       t0 = MPI_Wtime();
     }
@@ -55,13 +55,12 @@ static double ol_to(char *buf, int n, int dest, int M, double gap) {
     if (me == 0) {
       MPI_Recv(NULL, 0, MPI_BYTE, dest, 102, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       took = MPI_Wtime() - t0;
-      if (x > 0 && gap != 0)
-        e += took;
+      e += x > 0 ? took : 0;
     } else if (me == dest) {
       MPI_Send(NULL, 0, MPI_BYTE, 0, 102, MPI_COMM_WORLD);
     }
   }
-  e = (gap != 0 ? e : MPI_Wtime() - t0) / M;
+  e /= M;
   return e - rtt / 2;
 }
 
