@@ -25,8 +25,9 @@
  *
  * Short messages (below MMP__SYMMETRIC_MIN_DEFAULT, or MINIMP_BCAST_SYM_MIN)
  * go whole in phase 1: bcast.c then runs the flat broadcast instead, and
- * says so in the header. Selected: only when asked for (MMP_BCAST_SYMMETRIC);
- * the automatic choice never picks it yet.
+ * says so in the header. Selected: by AUTO's own choice where the whole
+ * message fits the network's burst allowance (select.c prices it at
+ * (2q - 1) alpha there, its 2 m beta elsewhere), and when asked for.
  */
 #include "collectives.h"
 

@@ -319,6 +319,12 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * message at once) when that is a single segment. AUTO and an explicit
  * MMP_BCAST_PIPELINE without a segment use the same. */
 size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
+/* A segment size that cuts `len` bytes into equal parts of at least
+ * `target` bytes (the last at most k - 1 bytes shorter, for k parts); 0
+ * when that is one part. A cut at `target` exactly can leave a sliver
+ * (4096 + 273 bytes), a message that costs a whole alpha for almost no
+ * data. */
+size_t mmp__even_seg(size_t len, double target);
 
 /* Chooses algorithm, segment size and groups for (p, len) under `nm`, among
  * the static algorithms, and returns its predicted time. Deterministic:

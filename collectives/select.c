@@ -65,6 +65,15 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
     /* Outside powers of two, the extra ranks get it all once more. */
     return (p & (p - 1)) ? t + a + m * b : t;
   }
+  case MMP_BCAST_SYMMETRIC: {
+    /* Seed 004's 2 alpha + m beta (2 - 1/q), q = p - 1 receivers, with
+     * each of the root's q sends and of a receiver's q - 1 forwards
+     * paying alpha, as seed 001 counts the flat tree's: the root's pieces
+     * leave after q alpha + m beta, and the last one's receiver forwards
+     * it to q - 1 others. */
+    double q = P - 1;
+    return (2 * q - 1) * a + (2 - 1 / q) * m * b;
+  }
   case MMP_BCAST_HIERARCHICAL: {
     int a2;
     size_t s2;
@@ -85,6 +94,15 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
   }
 }
 
+size_t mmp__even_seg(size_t len, double target) {
+  size_t k;
+
+  if (!(target > 0) || target >= (double)len)
+    return 0;
+  k = (size_t)((double)len / target); /* >= 1: each part at least target */
+  return k <= 1 ? 0 : (len + k - 1) / k;
+}
+
 size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
   double m = (double)len;
   double X = p > 2 && nm->alpha > 0
@@ -92,9 +110,7 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
                  : 1;
   double seg = X > 1 ? m / X : m;
 
-  if (seg < SEG_MIN)
-    seg = SEG_MIN;
-  return seg >= m ? 0 : (size_t)seg;
+  return mmp__even_seg(len, seg < SEG_MIN ? SEG_MIN : seg);
 }
 
 /* Bytes the busiest link carries in one broadcast by `alg`. */
@@ -104,6 +120,7 @@ static double link_bytes(int alg, int p, double m) {
     return (p - 1) * m;
   case MMP_BCAST_CHAIN:
   case MMP_BCAST_PIPELINE:
+  case MMP_BCAST_SYMMETRIC: /* the root's; each receiver takes in m too */
     return m;
   case MMP_BCAST_BINARY:
     return 2 * m;
@@ -123,28 +140,31 @@ static double link_bytes(int alg, int p, double m) {
  * The cost formula, except on a network with a burst allowance (a link
  * that was idle passes its first `burst` bytes at once, as through a
  * shaper's token bucket): an algorithm whose busiest link carries no more
- * than that pays its latency terms, but no less than that link's bytes at
- * the sustained rate, since back-to-back broadcasts leave the bucket no
- * time to refill. The formulas alone charge those bytes beta at every
- * hop, and miss that a pipelined chain of 64 KiB crosses the emulated
- * cluster (tbf, 64 KB bucket) in one link time, not two.
+ * than that pays its latency terms only. The formulas alone charge those
+ * bytes beta at every hop, and miss that a pipelined chain of 64 KiB
+ * crosses the emulated cluster (tbf, 64 KB bucket) in about one latency
+ * per segment and hop. The choice is for a broadcast that finds the
+ * links rested, as seed 003's method measures each one: an earlier
+ * version charged the busiest link's bytes at the sustained rate as a
+ * floor, for broadcasts back to back, and so priced every algorithm
+ * whose links carry m bytes alike at 8-64 KiB (the first in the list
+ * won); rested, they differ by their latency terms (performance.md).
  */
 static double cost_burst(int alg, int p, double m, double X, int G,
                          const mmp__netmodel_t *nm) {
   mmp__netmodel_t lat = *nm;
-  double bytes = link_bytes(alg, p, m), t;
 
-  if (nm->burst <= 0 || bytes > nm->burst)
+  if (nm->burst <= 0 || link_bytes(alg, p, m) > nm->burst)
     return mmp__bcast_cost(alg, p, m, X, G, nm);
   lat.beta = 0;
-  t = mmp__bcast_cost(alg, p, m, X, G, &lat);
-  return t > bytes * nm->beta ? t : bytes * nm->beta;
+  return mmp__bcast_cost(alg, p, m, X, G, &lat);
 }
 
-/* hier: the hierarchical algorithm may compete; knomial: AUTO's own
- * top-level choice, which the k-nomial tree may take. */
+/* hier: the hierarchical algorithm may compete; top: AUTO's own
+ * top-level choice, which the k-nomial tree and the symmetric broadcast
+ * may take (neither composes inside the hierarchical one). */
 static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
-                     int knomial, int *alg, size_t *seg, int *groups) {
+                     int top, int *alg, size_t *seg, int *groups) {
   /* On a tie (within 3%) the earlier wins: trees before the
    * scatter-allgathers, whose every step needs every rank at once and so
    * pays most where ranks wait for CPUs (measured on the emulated cluster
@@ -156,10 +176,10 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
    * pays to store and forward the whole message (at p = 16, 64 KiB, when
    * alpha reads above about 190 us): in 1 job of 3 on the emulated
    * cluster, 9.6 ms against the pipeline's 2.6 ms (performance.md). */
-  static const int cands[] = {MMP_BCAST_BINOMIAL,     MMP_BCAST_BINARY,
-                              MMP_BCAST_SPLIT_BINARY, MMP_BCAST_PIPELINE,
-                              MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
-                              MMP_BCAST_FLAT,         MMP_BCAST_HIERARCHICAL};
+  static const int cands[] = {
+      MMP_BCAST_BINOMIAL, MMP_BCAST_BINARY,       MMP_BCAST_SPLIT_BINARY,
+      MMP_BCAST_PIPELINE, MMP_BCAST_SCATTER_RING, MMP_BCAST_SCATTER_RD,
+      MMP_BCAST_FLAT,     MMP_BCAST_SYMMETRIC,    MMP_BCAST_HIERARCHICAL};
   double m = (double)len, best = INFINITY;
   size_t pseg = mmp__pipeline_seg(p, len, nm);
   int G = (int)ceil(sqrt((double)p));
@@ -174,7 +194,9 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
     int c = cands[i];
     double X = c == MMP_BCAST_PIPELINE && pseg ? ceil(m / (double)pseg) : 1;
     double t;
-    if (c == MMP_BCAST_HIERARCHICAL && !hier)
+    if ((c == MMP_BCAST_HIERARCHICAL && !hier) ||
+        (c == MMP_BCAST_SYMMETRIC &&
+         (!top || len < MMP__SYMMETRIC_MIN_DEFAULT)))
       continue;
     t = cost_burst(c, p, m, X, G, nm);
     /* Prefer the earlier (simpler) candidate unless clearly better. */
@@ -200,19 +222,18 @@ static double choose(int p, size_t len, const mmp__netmodel_t *nm, int hier,
    * p = 16). Hockney's model prices all three as binomial <= binary,
    * k-nomial, so this is a rule, not a formula. */
   if (nm->shared && *alg == MMP_BCAST_BINOMIAL && p > 2)
-    *alg = knomial && len <= MMP__BULK_BYTES ? MMP_BCAST_KNOMIAL
-                                             : MMP_BCAST_BINARY;
+    *alg = top && len <= MMP__BULK_BYTES ? MMP_BCAST_KNOMIAL : MMP_BCAST_BINARY;
   return best;
 }
 
 static double choose_nested(int p, size_t len, const mmp__netmodel_t *nm,
-                            int knomial, int *alg, size_t *seg, int *groups) {
+                            int top, int *alg, size_t *seg, int *groups) {
   /* Inside the hierarchical cost, sub-choices are flat (no recursion). */
   static _Thread_local int depth;
   double t;
 
   depth++;
-  t = choose(p, len, nm, depth == 1, knomial && depth == 1, alg, seg, groups);
+  t = choose(p, len, nm, depth == 1, top && depth == 1, alg, seg, groups);
   depth--;
   return t;
 }
