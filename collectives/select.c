@@ -110,7 +110,14 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
                  : 1;
   double seg = X > 1 ? m / X : m;
 
-  return mmp__even_seg(len, seg < SEG_MIN ? SEG_MIN : seg);
+  /* Not cut evenly (mmp__even_seg): the segment would then depend on the
+   * exact length, and ranks that disagree on it by a few bytes would cut
+   * differently. The arrival-aware broadcasts, which run this pipeline,
+   * then hung instead of reporting the mismatch (mr_arrival, 70,001
+   * against 70,008 bytes); with a fixed 4 KiB floor both cut alike. */
+  if (seg < SEG_MIN)
+    seg = SEG_MIN;
+  return seg >= m ? 0 : (size_t)seg;
 }
 
 /* Bytes the busiest link carries in one broadcast by `alg`. */
