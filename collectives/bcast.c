@@ -198,7 +198,7 @@ bad:
  * sub-segment only adds messages: pieces go whole. Measured on the
  * emulated cluster, 64 KiB, max OL_i (performance.md): p = 8, links
  * rested, whole pieces 0.92-1.2 ms, 2 parts 1.26-1.48, 3 parts
- * 1.46-1.58; p = 16, whole 2.55-2.9 ms, 2 parts 4.1-5.5 ms. */
+ * 1.46-1.58; p = 16, whole 2.3-3.2 ms, 2 parts 3.7-5.5 ms. */
 static size_t symmetric_seg(int p, size_t len, const mmp__netmodel_t *nm) {
   int q = p - 1;
   double S;
@@ -220,13 +220,17 @@ static size_t symmetric_seg(int p, size_t len, const mmp__netmodel_t *nm) {
  * run a pipelined chain with the model's segment unless told otherwise. */
 static int resolve_dynamic(mmp_comm_t *comm, size_t len,
                            const mmp_bcast_opts_t *o, mmp__coll_hdr_t *h) {
-  size_t min, seg = o->segment;
+  /* AUTO's pick was priced with the model's segment and the default
+   * threshold: neither opts.segment nor MINIMP_BCAST_SYM_MIN changes it
+   * (the latter would turn a 64 KiB symmetric pick into the flat tree). */
+  int auto_pick = o->algorithm == MMP_BCAST_AUTO;
+  size_t min = MMP__SYMMETRIC_MIN_DEFAULT, seg = auto_pick ? 0 : o->segment;
   mmp__netmodel_t nm;
   int rc;
 
   if (h->alg == MMP_BCAST_SYMMETRIC) {
-    if ((rc = env_bytes("MINIMP_BCAST_SYM_MIN", MMP__SYMMETRIC_MIN_DEFAULT,
-                        &min)) != 0)
+    if (!auto_pick && (rc = env_bytes("MINIMP_BCAST_SYM_MIN",
+                                      MMP__SYMMETRIC_MIN_DEFAULT, &min)) != 0)
       return rc;
     if (len < min) {
       h->alg = MMP_BCAST_FLAT;

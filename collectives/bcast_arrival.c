@@ -272,9 +272,10 @@ static arr_sub_t *sub_new(arr_t *a, int *ranks, uint8_t *hdr) {
 }
 
 /* Builds and starts this rank's part of a broadcast over sub->ranks (the
- * root first, n members). */
-static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t seg,
-                     unsigned mode, int poison) {
+ * root first, n members) of a len-byte message: this rank's length, or in
+ * poison mode the root's, so that the plan matches what is sent. */
+static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
+                     size_t seg, unsigned mode, int poison) {
   int *ranks = sub->ranks;
   mmp__group_t g;
   mmp__bcast_arg_t ba;
@@ -293,7 +294,7 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t seg,
       g.me = i;
   memset(&ba, 0, sizeof(ba));
   ba.g = &g;
-  ba.len = a->len;
+  ba.len = len;
   ba.seg = seg;
   ba.dep = -1;
   ba.phase = PH_SUB;
@@ -398,7 +399,8 @@ static int root_round(arr_t *a, int *ranks, int n, int flags) {
   }
   a->busy = 1;
   a->ready = a->window_ms == 0;
-  rc = sub_start(a, sub, n, alg, seg, push ? MMP_SEND_EAGER : a->mode, poison);
+  rc = sub_start(a, sub, n, alg, a->len, seg, push ? MMP_SEND_EAGER : a->mode,
+                 poison);
   if (rc != 0)
     a->busy = 0;
   else if (!poison) /* a poisoned round carries no data */
@@ -561,14 +563,18 @@ static int recv_group(arr_t *a) {
   size_t got = a->group->req.status.bytes;
   uint32_t n = got >= GROUP_FIXED ? mmp__get_u32(h + 4) : 0;
   int alg = h[3], poison, *ranks, i, mine = 0;
+  uint64_t len;
   arr_sub_t *sub;
 
   if (got < GROUP_FIXED || h[0] != 'g' || n < 2 || n > (uint32_t)a->p ||
       got != GROUP_FIXED + 4 * (size_t)n || mmp__bcast_builder_of(alg) == NULL)
     return MMP_EPROTO;
-  poison = (h[2] & GRP_POISON) || mmp__get_u64(h + 8) != (uint64_t)a->len;
+  len = mmp__get_u64(h + 8);
+  poison = (h[2] & GRP_POISON) || len != (uint64_t)a->len;
   if (poison)
     set_err(a, MMP_EMISMATCH);
+  if (poison && !mmp__poison_len_ok(len, mmp__get_u32(h + 16)))
+    return MMP_EPROTO;
   ranks = malloc(n * sizeof(int));
   if (ranks == NULL || (sub = sub_new(a, ranks, NULL)) == NULL)
     return MMP_ENOMEM;
@@ -580,7 +586,8 @@ static int recv_group(arr_t *a) {
   }
   if (!mine)
     return MMP_EPROTO;
-  return sub_start(a, sub, (int)n, alg, mmp__get_u32(h + 16), a->mode, poison);
+  return sub_start(a, sub, (int)n, alg, poison ? (size_t)len : a->len,
+                   mmp__get_u32(h + 16), a->mode, poison);
 }
 
 static void recv_step(arr_t *a) {

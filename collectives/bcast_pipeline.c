@@ -14,8 +14,11 @@
  * to m beta, the link time, which no broadcast can beat: every rank must
  * take in all m bytes through its own link.
  *
- * Selected: for large messages, where the bandwidth term dominates; the
- * segment size comes from the model's optimal X (at least 4 KiB).
+ * Selected: for large messages, where the bandwidth term dominates, and
+ * for messages that fit a burst allowance where the symmetric broadcast
+ * does not price clearly below it (48-64 KiB at p = 16 on the emulated
+ * cluster); the segment size comes from the model's optimal X (at least
+ * 4 KiB).
  */
 #include "tree_common.h"
 

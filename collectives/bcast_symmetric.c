@@ -27,7 +27,8 @@
  * go whole in phase 1: bcast.c then runs the flat broadcast instead, and
  * says so in the header. Selected: by AUTO's own choice where the whole
  * message fits the network's burst allowance (select.c prices it at
- * (2q - 1) alpha there, its 2 m beta elsewhere), and when asked for.
+ * (2q - 1) alpha + (2 - 1/q) m beta, the beta term dropped within the
+ * allowance, whose 2 m beta keeps it out past it), and when asked for.
  */
 #include "collectives.h"
 

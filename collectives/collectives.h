@@ -278,6 +278,12 @@ int mmp__bcast_done(mmp__sched_t *s, int dep);
 
 /* Number of segments of `len` in pieces of `seg` (1 when seg is 0 or len
  * fits); segment k's offset and length. */
+/* Whether a rank that disagrees with its sender may rebuild its plan
+ * from the sender's length `len` cut in `seg`-byte segments (0: whole):
+ * at most MMP__POISON_MAX_SEGS segments, and a length this machine can
+ * address. */
+#define MMP__POISON_MAX_SEGS (1u << 20)
+int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 size_t mmp__seg_count(size_t len, size_t seg);
 void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n);
 
@@ -332,11 +338,12 @@ size_t mmp__even_seg(size_t len, double target);
 double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
                          size_t *seg, int *groups);
 
-/* MMP_BCAST_AUTO's static choice: mmp__bcast_choose's, except that where
- * ranks share CPUs the k-nomial tree (radix MMP__KNOMIAL_RADIX_DEFAULT)
- * takes the messages of up to MMP__BULK_BYTES it gives the binomial tree.
- * Not for the algorithms inside and between hierarchical groups, which the
- * k-nomial tree cannot be. */
+/* MMP_BCAST_AUTO's static choice: mmp__bcast_choose's, except that the
+ * symmetric broadcast competes too (from MMP__SYMMETRIC_MIN_DEFAULT), and
+ * where ranks share CPUs the k-nomial tree (radix
+ * MMP__KNOMIAL_RADIX_DEFAULT) takes the messages of up to MMP__BULK_BYTES
+ * it gives the binomial tree. Not for the algorithms inside and between
+ * hierarchical groups, which neither can be. */
 double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
                               int *alg, size_t *seg, int *groups);
 

@@ -519,6 +519,17 @@ static int first_arrived(mmp__sched_t *s, mmp__sop_t *op) {
   s->first = -1;
   s->hdr = h;
   s->hdr.flags = 0;
+  /* The plan must be the sender's, segment for segment, so it is built
+   * from the sender's length: with this rank's own, lengths that cut into
+   * different segment counts (32,768 and 32,775 bytes in 16 KiB
+   * segments) left one side waiting for a segment that never came. The
+   * buffer is not touched in poison mode. A length no sender could mean
+   * (more than MMP__POISON_MAX_SEGS segments) is a protocol error. */
+  if (!mmp__poison_len_ok(h.len, h.seg)) {
+    sched_mismatch(s, MMP_EPROTO);
+    return 0;
+  }
+  s->len = (size_t)h.len;
   rc = s->build(s, &h);
   if (rc == 0)
     rc = sched_prepare(s, old);
@@ -690,6 +701,12 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
 }
 
 /* ---- Helpers for builders ----------------------------------------------- */
+
+int mmp__poison_len_ok(uint64_t len, uint64_t seg) {
+  if (len > SIZE_MAX)
+    return 0;
+  return seg == 0 || (len - 1) / seg < MMP__POISON_MAX_SEGS || len == 0;
+}
 
 size_t mmp__seg_count(size_t len, size_t seg) {
   if (seg == 0 || len <= seg)

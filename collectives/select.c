@@ -15,7 +15,8 @@
  * `minimp-bench calibrate`) skips the measurement.
  *
  * The choice evaluates the cost formulas of seed 001 (one per algorithm
- * file) for the given p and m and takes the smallest; for the pipeline it
+ * file; seed 004's, counted the same way, for the symmetric broadcast)
+ * for the given p and m and takes the smallest; for the pipeline it
  * uses the optimal segment count X = sqrt((p - 2) m beta / alpha), and for
  * the hierarchical algorithm G = ceil(sqrt(p)) with the best algorithm
  * inside and between groups. docs/algorithms.md lists the rules and the

@@ -249,35 +249,41 @@ static void test_modes_with_a_late_receiver(void **state) {
  * the data, and the next broadcast works. */
 static void test_arrival_inconsistent_length(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), me = mr_rank(), a, rc;
-  size_t n = 70001;
+  int p = mr_size(), me = mr_rank(), a, k, rc;
+  /* 70,008 bytes cut into as many 4 KiB segments as 70,001; 8,199 into
+   * one more than 8,192, which the late rank must still take as the root
+   * cut them. */
+  static const size_t sizes[] = {70001, 8192};
   uint8_t *buf, *want;
   (void)state;
 
   if (p < 3)
     skip();
-  buf = malloc(n + 8);
-  want = malloc(n);
-  mr_fill(want, n, 4242);
-  for (a = MMP_BCAST_ARRIVAL_B; a <= MMP_BCAST_ARRIVAL_NB; a++) {
-    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-    o.algorithm = a;
-    memcpy(buf, want, n);
-    if (me != 0)
-      memset(buf, 0, n);
-    /* Late, so that arrival_nb pushes to it before it arrives. */
-    if (me == p - 1)
-      usleep(50000);
-    rc = mmp_bcast_ex(buf, me == p - 1 ? n + 7 : n, 0, w, &o);
-    if (me == p - 1) {
-      assert_int_equal(rc, MMP_EMISMATCH);
-    } else {
-      assert_int_equal(rc, 0);
-      assert_memory_equal(buf, want, n);
+  buf = malloc(70001 + 8);
+  want = malloc(70001);
+  mr_fill(want, 70001, 4242);
+  for (k = 0; k < 2; k++)
+    for (a = MMP_BCAST_ARRIVAL_B; a <= MMP_BCAST_ARRIVAL_NB; a++) {
+      size_t n = sizes[k];
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = a;
+      o.segment = 4096;
+      memcpy(buf, want, n);
+      if (me != 0)
+        memset(buf, 0, n);
+      /* Late, so that arrival_nb pushes to it before it arrives. */
+      if (me == p - 1)
+        usleep(50000);
+      rc = mmp_bcast_ex(buf, me == p - 1 ? n + 7 : n, 0, w, &o);
+      if (me == p - 1) {
+        assert_int_equal(rc, MMP_EMISMATCH);
+      } else {
+        assert_int_equal(rc, 0);
+        assert_memory_equal(buf, want, n);
+      }
+      assert_context_clean();
+      run_one(&o, 1, 5000, 0, 11, "after mismatch");
     }
-    assert_context_clean();
-    run_one(&o, 1, 5000, 0, 11, "after mismatch");
-  }
   free(buf);
   free(want);
 }

@@ -231,24 +231,65 @@ static void assert_mismatch_only_at(int rc, int who) {
 
 static void test_bcast_inconsistent_size_is_an_error(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), me = mr_rank(), rc;
-  size_t n = 200000, mine;
+  int p = mr_size(), me = mr_rank(), rc, k;
+  /* 200,007 bytes cut into as many 16 KiB segments as 200,000; 32,775
+   * into one more than 32,768, which the disagreeing rank must still
+   * receive and pass on as the root cut them. */
+  static const size_t sizes[] = {200000, 32768};
   uint8_t *buf;
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   (void)state;
 
   if (p < 2)
     skip();
-  buf = calloc(n + 10, 1);
-  /* The last rank thinks the message is longer: it and whatever hangs
-   * below it fail, nobody waits forever. */
-  mine = me == p - 1 ? n + 7 : n;
-  o.algorithm = MMP_BCAST_PIPELINE;
-  o.segment = 16384;
-  rc = mmp_bcast_ex(buf, mine, 0, w, &o);
-  assert_mismatch_only_at(rc, p - 1);
-  check_bcast(w, &o, 0, 5000, 9);
+  buf = calloc(200000 + 10, 1);
+  for (k = 0; k < 2; k++) {
+    size_t n = sizes[k];
+    /* The last rank thinks the message is longer: it and whatever hangs
+     * below it fail, nobody waits forever. */
+    o.algorithm = MMP_BCAST_PIPELINE;
+    o.segment = 16384;
+    rc = mmp_bcast_ex(buf, me == p - 1 ? n + 7 : n, 0, w, &o);
+    assert_mismatch_only_at(rc, p - 1);
+    check_bcast(w, &o, 0, 5000, 9);
+  }
   free(buf);
+}
+
+/* AUTO's symmetric pick, on a saved profile of the emulated cluster (a
+ * 64 KiB burst allowance) where it prices below the pipeline, keeps its
+ * shape whatever MINIMP_BCAST_SYM_MIN says: that threshold is for asked-for
+ * symmetric broadcasts and would turn this one into the flat tree. */
+static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t sel, o = MMP_BCAST_OPTS_INIT;
+  int p = mr_size();
+  (void)state;
+
+  if (p < 3)
+    skip();
+  setenv("MINIMP_NET_ALPHA_US", "80", 1);
+  setenv("MINIMP_NET_BETA_NS", "84", 1);
+  setenv("MINIMP_NET_BURST_BYTES", "65536", 1);
+  setenv("MINIMP_NET_SHARED_CPUS", "1", 1);
+  /* (2q - 1) alpha against (X + p - 2) alpha, X = 15: clearly below up
+   * to p = 13. */
+  assert_int_equal(mmp_bcast_select(w, 60000, &sel), 0);
+  if (p <= 13)
+    assert_int_equal(sel.algorithm, MMP_BCAST_SYMMETRIC);
+  setenv("MINIMP_BCAST_SYM_MIN", "128k", 1);
+  {
+    mmp_bcast_opts_t again;
+    assert_int_equal(mmp_bcast_select(w, 60000, &again), 0);
+    assert_int_equal(again.algorithm, sel.algorithm);
+    assert_int_equal(again.segment, sel.segment);
+  }
+  check_bcast(w, &o, 1 % p, 60000, 3);
+  unsetenv("MINIMP_BCAST_SYM_MIN");
+  unsetenv("MINIMP_NET_ALPHA_US");
+  unsetenv("MINIMP_NET_BETA_NS");
+  unsetenv("MINIMP_NET_BURST_BYTES");
+  unsetenv("MINIMP_NET_SHARED_CPUS");
 }
 
 static void test_bcast_inconsistent_root_is_an_error(void **state) {
@@ -435,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
       cmocka_unit_test(test_bcast_inconsistent_root_is_an_error),
       cmocka_unit_test(test_bcast_inconsistent_radix_is_an_error),
+      cmocka_unit_test(test_auto_symmetric_pick_ignores_its_threshold),
       cmocka_unit_test(test_user_messages_never_match_collectives),
       cmocka_unit_test(test_communicators),
   };
