@@ -278,14 +278,20 @@ int mmp__bcast_done(mmp__sched_t *s, int dep);
 
 /* Number of segments of `len` in pieces of `seg` (1 when seg is 0 or len
  * fits); segment k's offset and length. */
+size_t mmp__seg_count(size_t len, size_t seg);
+void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n);
+/* A segment size that cuts `len` bytes into equal parts of at least
+ * `target` bytes (the last at most k - 1 bytes shorter, for k parts); 0
+ * when that is one part. A cut at `target` exactly can leave a sliver
+ * (4096 + 273 bytes), a message that costs a whole alpha for almost no
+ * data. */
+size_t mmp__even_seg(size_t len, double target);
 /* Whether a rank that disagrees with its sender may rebuild its plan
  * from the sender's length `len` cut in `seg`-byte segments (0: whole):
  * at most MMP__POISON_MAX_SEGS segments, and a length this machine can
  * address. */
 #define MMP__POISON_MAX_SEGS (1u << 20)
 int mmp__poison_len_ok(uint64_t len, uint64_t seg);
-size_t mmp__seg_count(size_t len, size_t seg);
-void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n);
 
 /* Virtual rank of member i when the root is member `root`: (i - root) mod
  * n; and back. */
@@ -325,12 +331,6 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * message at once) when that is a single segment. AUTO and an explicit
  * MMP_BCAST_PIPELINE without a segment use the same. */
 size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
-/* A segment size that cuts `len` bytes into equal parts of at least
- * `target` bytes (the last at most k - 1 bytes shorter, for k parts); 0
- * when that is one part. A cut at `target` exactly can leave a sliver
- * (4096 + 273 bytes), a message that costs a whole alpha for almost no
- * data. */
-size_t mmp__even_seg(size_t len, double target);
 
 /* Chooses algorithm, segment size and groups for (p, len) under `nm`, among
  * the static algorithms, and returns its predicted time. Deterministic:

@@ -703,9 +703,16 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
 /* ---- Helpers for builders ----------------------------------------------- */
 
 int mmp__poison_len_ok(uint64_t len, uint64_t seg) {
-  if (len > SIZE_MAX)
+  return len <= SIZE_MAX && (seg == 0 || len / seg < MMP__POISON_MAX_SEGS);
+}
+
+size_t mmp__even_seg(size_t len, double target) {
+  size_t k;
+
+  if (!(target > 0) || target >= (double)len)
     return 0;
-  return seg == 0 || (len - 1) / seg < MMP__POISON_MAX_SEGS || len == 0;
+  k = (size_t)((double)len / target); /* >= 1: each part at least target */
+  return k <= 1 ? 0 : len / k + (len % k != 0);
 }
 
 size_t mmp__seg_count(size_t len, size_t seg) {

@@ -95,15 +95,6 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
   }
 }
 
-size_t mmp__even_seg(size_t len, double target) {
-  size_t k;
-
-  if (!(target > 0) || target >= (double)len)
-    return 0;
-  k = (size_t)((double)len / target); /* >= 1: each part at least target */
-  return k <= 1 ? 0 : (len + k - 1) / k;
-}
-
 size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm) {
   double m = (double)len;
   double X = p > 2 && nm->alpha > 0

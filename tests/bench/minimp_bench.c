@@ -422,10 +422,11 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
 /* The untimed pause before the next of ol_to's broadcasts, after one that
  * took `took` seconds. */
 static double ol_gap_us(const opts_t *o, double took) {
-  double g = 2 * (took > o->refill_s / 2 ? took : o->refill_s / 2) * 1e6;
+  double g = 2 * took * 1e6, refill = o->refill_s * 1e6;
 
   if (o->gap_us >= 0)
     return o->gap_us;
+  g = g > refill ? g : refill;
   return g > 1000 ? g : 1000;
 }
 
