@@ -98,6 +98,7 @@ typedef struct arr_sub_s {
 struct arr_s {
   mmp__engine_t *e;
   mmp_comm_t *comm;
+  const mmp__bcast_alg_t *(*alg_of)(int id);
   uint32_t seq;
   uint8_t *buf;
   size_t len;
@@ -128,10 +129,6 @@ struct arr_s {
 
 static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
-
-static int world(const arr_t *a, int r) {
-  return mmp__comm_world(a->comm, r);
-}
 
 static void set_err(arr_t *a, int err) {
   if (a->err == 0)
@@ -211,11 +208,13 @@ static int ctl_post(arr_t *a, int kind, int peer, uint8_t *buf, size_t len,
     a->ctl_out++;
   if (send)
     rc = mmp__isend_locked(a->e, a->comm, a->comm->ctx + 1, c->buf, len,
-                           world(a, peer), tag, MMP_SEND_EAGER, &c->req);
+                           mmp__comm_world(a->comm, peer), tag, MMP_SEND_EAGER,
+                           &c->req);
   else
     rc = mmp__irecv_locked(a->e, a->comm, a->comm->ctx + 1, c->buf, len,
-                           peer < 0 ? MMP_ANY_SOURCE : world(a, peer), tag,
-                           &c->req);
+                           peer < 0 ? MMP_ANY_SOURCE
+                                    : mmp__comm_world(a->comm, peer),
+                           tag, &c->req);
   if (rc != 0 && kind != CTL_ARRIVED_RECV)
     a->ctl_out--;
   return rc;
@@ -277,10 +276,12 @@ static arr_sub_t *sub_new(arr_t *a, int *ranks, uint8_t *hdr) {
 static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
                      size_t seg, unsigned mode, int poison) {
   int *ranks = sub->ranks;
+  const mmp__bcast_alg_t *b = a->alg_of(alg);
   mmp__group_t g;
   mmp__bcast_arg_t ba;
   int i, rc;
 
+  assert(b != NULL && (b->flags & MMP__BCAST_F_SUB));
   rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, a->len, mode, &sub->s);
   if (rc != 0)
     return rc;
@@ -298,7 +299,7 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
   ba.seg = seg;
   ba.dep = -1;
   ba.phase = PH_SUB;
-  rc = mmp__bcast_builder_of(alg)(sub->s, &ba);
+  rc = b->build(sub->s, &ba);
   if (rc < 0)
     return rc;
   return mmp__sched_launch_locked(sub->s, sub_done, a);
@@ -541,7 +542,7 @@ static int recv_begin(arr_t *a) {
     return MMP_ENOMEM;
   if (a->alg == MMP_BCAST_ARRIVAL_NB)
     have = mmp__iprobe_locked(a->e, a->comm, a->comm->ctx + 1,
-                              world(a, a->root), tag, NULL);
+                              mmp__comm_world(a->comm, a->root), tag, NULL);
   m[0] = 'a';
   m[1] = 1;
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
@@ -563,11 +564,13 @@ static int recv_group(arr_t *a) {
   size_t got = a->group->req.status.bytes;
   uint32_t n = got >= GROUP_FIXED ? mmp__get_u32(h + 4) : 0;
   int alg = h[3], poison, *ranks, i, mine = 0;
+  const mmp__bcast_alg_t *sub_alg = a->alg_of(alg);
   uint64_t len;
   arr_sub_t *sub;
 
   if (got < GROUP_FIXED || h[0] != 'g' || n < 2 || n > (uint32_t)a->p ||
-      got != GROUP_FIXED + 4 * (size_t)n || mmp__bcast_builder_of(alg) == NULL)
+      got != GROUP_FIXED + 4 * (size_t)n || sub_alg == NULL ||
+      !(sub_alg->flags & MMP__BCAST_F_SUB))
     return MMP_EPROTO;
   len = mmp__get_u64(h + 8);
   poison = (h[2] & GRP_POISON) || len != (uint64_t)a->len;
@@ -687,24 +690,25 @@ static void arr_req_free(mmp_request_t *r) {
   uv_mutex_unlock(&e->lock);
 }
 
-static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
-                      const mmp__coll_hdr_t *h, unsigned mode,
-                      uint64_t window_us, uint64_t pace_us) {
+static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
+                      uint64_t pace_us) {
+  const mmp__bcast_desc_t *d = run->d;
   arr_t *a = calloc(1, sizeof(*a));
 
   if (a == NULL)
     return NULL;
-  a->e = e;
-  a->comm = comm;
-  a->buf = buf;
-  a->len = len;
-  a->alg = h->alg;
-  a->root = h->root;
-  a->me = comm->rank;
-  a->p = comm->size;
-  a->mode = mode;
-  a->subalg = h->inner != 0 ? h->inner : MMP_BCAST_PIPELINE;
-  a->seg = h->seg;
+  a->e = run->e;
+  a->comm = run->comm;
+  a->alg_of = run->alg_of;
+  a->buf = run->buf;
+  a->len = (size_t)d->len;
+  a->alg = d->alg;
+  a->root = d->root;
+  a->me = run->comm->rank;
+  a->p = run->comm->size;
+  a->mode = run->mode;
+  a->subalg = d->inner != 0 ? d->inner : MMP_BCAST_PIPELINE;
+  a->seg = d->seg;
   a->window_ms = (window_us + 999) / 1000;
   a->pace_ms = pace_us / 1000;
   a->ready = a->window_ms == 0;
@@ -719,14 +723,38 @@ static arr_t *arr_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   return a;
 }
 
-int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
-                             size_t len, const mmp__coll_hdr_t *h,
-                             unsigned mode, uint64_t window_us,
-                             uint64_t pace_us, mmp_request_t **out) {
-  arr_t *a = arr_new(e, comm, buf, len, h, mode, window_us, pace_us);
-  mmp_request_t *creq = calloc(1, sizeof(*creq));
+/* The root's timing, in microseconds, from the model: the gathering
+ * window (mmp__arrival_window, or MINIMP_BCAST_ARRIVAL_WINDOW_US), and how
+ * long a round or push keeps the root's link busy, T(m) = alpha + m beta
+ * (the burst allowance does not help rounds that follow each other). */
+static int arrival_times(const mmp__bcast_run_t *run, uint64_t *window,
+                         uint64_t *pace) {
+  size_t len = (size_t)run->d->len;
+  mmp_netmodel_t nm;
+  int rc;
+
+  if ((rc = mmp__netmodel_get(run->comm, &nm)) != 0)
+    return rc;
+  *pace = (uint64_t)((nm.alpha + (double)len * nm.beta) * 1e6);
+  if (run->cfg->coll.arrival_window_us >= 0)
+    *window = (uint64_t)run->cfg->coll.arrival_window_us;
+  else
+    *window = (uint64_t)(mmp__arrival_window(run->comm->size, len, &nm) * 1e6);
+  return 0;
+}
+
+static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
+  mmp__engine_t *e = run->e;
+  mmp_request_t *creq;
+  uint64_t window, pace;
+  arr_t *a;
+  int rc;
 
   *out = NULL;
+  if ((rc = arrival_times(run, &window, &pace)) != 0)
+    return rc;
+  a = arr_new(run, window, pace);
+  creq = calloc(1, sizeof(*creq));
   if (a == NULL || creq == NULL) {
     if (a != NULL)
       arr_free(a);
@@ -736,21 +764,82 @@ int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
   creq->on_heap = 1;
   creq->kind = MMP__REQ_COLL;
   creq->state = MMP__RQ_NEW;
-  creq->comm = comm;
-  creq->len = (size_t)h->len; /* how waits for it poll */
+  creq->comm = run->comm;
+  creq->len = (size_t)run->d->len; /* how waits for it poll */
   creq->cb_arg = a;
   creq->dtor = arr_req_free;
   mmp__list_init(&creq->node);
   atomic_init(&creq->done, 0);
-  creq->status.source = h->root;
+  creq->status.source = run->d->root;
   creq->status.tag = MMP_ANY_TAG;
   a->creq = creq;
   uv_mutex_lock(&e->lock);
-  a->seq = comm->coll_seq++;
-  mmp__comm_hold_locked(comm);
+  a->seq = run->comm->coll_seq++;
+  mmp__comm_hold_locked(run->comm);
   a->holding = 1;
   arr_drive(a);
   uv_mutex_unlock(&e->lock);
   *out = creq;
   return 0;
 }
+
+/* ---- Choice and the rows ------------------------------------------------- */
+
+double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm) {
+  double T = nm->alpha + (double)len * nm->beta, w = p * nm->alpha;
+
+  if (T / MMP__ARRIVAL_WINDOW_DIV < 1e-3)
+    return 0;
+  w = w < 1e-3 ? 1e-3 : w;
+  return w < T / MMP__ARRIVAL_WINDOW_DIV ? w : T / MMP__ARRIVAL_WINDOW_DIV;
+}
+
+/* Everyone arriving together, an arrival-aware broadcast costs a static
+ * one's time plus the root's gathering window and about two latencies of
+ * p ranks (the ARRIVED messages in, the GROUP headers out). Worth it when
+ * that is at most MMP__ARRIVAL_AUTO_SHARE of the static time: arriving
+ * apart, it is several times faster (docs/algorithms.md). */
+int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
+                            double best) {
+  double w = mmp__arrival_window(p, len, nm);
+
+  return p >= 3 && w > 0 &&
+         w + 2 * p * nm->alpha <= MMP__ARRIVAL_AUTO_SHARE * best;
+}
+
+/* The sub-group broadcast is a pipelined chain unless told otherwise, in
+ * the model's segments unless opts.segment says (AUTO's own pick takes
+ * the model's). */
+static int arrival_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
+                           const mmp__bcast_env_t *env) {
+  size_t seg = env->auto_pick ? 0 : o->segment;
+  mmp_netmodel_t nm;
+  int rc;
+
+  d->inner = o->inner != 0 ? o->inner : MMP_BCAST_PIPELINE;
+  if (seg == 0 && d->inner == MMP_BCAST_PIPELINE) {
+    if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+      return rc;
+    seg = mmp__pipeline_seg(env->p, (size_t)d->len, &nm);
+  }
+  d->seg = seg;
+  return 0;
+}
+
+const mmp__bcast_alg_t mmp__bcast_arrival_b_alg = {
+    .id = MMP_BCAST_ARRIVAL_B,
+    .name = "arrival_b",
+    .flags = MMP__BCAST_F_DYNAMIC,
+    .inner_needs = MMP__BCAST_F_SUB,
+    .start = arrival_start,
+    .resolve = arrival_resolve,
+};
+
+const mmp__bcast_alg_t mmp__bcast_arrival_nb_alg = {
+    .id = MMP_BCAST_ARRIVAL_NB,
+    .name = "arrival_nb",
+    .flags = MMP__BCAST_F_DYNAMIC,
+    .inner_needs = MMP__BCAST_F_SUB,
+    .start = arrival_start,
+    .resolve = arrival_resolve,
+};

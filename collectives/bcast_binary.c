@@ -14,7 +14,7 @@
  */
 #include "tree_common.h"
 
-int mmp__bcast_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, parent, nk = 0, kids[2];
 
@@ -28,3 +28,25 @@ int mmp__bcast_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
     kids[nk++] = mmp__rrank(2 * v + 2, a->root, n);
   return mmp__tree_forward(s, a, parent, kids, nk, 0, a->len, a->phase);
 }
+
+static double binary_cost(const mmp__bcast_cost_in_t *in) {
+  double levels = mmp__lg2(in->p + 1.0);
+
+  return 2 * (levels - 1) * (in->nm->alpha + in->m * in->nm->beta);
+}
+
+/* A rank forwards each byte to two children. */
+static double binary_link_bytes(int p, double m) {
+  (void)p;
+  return 2 * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_binary_alg = {
+    .id = MMP_BCAST_BINARY,
+    .name = "binary",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 2,
+    .build = binary_build,
+    .cost = binary_cost,
+    .link_bytes = binary_link_bytes,
+};

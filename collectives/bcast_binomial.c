@@ -16,9 +16,28 @@
 #include "tree_common.h"
 
 /* The k-nomial tree of radix 2 is this tree, in this order. */
-int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int binomial_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   mmp__bcast_arg_t b = *a;
 
   b.radix = 2;
-  return mmp__bcast_knomial(s, &b);
+  return mmp__bcast_knomial_alg.build(s, &b);
 }
+
+static double binomial_cost(const mmp__bcast_cost_in_t *in) {
+  return mmp__lg2(in->p) * (in->nm->alpha + in->m * in->nm->beta);
+}
+
+/* The root sends the message once per round. */
+static double binomial_link_bytes(int p, double m) {
+  return mmp__lg2(p) * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_binomial_alg = {
+    .id = MMP_BCAST_BINOMIAL,
+    .name = "binomial",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 1,
+    .build = binomial_build,
+    .cost = binomial_cost,
+    .link_bytes = binomial_link_bytes,
+};

@@ -13,7 +13,7 @@
  */
 #include "collectives.h"
 
-int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int flat_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   size_t nseg = mmp__seg_count(a->len, a->seg), k, off, n;
   int i, op, rc;
@@ -51,3 +51,21 @@ int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   }
   return mmp__bcast_done(s, a->dep);
 }
+
+static double flat_cost(const mmp__bcast_cost_in_t *in) {
+  return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
+}
+
+static double flat_link_bytes(int p, double m) {
+  return (p - 1) * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_flat_alg = {
+    .id = MMP_BCAST_FLAT,
+    .name = "flat",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 7,
+    .build = flat_build,
+    .cost = flat_cost,
+    .link_bytes = flat_link_bytes,
+};

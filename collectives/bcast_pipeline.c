@@ -20,7 +20,11 @@
  * cluster); the segment size comes from the model's optimal X (at least
  * 4 KiB).
  */
+#include <math.h>
+
 #include "tree_common.h"
+
+#define SEG_MIN 4096.0
 
 /* A chain is a tree in which every rank has one child. */
 static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
@@ -35,13 +39,82 @@ static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return mmp__tree_forward(s, a, prev, &next, next >= 0, 0, a->len, a->phase);
 }
 
-int mmp__bcast_chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int chain_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   mmp__bcast_arg_t whole = *a;
 
   whole.seg = 0;
   return chain(s, &whole);
 }
 
-int mmp__bcast_pipeline(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  return chain(s, a);
+size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm) {
+  double m = (double)len;
+  double X = p > 2 && nm->alpha > 0
+                 ? sqrt((double)(p - 2) * m * nm->beta / nm->alpha)
+                 : 1;
+  double seg = X > 1 ? m / X : m;
+
+  /* Not cut evenly (mmp__even_seg): the segment would then depend on the
+   * exact length, and ranks that disagree on it by a few bytes would cut
+   * differently, so that the arrival-aware broadcasts, which run this
+   * pipeline, waited instead of reporting the mismatch. With a fixed
+   * 4 KiB floor both cut alike. */
+  if (seg < SEG_MIN)
+    seg = SEG_MIN;
+  return seg >= m ? 0 : (size_t)seg;
 }
+
+static double chain_cost(const mmp__bcast_cost_in_t *in) {
+  return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
+}
+
+static double pipeline_cost(const mmp__bcast_cost_in_t *in) {
+  double X = in->X < 1 ? 1 : in->X;
+
+  return (X + in->p - 2) * (in->nm->alpha + in->m * in->nm->beta / X);
+}
+
+/* Each link carries the message once. */
+static double chain_link_bytes(int p, double m) {
+  (void)p;
+  return m;
+}
+
+/* An asked-for pipeline without a segment size takes the model's. */
+static int pipeline_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
+                            const mmp__bcast_env_t *env) {
+  mmp_netmodel_t nm;
+  int rc;
+
+  (void)o;
+  if (env->auto_pick || d->seg != 0)
+    return 0;
+  if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+    return rc;
+  d->seg = mmp__pipeline_seg(env->p, (size_t)d->len, &nm);
+  return 0;
+}
+
+/* The chain is no AUTO candidate: it is the pipelined chain with one
+ * segment, which the pipeline's optimal X already covers, and the latency
+ * terms of a burst allowance can price it below the pipeline where it is
+ * several times slower (docs/algorithms.md, "The chain"). */
+const mmp__bcast_alg_t mmp__bcast_chain_alg = {
+    .id = MMP_BCAST_CHAIN,
+    .name = "chain",
+    .flags = MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .build = chain_build,
+    .cost = chain_cost,
+    .link_bytes = chain_link_bytes,
+};
+
+const mmp__bcast_alg_t mmp__bcast_pipeline_alg = {
+    .id = MMP_BCAST_PIPELINE,
+    .name = "pipeline",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB |
+             MMP__BCAST_F_PIPELINED,
+    .prefer = 4,
+    .build = chain,
+    .cost = pipeline_cost,
+    .link_bytes = chain_link_bytes,
+    .resolve = pipeline_resolve,
+};

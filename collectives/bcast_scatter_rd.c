@@ -47,7 +47,7 @@ static int swap_ranges(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer,
   return 0;
 }
 
-int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int scatter_rd_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, q, mask, have, done, rc, nrecv = 0, i;
   int recvs[132];
@@ -106,3 +106,27 @@ int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   }
   return done;
 }
+
+static double scatter_rd_cost(const mmp__bcast_cost_in_t *in) {
+  double a = in->nm->alpha, b = in->nm->beta, P = in->p, m = in->m;
+  double t = 2 * mmp__lg2(P) * a + 2 * (P - 1) / P * m * b;
+
+  /* Outside powers of two, the extra ranks get it all once more. */
+  return (in->p & (in->p - 1)) ? t + a + m * b : t;
+}
+
+/* The scatter and the allgather each pass about m through a link. */
+static double scatter_link_bytes(int p, double m) {
+  (void)p;
+  return 2 * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_scatter_rd_alg = {
+    .id = MMP_BCAST_SCATTER_RD,
+    .name = "scatter_rd",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 6,
+    .build = scatter_rd_build,
+    .cost = scatter_rd_cost,
+    .link_bytes = scatter_link_bytes,
+};

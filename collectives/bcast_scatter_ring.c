@@ -14,7 +14,7 @@
  */
 #include "tree_common.h"
 
-int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int scatter_ring_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, left, right, step, prev, rc, done;
   size_t cs, off, len;
@@ -48,3 +48,26 @@ int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   }
   return done;
 }
+
+static double scatter_ring_cost(const mmp__bcast_cost_in_t *in) {
+  double P = in->p;
+
+  return (mmp__lg2(P) + P - 1) * in->nm->alpha +
+         2 * (P - 1) / P * in->m * in->nm->beta;
+}
+
+/* The scatter and the ring each pass about m through a link. */
+static double scatter_ring_link_bytes(int p, double m) {
+  (void)p;
+  return 2 * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_scatter_ring_alg = {
+    .id = MMP_BCAST_SCATTER_RING,
+    .name = "scatter_ring",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 5,
+    .build = scatter_ring_build,
+    .cost = scatter_ring_cost,
+    .link_bytes = scatter_ring_link_bytes,
+};

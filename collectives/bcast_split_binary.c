@@ -25,7 +25,7 @@ static int side_of(int v) {
   return v;
 }
 
-int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, side, j = 0, nl = 0, nr = 0, i, rc, have, done;
   size_t ha = a->len / 2, hb = a->len - ha;
@@ -103,3 +103,29 @@ int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
     return i;
   return rc;
 }
+
+/* Seed 001 gives 2 (log2(p + 1) - 2)(a + m b) + a + m b / 2, which leaves
+ * out the root's own two sends (it is a + m b / 2 at p = 3, far below any
+ * real broadcast). Counted as run: h = ceil(log2(p + 1)) - 1 levels, each
+ * two sends of a half, then one exchange of a half. */
+static double split_binary_cost(const mmp__bcast_cost_in_t *in) {
+  double h = mmp__lg2(in->p + 1.0) - 1;
+
+  return (2 * h + 1) * (in->nm->alpha + in->m / 2 * in->nm->beta);
+}
+
+/* Two halves down, one half across. */
+static double split_binary_link_bytes(int p, double m) {
+  (void)p;
+  return 1.5 * m;
+}
+
+const mmp__bcast_alg_t mmp__bcast_split_binary_alg = {
+    .id = MMP_BCAST_SPLIT_BINARY,
+    .name = "split_binary",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .prefer = 3,
+    .build = split_binary_build,
+    .cost = split_binary_cost,
+    .link_bytes = split_binary_link_bytes,
+};

@@ -133,7 +133,7 @@ static int other_pieces(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q,
   return 0;
 }
 
-int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int symmetric_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
   int q = g->n - 1, v, all, rc;
 
@@ -151,3 +151,81 @@ int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
     return rc;
   return all;
 }
+
+/* Seed 004's 2 alpha + m beta (2 - 1/q), q = p - 1 receivers, with each
+ * of the root's q sends and of a receiver's q - 1 forwards paying alpha,
+ * as seed 001 counts the flat tree's: the root's pieces leave after
+ * q alpha + m beta, and the last one's receiver forwards it to q - 1
+ * others. */
+static double symmetric_cost(const mmp__bcast_cost_in_t *in) {
+  double q = in->p - 1;
+
+  return (2 * q - 1) * in->nm->alpha + (2 - 1 / q) * in->m * in->nm->beta;
+}
+
+/* The root's link carries the message once; each receiver takes in m. */
+static double symmetric_link_bytes(int p, double m) {
+  (void)p;
+  return m;
+}
+
+/* The sub-segment S: the root pays (n / S) alpha in message overheads
+ * and the last sub-segment's forwarding adds (q - 1)(alpha + S beta)
+ * after the root's n beta (q = p - 1 receivers), so
+ * S = sqrt(n alpha / ((q - 1) beta)), at least 4 KiB, and pieces are cut
+ * into equal parts of at least S (mmp__even_seg). Where the whole message
+ * fits the burst allowance the bytes cost no time and each sub-segment
+ * only adds messages: pieces go whole (docs/algorithms.md has the
+ * measurements). */
+static size_t symmetric_seg(int p, size_t len, const mmp_netmodel_t *nm) {
+  int q = p - 1;
+  double S;
+
+  if (q < 2 || (nm->burst > 0 && (double)len <= nm->burst))
+    return 0;
+  if (nm->alpha <= 0 || nm->beta <= 0)
+    S = MMP__SYMMETRIC_SEG_DEFAULT;
+  else
+    S = sqrt((double)len * nm->alpha / ((double)(q - 1) * nm->beta));
+  if (S < 4096)
+    S = 4096;
+  return mmp__even_seg((len + (size_t)q - 1) / (size_t)q, S);
+}
+
+/* Short messages go whole (the flat broadcast); pieces are cut into
+ * sub-segments sized by the model. AUTO's pick was priced with the
+ * model's segment and the default threshold, so neither opts.segment nor
+ * MINIMP_BCAST_SYM_MIN changes it (the latter would turn a 64 KiB
+ * symmetric pick into the flat tree). */
+static int symmetric_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
+                             const mmp__bcast_env_t *env) {
+  size_t min = MMP__SYMMETRIC_MIN_DEFAULT,
+         seg = env->auto_pick ? 0 : o->segment;
+  mmp_netmodel_t nm;
+  int rc;
+
+  if (!env->auto_pick && env->cfg->coll.bcast_sym_min >= 0)
+    min = (size_t)env->cfg->coll.bcast_sym_min;
+  if (d->len < min) {
+    d->alg = MMP_BCAST_FLAT;
+    seg = 0;
+  } else if (seg == 0) {
+    if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+      return rc;
+    seg = symmetric_seg(env->p, (size_t)d->len, &nm);
+  }
+  d->seg = seg;
+  return 0;
+}
+
+const mmp__bcast_alg_t mmp__bcast_symmetric_alg = {
+    .id = MMP_BCAST_SYMMETRIC,
+    .name = "symmetric",
+    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_TOP,
+    .prefer = 8,
+    .auto_min = MMP__SYMMETRIC_MIN_DEFAULT,
+    .build = symmetric_build,
+    .cost = symmetric_cost,
+    .link_bytes = symmetric_link_bytes,
+    .resolve = symmetric_resolve,
+};

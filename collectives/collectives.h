@@ -2,30 +2,40 @@
 /*
  * Internal interface of the collectives layer.
  *
- * A collective is a *schedule*: sends and receives on regions of the
- * user's buffer, with dependencies between them ("forward segment k to my
- * children once I have received it"). Each broadcast algorithm is a
- * builder that appends its operations for one rank; the executor in
- * sched.c posts them through the runtime's point-to-point calls and
- * advances from completion callbacks, inside the progress engine, so data
- * is forwarded without a round trip through the application. Blocking
- * calls are the non-blocking ones plus a wait.
+ * A collective is a *schedule*: sends and receives on regions of one
+ * buffer, with dependencies between them ("forward segment k to my
+ * children once I have received it"). Each algorithm is a builder that
+ * appends one rank's operations; the executor (sched.c) posts them through
+ * the runtime's point-to-point calls and advances from completion
+ * callbacks, inside the progress engine, so data is forwarded without a
+ * round trip through the application. Blocking calls are the non-blocking
+ * ones plus a wait. Builders need no engine and no sockets: every rank's
+ * schedule can be built in one process for any group size and checked
+ * symbolically (sched_sim.c), which the simulation of large jobs builds on.
+ *
+ * Every algorithm is one row of its collective's descriptor table
+ * (bcast_algs.c, s2p_algs.c): name, builder, cost and what it composes
+ * with, all in the algorithm's own file. docs/algorithms.md ("Adding an
+ * algorithm") lists the places a new one touches.
  *
  * Separation from user traffic: collectives use the communicator's second
  * context id (comm->ctx + 1), which user messages never carry, and put the
  * collective's sequence number in the tag, so collectives in flight at
  * the same time never match each other either.
  *
- * Consistency: every non-root rank's first message carries a small header
- * with the root, length, algorithm and its parameters, as the sender sees
- * them. Nothing else is posted before it arrives. A rank whose arguments
- * disagree rebuilds the schedule from the header and runs it in "poison"
- * mode: every send becomes empty, so its whole subtree fails with
- * MMP_EMISMATCH instead of waiting for data that never comes.
+ * Consistency: a collective may give its schedule a first-message header,
+ * its own description of the call as this rank sees it. Every non-root
+ * rank's first message carries the sender's, and nothing else is posted
+ * before it arrives. A rank whose header differs rebuilds the schedule
+ * from the sender's and runs it in "poison" mode: every send becomes
+ * empty, so its whole subtree fails with MMP_EMISMATCH instead of waiting
+ * for data that never comes.
  */
 #ifndef MMP_COLLECTIVES_COLLECTIVES_H
 #define MMP_COLLECTIVES_COLLECTIVES_H
 
+#include <assert.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,7 +51,7 @@ typedef struct mmp__group_s {
   const int *ranks;
 } mmp__group_t;
 
-/* ---- Schedules ---------------------------------------------------------- */
+/* ---- Schedules (sched.c) ------------------------------------------------ */
 
 enum { MMP__SOP_SEND = 1, MMP__SOP_RECV = 2, MMP__SOP_NOP = 3 };
 
@@ -50,65 +60,75 @@ enum { MMP__SOP_SEND = 1, MMP__SOP_RECV = 2, MMP__SOP_NOP = 3 };
 
 typedef struct mmp__sched_s mmp__sched_t;
 
+/* One operation as the builder appended it, and its place in the
+ * dependency graph (mmp__sched_prepare). Holds no request, so that
+ * schedules can be built and checked without a runtime. */
 typedef struct mmp__sop_s {
   uint8_t kind;
   uint8_t flags;
   uint8_t phase;
-  uint8_t posted;
-  uint8_t done;
   int peer;   /* comm rank */
   size_t off; /* region of the schedule's buffer */
   size_t len;
-  int npred; /* predecessors not yet complete */
+  size_t *regs; /* packed ops: nregs (offset, length) pairs, or NULL */
+  int nregs;
+  int npred; /* predecessors */
   int succ;  /* successors: sched->succ[succ .. succ + nsucc) */
   int nsucc;
-  int cprev;    /* previous op of the same kind, peer and tag, or -1 */
-  int cnext;    /* next one, or -1 */
-  uint8_t held; /* ready, but waits for cprev to be posted */
-  mmp__sched_t *s;
+  int cprev; /* previous op of the same kind, peer and tag, or -1 */
+  int cnext; /* next one, or -1 */
+} mmp__sop_t;
+
+/* What a running op needs besides its plan; one block per schedule,
+ * allocated when it starts, so that requests never move. */
+typedef struct mmp__sexec_s {
   mmp_request_t req;
   uint8_t *tmp; /* FIRST ops: header and piggybacked data; packed ops */
   size_t tmp_len;
-  size_t *regs; /* packed ops: nregs (offset, length) pairs, or NULL */
-  int nregs;
-} mmp__sop_t;
+  int npred; /* predecessors not yet complete */
+  uint8_t posted;
+  uint8_t done;
+  uint8_t held; /* ready, but waits for cprev to be posted */
+} mmp__sexec_t;
 
-/* What the first message's header says; compared field by field. */
-typedef struct mmp__coll_hdr_s {
-  uint8_t kind;  /* which collective: broadcast */
-  uint8_t alg;   /* MMP_BCAST_* actually run */
-  uint8_t flags; /* MMP__HDR_POISON */
-  uint8_t inner; /* hierarchical: algorithm inside groups */
-  uint8_t outer; /* hierarchical: algorithm between groups */
-  int32_t root;
-  uint64_t len;
-  uint32_t seg; /* segment size, 0 = unsegmented */
-  uint32_t groups;
-} mmp__coll_hdr_t;
-
+/* The first message: a 4-byte envelope ('C', version, flags, length),
+ * then up to MMP__HDR_MAX bytes of the collective's own header. */
 #define MMP__HDR_SIZE 32
-#define MMP__HDR_POISON 0x1
-#define MMP__COLL_BCAST 1
+#define MMP__HDR_MAX (MMP__HDR_SIZE - 4)
 
-/* Appends this rank's operations for one collective to `s`. Used to build
- * the schedule, and to rebuild it from a mismatching header. */
-typedef int (*mmp__sched_build_fn)(mmp__sched_t *s, const mmp__coll_hdr_t *h);
+/*
+ * A first message whose header differs from this rank's arrived: `hdr` is
+ * the sender's (n bytes, checked against nothing but its length). Appends
+ * the plan the sender's view implies to `s`, which is empty, and sets
+ * s->len to the sender's length; the executor then runs it in poison mode.
+ * Lock held. Returns 0, or MMP_EMISMATCH/MMP_EPROTO for a header no
+ * consistent sender could mean.
+ */
+typedef int (*mmp__sched_rebuild_fn)(mmp__sched_t *s, const uint8_t *hdr,
+                                     size_t n);
 
 struct mmp__sched_s {
-  mmp__engine_t *e;
-  mmp_comm_t *comm;
-  uint32_t ctx; /* comm->ctx + 1 */
+  mmp__engine_t *e; /* NULL offline */
+  mmp_comm_t *comm; /* NULL offline */
+  int p;            /* ranks of the communicator */
+  int me;           /* this rank */
+  uint32_t ctx;     /* comm->ctx + 1 */
   uint32_t seq;
   uint8_t *buf;
   size_t len;
-  unsigned mode;       /* MMP_SEND_* for every data send */
-  mmp__coll_hdr_t hdr; /* this rank's view */
-  mmp__sched_build_fn build;
-  mmp__sop_t **ops; /* each allocated alone: requests inside must not move */
+  unsigned mode; /* MMP_SEND_* for every data send */
+  int source;    /* the request's status.source */
+  mmp__sop_t *ops;
   int nops, cap;
   int (*edges)[2]; /* dependency pairs (before, after) while building */
   int nedges, ecap;
   int *succ;
+  mmp__sexec_t *x; /* nops running states, once started */
+  struct {         /* the plan a poison rebuild replaced */
+    mmp__sop_t *ops;
+    mmp__sexec_t *x;
+    int nops;
+  } old;
   int *ready; /* ops whose predecessors are complete, to post: FIFO */
   int nready;
   int rhead;
@@ -118,6 +138,9 @@ struct mmp__sched_s {
   int first;  /* index of the FIRST receive, -1 at the root */
   int poison; /* arguments disagreed: every send goes out empty */
   int err;
+  uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
+  size_t hdr_len;
+  mmp__sched_rebuild_fn rebuild;
   mmp_request_t *creq; /* the collective's request; NULL once done */
   /* Sub-schedules (mmp__sched_launch_locked) have no request: on_done
    * runs once, lock held, when their last op completed. */
@@ -132,17 +155,22 @@ struct mmp__sched_s {
 
 /*
  * Creates an empty schedule for one collective on `comm` (which takes the
- * next collective sequence number). On success the caller owns *out;
- * mmp__sched_start passes it to the request. Returns 0 or MMP_ENOMEM.
+ * next collective sequence number). Lock NOT held. On success the caller
+ * owns *out until mmp__sched_start. Returns 0 or MMP_ENOMEM.
  */
 int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
-                   unsigned mode, const mmp__coll_hdr_t *hdr,
-                   mmp__sched_build_fn build, mmp__sched_t **out);
+                   unsigned mode, mmp__sched_t **out);
 
-/* As mmp__sched_new for a sub-schedule of collective `seq` (no header,
- * no builder, lock may be held). Returns 0 or MMP_ENOMEM. */
+/* As mmp__sched_new for a sub-schedule of collective `seq` (takes no
+ * sequence number; lock may be held). Returns 0 or MMP_ENOMEM. */
 int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
                        void *buf, size_t len, unsigned mode,
+                       mmp__sched_t **out);
+
+/* A schedule for rank `me` of `p`, with no engine or communicator: to
+ * build and check offline (it can never start). `buf` may be NULL.
+ * Returns 0 or MMP_ENOMEM. */
+int mmp__sched_offline(int p, int me, void *buf, size_t len,
                        mmp__sched_t **out);
 
 /* Appends an op; returns its index (>= 0) or MMP_ENOMEM. The region
@@ -166,21 +194,36 @@ void mmp__sched_first(mmp__sched_t *s, int op);
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
 
+/* Gives the schedule a first-message header (n <= MMP__HDR_MAX bytes,
+ * copied) and what to do when a sender's differs. */
+void mmp__sched_set_header(mmp__sched_t *s, const void *hdr, size_t n,
+                           mmp__sched_rebuild_fn rebuild);
+
 /*
- * Builds (with s->build and s->hdr), starts, and hands the schedule to a
- * new collective request in *req, which mmp_wait/mmp_test complete and
- * free. Any thread, lock NOT held. Returns 0 or an error (then *req is
- * NULL and the schedule is freed).
+ * Turns the appended ops into the graph the executor runs: large first
+ * messages split into a header and a data message, every op after this
+ * rank's first receive, successor lists, and chains of ops that must be
+ * posted in builder order (messages of one peer and tag match in posting
+ * order). Ops from `from` on; 0 for a whole schedule. Needs no engine.
+ * Returns 0 or MMP_ENOMEM.
+ */
+int mmp__sched_prepare(mmp__sched_t *s, int from);
+
+/*
+ * Prepares, starts, and hands the schedule to a new collective request in
+ * *req, which mmp_wait/mmp_test complete and free. Any thread, lock NOT
+ * held. Returns 0 or an error (then *req is NULL and the schedule is
+ * freed).
  */
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
 
 /*
- * Lock held. Starts a schedule whose ops the caller appended directly (no
- * header, no request): a sub-broadcast inside a dynamic collective, which
- * sets s->seq itself. on_done(s, arg) runs once, lock held, when every op
- * completed, possibly before this returns; s->err holds the result. The
- * caller frees `s` with mmp__sched_free, never from inside on_done.
- * Returns 0 or MMP_ENOMEM (then on_done never runs).
+ * Lock held. Starts a schedule whose ops the caller appended (no header,
+ * no request): a sub-broadcast inside a dynamic collective. on_done(s,
+ * arg) runs once, lock held, when every op completed, possibly before
+ * this returns; s->err holds the result. The caller frees `s` with
+ * mmp__sched_free, never from inside on_done. Returns 0 or MMP_ENOMEM
+ * (then on_done never runs).
  */
 int mmp__sched_launch_locked(mmp__sched_t *s,
                              void (*on_done)(mmp__sched_t *, void *),
@@ -189,8 +232,37 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
 /* Logs the ops not yet done (debugging). */
 void mmp__sched_dump(const mmp__sched_t *s);
 
-/* Frees a schedule that was never started. */
+/* Frees a schedule that was never started, or a sub-schedule. NULL is
+ * fine. */
 void mmp__sched_free(mmp__sched_t *s);
+
+/* ---- Symbolic runs (sched_sim.c) ---------------------------------------- */
+
+/* What a symbolic run of every rank's schedule found. */
+typedef struct mmp__sim_report_s {
+  int ok;         /* every op ran, every byte arrived */
+  long messages;  /* sends matched with receives */
+  long ops;       /* ops in all schedules, after prepare */
+  int stuck_rank; /* a rank with ops that never ran, or -1 */
+  char what[200]; /* the first problem, in words */
+} mmp__sim_report_t;
+
+/*
+ * Runs the prepared schedules s[0..p) (s[r] is rank r's) against each
+ * other without a network: an op posts once its predecessors completed
+ * and its chain predecessor posted; a send and a receive of the same pair,
+ * kind of message (phase) and turn match, a first receive from any
+ * sender; both complete only when matched (rendezvous, the strictest
+ * order). Checks that every send has exactly one receive of the same
+ * length, that a send only reads bytes its rank holds by then, and that
+ * at the end rank r holds every byte of [0, want_len) (all ranks alike).
+ * `have(r, off, len, arg)`-style initial holdings come from `init`: bytes
+ * [init[2k], init[2k] + init[2k+1]) of rank init_rank[k], n_init of them.
+ * Returns 0 (see rep->ok) or MMP_ENOMEM.
+ */
+int mmp__sched_simulate(mmp__sched_t *const *s, int p, size_t want_len,
+                        const int *init_rank, const size_t *init, int n_init,
+                        mmp__sim_report_t *rep);
 
 /* ---- Broadcast algorithms (one file each) ------------------------------
  *
@@ -204,6 +276,8 @@ void mmp__sched_free(mmp__sched_t *s);
  * together with the matching sends. A builder uses phases phase ..
  * phase + 9 of the collective.
  */
+struct mmp__bcast_alg_s;
+
 typedef struct mmp__bcast_arg_s {
   const mmp__group_t *g;
   int root; /* index in g */
@@ -211,59 +285,139 @@ typedef struct mmp__bcast_arg_s {
   size_t len;
   size_t seg;
   int dep;
-  int phase; /* phase_base */
-  int first; /* mark this rank's first message (top-level call) */
-  int radix; /* knomial only */
+  int phase;  /* phase_base */
+  int first;  /* mark this rank's first message (top-level call) */
+  int radix;  /* k-nomial */
+  int groups; /* hierarchical: G */
+  const struct mmp__bcast_alg_s *inner; /* hierarchical: inside groups */
+  const struct mmp__bcast_alg_s *outer; /* hierarchical: between leaders */
 } mmp__bcast_arg_t;
 
 typedef int (*mmp__bcast_builder)(mmp__sched_t *s, const mmp__bcast_arg_t *a);
 
-int mmp__bcast_flat(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_chain(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_pipeline(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_split_binary(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_binomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_knomial(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-#define MMP__KNOMIAL_RADIX_DEFAULT 3
-#define MMP__KNOMIAL_RADIX_MAX 16
-int mmp__bcast_scatter_ring(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_scatter_rd(mmp__sched_t *s, const mmp__bcast_arg_t *a);
-int mmp__bcast_symmetric(mmp__sched_t *s, const mmp__bcast_arg_t *a);
+/* A broadcast as every rank must see it: what the first message's header
+ * carries (bcast.c encodes it). Fields an algorithm does not use are 0. */
+typedef struct mmp__bcast_desc_s {
+  int alg; /* MMP_BCAST_* actually run */
+  int root;
+  uint64_t len;
+  size_t seg; /* segment size, 0 = unsegmented */
+  int radix;  /* k-nomial */
+  int groups; /* hierarchical: G */
+  int inner;  /* hierarchical: inside groups; arrival: sub-broadcast */
+  int outer;  /* hierarchical: between leaders */
+} mmp__bcast_desc_t;
 
-/* The symmetric broadcast sends messages shorter than this whole, as the
- * flat broadcast does (MINIMP_BCAST_SYM_MIN overrides it): on the emulated
- * cluster, p = 16, the two cross between 2 KiB (whole 1.06-1.12 ms, cut
- * 1.27-1.30 ms) and 4 KiB (2.39-2.46 against 1.30-1.36 ms). It cuts its
- * pieces into sub-segments sized from the network model (opts.segment
- * overrides), of this many bytes when the model is degenerate. */
-#define MMP__SYMMETRIC_MIN_DEFAULT (3u * 1024)
-#define MMP__SYMMETRIC_SEG_DEFAULT (16u * 1024)
+/* What a cost function prices: p ranks, m bytes, X segments (pipelined
+ * algorithms), G groups (hierarchical), under the model. `part` gives the
+ * time of the best non-hierarchical broadcast over q ranks, for
+ * algorithms made of others (set by the chooser). */
+typedef struct mmp__bcast_cost_in_s {
+  int p;
+  double m;
+  double X;
+  int G;
+  const mmp_netmodel_t *nm;
+  double (*part)(int q, double m, const mmp_netmodel_t *nm);
+} mmp__bcast_cost_in_t;
+
+/* How an asked-for algorithm's open options are settled on one rank:
+ * every rank computes the same. */
+typedef struct mmp__bcast_env_s {
+  mmp_comm_t *comm; /* for the network model (collective on first use) */
+  int p;
+  int auto_pick; /* AUTO chose the algorithm */
+  const mmp__config_t *cfg;
+  /* The row of algorithm `id`, or NULL: mmp__bcast_alg. */
+  const struct mmp__bcast_alg_s *(*alg_of)(int id);
+  /* The best static algorithm for q ranks: mmp__bcast_choose. */
+  double (*choose)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
+                   size_t *seg, int *groups);
+} mmp__bcast_env_t;
+
+/* A dynamic broadcast's start: everything it needs to run on its own. */
+typedef struct mmp__bcast_run_s {
+  mmp__engine_t *e;
+  mmp_comm_t *comm;
+  void *buf;
+  const mmp__bcast_desc_t *d;
+  unsigned mode;
+  const mmp__config_t *cfg;
+  /* The row of algorithm `id`, or NULL (bcast_algs.c). */
+  const struct mmp__bcast_alg_s *(*alg_of)(int id);
+} mmp__bcast_run_t;
+
+enum {
+  MMP__BCAST_F_AUTO = 0x1,       /* AUTO may choose it */
+  MMP__BCAST_F_TOP = 0x2,        /* ... only as its own top-level choice */
+  MMP__BCAST_F_GROUPS = 0x4,     /* runs inside and between hierarchical
+                                    groups when asked for */
+  MMP__BCAST_F_SUB = 0x8,        /* runs as an arrival-aware broadcast's
+                                    sub-group broadcast */
+  MMP__BCAST_F_DYNAMIC = 0x10,   /* no static schedule: `start` */
+  MMP__BCAST_F_COMPOSITE = 0x20, /* runs `inner` and `outer` algorithms */
+  MMP__BCAST_F_PIPELINED = 0x40  /* AUTO runs it in the segments of
+                                    mmp__pipeline_seg */
+};
+
+/* One broadcast algorithm: a row of mmp__bcast_algs (bcast_algs.c),
+ * defined in the algorithm's own file beside its builder. */
+typedef struct mmp__bcast_alg_s {
+  int id;           /* MMP_BCAST_* */
+  const char *name; /* mmp_bcast_alg_name, minimp-bench --algs */
+  unsigned flags;   /* MMP__BCAST_F_* */
+  int prefer;       /* AUTO: of two within 3%, the lower wins */
+  size_t auto_min;  /* AUTO considers it from this length on */
+  /* What opts.inner and opts.outer may name (MMP__BCAST_F_GROUPS,
+   * MMP__BCAST_F_SUB); 0: the algorithm takes none. */
+  unsigned inner_needs;
+  unsigned outer_needs;
+  /* Appends this rank's ops (static algorithms). */
+  mmp__bcast_builder build;
+  /* Starts a dynamic one (MMP__BCAST_F_DYNAMIC). Any thread, lock NOT
+   * held. 0 with *req a new collective request, or an error. */
+  int (*start)(const mmp__bcast_run_t *run, mmp_request_t **req);
+  /* Predicted seconds (Hockney); NULL: never priced. */
+  double (*cost)(const mmp__bcast_cost_in_t *in);
+  /* Bytes the busiest link carries in one broadcast. */
+  double (*link_bytes)(int p, double m);
+  /* Settles what `o` left open in `d` (d->alg, root, len set). NULL:
+   * nothing to settle. 0, or an error from measuring the model. */
+  int (*resolve)(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
+                 const mmp__bcast_env_t *env);
+} mmp__bcast_alg_t;
+
+/* The rows, in the algorithms' own files. */
+extern const mmp__bcast_alg_t mmp__bcast_flat_alg, mmp__bcast_chain_alg,
+    mmp__bcast_pipeline_alg, mmp__bcast_binary_alg, mmp__bcast_split_binary_alg,
+    mmp__bcast_binomial_alg, mmp__bcast_scatter_ring_alg,
+    mmp__bcast_scatter_rd_alg, mmp__bcast_hierarchical_alg,
+    mmp__bcast_symmetric_alg, mmp__bcast_arrival_b_alg,
+    mmp__bcast_arrival_nb_alg, mmp__bcast_knomial_alg;
+
+/* The table (bcast_algs.c): the row of algorithm `id`, or NULL (AUTO and
+ * unknown numbers). */
+const mmp__bcast_alg_t *mmp__bcast_alg(int id);
+
+/* Checks the descriptor table once (debug builds): ids, names, flags and
+ * hooks agree with each other. */
+void mmp__bcast_algs_check(void);
+
+/* 1 if `part` may run as an inner/outer algorithm of a hierarchical
+ * broadcast (MMP__BCAST_F_GROUPS), or as the sub-broadcast of an
+ * arrival-aware one (MMP__BCAST_F_SUB), as `flag` says. */
+int mmp__bcast_composes(int part, unsigned flag);
 
 /*
- * Starts an arrival-aware broadcast (bcast_arrival.c): h->alg is
- * MMP_BCAST_ARRIVAL_B or _NB, h->root the root, h->inner the sub-group
- * broadcast and h->seg its segment; `mode` is the MMP_SEND_* of data
- * sends; the root gathers arrivals for `window_us` (rounded up to ms; 0:
- * not at all) before a decision from idle, and counts itself busy for at
- * least `pace_us` after starting a round or push (see round_pace). Any
- * thread, lock NOT held. On success *req is a new collective request; on error
- * (MMP_ENOMEM) *req is NULL.
+ * Appends rank s->me's ops for the broadcast `d` over the whole
+ * communicator of s->p ranks, marking its first message: what a running
+ * broadcast and a poison rebuild do, and what offline checks call. For
+ * static algorithms only. Returns 0, MMP_EMISMATCH for a description no
+ * rank could have made, or MMP_ENOMEM.
  */
-int mmp__bcast_arrival_start(mmp__engine_t *e, mmp_comm_t *comm, void *buf,
-                             size_t len, const mmp__coll_hdr_t *h,
-                             unsigned mode, uint64_t window_us,
-                             uint64_t pace_us, mmp_request_t **req);
+int mmp__bcast_build(mmp__sched_t *s, const mmp__bcast_desc_t *d);
 
-/* The arrival-aware root's gathering window is at most T(m) / this, with
- * T(m) = alpha + m beta from the network model (mmp__arrival_window).
- * MINIMP_BCAST_ARRIVAL_WINDOW_US overrides it (0: none). */
-#define MMP__ARRIVAL_WINDOW_DIV 16
-
-/* Returns the builder of a non-hierarchical algorithm, or NULL. */
-mmp__bcast_builder mmp__bcast_builder_of(int alg);
-
-/* Helpers for builders. */
+/* ---- Helpers for broadcast builders (bcast_util.c) --------------------- */
 
 /* A recv or send of a region, with `dep` (if >= 0) as predecessor. Returns
  * the op index or a negative error. */
@@ -275,6 +429,11 @@ int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
 /* A NOP that completes after `dep` (if >= 0): what builders return when
  * this rank receives nothing. */
 int mmp__bcast_done(mmp__sched_t *s, int dep);
+
+/* Runs `b` over the whole communicator (member i is rank i) with this
+ * rank's index; the rest of `a` as given. Returns what `b` does. */
+int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
+                        mmp__bcast_arg_t *a);
 
 /* Number of segments of `len` in pieces of `seg` (1 when seg is 0 or len
  * fits); segment k's offset and length. */
@@ -293,14 +452,19 @@ size_t mmp__even_seg(size_t len, double target);
 #define MMP__POISON_MAX_SEGS (1u << 20)
 int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 
-/* Virtual rank of member i when the root is member `root`: (i - root) mod
- * n; and back. */
 /* What every public collective call checks first: 0, MMP_ENOTINIT or
  * MMP_ECOMM. */
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {
   if (mmp__eng == NULL)
     return MMP_ENOTINIT;
   return comm == NULL ? MMP_ECOMM : 0;
+}
+
+/* Virtual rank of member i when the root is member `root`: (i - root) mod
+ * n; and back. */
+/* ceil(log2 x), 0 for x <= 1: the rounds of a doubling tree. */
+static inline double mmp__lg2(double x) {
+  return x <= 1 ? 0 : ceil(log2(x));
 }
 
 static inline int mmp__vrank(int i, int root, int n) {
@@ -310,66 +474,98 @@ static inline int mmp__rrank(int v, int root, int n) {
   return (v + root) % n;
 }
 
-/* ---- Selection (select.c) ---------------------------------------------- */
+/* ---- Algorithm-specific parameters ------------------------------------- */
 
-/* The network as the Hockney model sees it: a message of m bytes costs
- * alpha + m * beta seconds. */
-typedef struct mmp__netmodel_s {
-  double alpha; /* s */
-  double beta;  /* s per byte */
-  double burst; /* bytes an idle link passes at once (a shaper's bucket) */
-  int shared;   /* ranks outnumber the CPUs of a machine (rank 0's) */
-} mmp__netmodel_t;
+/* k-nomial tree (bcast_knomial.c). */
+#define MMP__KNOMIAL_RADIX_DEFAULT 3
+#define MMP__KNOMIAL_RADIX_MAX 16
 
-/* Predicted time of algorithm `alg` (G groups for the hierarchical one,
- * X segments for the pipelined ones) under model `nm`. */
-double mmp__bcast_cost(int alg, int p, double m, double X, int G,
-                       const mmp__netmodel_t *nm);
+/* The symmetric broadcast sends messages shorter than this whole, as the
+ * flat broadcast does (MINIMP_BCAST_SYM_MIN overrides it; the crossover is
+ * in docs/algorithms.md). It cuts its pieces into sub-segments sized from
+ * the network model (opts.segment overrides), of this many bytes when the
+ * model is degenerate. */
+#define MMP__SYMMETRIC_MIN_DEFAULT (3u * 1024)
+#define MMP__SYMMETRIC_SEG_DEFAULT (16u * 1024)
 
 /* The pipelined chain's segment under `nm`: the optimum X =
  * sqrt((p - 2) m beta / alpha) segments, each at least 4 KiB; 0 (the whole
  * message at once) when that is a single segment. AUTO and an explicit
- * MMP_BCAST_PIPELINE without a segment use the same. */
-size_t mmp__pipeline_seg(int p, size_t len, const mmp__netmodel_t *nm);
+ * MMP_BCAST_PIPELINE without a segment use the same (bcast_pipeline.c). */
+size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm);
+
+/* Arrival-aware broadcasts (bcast_arrival.c). The root's gathering window
+ * in seconds: p alpha, at least 1 ms (libuv's timers count milliseconds),
+ * at most T(m) / MMP__ARRIVAL_WINDOW_DIV; 0 (none) when that is under
+ * 1 ms. MINIMP_BCAST_ARRIVAL_WINDOW_US overrides it (0: none). */
+#define MMP__ARRIVAL_WINDOW_DIV 16
+double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm);
+
+/* 1 if AUTO should run an arrival-aware broadcast rather than the static
+ * algorithm predicted to take `best` seconds (bcast_arrival.c states the
+ * rule). */
+int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
+                            double best);
+#define MMP__ARRIVAL_AUTO_SHARE 0.08
+
+/* ---- Choice (bcast_choose.c): pure functions of the model --------------- */
+
+/* Predicted time of algorithm `alg` (G groups for the hierarchical one,
+ * X segments for the pipelined ones) under model `nm`; INFINITY for
+ * algorithms without a price. */
+double mmp__bcast_cost(int alg, int p, double m, double X, int G,
+                       const mmp_netmodel_t *nm);
 
 /* Chooses algorithm, segment size and groups for (p, len) under `nm`, among
  * the static algorithms, and returns its predicted time. Deterministic:
  * every rank that passes the same inputs gets the same. */
-double mmp__bcast_choose(int p, size_t len, const mmp__netmodel_t *nm, int *alg,
+double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm, int *alg,
                          size_t *seg, int *groups);
 
 /* MMP_BCAST_AUTO's static choice: mmp__bcast_choose's, except that the
- * symmetric broadcast competes too (from MMP__SYMMETRIC_MIN_DEFAULT), and
- * where ranks share CPUs the k-nomial tree (radix
+ * top-level-only algorithms (MMP__BCAST_F_TOP: the symmetric broadcast)
+ * compete too, and where ranks share CPUs the k-nomial tree (radix
  * MMP__KNOMIAL_RADIX_DEFAULT) takes the messages of up to MMP__BULK_BYTES
- * it gives the binomial tree. Not for the algorithms inside and between
- * hierarchical groups, which neither can be. */
-double mmp__bcast_choose_auto(int p, size_t len, const mmp__netmodel_t *nm,
+ * it gives the binomial tree. */
+double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg, int *groups);
 
+/* The same among the non-hierarchical algorithms only; returns the
+ * predicted time (hierarchical groups and s-to-p's 2-Step broadcast with
+ * it). */
+double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
+                              int *alg, size_t *seg);
+
+/* ---- The network model (netmodel.c) ------------------------------------- */
+
 /* beta (s/byte) and the burst allowance (bytes) from the best half round
- * trips of 1-byte, 64 KiB and 1 MiB ping-pongs (seconds); select.c. */
+ * trips of 1-byte, 64 KiB and 1 MiB ping-pongs (seconds). */
 void mmp__net_beta_burst(double one, double small, double large, double *beta,
                          double *burst);
 
-/* The arrival-aware root's gathering window in seconds: p alpha, at least
- * 1 ms (libuv's timers count milliseconds), at most T(m) /
- * MMP__ARRIVAL_WINDOW_DIV; 0 (none) when that is under 1 ms. */
-double mmp__arrival_window(int p, size_t len, const mmp__netmodel_t *nm);
+/* The model for `comm`: the saved profile when MINIMP_NET_ALPHA_US and
+ * MINIMP_NET_BETA_NS were set, else measured once per communicator by all
+ * its ranks at once (a collective call the first time; communicators made
+ * from it inherit it). Lock NOT held. 0 or an error of the measurement. */
+int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out);
 
-/* 1 if AUTO should run an arrival-aware broadcast rather than the static
- * algorithm predicted to take `best` seconds (select.c states the rule). */
-int mmp__bcast_arrival_pays(int p, size_t len, const mmp__netmodel_t *nm,
-                            double best);
-#define MMP__ARRIVAL_AUTO_SHARE 0.08
-/* The same among the non-hierarchical algorithms only; returns the
- * predicted time (s-to-p's 2-Step broadcasts with it). */
-double mmp__bcast_choose_flat(int p, size_t len, const mmp__netmodel_t *nm,
-                              int *alg, size_t *seg);
+/* ---- Per-communicator state (coll_state.c) ------------------------------ */
 
-/* The model for `comm`: MINIMP_NET_ALPHA_US/MINIMP_NET_BETA_NS when set
- * (a saved profile), else measured once per process on the world
- * communicator (a collective call the first time). */
-int mmp__netmodel_get(mmp_comm_t *comm, mmp__netmodel_t *out);
+/* What the collectives layer keeps about a communicator: the network
+ * model and AUTO's recent broadcast decisions. Owned by this layer; the
+ * runtime only frees it with the communicator (mmp__comm_ext_ops_t). */
+typedef struct mmp__coll_state_s {
+  int net_known;
+  mmp_netmodel_t net;
+  struct { /* AUTO broadcast decisions, by length */
+    size_t len;
+    mmp__bcast_desc_t d;
+    int valid;
+  } bcast_auto[4];
+} mmp__coll_state_t;
+
+/* The state of `comm`, created on first use. NULL only when out of
+ * memory. Lock NOT held. */
+mmp__coll_state_t *mmp__coll_state(mmp_comm_t *comm);
 
 #endif /* MMP_COLLECTIVES_COLLECTIVES_H */

@@ -16,105 +16,10 @@
  * No header travels with s-to-p messages (unlike broadcast, no rank waits
  * for a first message before sending): a source must send at once.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "s2p.h"
-
-static const char *const alg_names[MMP_S2P_ALG_COUNT] = {
-    "auto",         "2step",          "alltoall",  "br_lin",
-    "br_xy_source", "br_xy_dim",      "repos_lin", "repos_xy_source",
-    "part_lin",     "part_xy_source", "ring"};
-
-const char *mmp_s2p_alg_name(int alg) {
-  return alg >= 0 && alg < MMP_S2P_ALG_COUNT ? alg_names[alg] : NULL;
-}
-
-int mmp_s2p_alg_from_name(const char *name) {
-  int i;
-
-  for (i = 0; name != NULL && i < MMP_S2P_ALG_COUNT; i++)
-    if (strcmp(name, alg_names[i]) == 0)
-      return i;
-  return MMP_EINVAL;
-}
-
-mmp__s2p_builder mmp__s2p_builder_of(int alg) {
-  switch (alg) {
-  case MMP_S2P_BR_LIN:
-    return mmp__s2p_br_lin;
-  case MMP_S2P_BR_XY_SOURCE:
-    return mmp__s2p_br_xy_source;
-  case MMP_S2P_BR_XY_DIM:
-    return mmp__s2p_br_xy_dim;
-  case MMP_S2P_REPOS_LIN:
-    return mmp__s2p_repos_lin;
-  case MMP_S2P_REPOS_XY_SOURCE:
-    return mmp__s2p_repos_xy;
-  case MMP_S2P_PART_LIN:
-    return mmp__s2p_part_lin;
-  case MMP_S2P_PART_XY_SOURCE:
-    return mmp__s2p_part_xy;
-  default:
-    return NULL;
-  }
-}
-
-int mmp__s2p_default_rows(int p) {
-  int r = (int)floor(sqrt((double)p));
-
-  while (r > 1 && p % r != 0)
-    r--;
-  return r < 1 ? 1 : r;
-}
-
-int mmp__s2p_init(mmp__s2p_t *x, int p, int me, int rows, const size_t *lens) {
-  int i, j = 0;
-  size_t total = 0;
-
-  memset(x, 0, sizeof(*x));
-  x->p = p;
-  x->me = me;
-  x->rows = rows > 0 ? rows : mmp__s2p_default_rows(p);
-  x->cols = p / x->rows;
-  for (i = 0; i < p; i++)
-    x->ns += lens[i] != MMP_S2P_NONE;
-  x->src = malloc(((size_t)x->ns + 1) * sizeof(int));
-  x->idx = malloc((size_t)p * sizeof(int));
-  x->len = malloc(((size_t)x->ns + 1) * sizeof(size_t));
-  x->off = malloc(((size_t)x->ns + 1) * sizeof(size_t));
-  if (x->src == NULL || x->idx == NULL || x->len == NULL || x->off == NULL) {
-    mmp__s2p_fini(x);
-    return MMP_ENOMEM;
-  }
-  for (i = 0; i < p; i++) {
-    x->idx[i] = -1;
-    if (lens[i] == MMP_S2P_NONE)
-      continue;
-    if (lens[i] > SIZE_MAX / 2 - total) {
-      mmp__s2p_fini(x);
-      return MMP_ETOOBIG;
-    }
-    x->idx[i] = j;
-    x->src[j] = i;
-    x->len[j] = lens[i];
-    x->off[j] = total;
-    total += lens[i];
-    j++;
-  }
-  x->total = total;
-  return 0;
-}
-
-void mmp__s2p_fini(mmp__s2p_t *x) {
-  free(x->src);
-  free(x->idx);
-  free(x->len);
-  free(x->off);
-  x->src = x->idx = NULL;
-  x->len = x->off = NULL;
-}
 
 /* ---- Argument checks ---------------------------------------------------- */
 
@@ -172,39 +77,9 @@ static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
   free(o);
 }
 
-static int s2p_build_none(mmp__sched_t *s, const mmp__coll_hdr_t *h) {
-  (void)s;
-  (void)h;
-  return 0;
-}
-
-/* Appends this rank's ops for algorithm `alg`. */
-static int s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg) {
-  mmp__s2p_builder b = mmp__s2p_builder_of(alg);
-  mmp__s2p_plan_t pl;
-  int rc;
-
-  if (alg == MMP_S2P_2STEP)
-    return mmp__s2p_2step(s, x);
-  if (alg == MMP_S2P_ALLTOALL)
-    return mmp__s2p_alltoall(s, x);
-  if (alg == MMP_S2P_RING)
-    return mmp__s2p_ring(s, x);
-  if (b == NULL)
-    return MMP_EINVAL;
-  rc = mmp__s2p_plan_init(&pl, x, s, NULL);
-  if (rc != 0)
-    return rc;
-  rc = b(&pl);
-  if (rc == 0)
-    rc = mmp__s2p_plan_check(&pl);
-  mmp__s2p_plan_fini(&pl);
-  return rc;
-}
-
 /* The algorithm to run, and 2-Step's broadcast. */
 static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
-  mmp__netmodel_t nm;
+  mmp_netmodel_t nm;
   int rc;
 
   if (alg != MMP_S2P_AUTO && alg != MMP_S2P_2STEP)
@@ -224,7 +99,6 @@ static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
 static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
                       mmp_request_t **req) {
   mmp__engine_t *e = mmp__eng;
-  mmp__coll_hdr_t h;
   mmp__sched_t *s;
   s2p_out_t *out = NULL;
   uint8_t *buf = a->recvbuf;
@@ -244,14 +118,9 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
   }
   if (j >= 0 && x->len[j] > 0)
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
-  memset(&h, 0, sizeof(h));
-  h.kind = MMP__COLL_S2P;
-  h.alg = (uint8_t)alg;
-  h.len = x->total;
-  rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &h, s2p_build_none,
-                      &s);
+  rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &s);
   if (rc == 0) {
-    rc = s2p_build(s, x, alg);
+    rc = mmp__s2p_build(s, x, alg);
     if (rc != 0)
       mmp__sched_free(s);
   }

@@ -18,8 +18,6 @@
 
 #include "collectives.h"
 
-#define MMP__COLL_S2P 2
-
 /* One s-to-p broadcast as every rank sees it. */
 typedef struct mmp__s2p_s {
   int p, me;
@@ -51,15 +49,16 @@ int mmp__s2p_default_rows(int p);
 
 typedef struct mmp__s2p_plan_s {
   const mmp__s2p_t *x;
-  mmp__sched_t *s;           /* NULL: only price the plan */
-  const mmp__netmodel_t *nm; /* for pricing; may be NULL with s */
-  double cost;               /* seconds, lock-step rounds */
-  int words;                 /* 64-bit words per set of sources */
-  uint64_t *have;            /* p sets: messages a rank holds */
-  uint64_t *active;          /* p sets: messages it forwards */
-  uint64_t *tmp;             /* sets of the round's transfers */
-  int *got;                  /* ns: op that brought source j here, or -1 */
-  int (*xf)[3];              /* the round's transfers: from, to, move */
+  mmp__sched_t *s;          /* NULL: only price the plan */
+  mmp__sched_t *const *all; /* or every rank's schedule, all[r] */
+  const mmp_netmodel_t *nm; /* for pricing; may be NULL with s */
+  double cost;              /* seconds, lock-step rounds */
+  int words;                /* 64-bit words per set of sources */
+  uint64_t *have;           /* p sets: messages a rank holds */
+  uint64_t *active;         /* p sets: messages it forwards */
+  uint64_t *tmp;            /* sets of the round's transfers */
+  int *got;     /* ns per scheduled rank: op that brought source j, or -1 */
+  int (*xf)[3]; /* the round's transfers: from, to, move */
   int nxf, cxf;
   double *tsend, *trecv; /* p: a rank's busy time in this round */
   size_t *regs;          /* scratch for region lists */
@@ -73,7 +72,15 @@ typedef struct mmp__s2p_plan_s {
  * transfers involving this rank become ops of `s`; with `nm` they are
  * priced. Returns 0 or MMP_ENOMEM. */
 int mmp__s2p_plan_init(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
-                       mmp__sched_t *s, const mmp__netmodel_t *nm);
+                       mmp__sched_t *s, const mmp_netmodel_t *nm);
+/* The same, scheduling every rank's transfers: all[r] gets rank r's. */
+int mmp__s2p_plan_init_all(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
+                           mmp__sched_t *const *all);
+/* Prices algorithm `plan` on `x` by running it without a schedule:
+ * lock-step rounds, each its busiest rank's alpha + bytes beta summed over
+ * its sends or over its receives. INFINITY if it fails. */
+double mmp__s2p_plan_cost(int (*plan)(mmp__s2p_plan_t *), const mmp__s2p_t *x,
+                          const mmp_netmodel_t *nm);
 void mmp__s2p_plan_fini(mmp__s2p_plan_t *pl);
 
 /* Queues, in the current round, a transfer from rank `from` to rank `to`
@@ -139,43 +146,69 @@ int mmp__s2p_reposition(mmp__s2p_plan_t *pl, const unsigned char *mark);
 
 /* ---- The algorithms (one file each) ------------------------------------ */
 
-typedef int (*mmp__s2p_builder)(mmp__s2p_plan_t *pl);
-
-int mmp__s2p_br_lin(mmp__s2p_plan_t *pl);
-int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl);
-int mmp__s2p_br_xy_dim(mmp__s2p_plan_t *pl);
-int mmp__s2p_repos_lin(mmp__s2p_plan_t *pl);
-int mmp__s2p_repos_xy(mmp__s2p_plan_t *pl);
-int mmp__s2p_part_lin(mmp__s2p_plan_t *pl);
-int mmp__s2p_part_xy(mmp__s2p_plan_t *pl);
-
 /* Partition of Part_*: the first p1 ranks and the other p - p1, with
  * s1 / s2 = p1 / p2 sources; the final exchange of the two halves. */
 int mmp__s2p_part_split(const mmp__s2p_t *x, int p1, int *s1);
 int mmp__s2p_part_exchange(mmp__s2p_plan_t *pl, int p1);
 
-/* Direct builders (no plan): they append to `s` for this rank. */
-int mmp__s2p_2step(mmp__sched_t *s, const mmp__s2p_t *x);
-int mmp__s2p_alltoall(mmp__sched_t *s, const mmp__s2p_t *x);
-int mmp__s2p_ring(mmp__sched_t *s, const mmp__s2p_t *x);
+/* Br_Lin and Br_xy_source, which the Repos_* algorithms run after moving
+ * the sources. */
+int mmp__s2p_br_lin(mmp__s2p_plan_t *pl);
+int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl);
 
-/* Returns the plan builder of a round-based algorithm, or NULL. */
-mmp__s2p_builder mmp__s2p_builder_of(int alg);
+/* One s-to-p algorithm: a row of the table (s2p_algs.c), defined in the
+ * algorithm's own file. Exactly one of `build` and `plan` is set. */
+typedef struct mmp__s2p_alg_s {
+  int id;           /* MMP_S2P_* */
+  const char *name; /* mmp_s2p_alg_name, minimp-bench --s2p-algs */
+  int prefer;       /* AUTO: of two within 3%, the lower wins; 0: never */
+  /* Appends this rank's (x->me's) ops to `s` directly. */
+  int (*build)(mmp__sched_t *s, const mmp__s2p_t *x);
+  /* Runs the algorithm's rounds on a plan, which schedules or prices
+   * them (round-based algorithms). */
+  int (*plan)(mmp__s2p_plan_t *pl);
+  /* Predicted seconds; NULL: the plan prices itself. */
+  double (*cost)(const mmp__s2p_t *x, const mmp_netmodel_t *nm);
+} mmp__s2p_alg_t;
 
-/* ---- Selection (s2p_select.c) ------------------------------------------ */
+extern const mmp__s2p_alg_t mmp__s2p_2step_alg, mmp__s2p_alltoall_alg,
+    mmp__s2p_br_lin_alg, mmp__s2p_br_xy_source_alg, mmp__s2p_br_xy_dim_alg,
+    mmp__s2p_repos_lin_alg, mmp__s2p_repos_xy_alg, mmp__s2p_part_lin_alg,
+    mmp__s2p_part_xy_alg, mmp__s2p_ring_alg;
+
+/* The row of algorithm `id`, or NULL (AUTO and unknown numbers). */
+const mmp__s2p_alg_t *mmp__s2p_alg(int id);
+
+/* Checks the table once (debug builds). */
+void mmp__s2p_algs_check(void);
+
+/* Appends rank x->me's ops for algorithm `alg` to `s` (x->bc_alg and
+ * bc_seg set for 2-Step). 0, MMP_EINVAL or MMP_ENOMEM. */
+int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg);
+
+/* The same for every rank at once: s[r] is rank r's schedule. Round-based
+ * algorithms simulate their plan once for all ranks. Offline checks. */
+int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg);
+
+/* ---- Selection (s2p_choose.c) ------------------------------------------ */
 
 /* Predicted seconds of `alg` for `x` under `nm` (INFINITY if unknown). */
-double mmp__s2p_cost(int alg, const mmp__s2p_t *x, const mmp__netmodel_t *nm);
+double mmp__s2p_cost(int alg, const mmp__s2p_t *x, const mmp_netmodel_t *nm);
 
 /* The cheapest algorithm for `x`; also sets x->bc_alg/bc_seg for 2-Step.
  * Deterministic: every rank with the same lengths gets the same. */
-int mmp__s2p_choose(mmp__s2p_t *x, const mmp__netmodel_t *nm);
+int mmp__s2p_choose(mmp__s2p_t *x, const mmp_netmodel_t *nm);
 
-/* Sets x->bc_alg and x->bc_seg: the broadcast 2-Step runs. */
-void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp__netmodel_t *nm);
+/* Sets x->bc_alg and x->bc_seg: the broadcast 2-Step runs (s2p_2step.c). */
+void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp_netmodel_t *nm);
 
 /* 2-Step's root: the source with the longest message (lowest rank on
  * ties), so that the gather moves the least. */
 int mmp__s2p_2step_root(const mmp__s2p_t *x);
+
+/* The longest and shortest message, and the sum of alpha + L beta over
+ * the messages: what the direct algorithms' prices are made of. */
+void mmp__s2p_lengths(const mmp__s2p_t *x, const mmp_netmodel_t *nm,
+                      double *lmax, double *lmin, double *recv);
 
 #endif /* MMP_COLLECTIVES_S2P_H */

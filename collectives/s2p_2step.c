@@ -55,12 +55,24 @@ static int twostep_gather(mmp__sched_t *s, const mmp__s2p_t *x, int root) {
   return all;
 }
 
-int mmp__s2p_2step(mmp__sched_t *s, const mmp__s2p_t *x) {
-  int root, g, k0, k, i, rc;
-  mmp__group_t all;
+int mmp__s2p_2step_root(const mmp__s2p_t *x) {
+  int j, best = 0;
+
+  for (j = 1; j < x->ns; j++)
+    if (x->len[j] > x->len[best])
+      best = j;
+  return x->ns > 0 ? x->src[best] : 0;
+}
+
+void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+  /* The broadcast runs as a plain builder: hierarchical aside. */
+  mmp__bcast_choose_flat(x->p, x->total, nm, &x->bc_alg, &x->bc_seg);
+}
+
+static int twostep_build(mmp__sched_t *s, const mmp__s2p_t *x) {
+  const mmp__bcast_alg_t *b = mmp__bcast_alg(x->bc_alg);
+  int root, g, k0, k, rc;
   mmp__bcast_arg_t a;
-  mmp__bcast_builder b = mmp__bcast_builder_of(x->bc_alg);
-  int *ranks;
 
   if (x->ns == 0 || x->p == 1)
     return 0;
@@ -70,26 +82,16 @@ int mmp__s2p_2step(mmp__sched_t *s, const mmp__s2p_t *x) {
     return g;
   if (x->total == 0)
     return 0;
-  if (b == NULL)
+  if (b == NULL || b->build == NULL)
     return MMP_EINTERNAL;
-  ranks = malloc((size_t)x->p * sizeof(int));
-  if (ranks == NULL)
-    return MMP_ENOMEM;
-  for (i = 0; i < x->p; i++)
-    ranks[i] = i;
-  all.n = x->p;
-  all.me = x->me;
-  all.ranks = ranks;
   memset(&a, 0, sizeof(a));
-  a.g = &all;
   a.root = root;
   a.len = x->total;
   a.seg = x->bc_seg;
   a.dep = x->me == root ? g : -1;
   a.phase = PHASE_BCAST;
   k0 = s->nops;
-  rc = b(s, &a);
-  free(ranks);
+  rc = mmp__bcast_over_all(s, b->build, &a);
   if (rc < 0)
     return rc;
   /* A source's broadcast receive rewrites its own region: not before its
@@ -99,3 +101,22 @@ int mmp__s2p_2step(mmp__sched_t *s, const mmp__s2p_t *x) {
       return rc;
   return 0;
 }
+
+static double twostep_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+  int root = mmp__s2p_2step_root(x), j, alg;
+  size_t seg;
+  double t = 0;
+
+  for (j = 0; j < x->ns; j++)
+    if (x->src[j] != root && x->len[j] > 0)
+      t += nm->alpha + (double)x->len[j] * nm->beta;
+  return t + mmp__bcast_choose_flat(x->p, x->total, nm, &alg, &seg);
+}
+
+const mmp__s2p_alg_t mmp__s2p_2step_alg = {
+    .id = MMP_S2P_2STEP,
+    .name = "2step",
+    .prefer = 9,
+    .build = twostep_build,
+    .cost = twostep_cost,
+};

@@ -19,7 +19,7 @@
 
 #define PHASE_A2A 1
 
-int mmp__s2p_alltoall(mmp__sched_t *s, const mmp__s2p_t *x) {
+static int alltoall_build(mmp__sched_t *s, const mmp__s2p_t *x) {
   int p = x->p, me = x->me, pow2 = (p & (p - 1)) == 0, k, op;
   int mine = x->idx[me];
 
@@ -39,3 +39,24 @@ int mmp__s2p_alltoall(mmp__sched_t *s, const mmp__s2p_t *x) {
   }
   return 0;
 }
+
+/* A non-source takes in every message; if all are sources, everyone
+ * skips its own. */
+static double alltoall_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+  double lmax, lmin, recv;
+
+  if (x->ns == 0 || x->p == 1)
+    return 0;
+  mmp__s2p_lengths(x, nm, &lmax, &lmin, &recv);
+  if (x->ns == x->p)
+    recv -= nm->alpha + lmin * nm->beta;
+  return fmax((x->p - 1) * (nm->alpha + lmax * nm->beta), recv);
+}
+
+const mmp__s2p_alg_t mmp__s2p_alltoall_alg = {
+    .id = MMP_S2P_ALLTOALL,
+    .name = "alltoall",
+    .prefer = 10,
+    .build = alltoall_build,
+    .cost = alltoall_cost,
+};

@@ -33,3 +33,10 @@ int mmp__s2p_br_lin(mmp__s2p_plan_t *pl) {
   ln.n = &n;
   return mmp__s2p_lin(pl, &ln);
 }
+
+const mmp__s2p_alg_t mmp__s2p_br_lin_alg = {
+    .id = MMP_S2P_BR_LIN,
+    .name = "br_lin",
+    .prefer = 2,
+    .plan = mmp__s2p_br_lin,
+};

@@ -16,7 +16,7 @@
  */
 #include "s2p.h"
 
-int mmp__s2p_br_xy_dim(mmp__s2p_plan_t *pl) {
+static int br_xy_dim(mmp__s2p_plan_t *pl) {
   mmp__s2p_grid_t g;
   int first;
 
@@ -24,3 +24,10 @@ int mmp__s2p_br_xy_dim(mmp__s2p_plan_t *pl) {
   first = g.rows >= g.cols ? MMP__S2P_ROWS_FIRST : MMP__S2P_COLS_FIRST;
   return mmp__s2p_xy(pl, &g, 1, &first);
 }
+
+const mmp__s2p_alg_t mmp__s2p_br_xy_dim_alg = {
+    .id = MMP_S2P_BR_XY_DIM,
+    .name = "br_xy_dim",
+    .prefer = 8,
+    .plan = br_xy_dim,
+};

@@ -28,3 +28,10 @@ int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl) {
   first = mmp__s2p_xy_source_dim(pl, &g);
   return mmp__s2p_xy(pl, &g, 1, &first);
 }
+
+const mmp__s2p_alg_t mmp__s2p_br_xy_source_alg = {
+    .id = MMP_S2P_BR_XY_SOURCE,
+    .name = "br_xy_source",
+    .prefer = 3,
+    .plan = mmp__s2p_br_xy_source,
+};

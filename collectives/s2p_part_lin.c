@@ -23,7 +23,7 @@
 
 #include "s2p.h"
 
-int mmp__s2p_part_lin(mmp__s2p_plan_t *pl) {
+static int part_lin(mmp__s2p_plan_t *pl) {
   const mmp__s2p_t *x = pl->x;
   int p1 = (x->p + 1) / 2, s1, rc;
   int start[2] = {0, p1}, n[2] = {p1, x->p - p1};
@@ -46,3 +46,10 @@ int mmp__s2p_part_lin(mmp__s2p_plan_t *pl) {
   rc = mmp__s2p_lin(pl, &ln);
   return rc != 0 ? rc : mmp__s2p_part_exchange(pl, p1);
 }
+
+const mmp__s2p_alg_t mmp__s2p_part_lin_alg = {
+    .id = MMP_S2P_PART_LIN,
+    .name = "part_lin",
+    .prefer = 6,
+    .plan = part_lin,
+};

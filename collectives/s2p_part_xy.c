@@ -22,7 +22,7 @@
 
 #include "s2p.h"
 
-int mmp__s2p_part_xy(mmp__s2p_plan_t *pl) {
+static int part_xy(mmp__s2p_plan_t *pl) {
   const mmp__s2p_t *x = pl->x;
   mmp__s2p_grid_t g[2];
   int first[2], p1, s1, rc;
@@ -54,3 +54,10 @@ int mmp__s2p_part_xy(mmp__s2p_plan_t *pl) {
   rc = mmp__s2p_xy(pl, g, 2, first);
   return rc != 0 ? rc : mmp__s2p_part_exchange(pl, p1);
 }
+
+const mmp__s2p_alg_t mmp__s2p_part_xy_alg = {
+    .id = MMP_S2P_PART_XY_SOURCE,
+    .name = "part_xy_source",
+    .prefer = 7,
+    .plan = part_xy,
+};

@@ -17,6 +17,7 @@
  * schedule, the plan prices itself: a round costs the busiest rank's
  * sum of alpha + bytes * beta over its sends, or over its receives.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,24 +25,98 @@
 
 #define PLAN_PHASE0 1
 
+/* ---- One s-to-p as every rank sees it --------------------------------- */
+
+int mmp__s2p_default_rows(int p) {
+  int r = (int)floor(sqrt((double)p));
+
+  while (r > 1 && p % r != 0)
+    r--;
+  return r < 1 ? 1 : r;
+}
+
+int mmp__s2p_init(mmp__s2p_t *x, int p, int me, int rows, const size_t *lens) {
+  int i, j = 0;
+  size_t total = 0;
+
+  memset(x, 0, sizeof(*x));
+  x->p = p;
+  x->me = me;
+  x->rows = rows > 0 ? rows : mmp__s2p_default_rows(p);
+  x->cols = p / x->rows;
+  for (i = 0; i < p; i++)
+    x->ns += lens[i] != MMP_S2P_NONE;
+  x->src = malloc(((size_t)x->ns + 1) * sizeof(int));
+  x->idx = malloc((size_t)p * sizeof(int));
+  x->len = malloc(((size_t)x->ns + 1) * sizeof(size_t));
+  x->off = malloc(((size_t)x->ns + 1) * sizeof(size_t));
+  if (x->src == NULL || x->idx == NULL || x->len == NULL || x->off == NULL) {
+    mmp__s2p_fini(x);
+    return MMP_ENOMEM;
+  }
+  for (i = 0; i < p; i++) {
+    x->idx[i] = -1;
+    if (lens[i] == MMP_S2P_NONE)
+      continue;
+    if (lens[i] > SIZE_MAX / 2 - total) {
+      mmp__s2p_fini(x);
+      return MMP_ETOOBIG;
+    }
+    x->idx[i] = j;
+    x->src[j] = i;
+    x->len[j] = lens[i];
+    x->off[j] = total;
+    total += lens[i];
+    j++;
+  }
+  x->total = total;
+  return 0;
+}
+
+void mmp__s2p_fini(mmp__s2p_t *x) {
+  free(x->src);
+  free(x->idx);
+  free(x->len);
+  free(x->off);
+  x->src = x->idx = NULL;
+  x->len = x->off = NULL;
+}
+
+void mmp__s2p_lengths(const mmp__s2p_t *x, const mmp_netmodel_t *nm,
+                      double *lmax, double *lmin, double *recv) {
+  int j;
+
+  *lmax = 0;
+  *lmin = INFINITY;
+  *recv = 0;
+  for (j = 0; j < x->ns; j++) {
+    *lmax = fmax(*lmax, (double)x->len[j]);
+    *lmin = fmin(*lmin, (double)x->len[j]);
+    *recv += nm->alpha + (double)x->len[j] * nm->beta;
+  }
+}
+
+/* ---- Plans ----------------------------------------------------------- */
+
 static uint64_t *set_at(uint64_t *sets, int words, int r) {
   return sets + (size_t)r * (size_t)words;
 }
 
-int mmp__s2p_plan_init(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
-                       mmp__sched_t *s, const mmp__netmodel_t *nm) {
-  size_t p = (size_t)x->p, ns = (size_t)x->ns;
-  int j;
+static int plan_init(mmp__s2p_plan_t *pl, const mmp__s2p_t *x, mmp__sched_t *s,
+                     mmp__sched_t *const *all, const mmp_netmodel_t *nm) {
+  size_t p = (size_t)x->p, ns = (size_t)x->ns, ngot = all != NULL ? p : 1;
+  size_t j;
 
   memset(pl, 0, sizeof(*pl));
   pl->x = x;
   pl->s = s;
+  pl->all = all;
   pl->nm = nm;
   pl->phase = PLAN_PHASE0;
   pl->words = (x->ns + 63) / 64 > 0 ? (x->ns + 63) / 64 : 1;
   pl->have = calloc(p * (size_t)pl->words, sizeof(uint64_t));
   pl->active = calloc(p * (size_t)pl->words, sizeof(uint64_t));
-  pl->got = malloc((ns + 1) * sizeof(int));
+  pl->got = malloc((ngot * ns + 1) * sizeof(int));
   pl->tsend = calloc(p, sizeof(double));
   pl->trecv = calloc(p, sizeof(double));
   pl->regs = malloc((2 * ns + 2) * sizeof(size_t));
@@ -54,15 +129,43 @@ int mmp__s2p_plan_init(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
     mmp__s2p_plan_fini(pl);
     return MMP_ENOMEM;
   }
-  for (j = 0; j < x->p; j++)
-    pl->ident[j] = j;
-  for (j = 0; j < x->ns; j++) {
+  for (j = 0; j < p; j++)
+    pl->ident[j] = (int)j;
+  for (j = 0; j < ns; j++) {
     uint64_t bit = 1ull << (j % 64);
     set_at(pl->have, pl->words, x->src[j])[j / 64] |= bit;
     set_at(pl->active, pl->words, x->src[j])[j / 64] |= bit;
-    pl->got[j] = -1;
   }
+  for (j = 0; j < ngot * ns; j++)
+    pl->got[j] = -1;
   return 0;
+}
+
+int mmp__s2p_plan_init(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
+                       mmp__sched_t *s, const mmp_netmodel_t *nm) {
+  return plan_init(pl, x, s, NULL, nm);
+}
+
+int mmp__s2p_plan_init_all(mmp__s2p_plan_t *pl, const mmp__s2p_t *x,
+                           mmp__sched_t *const *all) {
+  return plan_init(pl, x, NULL, all, NULL);
+}
+
+double mmp__s2p_plan_cost(int (*plan)(mmp__s2p_plan_t *), const mmp__s2p_t *x,
+                          const mmp_netmodel_t *nm) {
+  mmp__s2p_plan_t pl;
+  double t;
+
+  if (plan == NULL || plan_init(&pl, x, NULL, NULL, nm) != 0)
+    return INFINITY;
+  t = plan(&pl) == 0 ? pl.cost : INFINITY;
+  mmp__s2p_plan_fini(&pl);
+  return t;
+}
+
+/* Where the ops that brought each source to rank r are recorded. */
+static int *got_of(const mmp__s2p_plan_t *pl, int r) {
+  return pl->all != NULL ? pl->got + (size_t)r * (size_t)pl->x->ns : pl->got;
 }
 
 void mmp__s2p_plan_fini(mmp__s2p_plan_t *pl) {
@@ -133,13 +236,13 @@ static size_t plan_regions(mmp__s2p_plan_t *pl, const uint64_t *d, int *nregs) {
 
 /* A send of set d waits for the receives that brought its messages. */
 static int plan_send_deps(mmp__sched_t *s, mmp__s2p_plan_t *pl,
-                          const uint64_t *d, int op) {
+                          const uint64_t *d, int op, const int *got) {
   int w, nd = 0, k, rc;
 
   for (w = 0; w < pl->words; w++) {
     uint64_t v = d[w];
     while (v != 0) {
-      int j = w * 64 + __builtin_ctzll(v), g = pl->got[j];
+      int j = w * 64 + __builtin_ctzll(v), g = got[j];
       v &= v - 1;
       if (g < 0)
         continue;
@@ -155,9 +258,36 @@ static int plan_send_deps(mmp__sched_t *s, mmp__s2p_plan_t *pl,
   return 0;
 }
 
-/* Prices, and for this rank schedules, transfer k carrying set d. */
+/* The sender's side of a transfer of set d to `to`. */
+static int emit_send(mmp__s2p_plan_t *pl, mmp__sched_t *s, int from, int to,
+                     const uint64_t *d, int nregs) {
+  int op = mmp__sched_sendv(s, to, pl->regs, nregs, pl->phase);
+
+  return op < 0 ? op : plan_send_deps(s, pl, d, op, got_of(pl, from));
+}
+
+/* The receiver's side: it then holds the messages of d through `op`. */
+static int emit_recv(mmp__s2p_plan_t *pl, mmp__sched_t *s, int from, int to,
+                     const uint64_t *d, int nregs) {
+  int op = mmp__sched_recvv(s, from, pl->regs, nregs, pl->phase), w;
+  int *got = got_of(pl, to);
+
+  if (op < 0)
+    return op;
+  for (w = 0; w < pl->words; w++) {
+    uint64_t v = d[w];
+    while (v != 0) {
+      got[w * 64 + __builtin_ctzll(v)] = op;
+      v &= v - 1;
+    }
+  }
+  return 0;
+}
+
+/* Prices, and for the scheduled ranks schedules, transfer k carrying set
+ * d. */
 static int plan_emit(mmp__s2p_plan_t *pl, int k, const uint64_t *d) {
-  int from = pl->xf[k][0], to = pl->xf[k][1], me = pl->x->me, nregs, op, w;
+  int from = pl->xf[k][0], to = pl->xf[k][1], me = pl->x->me, nregs, rc;
   size_t bytes = plan_regions(pl, d, &nregs);
 
   if (bytes == 0)
@@ -167,23 +297,15 @@ static int plan_emit(mmp__s2p_plan_t *pl, int k, const uint64_t *d) {
     pl->tsend[from] += c;
     pl->trecv[to] += c;
   }
+  if (pl->all != NULL) {
+    rc = emit_send(pl, pl->all[from], from, to, d, nregs);
+    return rc != 0 ? rc : emit_recv(pl, pl->all[to], from, to, d, nregs);
+  }
   if (pl->s == NULL || (from != me && to != me))
     return 0;
-  if (from == me) {
-    op = mmp__sched_sendv(pl->s, to, pl->regs, nregs, pl->phase);
-    return op < 0 ? op : plan_send_deps(pl->s, pl, d, op);
-  }
-  op = mmp__sched_recvv(pl->s, from, pl->regs, nregs, pl->phase);
-  if (op < 0)
-    return op;
-  for (w = 0; w < pl->words; w++) {
-    uint64_t v = d[w];
-    while (v != 0) {
-      pl->got[w * 64 + __builtin_ctzll(v)] = op;
-      v &= v - 1;
-    }
-  }
-  return 0;
+  if (from == me)
+    return emit_send(pl, pl->s, from, to, d, nregs);
+  return emit_recv(pl, pl->s, from, to, d, nregs);
 }
 
 /* The round's time: its busiest rank, then clears the counters. */

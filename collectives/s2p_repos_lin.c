@@ -29,7 +29,7 @@
 
 #include "s2p.h"
 
-int mmp__s2p_repos_lin(mmp__s2p_plan_t *pl) {
+static int repos_lin(mmp__s2p_plan_t *pl) {
   unsigned char *mark = calloc((size_t)pl->x->p, 1);
   int rc;
 
@@ -40,3 +40,10 @@ int mmp__s2p_repos_lin(mmp__s2p_plan_t *pl) {
   free(mark);
   return rc != 0 ? rc : mmp__s2p_br_lin(pl);
 }
+
+const mmp__s2p_alg_t mmp__s2p_repos_lin_alg = {
+    .id = MMP_S2P_REPOS_LIN,
+    .name = "repos_lin",
+    .prefer = 4,
+    .plan = repos_lin,
+};

@@ -22,7 +22,7 @@
 
 #include "s2p.h"
 
-int mmp__s2p_repos_xy(mmp__s2p_plan_t *pl) {
+static int repos_xy(mmp__s2p_plan_t *pl) {
   unsigned char *mark = calloc((size_t)pl->x->p, 1);
   int rc;
 
@@ -33,3 +33,10 @@ int mmp__s2p_repos_xy(mmp__s2p_plan_t *pl) {
   free(mark);
   return rc != 0 ? rc : mmp__s2p_br_xy_source(pl);
 }
+
+const mmp__s2p_alg_t mmp__s2p_repos_xy_alg = {
+    .id = MMP_S2P_REPOS_XY_SOURCE,
+    .name = "repos_xy_source",
+    .prefer = 5,
+    .plan = repos_xy,
+};

@@ -21,7 +21,7 @@
 
 #define PHASE_RING 1
 
-int mmp__s2p_ring(mmp__sched_t *s, const mmp__s2p_t *x) {
+static int ring_build(mmp__sched_t *s, const mmp__s2p_t *x) {
   int p = x->p, me = x->me, right = (me + 1) % p, left = (me + p - 1) % p;
   int k, prev = -1, op, rc;
 
@@ -43,3 +43,27 @@ int mmp__s2p_ring(mmp__sched_t *s, const mmp__s2p_t *x) {
   }
   return 0;
 }
+
+/* A hop is store-and-forward of one message, but a message that fits in
+ * the link's burst allowance crosses an idle hop at once; the links'
+ * sustained rate still bounds the whole (each carries about S bytes). */
+static double ring_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+  double P = x->p, lmax, lmin, recv, hop, in;
+
+  if (x->ns == 0 || x->p == 1)
+    return 0;
+  mmp__s2p_lengths(x, nm, &lmax, &lmin, &recv);
+  hop = lmax > nm->burst ? lmax - nm->burst : 0;
+  in = (double)x->total - (x->ns == x->p ? lmin : 0);
+  /* p - 1 steps of latency; the bytes either wait hop by hop for the
+   * largest message, or are bounded by what a rank takes in. */
+  return (P - 1) * nm->alpha + fmax((P - 1) * hop * nm->beta, in * nm->beta);
+}
+
+const mmp__s2p_alg_t mmp__s2p_ring_alg = {
+    .id = MMP_S2P_RING,
+    .name = "ring",
+    .prefer = 1,
+    .build = ring_build,
+    .cost = ring_cost,
+};

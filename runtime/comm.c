@@ -108,13 +108,12 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   c->ctx = ctx;
   c->rank = me;
   c->size = n;
-  /* The network is the parent's: a measured model carries over (every
-   * parent rank has it or none does, since measuring is collective). */
-  c->net_known = parent->net_known;
-  c->net_alpha = parent->net_alpha;
-  c->net_beta = parent->net_beta;
-  c->net_burst = parent->net_burst;
-  c->net_shared = parent->net_shared;
+  /* What the layers above know of the parent carries over (the measured
+   * network model: every parent rank has it or none does). */
+  if (parent->coll_ops != NULL && parent->coll != NULL) {
+    c->coll_ops = parent->coll_ops;
+    c->coll = parent->coll_ops->inherit(parent->coll);
+  }
   c->world_of = malloc((size_t)n * sizeof(*c->world_of));
   c->local_of = malloc((size_t)e->cfg.size * sizeof(*c->local_of));
   if (c->world_of == NULL || c->local_of == NULL) {
@@ -248,7 +247,14 @@ int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
   return rc;
 }
 
+void mmp__comm_ext_free(mmp_comm_t *c) {
+  if (c->coll_ops != NULL && c->coll_ops->free != NULL)
+    c->coll_ops->free(c->coll);
+  c->coll = NULL;
+}
+
 static void comm_destroy(mmp_comm_t *c) {
+  mmp__comm_ext_free(c);
   free(c->world_of);
   free(c->local_of);
   free(c);

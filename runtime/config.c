@@ -83,6 +83,61 @@ static int env_int(const char *name, long min, long max, int *out,
   return 0;
 }
 
+/* A number in [min, max] (strtod's syntax), or `def` when unset. */
+static int env_double(const char *name, double min, double max, double def,
+                      double *out, int *present) {
+  const char *s = getenv(name);
+  char *end;
+  double v;
+
+  *present = s != NULL && *s != '\0';
+  *out = def;
+  if (!*present)
+    return 0;
+  v = strtod(s, &end);
+  if (end == s || *end != '\0' || !(v >= min && v <= max)) {
+    MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not a number between %g and %g", name,
+             s, min, max);
+    return MMP_EENV;
+  }
+  *out = v;
+  return 0;
+}
+
+int mmp__config_coll(mmp__coll_config_t *out) {
+  mmp__coll_config_t cc;
+  uint64_t sym_min = UINT64_MAX, window = UINT64_MAX;
+  int rc = 0, have_a, have_b, unused, shared = 0;
+
+  memset(&cc, 0, sizeof(cc));
+  rc |= env_size("MINIMP_BCAST_SYM_MIN", 0, 1ull << 40, &sym_min);
+  rc |=
+      env_size("MINIMP_BCAST_ARRIVAL_WINDOW_US", 0, 3600ull * 1000000, &window);
+  rc |= env_double("MINIMP_NET_ALPHA_US", 1e-3, 1e9, 0, &cc.net_alpha_us,
+                   &have_a);
+  rc |=
+      env_double("MINIMP_NET_BETA_NS", 1e-6, 1e9, 0, &cc.net_beta_ns, &have_b);
+  rc |=
+      env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
+  rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
+  if (rc == 0 && have_a != have_b) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "a saved network profile needs both MINIMP_NET_ALPHA_US and "
+             "MINIMP_NET_BETA_NS (only %s is set)",
+             have_a ? "MINIMP_NET_ALPHA_US" : "MINIMP_NET_BETA_NS");
+    rc = MMP_EENV;
+  }
+  if (rc != 0)
+    return MMP_EENV;
+  /* Unset stays at the maximum: the algorithm's own default. */
+  cc.bcast_sym_min = sym_min == UINT64_MAX ? -1 : (int64_t)sym_min;
+  cc.arrival_window_us = window == UINT64_MAX ? -1 : (int64_t)window;
+  cc.net_profile = have_a && have_b;
+  cc.net_shared = shared;
+  *out = cc;
+  return 0;
+}
+
 static int env_log_level(void) {
   static const char *const names[] = {"error", "warn", "info", "debug"};
   const char *s = getenv("MINIMP_LOG");
@@ -146,6 +201,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
       rc = MMP_EENV;
     }
   }
+  rc |= mmp__config_coll(&cfg->coll);
   if (rc != 0)
     return MMP_EENV;
   if (cfg->chunk > cfg->max_frame) {

@@ -36,6 +36,14 @@ int mmp__debug_tp_stats(mmp__tp_stats_t *out) {
   return 0;
 }
 
+int mmp__debug_config_reload(void) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (e == NULL)
+    return MMP_EINVAL;
+  return mmp__config_coll(&e->cfg.coll);
+}
+
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]) {
   mmp__engine_t *e = mmp__eng;
 

@@ -450,6 +450,7 @@ static void teardown(mmp__engine_t *e) {
   }
   mmp__engine_fini(e);
   mmp__p2p_fini(e);
+  mmp__comm_ext_free(&e->world);
   free(e);
 }
 

@@ -27,6 +27,17 @@
 
 /* ---- Configuration (config.c) ------------------------------------------ */
 
+/* The collectives layer's tuning, parsed with the rest at init. */
+typedef struct mmp__coll_config_s {
+  int64_t bcast_sym_min;     /* MINIMP_BCAST_SYM_MIN bytes; -1: default */
+  int64_t arrival_window_us; /* MINIMP_BCAST_ARRIVAL_WINDOW_US; -1: model */
+  int net_profile;           /* MINIMP_NET_ALPHA_US and _BETA_NS were set */
+  double net_alpha_us;
+  double net_beta_ns;
+  double net_burst; /* MINIMP_NET_BURST_BYTES; 0 if unset */
+  int net_shared;   /* MINIMP_NET_SHARED_CPUS */
+} mmp__coll_config_t;
+
 typedef struct mmp__config_s {
   int rank;
   int size;
@@ -56,6 +67,7 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
   int connect_eager; /* open every connection during init */
+  mmp__coll_config_t coll;
 } mmp__config_t;
 
 /*
@@ -73,6 +85,15 @@ int mmp__config_tuning(mmp__config_t *cfg);
  * singleton. Returns 0 or MMP_EENV (logged).
  */
 int mmp__config_identity(mmp__config_t *cfg);
+
+/*
+ * Fills `cc` from the collectives' variables (MINIMP_BCAST_SYM_MIN,
+ * MINIMP_BCAST_ARRIVAL_WINDOW_US, MINIMP_NET_*). mmp__config_tuning calls
+ * it; tests that change them in a running job call it again through
+ * mmp__debug_config_reload. Returns 0, or MMP_EENV after logging which
+ * variable is malformed (then `cc` is unchanged).
+ */
+int mmp__config_coll(mmp__coll_config_t *cc);
 
 /* MINIMP_SPIN_US unset: decided from the ranks per host and the CPUs. */
 #define MMP__SPIN_AUTO 0xffffffffu
@@ -212,20 +233,24 @@ enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };
 
 /* ---- Communicators ------------------------------------------------------ */
 
+/* State a layer above keeps per communicator (the collectives' network
+ * model and choices), which the runtime only carries: it frees it with
+ * the communicator and lets a communicator made from another derive its
+ * own from the parent's. */
+typedef struct mmp__comm_ext_ops_s {
+  /* State for a new communicator made from one holding `parent`; NULL
+   * (none yet, or out of memory) is fine. Lock NOT held. */
+  void *(*inherit)(const void *parent);
+  void (*free)(void *state); /* NULL is fine */
+} mmp__comm_ext_ops_t;
+
 struct mmp_comm_s {
   uint32_t ctx;      /* point-to-point context; collectives use ctx + 1 */
   uint32_t coll_seq; /* sequence number of the next collective (lock) */
-  int net_known;     /* collectives' Hockney model, measured once */
-  double net_alpha;
-  double net_beta;
-  double net_burst;
-  int net_shared;
+  void *coll;        /* the collectives layer's state, or NULL */
+  const mmp__comm_ext_ops_t *coll_ops; /* how to free/inherit `coll` */
   int holds; /* internal work that outlives its request (lock) */
   int freed; /* mmp_comm_free came while held: free on the last release */
-  struct {   /* AUTO broadcast decisions, by length */
-    size_t len, seg;
-    int alg, groups, valid;
-  } bcast_auto[4];
   int rank;
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
@@ -452,6 +477,9 @@ static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
 void mmp__comm_hold_locked(mmp_comm_t *c);
 void mmp__comm_release_locked(mmp_comm_t *c);
 
+/* Frees what the layers above keep about `c` (mmp__comm_ext_ops_t). */
+void mmp__comm_ext_free(mmp_comm_t *c);
+
 /* 1 if world rank `w` belongs to `c` (any communicator when NULL). */
 static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
   return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
@@ -476,6 +504,10 @@ typedef struct mmp__debug_progress_s {
   int long_waits;    /* waits in a row that outlasted the spin */
 } mmp__debug_progress_t;
 int mmp__debug_progress(mmp__debug_progress_t *out);
+/* Re-reads the collectives' MINIMP_* variables into the running engine,
+ * for tests that change them after init: 0, MMP_EINVAL before init, or
+ * MMP_EENV (logged; the old values stay). Never called by the library. */
+int mmp__debug_config_reload(void);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 

@@ -19,6 +19,7 @@
 
 #include "minimp.h"
 #include "mr_common.h"
+#include "runtime/internal.h" /* mmp__debug_config_reload */
 
 static uint64_t seed_of(int alg, int root, size_t n, int variant) {
   return (uint64_t)alg * 1000003u + (uint64_t)root * 7919u + n * 31u +
@@ -272,12 +273,14 @@ static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
   setenv("MINIMP_NET_BETA_NS", "84", 1);
   setenv("MINIMP_NET_BURST_BYTES", "65536", 1);
   setenv("MINIMP_NET_SHARED_CPUS", "1", 1);
+  assert_int_equal(mmp__debug_config_reload(), 0); /* read at init only */
   /* (2q - 1) alpha against (X + p - 2) alpha, X = 15: clearly below up
    * to p = 13. */
   assert_int_equal(mmp_bcast_select(w, 60000, &sel), 0);
   if (p <= 13)
     assert_int_equal(sel.algorithm, MMP_BCAST_SYMMETRIC);
   setenv("MINIMP_BCAST_SYM_MIN", "128k", 1);
+  assert_int_equal(mmp__debug_config_reload(), 0);
   {
     mmp_bcast_opts_t again;
     assert_int_equal(mmp_bcast_select(w, 60000, &again), 0);
@@ -290,6 +293,7 @@ static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
   unsetenv("MINIMP_NET_BETA_NS");
   unsetenv("MINIMP_NET_BURST_BYTES");
   unsetenv("MINIMP_NET_SHARED_CPUS");
+  assert_int_equal(mmp__debug_config_reload(), 0);
 }
 
 static void test_bcast_inconsistent_root_is_an_error(void **state) {

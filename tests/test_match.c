@@ -355,6 +355,37 @@ static void test_bad_environment_is_reported(void **state) {
   assert_int_equal(mmp_finalize(), 0);
 }
 
+/* The collectives' variables are read with the rest, at init, under
+ * the same rule: a malformed value is MMP_EENV naming the variable. */
+static void test_bad_collective_environment_is_reported(void **state) {
+  mmp__config_t c;
+  (void)state;
+
+  expect_env_error("MINIMP_BCAST_SYM_MIN", "-3");
+  expect_env_error("MINIMP_BCAST_ARRIVAL_WINDOW_US", "soon");
+  expect_env_error("MINIMP_NET_ALPHA_US", "fast");
+  expect_env_error("MINIMP_NET_SHARED_CPUS", "yes");
+  expect_env_error("MINIMP_NET_BURST_BYTES", "-1");
+  /* Half a saved profile is no profile, and says so. */
+  expect_env_error("MINIMP_NET_BETA_NS", "84");
+  setenv("MINIMP_NET_ALPHA_US", "80", 1);
+  setenv("MINIMP_NET_BETA_NS", "84", 1);
+  setenv("MINIMP_BCAST_SYM_MIN", "64k", 1);
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.coll.net_profile, 1);
+  assert_true(c.coll.net_alpha_us == 80 && c.coll.net_beta_ns == 84);
+  assert_int_equal(c.coll.bcast_sym_min, 65536);
+  assert_int_equal(c.coll.arrival_window_us, -1);
+  unsetenv("MINIMP_NET_ALPHA_US");
+  unsetenv("MINIMP_NET_BETA_NS");
+  unsetenv("MINIMP_BCAST_SYM_MIN");
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.coll.net_profile, 0);
+  assert_int_equal(c.coll.bcast_sym_min, -1);
+}
+
 /* Loads the tuning variables as init does, then settles them for a
  * machine with (shared = 1) or without more ranks than CPUs. */
 static mmp__config_t tuned(int shared) {
@@ -441,6 +472,7 @@ int main(void) {
       cmocka_unit_test(test_calls_before_init_fail),
       cmocka_unit_test(test_init_twice_and_reinit),
       cmocka_unit_test(test_bad_environment_is_reported),
+      cmocka_unit_test(test_bad_collective_environment_is_reported),
       cmocka_unit_test(test_waits_poll_and_yield_on_shared_cpus),
       cmocka_unit_test(test_progress_checks_rarely_on_shared_cpus),
       cmocka_unit_test(test_init_ex_rejects_bad_arguments),

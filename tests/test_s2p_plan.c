@@ -19,7 +19,7 @@
 
 #include "collectives/s2p.h"
 
-static const mmp__netmodel_t net = {50e-6, 8e-9}; /* 100 Mbit/s-ish */
+static const mmp_netmodel_t net = {50e-6, 8e-9}; /* 100 Mbit/s-ish */
 
 /* Fills x for distribution d with s sources of `len` bytes. */
 static void make(mmp__s2p_t *x, int p, int rows, int d, int s, size_t len) {
@@ -40,7 +40,7 @@ static void check_plan(int alg, const mmp__s2p_t *x, int d) {
   int rc;
 
   assert_int_equal(mmp__s2p_plan_init(&pl, x, NULL, &net), 0);
-  rc = mmp__s2p_builder_of(alg)(&pl);
+  rc = mmp__s2p_alg(alg)->plan(&pl);
   if (rc == 0)
     rc = mmp__s2p_plan_check(&pl);
   if (rc != 0)
@@ -99,7 +99,7 @@ static void test_s2p_plan_ideal_distribution_never_merges_early(void **state) {
     x.len[j] = 1000;
   assert_int_equal(x.src[s - 1], s - 1);
   assert_int_equal(mmp__s2p_plan_init(&pl, &x, NULL, &net), 0);
-  assert_int_equal(mmp__s2p_repos_lin(&pl), 0);
+  assert_int_equal(mmp__s2p_alg(MMP_S2P_REPOS_LIN)->plan(&pl), 0);
   assert_true(fabs(pl.cost - (6 * net.alpha + (3 + 7) * 1000 * net.beta)) <
               1e-9);
   mmp__s2p_plan_fini(&pl);

@@ -14,10 +14,10 @@
 #include "collectives/collectives.h"
 
 /* 16 emulated hosts at 100 Mbit/s (minimp-bench calibrate) and loopback. */
-static const mmp__netmodel_t cluster = {114e-6, 83.3e-9, 65536, 0};
-static const mmp__netmodel_t loopback = {5e-6, 0.1e-9, 0, 0};
+static const mmp_netmodel_t cluster = {114e-6, 83.3e-9, 65536, 0};
+static const mmp_netmodel_t loopback = {5e-6, 0.1e-9, 0, 0};
 
-static int chosen(int p, size_t len, const mmp__netmodel_t *nm) {
+static int chosen(int p, size_t len, const mmp_netmodel_t *nm) {
   int alg, groups;
   size_t seg;
 
@@ -25,7 +25,7 @@ static int chosen(int p, size_t len, const mmp__netmodel_t *nm) {
   return alg;
 }
 
-static int auto_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
+static int auto_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
   int alg, groups;
   size_t seg;
 
@@ -34,10 +34,10 @@ static int auto_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
 }
 
 static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
-  mmp__netmodel_t shared = cluster;
+  mmp_netmodel_t shared = cluster;
 
   (void)st;
-  shared.shared = 1;
+  shared.shared_cpus = 1;
   assert_int_equal(auto_chosen(16, 1024, &cluster), MMP_BCAST_BINOMIAL);
   assert_int_equal(auto_chosen(8, 1024, &cluster), MMP_BCAST_BINOMIAL);
   assert_int_equal(auto_chosen(16, 1024, &shared), MMP_BCAST_KNOMIAL);
@@ -57,12 +57,12 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
   /* Above 4 KiB, where waits sleep, the binary tree as before (loopback
    * picks a tree at 64 KiB). */
   shared = loopback;
-  shared.shared = 1;
+  shared.shared_cpus = 1;
   assert_int_equal(chosen(16, 64 << 10, &loopback), MMP_BCAST_BINOMIAL);
   assert_int_equal(auto_chosen(16, 64 << 10, &shared), MMP_BCAST_BINARY);
   assert_int_equal(auto_chosen(16, 4 << 10, &shared), MMP_BCAST_KNOMIAL);
   shared = cluster;
-  shared.shared = 1;
+  shared.shared_cpus = 1;
   /* Larger messages keep their choice; two ranks need no tree. */
   assert_int_equal(auto_chosen(16, 1 << 20, &shared),
                    chosen(16, 1 << 20, &cluster));
@@ -73,12 +73,12 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
  * large alpha the latency terms used to make it cheaper than the
  * pipeline (measured 3.7 x slower at 64 KiB, p = 16). */
 static void test_no_chain_where_the_pipeline_fits(void **st) {
-  mmp__netmodel_t slow = cluster;
+  mmp_netmodel_t slow = cluster;
 
   (void)st;
   for (double a = 50e-6; a <= 400e-6; a += 50e-6) {
     slow.alpha = a;
-    slow.shared = 1;
+    slow.shared_cpus = 1;
     assert_int_equal(chosen(16, 64 << 10, &slow), MMP_BCAST_PIPELINE);
     assert_int_equal(chosen(8, 64 << 10, &slow), MMP_BCAST_PIPELINE);
     for (int p = 8; p <= 16; p += 8) {
@@ -132,7 +132,7 @@ static void test_even_segments(void **st) {
   }
 }
 
-static int arrival_chosen(int p, size_t len, const mmp__netmodel_t *nm) {
+static int arrival_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
   int alg, groups;
   size_t seg;
   double best = mmp__bcast_choose(p, len, nm, &alg, &seg, &groups);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Automatic choice of a broadcast algorithm from the Hockney model: pure
+ * functions of (p, m, model), which touch no network (measuring the model
+ * is netmodel.c's job), so every rank that passes the same inputs gets
+ * the same answer and unit tests can check the rules.
+ *
+ * The choice evaluates the cost of every algorithm whose row says AUTO may
+ * choose it (bcast_algs.c; each formula lives in its algorithm's file)
+ * for the given p and m and takes the smallest; of two within 3%, the one
+ * listed first (the row's `prefer`) wins. The pipeline runs in the optimal
+ * segment count X = sqrt((p - 2) m beta / alpha); the hierarchical
+ * algorithm has G = ceil(sqrt(p)) groups with the best flat algorithm
+ * inside and between them. Two adjustments that the formulas do not make
+ * are rules here: a burst allowance (cost_burst) and ranks that share CPUs
+ * (choose). docs/algorithms.md lists the rules and the measurements
+ * behind them.
+ */
+#include <math.h>
+
+#include "collectives.h"
+
+enum choice { TOP, STATIC, FLAT };
+
+static double choose(int p, size_t len, const mmp_netmodel_t *nm,
+                     enum choice how, int *alg, size_t *seg, int *groups);
+
+/* What a part of a composite algorithm costs: the best flat algorithm for
+ * q ranks, priced by its formula. */
+static double part_cost(int q, double m, const mmp_netmodel_t *nm) {
+  int alg, groups;
+  size_t seg;
+
+  choose(q, (size_t)m, nm, FLAT, &alg, &seg, &groups);
+  return mmp__bcast_cost(alg, q, m, seg ? m / (double)seg : 1, 0, nm);
+}
+
+static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
+                       int G, const mmp_netmodel_t *nm) {
+  mmp__bcast_cost_in_t in;
+
+  if (p <= 1)
+    return 0;
+  if (a == NULL || a->cost == NULL)
+    return INFINITY;
+  in.p = p;
+  in.m = m;
+  in.X = X;
+  in.G = G;
+  in.nm = nm;
+  in.part = part_cost;
+  return a->cost(&in);
+}
+
+double mmp__bcast_cost(int alg, int p, double m, double X, int G,
+                       const mmp_netmodel_t *nm) {
+  return row_cost(mmp__bcast_alg(alg), p, m, X, G, nm);
+}
+
+/*
+ * The cost formula, except on a network with a burst allowance (a link
+ * that was idle passes its first `burst` bytes at once, as through a
+ * shaper's token bucket): an algorithm whose busiest link carries no more
+ * than that pays its latency terms only. The choice is for a broadcast
+ * that finds the links rested, as seed 003's method measures each one
+ * (docs/algorithms.md, "Burst allowance").
+ */
+static double cost_burst(const mmp__bcast_alg_t *a, int p, double m, double X,
+                         int G, const mmp_netmodel_t *nm) {
+  mmp_netmodel_t lat = *nm;
+
+  if (nm->burst <= 0 || a->link_bytes == NULL ||
+      a->link_bytes(p, m) > nm->burst)
+    return row_cost(a, p, m, X, G, nm);
+  lat.beta = 0;
+  return row_cost(a, p, m, X, G, &lat);
+}
+
+/* The rows AUTO may choose for `how`, in order of preference. */
+static int candidates(enum choice how, size_t len,
+                      const mmp__bcast_alg_t **out) {
+  int n = 0, id, i;
+
+  for (id = 1; id < MMP_BCAST_ALG_COUNT; id++) {
+    const mmp__bcast_alg_t *a = mmp__bcast_alg(id);
+    if (!(a->flags & MMP__BCAST_F_AUTO) || len < a->auto_min ||
+        ((a->flags & MMP__BCAST_F_COMPOSITE) && how == FLAT) ||
+        ((a->flags & MMP__BCAST_F_TOP) && how != TOP))
+      continue;
+    for (i = n++; i > 0 && out[i - 1]->prefer > a->prefer; i--)
+      out[i] = out[i - 1];
+    out[i] = a;
+  }
+  return n;
+}
+
+static double choose(int p, size_t len, const mmp_netmodel_t *nm,
+                     enum choice how, int *alg, size_t *seg, int *groups) {
+  const mmp__bcast_alg_t *cands[MMP_BCAST_ALG_COUNT];
+  double m = (double)len, best = INFINITY;
+  size_t pseg = mmp__pipeline_seg(p, len, nm);
+  int G = (int)ceil(sqrt((double)p)), n, i;
+
+  *alg = MMP_BCAST_BINOMIAL;
+  *seg = 0;
+  *groups = 0;
+  if (p <= 2) /* one message whatever the shape */
+    return cost_burst(&mmp__bcast_binomial_alg, p, m, 1, G, nm);
+  n = candidates(how, len, cands);
+  for (i = 0; i < n; i++) {
+    const mmp__bcast_alg_t *c = cands[i];
+    int piped = (c->flags & MMP__BCAST_F_PIPELINED) != 0;
+    double X = piped && pseg ? ceil(m / (double)pseg) : 1;
+    double t = cost_burst(c, p, m, X, G, nm);
+    /* Prefer the earlier (simpler) candidate unless clearly better. */
+    if (t < best * 0.97) {
+      best = t;
+      *alg = c->id;
+      *seg = piped ? pseg : 0;
+      *groups = (c->flags & MMP__BCAST_F_COMPOSITE) ? G : 0;
+    }
+  }
+  /* Where ranks outnumber CPUs the hop, not the send, is what a small
+   * broadcast pays most for: waiting for one of the shared CPUs. There
+   * AUTO's own choice takes the k-nomial tree of radix 3, one level
+   * shallower than the binary tree at p = 16, in place of the binomial
+   * tree for a message of up to MMP__BULK_BYTES (whose waits poll and
+   * yield; larger ones sleep and keep the binary tree). Inside and
+   * between hierarchical groups, where the k-nomial tree cannot go, the
+   * binary tree takes its place. Hockney's model prices all three as
+   * binomial <= binary, k-nomial, so this is a rule, not a formula
+   * (docs/algorithms.md, "Ranks that share CPUs"). */
+  if (nm->shared_cpus && *alg == MMP_BCAST_BINOMIAL && p > 2)
+    *alg = how == TOP && len <= MMP__BULK_BYTES ? MMP_BCAST_KNOMIAL
+                                                : MMP_BCAST_BINARY;
+  return best;
+}
+
+double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
+                              int *alg, size_t *seg, int *groups) {
+  return choose(p, len, nm, TOP, alg, seg, groups);
+}
+
+double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm, int *alg,
+                         size_t *seg, int *groups) {
+  return choose(p, len, nm, STATIC, alg, seg, groups);
+}
+
+double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
+                              int *alg, size_t *seg) {
+  int groups;
+
+  return choose(p, len, nm, FLAT, alg, seg, &groups);
+}

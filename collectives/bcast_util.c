@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the broadcast builders: sends and receives addressed
+ * by group member, the no-op a builder returns when this rank receives
+ * nothing, a whole-communicator group, and the arithmetic of segments.
+ */
+#include <stdlib.h>
+
+#include "collectives.h"
+
+int mmp__poison_len_ok(uint64_t len, uint64_t seg) {
+  return len <= SIZE_MAX && (seg == 0 || len / seg < MMP__POISON_MAX_SEGS);
+}
+
+size_t mmp__even_seg(size_t len, double target) {
+  size_t k;
+
+  if (!(target > 0) || target >= (double)len)
+    return 0;
+  k = (size_t)((double)len / target); /* >= 1: each part at least target */
+  return k <= 1 ? 0 : len / k + (len % k != 0);
+}
+
+size_t mmp__seg_count(size_t len, size_t seg) {
+  if (seg == 0 || len <= seg)
+    return 1;
+  return (len + seg - 1) / seg;
+}
+
+void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n) {
+  if (seg == 0 || len <= seg) {
+    *off = 0;
+    *n = len;
+    return;
+  }
+  *off = k * seg;
+  *n = len - *off < seg ? len - *off : seg;
+}
+
+int mmp__bcast_done(mmp__sched_t *s, int dep) {
+  int op = mmp__sched_nop(s), rc;
+
+  if (op >= 0 && dep >= 0 && (rc = mmp__sched_dep(s, dep, op)) != 0)
+    return rc;
+  return op;
+}
+
+int mmp__bcast_recv(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
+                    size_t off, size_t len, int phase) {
+  assert(peer_idx >= 0 && peer_idx < a->g->n);
+  return mmp__sched_recv(s, a->g->ranks[peer_idx], a->off + off, len, phase);
+}
+
+int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
+                    size_t off, size_t len, int phase, int after) {
+  int op, rc;
+
+  assert(peer_idx >= 0 && peer_idx < a->g->n);
+  op = mmp__sched_send(s, a->g->ranks[peer_idx], a->off + off, len, phase);
+  if (op < 0)
+    return op;
+  if (after >= 0 && (rc = mmp__sched_dep(s, after, op)) != 0)
+    return rc;
+  return op;
+}
+
+int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
+                        mmp__bcast_arg_t *a) {
+  int *ranks = malloc((size_t)s->p * sizeof(int)), i, rc;
+  mmp__group_t all;
+
+  if (ranks == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < s->p; i++)
+    ranks[i] = i;
+  all.n = s->p;
+  all.me = s->me;
+  all.ranks = ranks;
+  a->g = &all;
+  rc = b(s, a);
+  a->g = NULL;
+  free(ranks);
+  return rc;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The s-to-p descriptor table: one row per algorithm, each defined in the
+ * algorithm's own file (s2p_<name>.c) with its name, builder or plan, and
+ * price. Names, the choice and building read this table; nothing else
+ * lists the algorithms.
+ */
+#include <string.h>
+
+#include "s2p.h"
+
+static const mmp__s2p_alg_t *const table[MMP_S2P_ALG_COUNT] = {
+    [MMP_S2P_2STEP] = &mmp__s2p_2step_alg,
+    [MMP_S2P_ALLTOALL] = &mmp__s2p_alltoall_alg,
+    [MMP_S2P_BR_LIN] = &mmp__s2p_br_lin_alg,
+    [MMP_S2P_BR_XY_SOURCE] = &mmp__s2p_br_xy_source_alg,
+    [MMP_S2P_BR_XY_DIM] = &mmp__s2p_br_xy_dim_alg,
+    [MMP_S2P_REPOS_LIN] = &mmp__s2p_repos_lin_alg,
+    [MMP_S2P_REPOS_XY_SOURCE] = &mmp__s2p_repos_xy_alg,
+    [MMP_S2P_PART_LIN] = &mmp__s2p_part_lin_alg,
+    [MMP_S2P_PART_XY_SOURCE] = &mmp__s2p_part_xy_alg,
+    [MMP_S2P_RING] = &mmp__s2p_ring_alg,
+};
+
+const mmp__s2p_alg_t *mmp__s2p_alg(int id) {
+  return id > 0 && id < MMP_S2P_ALG_COUNT ? table[id] : NULL;
+}
+
+void mmp__s2p_algs_check(void) {
+  int id, j;
+
+  for (id = 1; id < MMP_S2P_ALG_COUNT; id++) {
+    const mmp__s2p_alg_t *a = table[id];
+    assert(a != NULL && a->id == id && a->name != NULL);
+    assert((a->build != NULL) != (a->plan != NULL));
+    assert(a->plan != NULL || a->cost != NULL);
+    for (j = 1; j < id; j++) {
+      assert(strcmp(a->name, table[j]->name) != 0);
+      assert(!a->prefer || a->prefer != table[j]->prefer);
+    }
+    (void)a;
+  }
+}
+
+const char *mmp_s2p_alg_name(int alg) {
+  if (alg == MMP_S2P_AUTO)
+    return "auto";
+  return mmp__s2p_alg(alg) != NULL ? table[alg]->name : NULL;
+}
+
+int mmp_s2p_alg_from_name(const char *name) {
+  int i;
+
+  if (name == NULL)
+    return MMP_EINVAL;
+  if (strcmp(name, "auto") == 0)
+    return MMP_S2P_AUTO;
+  for (i = 1; i < MMP_S2P_ALG_COUNT; i++)
+    if (strcmp(name, table[i]->name) == 0)
+      return i;
+  return MMP_EINVAL;
+}
+
+int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg) {
+  const mmp__s2p_alg_t *a = mmp__s2p_alg(alg);
+  mmp__s2p_plan_t pl;
+  int rc;
+
+  if (a == NULL)
+    return MMP_EINVAL;
+  if (a->build != NULL)
+    return a->build(s, x);
+  rc = mmp__s2p_plan_init(&pl, x, s, NULL);
+  if (rc != 0)
+    return rc;
+  rc = a->plan(&pl);
+  if (rc == 0)
+    rc = mmp__s2p_plan_check(&pl);
+  mmp__s2p_plan_fini(&pl);
+  return rc;
+}
+
+int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg) {
+  const mmp__s2p_alg_t *a = mmp__s2p_alg(alg);
+  mmp__s2p_plan_t pl;
+  int rc = 0, r;
+
+  if (a == NULL)
+    return MMP_EINVAL;
+  if (a->build != NULL) {
+    for (r = 0; r < x->p && rc == 0; r++) {
+      mmp__s2p_t mine = *x;
+      mine.me = r;
+      rc = a->build(s[r], &mine);
+    }
+    return rc;
+  }
+  rc = mmp__s2p_plan_init_all(&pl, x, s);
+  if (rc != 0)
+    return rc;
+  rc = a->plan(&pl);
+  if (rc == 0)
+    rc = mmp__s2p_plan_check(&pl);
+  mmp__s2p_plan_fini(&pl);
+  return rc;
+}
+
+#ifndef NDEBUG
+/* Debug builds check the table when the library loads. */
+__attribute__((constructor)) static void check_at_load(void) {
+  mmp__s2p_algs_check();
+}
+#endif
