@@ -74,6 +74,7 @@
 #include "hosts.h"
 #include "minimp.h"
 #include "remote.h"
+#include "run.h"
 #include "transport/boot.h"
 #include "transport/transport.h"
 #include "transport/util.h"
@@ -88,119 +89,12 @@ extern char **environ;
 #define RUN_DRAIN_MS 1000        /* wait for output after the last exit */
 #define RUN_HANDSHAKE_MS 10000   /* bootstrap HELLO deadline */
 #define RUN_REMOTE_GRACE_MS 1000 /* after SIGKILL: remote ends reported */
-#define RUN_EXIT_USAGE 2
 #define RUN_EXIT_TIMEOUT 110
 
-typedef struct run_job_s run_job_t;
-typedef struct run_rank_s run_rank_t;
-
-/* One forwarded output stream: a rank's, or an agent's. */
-typedef struct run_out_s {
-  uv_pipe_t pipe; /* a local rank's pipe */
-  run_job_t *job;
-  const char *tag; /* put before every line */
-  int fd;          /* 1 or 2: where the lines go */
-  int piped;       /* uv_pipe_init ran on `pipe` */
-  int inited;      /* the stream exists */
-  int closed;      /* ended (and uv_close ran on a pipe) */
-  char *buf;       /* the unfinished line */
-  size_t len;
-  size_t cap;
-} run_out_t;
-
-struct run_rank_s {
-  run_job_t *job;
-  int rank;
-  int host;   /* index into job->hl */
-  int remote; /* started by the daemon of its host */
-  int local_rank;
-  int local_size;
-  uv_process_t proc;
-  int spawned;
-  int exited;
-  int pid;
-  int64_t status;
-  int signo;
-  int joined; /* completed the bootstrap HELLO */
-  int lost;   /* its bootstrap connection ended without BYE */
-  char lost_reason[128];
-  char tag[24]; /* "[3] " with --tag-output, else "" */
-  run_out_t out[2];
-};
-
-struct run_job_s {
-  uv_loop_t loop;
-  /* Options. */
-  int n;
-  int tag_output;
-  long timeout_s;
-  int verbose;
-  char **exports; /* -x arguments */
-  int nexports;
-  char **argv; /* program and its arguments */
-  int map_policy;
-  int oversubscribe;
-  int have_hosts;       /* --host or --hostfile was given */
-  const char *hostfile; /* --hostfile */
-  const char *agent;    /* --agent, as given */
-  const char *launcher; /* --launcher */
-  const char *iface;    /* --iface */
-  char exe[4096];       /* our own path, the default --launcher */
-  /* Placement. */
-  mmp__hostlist_t hl;
-  run_rank_t *ranks;
-  int nremote; /* ranks on remote hosts */
-  /* The environment added to every rank: -x, then ours. */
-  char **xenv; /* "NAME=VALUE", borrowed */
-  int nxenv;
-  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
-  int njobvars;
-  /* Bootstrap. */
-  uint8_t key[MMP__JOB_KEY_LEN];
-  char keyhex[2 * MMP__JOB_KEY_LEN + 1];
-  struct sockaddr_storage listen_addr;
-  char boot_addr[64];
-  mmp__boot_server_t *boot;
-  int all_done;
-  int njoined;        /* ranks that completed HELLO */
-  int unjoined_exits; /* ranks that exited 0 without HELLO */
-  /* Other hosts. */
-  mmp__remote_t *remote;
-  run_out_t *agent_out; /* [2 * hosts]: each agent's stdout and stderr */
-  /* Handles of the job itself. */
-  uv_signal_t sigint;
-  uv_signal_t sigterm;
-  uv_timer_t timeout_timer;
-  uv_timer_t kill_timer;
-  uv_timer_t grace_timer;
-  uv_timer_t unjoined_timer;
-  uv_timer_t end_timer;
-  uv_timer_t remote_timer; /* give up hosts that do not report */
-  int nsignals;
-  int nrunning;    /* started (or handed to a daemon) and not yet ended */
-  int open_pipes;  /* rank output streams not yet at EOF */
-  int end_started; /* the drain timer runs */
-  int end_expired;
-  int finishing;
-  /* Failure. */
-  int failed;
-  int exit_code;
-  run_rank_t *first_lost; /* waiting RUN_LOST_GRACE_MS for its exit */
-  int deferred;           /* a failure seen during that wait */
-  int deferred_code;
-  int deferred_rank;
-  char deferred_msg[512];
-  /* Output. */
-  char *scratch;
-  size_t scratch_len;
-  size_t scratch_cap;
-  char rbuf[65536];
-};
-
-static void run_maybe_finish(run_job_t *j);
+static void run_maybe_finish(mmp__run_job_t *j);
 
 /* "rank 3 (pid 4711)", or "rank 3 (pid 4711 on node7)" on another host. */
-static const char *run_who(const run_rank_t *r, char *buf, size_t len) {
+static const char *run_who(const mmp__run_rank_t *r, char *buf, size_t len) {
   if (r->remote)
     snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, r->pid,
              r->job->hl.hosts[r->host].name);
@@ -244,7 +138,8 @@ static void run_write_all(int fd, const char *p, size_t n) {
 }
 
 /* Appends to the job's scratch buffer; on OOM writes through at once. */
-static void run_scratch_add(run_job_t *j, int fd, const char *p, size_t n) {
+static void run_scratch_add(mmp__run_job_t *j, int fd, const char *p,
+                            size_t n) {
   if (n == 0)
     return;
   if (j->scratch_len + n > j->scratch_cap) {
@@ -268,9 +163,9 @@ static void run_scratch_add(run_job_t *j, int fd, const char *p, size_t n) {
 
 /* Queues one output line (or a chunk of a long one, or a last unfinished
  * line): tag + a + b, and a newline if tagged output needs one. */
-static void run_emit(run_out_t *o, const char *a, size_t na, const char *b,
+static void run_emit(mmp__run_out_t *o, const char *a, size_t na, const char *b,
                      size_t nb) {
-  run_job_t *j = o->job;
+  mmp__run_job_t *j = o->job;
   const char *last = nb > 0 ? b + nb - 1 : na > 0 ? a + na - 1 : NULL;
 
   run_scratch_add(j, o->fd, o->tag, strlen(o->tag));
@@ -281,13 +176,13 @@ static void run_emit(run_out_t *o, const char *a, size_t na, const char *b,
     run_scratch_add(j, o->fd, "\n", 1);
 }
 
-static void run_scratch_flush(run_job_t *j, int fd) {
+static void run_scratch_flush(mmp__run_job_t *j, int fd) {
   run_write_all(fd, j->scratch, j->scratch_len);
   j->scratch_len = 0;
 }
 
 /* Holds bytes of an unfinished line, emitting a chunk when the cap fills. */
-static void run_hold(run_out_t *o, const char *d, size_t n) {
+static void run_hold(mmp__run_out_t *o, const char *d, size_t n) {
   while (n > 0) {
     size_t take = RUN_LINE_CAP - o->len;
     take = take < n ? take : n;
@@ -322,8 +217,8 @@ static void run_hold(run_out_t *o, const char *d, size_t n) {
  * Forwards what a rank wrote. Only whole lines are written, each write(2)
  * holding complete lines only, so lines of different ranks never mix.
  */
-static void run_feed(run_out_t *o, const char *d, size_t n) {
-  run_job_t *j = o->job;
+static void run_feed(mmp__run_out_t *o, const char *d, size_t n) {
+  mmp__run_job_t *j = o->job;
 
   while (n > 0) {
     const char *nl = memchr(d, '\n', n);
@@ -351,7 +246,7 @@ static void run_feed(run_out_t *o, const char *d, size_t n) {
 }
 
 static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  run_out_t *o = h->data;
+  mmp__run_out_t *o = h->data;
 
   (void)hint;
   /* One buffer serves every pipe: each read is consumed at once. */
@@ -359,7 +254,7 @@ static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 }
 
 static void run_out_on_close(uv_handle_t *h) {
-  run_out_t *o = h->data;
+  mmp__run_out_t *o = h->data;
 
   free(o->buf);
   o->buf = NULL;
@@ -367,7 +262,8 @@ static void run_out_on_close(uv_handle_t *h) {
 }
 
 /* Sets up a stream that lines are fed into. */
-static void run_out_init(run_out_t *o, run_job_t *j, const char *tag, int fd) {
+static void run_out_init(mmp__run_out_t *o, mmp__run_job_t *j, const char *tag,
+                         int fd) {
   o->job = j;
   o->tag = tag;
   o->fd = fd;
@@ -376,8 +272,8 @@ static void run_out_init(run_out_t *o, run_job_t *j, const char *tag, int fd) {
 
 /* Flushes the unfinished line and ends the stream (closing its pipe). A
  * rank's stream counts in open_pipes; an agent's does not. */
-static void run_out_close(run_out_t *o, int counted) {
-  run_job_t *j;
+static void run_out_close(mmp__run_out_t *o, int counted) {
+  mmp__run_job_t *j;
 
   if (!o->inited || o->closed)
     return;
@@ -401,7 +297,7 @@ static void run_out_close(run_out_t *o, int counted) {
 
 static void run_out_on_read(uv_stream_t *st, ssize_t nread,
                             const uv_buf_t *buf) {
-  run_out_t *o = st->data;
+  mmp__run_out_t *o = st->data;
 
   if (nread > 0) {
     run_feed(o, buf->base, (size_t)nread);
@@ -415,13 +311,13 @@ static void run_out_on_read(uv_stream_t *st, ssize_t nread,
 
 /* Signals a local rank's whole process group; remote ranks are signalled
  * by their daemons. */
-static void run_kill(run_rank_t *r, int sig) {
+static void run_kill(mmp__run_rank_t *r, int sig) {
   if (r->remote || !r->spawned || r->exited)
     return;
   mmp__kill_group(r->pid, sig);
 }
 
-static void run_kill_all(run_job_t *j, int sig) {
+static void run_kill_all(mmp__run_job_t *j, int sig) {
   int i;
 
   for (i = 0; i < j->n; i++)
@@ -429,14 +325,14 @@ static void run_kill_all(run_job_t *j, int sig) {
   mmp__remote_signal(j->remote, sig);
 }
 
-static void run_close_outs(run_rank_t *r) {
+static void run_close_outs(mmp__run_rank_t *r) {
   run_out_close(&r->out[0], 1);
   run_out_close(&r->out[1], 1);
 }
 
 /* A remote rank whose end will never be reported: its host is gone, or
  * gave no sign in time. Its daemon (if any) stops it. */
-static void run_rank_gone(run_rank_t *r) {
+static void run_rank_gone(mmp__run_rank_t *r) {
   if (r->exited)
     return;
   r->exited = 1;
@@ -446,7 +342,7 @@ static void run_rank_gone(run_rank_t *r) {
 }
 
 static void run_on_remote_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   int i;
 
   for (i = 0; i < j->n; i++)
@@ -460,7 +356,7 @@ static void run_on_remote_timer(uv_timer_t *t) {
 }
 
 /* SIGKILL to every rank; hosts that cannot report it are given up soon. */
-static void run_kill_hard(run_job_t *j) {
+static void run_kill_hard(mmp__run_job_t *j) {
   run_kill_all(j, SIGKILL);
   if (j->nremote > 0 && !uv_is_active((uv_handle_t *)&j->remote_timer))
     uv_timer_start(&j->remote_timer, run_on_remote_timer, RUN_REMOTE_GRACE_MS,
@@ -468,7 +364,7 @@ static void run_kill_hard(run_job_t *j) {
 }
 
 static void run_on_kill_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
 
   if (j->nrunning > 0 && j->verbose)
     mmp__say("%d rank(s) still running; sending SIGKILL", j->nrunning);
@@ -478,7 +374,7 @@ static void run_on_kill_timer(uv_timer_t *t) {
 /* Records the job's failure (only the first), reports it in one line and
  * stops every rank: SIGTERM now, SIGKILL after RUN_KILL_AFTER_MS (daemons
  * do the same with theirs). `rank` is the rank that caused it, or -1. */
-static void run_fail(run_job_t *j, int rank, int code, const char *msg) {
+static void run_fail(mmp__run_job_t *j, int rank, int code, const char *msg) {
   int i;
 
   if (j->failed)
@@ -499,7 +395,7 @@ static void run_fail(run_job_t *j, int rank, int code, const char *msg) {
 }
 /* A rank's failure. While we wait to learn how an earlier lost rank ended,
  * it is kept aside: that rank's loss likely caused this one. */
-static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
+static void run_rank_fail(mmp__run_job_t *j, mmp__run_rank_t *r, int code,
                           const char *msg) {
   if (j->failed)
     return;
@@ -516,8 +412,8 @@ static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
 }
 
 static void run_on_grace(uv_timer_t *t) {
-  run_job_t *j = t->data;
-  run_rank_t *r = j->first_lost;
+  mmp__run_job_t *j = t->data;
+  mmp__run_rank_t *r = j->first_lost;
   char msg[512], who[320];
 
   if (r == NULL || j->failed)
@@ -538,14 +434,14 @@ static void run_on_grace(uv_timer_t *t) {
  * not mistaken for a missing one.
  */
 static void run_on_unjoined(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   char msg[512], who[320];
   int i;
 
   if (j->failed || j->njoined == 0)
     return;
   for (i = 0; i < j->n; i++) {
-    run_rank_t *r = &j->ranks[i];
+    mmp__run_rank_t *r = &j->ranks[i];
     if (r->exited && r->signo == 0 && r->status == 0 && !r->joined) {
       snprintf(msg, sizeof(msg),
                "%s exited with code 0 without calling mmp_init, while other "
@@ -557,15 +453,15 @@ static void run_on_unjoined(uv_timer_t *t) {
   }
 }
 
-static void run_check_unjoined(run_job_t *j) {
+static void run_check_unjoined(mmp__run_job_t *j) {
   if (j->njoined > 0 && j->unjoined_exits > 0 && !j->failed &&
       !uv_is_active((uv_handle_t *)&j->unjoined_timer))
     uv_timer_start(&j->unjoined_timer, run_on_unjoined, RUN_UNJOINED_MS, 0);
 }
 
 static void run_on_joined(void *ctx, int rank, const char *host, int pid) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
 
   r->joined = 1;
   j->njoined++;
@@ -577,8 +473,8 @@ static void run_on_joined(void *ctx, int rank, const char *host, int pid) {
 }
 
 static void run_on_lost(void *ctx, int rank, const char *reason) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
   char msg[512], who[320];
 
   r->lost = 1;
@@ -609,8 +505,8 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
 }
 
 static void run_on_abort(void *ctx, int rank, int code, const char *message) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
   char msg[512], who[320];
 
   snprintf(msg, sizeof(msg), "%s called mmp_abort(%d)%s%s",
@@ -620,7 +516,7 @@ static void run_on_abort(void *ctx, int rank, int code, const char *message) {
 }
 
 static void run_on_all_done(void *ctx) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
 
   j->all_done = 1;
   if (j->verbose)
@@ -631,8 +527,8 @@ static void run_on_all_done(void *ctx) {
 /* ---- Processes ----------------------------------------------------------- */
 
 /* A rank ended, here or on another host: judge how. */
-static void run_rank_ended(run_rank_t *r, int64_t status, int signo) {
-  run_job_t *j = r->job;
+static void run_rank_ended(mmp__run_rank_t *r, int64_t status, int signo) {
+  mmp__run_job_t *j = r->job;
   char msg[512], who[320];
   int code = 0;
 
@@ -679,7 +575,7 @@ static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
 
 /* A rank could not be started (err is a libuv error): like a shell, 127
  * when not found, 126 when not executable. */
-static void run_start_failed(run_job_t *j, run_rank_t *r, int err) {
+static void run_start_failed(mmp__run_job_t *j, mmp__run_rank_t *r, int err) {
   int code = mmp__spawn_exit_code(err);
   char where[300] = "", msg[640];
 
@@ -707,7 +603,7 @@ static char *run_env_entry(const char *name) {
 }
 
 /* The -x variables as "NAME=VALUE" entries, and the job's own ones. */
-static int run_job_env(run_job_t *j) {
+static int run_job_env(mmp__run_job_t *j) {
   int k;
 
   j->xenv = calloc((size_t)j->nexports + 1, sizeof(*j->xenv));
@@ -734,7 +630,8 @@ static int run_job_env(run_job_t *j) {
 }
 
 /* The variables that differ between ranks, in `vars` (3 x 48 bytes). */
-static void run_rank_vars(const run_rank_t *r, char vars[3][48], char *v[3]) {
+static void run_rank_vars(const mmp__run_rank_t *r, char vars[3][48],
+                          char *v[3]) {
   snprintf(vars[0], sizeof(vars[0]), "MINIMP_RANK=%d", r->rank);
   snprintf(vars[1], sizeof(vars[1]), "MINIMP_LOCAL_RANK=%d", r->local_rank);
   snprintf(vars[2], sizeof(vars[2]), "MINIMP_LOCAL_SIZE=%d", r->local_size);
@@ -745,7 +642,7 @@ static void run_rank_vars(const run_rank_t *r, char vars[3][48], char *v[3]) {
 
 /* Every entry added to a rank's environment but its own three: -x, then
  * the job's variables. NULL-terminated; the caller frees the array. */
-static char **run_shared_env(run_job_t *j, size_t *count) {
+static char **run_shared_env(mmp__run_job_t *j, size_t *count) {
   char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 1) * sizeof(*v));
   size_t n = 0;
   int k;
@@ -766,7 +663,7 @@ static char **run_shared_env(run_job_t *j, size_t *count) {
 
 /* Starts one rank of this machine with uv_spawn. Returns 0 or a libuv
  * error. */
-static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
+static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
   mmp__spawn_t s;
   int rc, k;
 
@@ -775,7 +672,7 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
   s.env = env;
   s.in_mode = r->rank == 0 ? MMP__STDIN_INHERIT : MMP__STDIN_NULL;
   for (k = 0; k < 2; k++) {
-    run_out_t *out = &r->out[k];
+    mmp__run_out_t *out = &r->out[k];
     run_out_init(out, j, r->tag, k + 1);
     uv_pipe_init(&j->loop, &out->pipe, 0);
     out->pipe.data = out;
@@ -807,7 +704,7 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
 }
 
 /* Spawns every rank of this machine, in rank order. */
-static void run_spawn_local(run_job_t *j) {
+static void run_spawn_local(mmp__run_job_t *j) {
   char vars[3][48], *v[3], **shared, **env = NULL;
   size_t nshared = 0, nenv = 0;
   int r;
@@ -828,7 +725,7 @@ static void run_spawn_local(run_job_t *j) {
   while (env[nenv] != NULL)
     nenv++;
   for (r = 0; r < j->n && !j->failed; r++) {
-    run_rank_t *rk = &j->ranks[r];
+    mmp__run_rank_t *rk = &j->ranks[r];
     int rc;
     if (rk->remote)
       continue;
@@ -846,8 +743,8 @@ static void run_spawn_local(run_job_t *j) {
  */
 
 static void run_rm_started(void *ctx, int rank, int pid, int err) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
 
   if (r->spawned || r->exited)
     return;
@@ -866,8 +763,8 @@ static void run_rm_started(void *ctx, int rank, int pid, int err) {
 
 static void run_rm_output(void *ctx, int rank, int fd, const char *data,
                           size_t n) {
-  run_job_t *j = ctx;
-  run_out_t *o = &j->ranks[rank].out[fd - 1];
+  mmp__run_job_t *j = ctx;
+  mmp__run_out_t *o = &j->ranks[rank].out[fd - 1];
 
   if (o->closed)
     return;
@@ -880,7 +777,7 @@ static void run_rm_output(void *ctx, int rank, int fd, const char *data,
 }
 
 static void run_rm_exited(void *ctx, int rank, int64_t status, int signo) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
 
   if (!j->ranks[rank].exited)
     run_rank_ended(&j->ranks[rank], status, signo);
@@ -888,7 +785,7 @@ static void run_rm_exited(void *ctx, int rank, int64_t status, int signo) {
 
 /* A host is gone. It is a failure if ranks there had not ended yet. */
 static void run_rm_host_lost(void *ctx, int id, const char *msg) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
   int i, first = -1;
 
   for (i = 0; i < j->n; i++)
@@ -906,8 +803,8 @@ static void run_rm_host_lost(void *ctx, int id, const char *msg) {
 
 static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
                                 size_t n) {
-  run_job_t *j = ctx;
-  run_out_t *o = &j->agent_out[2 * id + fd - 1];
+  mmp__run_job_t *j = ctx;
+  mmp__run_out_t *o = &j->agent_out[2 * id + fd - 1];
 
   if (o->closed)
     return;
@@ -919,7 +816,7 @@ static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
 
 /* The LAUNCH message of host h: the program, the shared environment and
  * its ranks. Returns 0 or MMP_ENOMEM. */
-static int run_encode_launch(run_job_t *j, int h, char **shared,
+static int run_encode_launch(mmp__run_job_t *j, int h, char **shared,
                              const char *cwd, mmp__remote_host_t *rh) {
   char vars[3][48], *v[3];
   mmp__boot_wr_t w;
@@ -943,7 +840,7 @@ static int run_encode_launch(run_job_t *j, int h, char **shared,
 
 /* What a remote rank's environment adds: every MINIMP_* variable of ours
  * that the job does not set itself, then the shared entries. */
-static char **run_remote_env(run_job_t *j) {
+static char **run_remote_env(mmp__run_job_t *j) {
   char vars[3][48], *v[3], **shared, **env;
   size_t nshared = 0, n = 0, i;
   int k;
@@ -993,8 +890,8 @@ static const mmp__remote_cb_t run_rm_cb = {
     run_rm_exited, run_rm_host_lost, run_rm_agent_output};
 
 /* Fills the remote host table and the options of mmp__remote_start(). */
-static int run_remote_hosts(run_job_t *j, mmp__remote_host_t *rh, int *ranks,
-                            char **env, const char *cwd) {
+static int run_remote_hosts(mmp__run_job_t *j, mmp__remote_host_t *rh,
+                            int *ranks, char **env, const char *cwd) {
   int h, r, nrh = 0, used = 0;
 
   for (h = 0; h < j->hl.n; h++) {
@@ -1016,7 +913,8 @@ static int run_remote_hosts(run_job_t *j, mmp__remote_host_t *rh, int *ranks,
 }
 
 /* Starts the control server and one agent per remote host. */
-static int run_start_remote(run_job_t *j, char **agent, const char *launcher) {
+static int run_start_remote(mmp__run_job_t *j, char **agent,
+                            const char *launcher) {
   mmp__remote_opts_t o;
   mmp__remote_cb_t cb = run_rm_cb;
   mmp__remote_host_t *rh = calloc((size_t)j->hl.n, sizeof(*rh));
@@ -1063,7 +961,7 @@ static int run_start_remote(run_job_t *j, char **agent, const char *launcher) {
 /* ---- Signals, timeout, end ----------------------------------------------- */
 
 static void run_on_signal(uv_signal_t *h, int signo) {
-  run_job_t *j = h->data;
+  mmp__run_job_t *j = h->data;
 
   if (++j->nsignals == 1) {
     if (j->verbose)
@@ -1076,7 +974,7 @@ static void run_on_signal(uv_signal_t *h, int signo) {
 }
 
 static void run_on_timeout(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   char msg[128];
 
   if (j->nrunning == 0 && j->first_lost == NULL) {
@@ -1090,7 +988,7 @@ static void run_on_timeout(uv_timer_t *t) {
 }
 
 static void run_on_end_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
 
   j->end_expired = 1;
   run_maybe_finish(j);
@@ -1098,7 +996,7 @@ static void run_on_end_timer(uv_timer_t *t) {
 
 /* Every rank that joined the bootstrap has either finalized (all_done) or
  * been reported lost, so no verdict is still on its way. */
-static int run_settled(const run_job_t *j) {
+static int run_settled(const mmp__run_job_t *j) {
   int i;
 
   if (j->failed || j->all_done)
@@ -1109,12 +1007,12 @@ static int run_settled(const run_job_t *j) {
   return 1;
 }
 
-static void run_finish(run_job_t *j) {
+static void run_finish(mmp__run_job_t *j) {
   int i;
 
   j->finishing = 1;
   for (i = 0; i < j->n; i++) {
-    run_rank_t *r = &j->ranks[i];
+    mmp__run_rank_t *r = &j->ranks[i];
     run_close_outs(r);
     /* Nothing the rank started may outlive the job. */
     if (r->spawned && !r->remote)
@@ -1142,7 +1040,7 @@ static void run_finish(run_job_t *j) {
 /* Ends the job once every rank exited, its output drained (or
  * RUN_DRAIN_MS passed: something the rank started keeps the pipe) and the
  * bootstrap has nothing more to say. */
-static void run_maybe_finish(run_job_t *j) {
+static void run_maybe_finish(mmp__run_job_t *j) {
   if (j->finishing || j->nrunning > 0 || j->first_lost != NULL)
     return;
   if (!j->end_started) {
@@ -1216,7 +1114,7 @@ static int run_usage_error(const char *fmt, ...) {
   vsnprintf(line, sizeof(line), fmt, ap);
   va_end(ap);
   fprintf(stderr, "minimprun: %s\nTry 'minimprun --help' for more.\n", line);
-  return RUN_EXIT_USAGE;
+  return MMP__RUN_EXIT_USAGE;
 }
 
 static int run_valid_var(const char *s) {
@@ -1243,7 +1141,7 @@ typedef struct run_opt_s {
  * Handles the options about hosts and the agent. Returns -1 to go on, -2
  * when `o` is none of them, or the exit status to leave with.
  */
-static int run_parse_hosts(run_job_t *j, run_opt_t *o) {
+static int run_parse_hosts(mmp__run_job_t *j, run_opt_t *o) {
   char err[512];
   int rc;
 
@@ -1318,7 +1216,7 @@ static int run_is_flag(const run_opt_t *o) {
 }
 
 /* Handles one option. Returns -1 to go on, or the exit status. */
-static int run_parse_one(run_job_t *j, run_opt_t *o) {
+static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
   long v;
   int rc;
 
@@ -1362,7 +1260,7 @@ static int run_parse_one(run_job_t *j, run_opt_t *o) {
 }
 
 /* After the command line: the hostfile, the number of ranks. */
-static int run_parse_finish(run_job_t *j) {
+static int run_parse_finish(mmp__run_job_t *j) {
   char err[512];
   long slots;
   int rc;
@@ -1375,7 +1273,7 @@ static int run_parse_finish(run_job_t *j) {
       return 1;
     if (rc != 0) {
       fprintf(stderr, "minimprun: %s\n", err);
-      return RUN_EXIT_USAGE;
+      return MMP__RUN_EXIT_USAGE;
     }
     j->have_hosts = 1;
   }
@@ -1396,7 +1294,7 @@ static int run_parse_finish(run_job_t *j) {
  * Parses the command line into j. Returns -1 to go on, or the exit status
  * to leave with (0 after --help/--version, 2 on a usage error).
  */
-static int run_parse(run_job_t *j, int argc, char **argv) {
+static int run_parse(mmp__run_job_t *j, int argc, char **argv) {
   int i, rc;
 
   j->exports = calloc((size_t)argc, sizeof(*j->exports));
@@ -1439,7 +1337,7 @@ static int run_parse(run_job_t *j, int argc, char **argv) {
 /* Places the ranks on the hosts: without --host/--hostfile, all on this
  * machine, which then has as many slots as ranks. Returns 0 or an exit
  * status. */
-static int run_place(run_job_t *j) {
+static int run_place(mmp__run_job_t *j) {
   char err[512], self[256] = "";
   mmp__place_t *place;
   int r, rc;
@@ -1459,7 +1357,7 @@ static int run_place(run_job_t *j) {
                       j->oversubscribe || !j->have_hosts, place, err,
                       sizeof(err));
   for (r = 0; r < j->n && rc == 0; r++) {
-    run_rank_t *rk = &j->ranks[r];
+    mmp__run_rank_t *rk = &j->ranks[r];
     mmp__host_t *h = &j->hl.hosts[place[r].host];
     rk->job = j;
     rk->rank = r;
@@ -1474,7 +1372,7 @@ static int run_place(run_job_t *j) {
   free(place);
   if (rc != 0) {
     fprintf(stderr, "minimprun: %s\n", err);
-    return RUN_EXIT_USAGE;
+    return MMP__RUN_EXIT_USAGE;
   }
   return 0;
 }
@@ -1519,7 +1417,7 @@ static int run_is_wildcard(const struct sockaddr_storage *ss) {
  * hosts, the local address that routes to the first of them; else
  * 127.0.0.1. Returns 0 or an exit status.
  */
-static int run_listen_addr(run_job_t *j) {
+static int run_listen_addr(mmp__run_job_t *j) {
   struct sockaddr_storage peer;
   const char *first = NULL;
   int i;
@@ -1530,7 +1428,7 @@ static int run_listen_addr(run_job_t *j) {
   if (j->iface != NULL) {
     if (mmp__addr_select(j->iface, NULL, &j->listen_addr) != 0) {
       mmp__say("--iface %s: no such interface or local address here", j->iface);
-      return RUN_EXIT_USAGE;
+      return MMP__RUN_EXIT_USAGE;
     }
   } else if (first != NULL) {
     if (run_resolve(first, &peer) != 0 ||
@@ -1538,19 +1436,19 @@ static int run_listen_addr(run_job_t *j) {
       mmp__say("cannot resolve host '%s' to choose the address to listen on; "
                "give --iface (an interface or CIDR that reaches every host)",
                first);
-      return RUN_EXIT_USAGE;
+      return MMP__RUN_EXIT_USAGE;
     }
   } else {
     mmp__addr_select(NULL, NULL, &j->listen_addr); /* 127.0.0.1 */
   }
   if (run_is_wildcard(&j->listen_addr)) {
     mmp__say("refusing to listen on a wildcard address; give --iface");
-    return RUN_EXIT_USAGE;
+    return MMP__RUN_EXIT_USAGE;
   }
   return 0;
 }
 
-static int run_start_boot(run_job_t *j) {
+static int run_start_boot(mmp__run_job_t *j) {
   static const mmp__boot_server_cb_t cbs = {NULL, run_on_joined, run_on_lost,
                                             run_on_abort, run_on_all_done};
   mmp__boot_server_cb_t cb = cbs;
@@ -1574,7 +1472,7 @@ static int run_start_boot(run_job_t *j) {
 }
 
 /* Starts the daemons of the other hosts. Returns 0 or 1. */
-static int run_begin_remote(run_job_t *j, char ***agentv) {
+static int run_begin_remote(mmp__run_job_t *j, char ***agentv) {
   size_t len = sizeof(j->exe);
   const char *launcher = j->launcher;
   int rc;
@@ -1594,7 +1492,7 @@ static int run_begin_remote(run_job_t *j, char ***agentv) {
   return 0;
 }
 
-static void run_init_handles(run_job_t *j) {
+static void run_init_handles(mmp__run_job_t *j) {
   uv_signal_init(&j->loop, &j->sigint);
   uv_signal_init(&j->loop, &j->sigterm);
   uv_timer_init(&j->loop, &j->timeout_timer);
@@ -1616,7 +1514,7 @@ static void run_init_handles(run_job_t *j) {
 
 /* Sets everything up and starts every rank; returns 0 or an exit status
  * when nothing could be started. */
-static int run_start(run_job_t *j, char ***agentv) {
+static int run_start(mmp__run_job_t *j, char ***agentv) {
   int rc = run_place(j);
 
   if (rc == 0)
@@ -1643,7 +1541,7 @@ static int run_start(run_job_t *j, char ***agentv) {
   return 0;
 }
 
-static void run_free(run_job_t *j) {
+static void run_free(mmp__run_job_t *j) {
   free(j->scratch);
   free(j->ranks);
   free(j->agent_out);
@@ -1654,7 +1552,7 @@ static void run_free(run_job_t *j) {
 }
 
 int main(int argc, char **argv) {
-  run_job_t *j;
+  mmp__run_job_t *j;
   char **agentv = NULL;
   int rc, code;
 
