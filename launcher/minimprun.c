@@ -55,9 +55,7 @@
  *   127  the program was not found
  * Only the first failure counts; deaths caused by stopping the job do not.
  */
-#include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,13 +72,13 @@
 #include "remote.h"
 #include "run.h"
 #include "run_opts.h"
+#include "run_output.h"
 #include "transport/boot.h"
 #include "transport/transport.h"
 #include "transport/util.h"
 
 extern char **environ;
 
-#define RUN_LINE_CAP 65536       /* a longer line is forwarded in chunks */
 #define RUN_KILL_AFTER_MS 1500   /* SIGTERM, then SIGKILL */
 #define RUN_LOST_GRACE_MS 500    /* wait for a lost rank's exit status */
 #define RUN_UNJOINED_MS 300      /* let a HELLO in flight arrive */
@@ -114,197 +112,6 @@ static const char *run_errstr(int err) {
     return "unknown error";
   }
 }
-/* ---- Output forwarding --------------------------------------------------- */
-
-/* Writes all of p to fd, waiting if fd is non-blocking; drops the output
- * if the reader went away. */
-static void run_write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w > 0) {
-      p += w;
-      n -= (size_t)w;
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      struct pollfd pfd = {fd, POLLOUT, 0};
-      poll(&pfd, 1, -1);
-    } else {
-      return;
-    }
-  }
-}
-
-/* Appends to the job's scratch buffer; on OOM writes through at once. */
-static void run_scratch_add(mmp__run_job_t *j, int fd, const char *p,
-                            size_t n) {
-  if (n == 0)
-    return;
-  if (j->scratch_len + n > j->scratch_cap) {
-    size_t cap = j->scratch_cap != 0 ? j->scratch_cap : 4096;
-    char *nb;
-    while (cap < j->scratch_len + n)
-      cap *= 2;
-    nb = realloc(j->scratch, cap);
-    if (nb == NULL) {
-      run_write_all(fd, j->scratch, j->scratch_len);
-      j->scratch_len = 0;
-      run_write_all(fd, p, n);
-      return;
-    }
-    j->scratch = nb;
-    j->scratch_cap = cap;
-  }
-  memcpy(j->scratch + j->scratch_len, p, n);
-  j->scratch_len += n;
-}
-
-/* Queues one output line (or a chunk of a long one, or a last unfinished
- * line): tag + a + b, and a newline if tagged output needs one. */
-static void run_emit(mmp__run_out_t *o, const char *a, size_t na, const char *b,
-                     size_t nb) {
-  mmp__run_job_t *j = o->job;
-  const char *last = nb > 0 ? b + nb - 1 : na > 0 ? a + na - 1 : NULL;
-
-  run_scratch_add(j, o->fd, o->tag, strlen(o->tag));
-  run_scratch_add(j, o->fd, a, na);
-  run_scratch_add(j, o->fd, b, nb);
-  /* Untagged output is passed through byte for byte. */
-  if (j->tag_output && (last == NULL || *last != '\n'))
-    run_scratch_add(j, o->fd, "\n", 1);
-}
-
-static void run_scratch_flush(mmp__run_job_t *j, int fd) {
-  run_write_all(fd, j->scratch, j->scratch_len);
-  j->scratch_len = 0;
-}
-
-/* Holds bytes of an unfinished line, emitting a chunk when the cap fills. */
-static void run_hold(mmp__run_out_t *o, const char *d, size_t n) {
-  while (n > 0) {
-    size_t take = RUN_LINE_CAP - o->len;
-    take = take < n ? take : n;
-    if (o->len + take > o->cap) {
-      size_t cap = o->cap != 0 ? o->cap : 256;
-      char *nb;
-      while (cap < o->len + take)
-        cap *= 2;
-      cap = cap < RUN_LINE_CAP ? cap : RUN_LINE_CAP;
-      nb = realloc(o->buf, cap);
-      if (nb == NULL) {
-        /* Without memory, forward what we have rather than lose it. */
-        run_emit(o, o->buf, o->len, d, n);
-        o->len = 0;
-        return;
-      }
-      o->buf = nb;
-      o->cap = cap;
-    }
-    memcpy(o->buf + o->len, d, take);
-    o->len += take;
-    d += take;
-    n -= take;
-    if (o->len == RUN_LINE_CAP) {
-      run_emit(o, o->buf, o->len, NULL, 0);
-      o->len = 0;
-    }
-  }
-}
-
-/*
- * Forwards what a rank wrote. Only whole lines are written, each write(2)
- * holding complete lines only, so lines of different ranks never mix.
- */
-static void run_feed(mmp__run_out_t *o, const char *d, size_t n) {
-  mmp__run_job_t *j = o->job;
-
-  while (n > 0) {
-    const char *nl = memchr(d, '\n', n);
-    size_t seg;
-    if (nl == NULL) {
-      run_hold(o, d, n);
-      break;
-    }
-    seg = (size_t)(nl - d) + 1;
-    if (o->len > 0 || j->tag_output) {
-      run_emit(o, o->buf, o->len, d, seg);
-      o->len = 0;
-    } else {
-      /* Untagged: every complete line of this read in one piece. */
-      const char *end = d + n;
-      while (end[-1] != '\n')
-        end--;
-      seg = (size_t)(end - d);
-      run_scratch_add(j, o->fd, d, seg);
-    }
-    d += seg;
-    n -= seg;
-  }
-  run_scratch_flush(j, o->fd);
-}
-
-static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  mmp__run_out_t *o = h->data;
-
-  (void)hint;
-  /* One buffer serves every pipe: each read is consumed at once. */
-  *buf = uv_buf_init(o->job->rbuf, sizeof(o->job->rbuf));
-}
-
-static void run_out_on_close(uv_handle_t *h) {
-  mmp__run_out_t *o = h->data;
-
-  free(o->buf);
-  o->buf = NULL;
-  o->cap = o->len = 0;
-}
-
-/* Sets up a stream that lines are fed into. */
-static void run_out_init(mmp__run_out_t *o, mmp__run_job_t *j, const char *tag,
-                         int fd) {
-  o->job = j;
-  o->tag = tag;
-  o->fd = fd;
-  o->inited = 1;
-}
-
-/* Flushes the unfinished line and ends the stream (closing its pipe). A
- * rank's stream counts in open_pipes; an agent's does not. */
-static void run_out_close(mmp__run_out_t *o, int counted) {
-  mmp__run_job_t *j;
-
-  if (!o->inited || o->closed)
-    return;
-  j = o->job;
-  if (o->len > 0) {
-    run_emit(o, o->buf, o->len, NULL, 0);
-    run_scratch_flush(j, o->fd);
-    o->len = 0;
-  }
-  o->closed = 1;
-  if (counted)
-    j->open_pipes--;
-  if (o->piped) {
-    uv_close((uv_handle_t *)&o->pipe, run_out_on_close);
-  } else {
-    free(o->buf);
-    o->buf = NULL;
-    o->cap = 0;
-  }
-}
-
-static void run_out_on_read(uv_stream_t *st, ssize_t nread,
-                            const uv_buf_t *buf) {
-  mmp__run_out_t *o = st->data;
-
-  if (nread > 0) {
-    run_feed(o, buf->base, (size_t)nread);
-  } else if (nread < 0) {
-    run_out_close(o, 1);
-    run_maybe_finish(o->job);
-  }
-}
-
 /* ---- Stopping ranks ------------------------------------------------------ */
 
 /* Signals a local rank's whole process group; remote ranks are signalled
@@ -324,8 +131,8 @@ static void run_kill_all(mmp__run_job_t *j, int sig) {
 }
 
 static void run_close_outs(mmp__run_rank_t *r) {
-  run_out_close(&r->out[0], 1);
-  run_out_close(&r->out[1], 1);
+  mmp__run_out_close(&r->out[0], 1);
+  mmp__run_out_close(&r->out[1], 1);
 }
 
 /* A remote rank whose end will never be reported: its host is gone, or
@@ -659,6 +466,27 @@ static char **run_shared_env(mmp__run_job_t *j, size_t *count) {
   return v;
 }
 
+static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  mmp__run_out_t *o = h->data;
+
+  (void)hint;
+  /* One buffer serves every pipe: each read is consumed at once. */
+  *buf = uv_buf_init(o->job->rbuf, sizeof(o->job->rbuf));
+}
+
+/* A local rank's pipe: its end is one of the things the job waits for. */
+static void run_out_on_read(uv_stream_t *st, ssize_t nread,
+                            const uv_buf_t *buf) {
+  mmp__run_out_t *o = st->data;
+
+  if (nread > 0) {
+    mmp__run_feed(o, buf->base, (size_t)nread);
+  } else if (nread < 0) {
+    mmp__run_out_close(o, 1);
+    run_maybe_finish(o->job);
+  }
+}
+
 /* Starts one rank of this machine with uv_spawn. Returns 0 or a libuv
  * error. */
 static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
@@ -671,7 +499,7 @@ static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
   s.in_mode = r->rank == 0 ? MMP__STDIN_INHERIT : MMP__STDIN_NULL;
   for (k = 0; k < 2; k++) {
     mmp__run_out_t *out = &r->out[k];
-    run_out_init(out, j, r->tag, k + 1);
+    mmp__run_out_init(out, j, r->tag, k + 1);
     uv_pipe_init(&j->loop, &out->pipe, 0);
     out->pipe.data = out;
     out->piped = 1;
@@ -685,7 +513,7 @@ static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
     uv_close((uv_handle_t *)&r->proc, NULL);
     for (k = 0; k < 2; k++) {
       r->out[k].closed = 1;
-      uv_close((uv_handle_t *)&r->out[k].pipe, run_out_on_close);
+      uv_close((uv_handle_t *)&r->out[k].pipe, mmp__run_out_on_close);
     }
     return rc;
   }
@@ -696,7 +524,7 @@ static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
     j->open_pipes++;
     if (uv_read_start((uv_stream_t *)&r->out[k].pipe, run_out_alloc,
                       run_out_on_read) != 0)
-      run_out_close(&r->out[k], 1);
+      mmp__run_out_close(&r->out[k], 1);
   }
   return 0;
 }
@@ -767,9 +595,9 @@ static void run_rm_output(void *ctx, int rank, int fd, const char *data,
   if (o->closed)
     return;
   if (n > 0) {
-    run_feed(o, data, n);
+    mmp__run_feed(o, data, n);
   } else {
-    run_out_close(o, 1);
+    mmp__run_out_close(o, 1);
     run_maybe_finish(j);
   }
 }
@@ -807,9 +635,9 @@ static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
   if (o->closed)
     return;
   if (n > 0)
-    run_feed(o, data, n);
+    mmp__run_feed(o, data, n);
   else
-    run_out_close(o, 0);
+    mmp__run_out_close(o, 0);
 }
 
 /* The LAUNCH message of host h: the program, the shared environment and
@@ -927,12 +755,12 @@ static int run_start_remote(mmp__run_job_t *j, char **agent,
     return rc;
   for (h = 0; h < j->hl.n; h++)
     for (k = 0; k < 2; k++)
-      run_out_init(&j->agent_out[2 * h + k], j, "", k + 1);
+      mmp__run_out_init(&j->agent_out[2 * h + k], j, "", k + 1);
   for (r = 0; r < j->n; r++) {
     if (!j->ranks[r].remote)
       continue;
-    run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
-    run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
+    mmp__run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
+    mmp__run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
     j->nrunning++;
     j->open_pipes += 2;
   }
@@ -999,7 +827,7 @@ static void run_finish(mmp__run_job_t *j) {
       kill(-r->pid, SIGKILL);
   }
   for (i = 0; j->agent_out != NULL && i < 2 * j->hl.n; i++)
-    run_out_close(&j->agent_out[i], 0);
+    mmp__run_out_close(&j->agent_out[i], 0);
   /* Daemons stop what is left of their ranks when this drops. */
   mmp__remote_stop(j->remote);
   j->remote = NULL;
