@@ -71,6 +71,7 @@
 #include "minimp.h"
 #include "remote.h"
 #include "run.h"
+#include "run_env.h"
 #include "run_opts.h"
 #include "run_output.h"
 #include "transport/boot.h"
@@ -396,76 +397,6 @@ static void run_start_failed(mmp__run_job_t *j, mmp__run_rank_t *r, int err) {
   run_fail(j, r->rank, code, msg);
 }
 
-/* The entry of our environment that sets `name`, or NULL. */
-static char *run_env_entry(const char *name) {
-  size_t n = strlen(name);
-  int i;
-
-  for (i = 0; environ[i] != NULL; i++)
-    if (strncmp(environ[i], name, n) == 0 && environ[i][n] == '=')
-      return environ[i];
-  return NULL;
-}
-
-/* The -x variables as "NAME=VALUE" entries, and the job's own ones. */
-static int run_job_env(mmp__run_job_t *j) {
-  int k;
-
-  j->xenv = calloc((size_t)j->nexports + 1, sizeof(*j->xenv));
-  if (j->xenv == NULL)
-    return MMP_ENOMEM;
-  for (k = 0; k < j->nexports; k++) {
-    char *e = strchr(j->exports[k], '=') != NULL ? j->exports[k]
-                                                 : run_env_entry(j->exports[k]);
-    if (e == NULL)
-      mmp__say("warning: -x %s: %s is not set", j->exports[k], j->exports[k]);
-    else
-      j->xenv[j->nxenv++] = e;
-  }
-  snprintf(j->jobvars[0], sizeof(j->jobvars[0]), "MINIMP_SIZE=%d", j->n);
-  snprintf(j->jobvars[1], sizeof(j->jobvars[1]), "MINIMP_BOOT_ADDR=%s",
-           j->boot_addr);
-  snprintf(j->jobvars[2], sizeof(j->jobvars[2]), "MINIMP_JOB_KEY=%s",
-           j->keyhex);
-  j->njobvars = 3;
-  if (j->iface != NULL)
-    snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
-             "MINIMP_IFACE=%s", j->iface);
-  return 0;
-}
-
-/* The variables that differ between ranks, in `vars` (3 x 48 bytes). */
-static void run_rank_vars(const mmp__run_rank_t *r, char vars[3][48],
-                          char *v[3]) {
-  snprintf(vars[0], sizeof(vars[0]), "MINIMP_RANK=%d", r->rank);
-  snprintf(vars[1], sizeof(vars[1]), "MINIMP_LOCAL_RANK=%d", r->local_rank);
-  snprintf(vars[2], sizeof(vars[2]), "MINIMP_LOCAL_SIZE=%d", r->local_size);
-  v[0] = vars[0];
-  v[1] = vars[1];
-  v[2] = vars[2];
-}
-
-/* Every entry added to a rank's environment but its own three: -x, then
- * the job's variables. NULL-terminated; the caller frees the array. */
-static char **run_shared_env(mmp__run_job_t *j, size_t *count) {
-  char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 1) * sizeof(*v));
-  size_t n = 0;
-  int k;
-
-  if (v == NULL)
-    return NULL;
-  for (k = 0; k < j->nxenv; k++)
-    if (!mmp__env_sets((char *const *)j->xenv + k + 1,
-                       (size_t)(j->nxenv - k - 1), j->xenv[k]))
-      v[n++] = j->xenv[k]; /* the last -x of a name wins */
-  for (k = 0; k < j->njobvars; k++)
-    if (!mmp__env_sets(v, n, j->jobvars[k]))
-      v[n++] = j->jobvars[k];
-  v[n] = NULL;
-  *count = n;
-  return v;
-}
-
 static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   mmp__run_out_t *o = h->data;
 
@@ -537,8 +468,8 @@ static void run_spawn_local(mmp__run_job_t *j) {
 
   if (j->nremote == j->n)
     return;
-  run_rank_vars(&j->ranks[0], vars, v);
-  shared = run_shared_env(j, &nshared);
+  mmp__run_rank_vars(&j->ranks[0], vars, v);
+  shared = mmp__run_shared_env(j, &nshared);
   /* Every rank sets the same three names, so one environment serves all
    * with its last three entries replaced. */
   if (shared != NULL)
@@ -555,7 +486,7 @@ static void run_spawn_local(mmp__run_job_t *j) {
     int rc;
     if (rk->remote)
       continue;
-    run_rank_vars(rk, vars, v);
+    mmp__run_rank_vars(rk, vars, v);
     memcpy(env + nenv - 3, v, sizeof(v));
     rc = run_launch(j, rk, env);
     if (rc != 0)
@@ -654,7 +585,7 @@ static int run_encode_launch(mmp__run_job_t *j, int h, char **shared,
   for (r = 0; r < j->n; r++) {
     if (j->ranks[r].host != h)
       continue;
-    run_rank_vars(&j->ranks[r], vars, v);
+    mmp__run_rank_vars(&j->ranks[r], vars, v);
     mmp__ctrl_launch_rank(&w, r, r == 0 ? MMP__CTRL_RANK_STDIN : 0, v, 3);
   }
   if (mmp__ctrl_finish(&w, MMP__C_LAUNCH) != 0)
@@ -662,35 +593,6 @@ static int run_encode_launch(mmp__run_job_t *j, int h, char **shared,
   rh->launch = w.buf;
   rh->launch_len = w.len;
   return 0;
-}
-
-/* What a remote rank's environment adds: every MINIMP_* variable of ours
- * that the job does not set itself, then the shared entries. */
-static char **run_remote_env(mmp__run_job_t *j) {
-  char vars[3][48], *v[3], **shared, **env;
-  size_t nshared = 0, n = 0, i;
-  int k;
-
-  shared = run_shared_env(j, &nshared);
-  for (k = 0; environ[k] != NULL; k++)
-    n++;
-  env = shared != NULL ? malloc((n + nshared + 1) * sizeof(*env)) : NULL;
-  if (env == NULL) {
-    free(shared);
-    return NULL;
-  }
-  run_rank_vars(&j->ranks[0], vars, v);
-  n = 0;
-  for (k = 0; environ[k] != NULL; k++)
-    if (strncmp(environ[k], "MINIMP_", 7) == 0 &&
-        !mmp__env_sets(shared, nshared, environ[k]) &&
-        !mmp__env_sets(v, 3, environ[k]))
-      env[n++] = environ[k];
-  for (i = 0; i < nshared; i++)
-    env[n++] = shared[i];
-  env[n] = NULL;
-  free(shared);
-  return env;
 }
 
 static const mmp__remote_cb_t run_rm_cb = {
@@ -727,7 +629,7 @@ static int run_start_remote(mmp__run_job_t *j, char **agent,
   mmp__remote_cb_t cb = run_rm_cb;
   mmp__remote_host_t *rh = calloc((size_t)j->hl.n, sizeof(*rh));
   int *ranks = malloc((size_t)j->n * sizeof(*ranks));
-  char **env = run_remote_env(j), cwd[4096];
+  char **env = mmp__run_remote_env(j), cwd[4096];
   size_t cwdlen = sizeof(cwd);
   int nrh = -1, rc = MMP_ENOMEM, h, r, k;
 
@@ -1056,7 +958,7 @@ static int run_start(mmp__run_job_t *j, char ***agentv) {
   if (rc != 0)
     return rc;
   run_init_handles(j);
-  if (run_start_boot(j) != 0 || run_job_env(j) != 0) {
+  if (run_start_boot(j) != 0 || mmp__run_job_env(j) != 0) {
     j->failed = 1;
     j->exit_code = 1;
     return 0;
