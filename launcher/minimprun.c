@@ -19,19 +19,14 @@
  * from here on: the same messages, the same forwarding, the same failure
  * handling. "minimprun --daemon" is this same program in that role.
  *
- * Every local rank gets the parent's environment plus MINIMP_RANK,
- * MINIMP_SIZE, MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR,
- * MINIMP_JOB_KEY, MINIMP_IFACE (with --iface) and the -x variables; a
- * remote rank gets its daemon's environment plus those and every other
- * MINIMP_* variable of ours (Open MPI forwards only its own variables and
- * -x ones too). Rank 0 reads minimprun's stdin (inherited, or forwarded to
- * its daemon); the others read /dev/null. Each rank runs in its own session
- * and process group, so that signals reach everything it started.
- *
- * Output is forwarded whole lines at a time, so lines of different ranks
- * never mix. Untagged output is passed through byte for byte; a line longer
- * than RUN_LINE_CAP goes out in pieces (each ending in a newline only with
- * --tag-output), and an unfinished last line is flushed at EOF.
+ * This file holds the job itself: placing and starting the ranks, judging
+ * how they end, timers, signals and main(). The command line is read by
+ * run_opts.c, the ranks' environment is built by run_env.c, and their
+ * output is forwarded, whole lines at a time, by run_output.c; run.h holds
+ * the job's state that they share. Rank 0 reads minimprun's stdin
+ * (inherited, or forwarded to its daemon); the others read /dev/null. Each
+ * rank runs in its own session and process group, so that signals reach
+ * everything it started.
  *
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
