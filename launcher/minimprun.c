@@ -11,7 +11,7 @@
  * only the bootstrap protocol (libmmpboot), never libminimp itself.
  *
  * Ranks are placed on a table of hosts, each with a number of slots
- * (--host, --hostfile; hosts.c), by run_place(). Ranks of this machine are
+ * (--host, --hostfile; hosts.c), by run_place.c. Ranks of this machine are
  * started directly with uv_spawn (run_launch); every other host gets one
  * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (remote.c, daemon.c),
  * which starts that host's ranks and reports their output and exits over
@@ -19,14 +19,14 @@
  * from here on: the same messages, the same forwarding, the same failure
  * handling. "minimprun --daemon" is this same program in that role.
  *
- * This file holds the job itself: placing and starting the ranks, judging
- * how they end, timers, signals and main(). The command line is read by
- * run_opts.c, the ranks' environment is built by run_env.c, and their
- * output is forwarded, whole lines at a time, by run_output.c; run.h holds
- * the job's state that they share. Rank 0 reads minimprun's stdin
- * (inherited, or forwarded to its daemon); the others read /dev/null. Each
- * rank runs in its own session and process group, so that signals reach
- * everything it started.
+ * This file holds the job itself: starting the ranks, judging how they
+ * end, timers, signals and main(). The command line is read by run_opts.c,
+ * the ranks are placed and the listen address chosen by run_place.c, the
+ * ranks' environment is built by run_env.c, and their output is forwarded,
+ * whole lines at a time, by run_output.c; run.h holds the job's state that
+ * they share. Rank 0 reads minimprun's stdin (inherited, or forwarded to
+ * its daemon); the others read /dev/null. Each rank runs in its own
+ * session and process group, so that signals reach everything it started.
  *
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
@@ -50,7 +50,6 @@
  *   127  the program was not found
  * Only the first failure counts; deaths caused by stopping the job do not.
  */
-#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +68,8 @@
 #include "run_env.h"
 #include "run_opts.h"
 #include "run_output.h"
+#include "run_place.h"
 #include "transport/boot.h"
-#include "transport/transport.h"
 #include "transport/util.h"
 
 extern char **environ;
@@ -763,49 +762,6 @@ static void run_maybe_finish(mmp__run_job_t *j) {
 
 /* ---- Main ---------------------------------------------------------------- */
 
-/* Places the ranks on the hosts: without --host/--hostfile, all on this
- * machine, which then has as many slots as ranks. Returns 0 or an exit
- * status. */
-static int run_place(mmp__run_job_t *j) {
-  char err[512], self[256] = "";
-  mmp__place_t *place;
-  int r, rc;
-
-  if (!j->have_hosts &&
-      mmp__hosts_add(&j->hl, "localhost", 9, j->n, err, sizeof(err)) != 0)
-    return 1;
-  gethostname(self, sizeof(self) - 1);
-  mmp__hosts_mark_local(&j->hl, self);
-  place = malloc((size_t)j->n * sizeof(*place));
-  j->ranks = calloc((size_t)j->n, sizeof(*j->ranks));
-  if (place == NULL || j->ranks == NULL) {
-    free(place);
-    return 1;
-  }
-  rc = mmp__hosts_map(&j->hl, j->n, (mmp__map_policy_t)j->map_policy,
-                      j->oversubscribe || !j->have_hosts, place, err,
-                      sizeof(err));
-  for (r = 0; r < j->n && rc == 0; r++) {
-    mmp__run_rank_t *rk = &j->ranks[r];
-    mmp__host_t *h = &j->hl.hosts[place[r].host];
-    rk->job = j;
-    rk->rank = r;
-    rk->host = place[r].host;
-    rk->remote = !h->local;
-    rk->local_rank = place[r].local_rank;
-    rk->local_size = h->nranks;
-    j->nremote += rk->remote;
-    if (j->tag_output)
-      snprintf(rk->tag, sizeof(rk->tag), "[%d] ", r);
-  }
-  free(place);
-  if (rc != 0) {
-    fprintf(stderr, "minimprun: %s\n", err);
-    return MMP__RUN_EXIT_USAGE;
-  }
-  return 0;
-}
-
 /* Each rank costs three descriptors here; lift the soft limit. */
 static void run_raise_fd_limit(void) {
   struct rlimit rl;
@@ -814,67 +770,6 @@ static void run_raise_fd_limit(void) {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
-}
-
-/* The address of the first remote host, for the route towards it. */
-static int run_resolve(const char *name, struct sockaddr_storage *out) {
-  struct addrinfo hints, *res = NULL;
-  const char *at = strrchr(name, '@'); /* "user@host" */
-
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(at != NULL ? at + 1 : name, NULL, &hints, &res) != 0 ||
-      res == NULL)
-    return -1;
-  memset(out, 0, sizeof(*out));
-  memcpy(out, res->ai_addr, res->ai_addrlen);
-  freeaddrinfo(res);
-  return 0;
-}
-
-static int run_is_wildcard(const struct sockaddr_storage *ss) {
-  static const uint8_t zero[16];
-
-  if (ss->ss_family == AF_INET)
-    return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
-  return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, zero, 16) == 0;
-}
-
-/*
- * Chooses where our servers listen: the --iface address; else, with remote
- * hosts, the local address that routes to the first of them; else
- * 127.0.0.1. Returns 0 or an exit status.
- */
-static int run_listen_addr(mmp__run_job_t *j) {
-  struct sockaddr_storage peer;
-  const char *first = NULL;
-  int i;
-
-  for (i = 0; i < j->hl.n && first == NULL; i++)
-    if (!j->hl.hosts[i].local && j->hl.hosts[i].nranks > 0)
-      first = j->hl.hosts[i].name;
-  if (j->iface != NULL) {
-    if (mmp__addr_select(j->iface, NULL, &j->listen_addr) != 0) {
-      mmp__say("--iface %s: no such interface or local address here", j->iface);
-      return MMP__RUN_EXIT_USAGE;
-    }
-  } else if (first != NULL) {
-    if (run_resolve(first, &peer) != 0 ||
-        mmp__addr_select(NULL, (struct sockaddr *)&peer, &j->listen_addr)) {
-      mmp__say("cannot resolve host '%s' to choose the address to listen on; "
-               "give --iface (an interface or CIDR that reaches every host)",
-               first);
-      return MMP__RUN_EXIT_USAGE;
-    }
-  } else {
-    mmp__addr_select(NULL, NULL, &j->listen_addr); /* 127.0.0.1 */
-  }
-  if (run_is_wildcard(&j->listen_addr)) {
-    mmp__say("refusing to listen on a wildcard address; give --iface");
-    return MMP__RUN_EXIT_USAGE;
-  }
-  return 0;
 }
 
 static int run_start_boot(mmp__run_job_t *j) {
@@ -944,10 +839,10 @@ static void run_init_handles(mmp__run_job_t *j) {
 /* Sets everything up and starts every rank; returns 0 or an exit status
  * when nothing could be started. */
 static int run_start(mmp__run_job_t *j, char ***agentv) {
-  int rc = run_place(j);
+  int rc = mmp__run_place(j);
 
   if (rc == 0)
-    rc = run_listen_addr(j);
+    rc = mmp__run_listen_addr(j);
   if (rc == 0 && uv_loop_init(&j->loop) != 0)
     rc = 1;
   if (rc != 0)
