@@ -94,19 +94,6 @@ static const char *run_who(const mmp__run_rank_t *r, char *buf, size_t len) {
   return buf;
 }
 
-/* The text of an MMP_E* code, from the header's X-macro list: minimprun
- * does not link libminimp, which owns mmp_strerror(). */
-static const char *run_errstr(int err) {
-  switch (err) {
-#define RUN_ERR_CASE(name, val, msg)                                           \
-  case MMP_##name:                                                             \
-    return msg;
-    MMP_ERRNO_MAP(RUN_ERR_CASE)
-#undef RUN_ERR_CASE
-  default:
-    return "unknown error";
-  }
-}
 /* ---- Stopping ranks ------------------------------------------------------ */
 
 /* Signals a local rank's whole process group; remote ranks are signalled
@@ -789,7 +776,7 @@ static int run_start_boot(mmp__run_job_t *j) {
       &j->loop, (const struct sockaddr *)&j->listen_addr, j->n, j->key,
       RUN_HANDSHAKE_MS, &cb, &j->boot, j->boot_addr, sizeof(j->boot_addr));
   if (rc != 0) {
-    mmp__say("cannot start the bootstrap service: %s", run_errstr(rc));
+    mmp__say("cannot start the bootstrap service: %s", mmp__errstr(rc));
     return 1;
   }
   return 0;
@@ -810,7 +797,7 @@ static int run_begin_remote(mmp__run_job_t *j, char ***agentv) {
   }
   rc = run_start_remote(j, *agentv, launcher);
   if (rc != 0) {
-    mmp__say("cannot start the control service: %s", run_errstr(rc));
+    mmp__say("cannot start the control service: %s", mmp__errstr(rc));
     return 1;
   }
   return 0;
