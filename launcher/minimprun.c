@@ -13,20 +13,23 @@
  * Ranks are placed on a table of hosts, each with a number of slots
  * (--host, --hostfile; hosts.c), by run_place.c. Ranks of this machine are
  * started directly with uv_spawn (run_launch); every other host gets one
- * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (remote.c, daemon.c),
- * which starts that host's ranks and reports their output and exits over
- * the control connection, so that a remote rank looks like a local one
- * from here on: the same messages, the same forwarding, the same failure
- * handling. "minimprun --daemon" is this same program in that role.
+ * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (run_remote.c,
+ * remote.c, daemon.c), which starts that host's ranks and reports their
+ * output and exits over the control connection, so that a remote rank looks
+ * like a local one from here on: the same messages, the same forwarding,
+ * the same failure handling. "minimprun --daemon" is this same program in
+ * that role.
  *
- * This file holds the job itself: starting the ranks, judging how they
- * end, timers, signals and main(). The command line is read by run_opts.c,
- * the ranks are placed and the listen address chosen by run_place.c, the
- * ranks' environment is built by run_env.c, and their output is forwarded,
- * whole lines at a time, by run_output.c; run.h holds the job's state that
- * they share. Rank 0 reads minimprun's stdin (inherited, or forwarded to
- * its daemon); the others read /dev/null. Each rank runs in its own
- * session and process group, so that signals reach everything it started.
+ * This file holds the job itself: starting the ranks of this machine,
+ * judging how every rank ends (the daemons' reports included), timers,
+ * signals and main(). The command line is read by run_opts.c, the ranks
+ * are placed and the listen address chosen by run_place.c, the other
+ * hosts' daemons are started by run_remote.c, the ranks' environment is
+ * built by run_env.c, and their output is forwarded, whole lines at a
+ * time, by run_output.c; run.h holds the job's state that they share. Rank 0
+ * reads minimprun's stdin (inherited, or forwarded to its daemon); the others
+ * read /dev/null. Each rank runs in its own session and process group, so that
+ * signals reach everything it started.
  *
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
@@ -59,16 +62,15 @@
 #include <uv.h>
 
 #include "common.h"
-#include "ctrl.h"
 #include "daemon.h"
 #include "hosts.h"
-#include "minimp.h"
 #include "remote.h"
 #include "run.h"
 #include "run_env.h"
 #include "run_opts.h"
 #include "run_output.h"
 #include "run_place.h"
+#include "run_remote.h"
 #include "transport/boot.h"
 #include "transport/util.h"
 
@@ -477,8 +479,10 @@ static void run_spawn_local(mmp__run_job_t *j) {
   }
   free(env);
 }
-/* ---- Other hosts -----------------------------------------------------------
- */
+/* ---- Ranks on other hosts ----------------------------------------------- */
+
+/* What the daemons report (run_remote.c starts them): the same events as
+ * a local rank's, judged the same way. */
 
 static void run_rm_started(void *ctx, int rank, int pid, int err) {
   mmp__run_job_t *j = ctx;
@@ -552,103 +556,10 @@ static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
     mmp__run_out_close(o, 0);
 }
 
-/* The LAUNCH message of host h: the program, the shared environment and
- * its ranks. Returns 0 or MMP_ENOMEM. */
-static int run_encode_launch(mmp__run_job_t *j, int h, char **shared,
-                             const char *cwd, mmp__remote_host_t *rh) {
-  char vars[3][48], *v[3];
-  mmp__boot_wr_t w;
-  int r;
-
-  mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, j->verbose ? MMP__CTRL_LAUNCH_VERBOSE : 0, cwd,
-                         j->argv, shared, j->hl.hosts[h].nranks);
-  for (r = 0; r < j->n; r++) {
-    if (j->ranks[r].host != h)
-      continue;
-    mmp__run_rank_vars(&j->ranks[r], vars, v);
-    mmp__ctrl_launch_rank(&w, r, r == 0 ? MMP__CTRL_RANK_STDIN : 0, v, 3);
-  }
-  if (mmp__ctrl_finish(&w, MMP__C_LAUNCH) != 0)
-    return MMP_ENOMEM;
-  rh->launch = w.buf;
-  rh->launch_len = w.len;
-  return 0;
-}
-
 static const mmp__remote_cb_t run_rm_cb = {
     NULL,          run_rm_started,   run_rm_output,
     run_rm_exited, run_rm_host_lost, run_rm_agent_output};
 
-/* Fills the remote host table and the options of mmp__remote_start(). */
-static int run_remote_hosts(mmp__run_job_t *j, mmp__remote_host_t *rh,
-                            int *ranks, char **env, const char *cwd) {
-  int h, r, nrh = 0, used = 0;
-
-  for (h = 0; h < j->hl.n; h++) {
-    mmp__host_t *host = &j->hl.hosts[h];
-    if (host->local || host->nranks == 0)
-      continue;
-    rh[nrh].name = host->name;
-    rh[nrh].id = h;
-    rh[nrh].ranks = ranks + used;
-    for (r = 0; r < j->n; r++)
-      if (j->ranks[r].host == h)
-        ranks[used++] = r;
-    rh[nrh].nranks = host->nranks;
-    if (run_encode_launch(j, h, env, cwd, &rh[nrh]) != 0)
-      return -1;
-    nrh++;
-  }
-  return nrh;
-}
-
-/* Starts the control server and one agent per remote host. */
-static int run_start_remote(mmp__run_job_t *j, char **agent,
-                            const char *launcher) {
-  mmp__remote_opts_t o;
-  mmp__remote_cb_t cb = run_rm_cb;
-  mmp__remote_host_t *rh = calloc((size_t)j->hl.n, sizeof(*rh));
-  int *ranks = malloc((size_t)j->n * sizeof(*ranks));
-  char **env = mmp__run_remote_env(j), cwd[4096];
-  size_t cwdlen = sizeof(cwd);
-  int nrh = -1, rc = MMP_ENOMEM, h, r, k;
-
-  j->agent_out = calloc((size_t)j->hl.n * 2, sizeof(*j->agent_out));
-  if (uv_cwd(cwd, &cwdlen) != 0)
-    snprintf(cwd, sizeof(cwd), "/");
-  if (rh != NULL && ranks != NULL && env != NULL && j->agent_out != NULL)
-    nrh = run_remote_hosts(j, rh, ranks, env, cwd);
-  memset(&o, 0, sizeof(o));
-  o.addr = (const struct sockaddr *)&j->listen_addr;
-  o.key = j->key;
-  o.agent = agent;
-  o.launcher = launcher;
-  o.stdin_rank = j->ranks[0].remote ? 0 : -1;
-  cb.ctx = j;
-  if (nrh >= 0)
-    rc = mmp__remote_start(&j->loop, &o, rh, nrh, &cb, &j->remote);
-  else
-    for (h = 0; h < j->hl.n; h++)
-      free(rh != NULL ? rh[h].launch : NULL);
-  free(rh);
-  free(ranks);
-  free(env);
-  if (rc != 0)
-    return rc;
-  for (h = 0; h < j->hl.n; h++)
-    for (k = 0; k < 2; k++)
-      mmp__run_out_init(&j->agent_out[2 * h + k], j, "", k + 1);
-  for (r = 0; r < j->n; r++) {
-    if (!j->ranks[r].remote)
-      continue;
-    mmp__run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
-    mmp__run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
-    j->nrunning++;
-    j->open_pipes += 2;
-  }
-  return 0;
-}
 /* ---- Signals, timeout, end ----------------------------------------------- */
 
 static void run_on_signal(uv_signal_t *h, int signo) {
@@ -782,27 +693,6 @@ static int run_start_boot(mmp__run_job_t *j) {
   return 0;
 }
 
-/* Starts the daemons of the other hosts. Returns 0 or 1. */
-static int run_begin_remote(mmp__run_job_t *j, char ***agentv) {
-  size_t len = sizeof(j->exe);
-  const char *launcher = j->launcher;
-  int rc;
-
-  *agentv = mmp__run_split_words(j->agent != NULL ? j->agent : "ssh");
-  if (launcher == NULL && uv_exepath(j->exe, &len) == 0)
-    launcher = j->exe;
-  if (*agentv == NULL || launcher == NULL) {
-    mmp__say("cannot find minimprun's own path; give --launcher");
-    return 1;
-  }
-  rc = run_start_remote(j, *agentv, launcher);
-  if (rc != 0) {
-    mmp__say("cannot start the control service: %s", mmp__errstr(rc));
-    return 1;
-  }
-  return 0;
-}
-
 static void run_init_handles(mmp__run_job_t *j) {
   uv_signal_init(&j->loop, &j->sigint);
   uv_signal_init(&j->loop, &j->sigterm);
@@ -844,9 +734,13 @@ static int run_start(mmp__run_job_t *j, char ***agentv) {
     mmp__say("starting %d rank(s) of '%s'; bootstrap at %s", j->n, j->argv[0],
              j->boot_addr);
   /* The remote hosts first: they take longest to come up. */
-  if (j->nremote > 0 && run_begin_remote(j, agentv) != 0) {
-    run_fail(j, -1, 1, "cannot start the ranks on other hosts");
-    return 0;
+  if (j->nremote > 0) {
+    mmp__remote_cb_t cb = run_rm_cb;
+    cb.ctx = j;
+    if (mmp__run_begin_remote(j, &cb, agentv) != 0) {
+      run_fail(j, -1, 1, "cannot start the ranks on other hosts");
+      return 0;
+    }
   }
   run_spawn_local(j);
   return 0;

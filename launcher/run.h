@@ -3,9 +3,9 @@
  * The state of one minimprun job, shared by the files that make up the
  * launcher's front end: minimprun.c (starting, judging and ending the job),
  * run_opts.c (the command line), run_place.c (placement and the listen
- * address), run_env.c (what the ranks' environment adds) and run_output.c
- * (forwarding the ranks' output). The per-host
- * daemon (daemon.c) does not use it.
+ * address), run_remote.c (starting the other hosts' daemons), run_env.c
+ * (what the ranks' environment adds) and run_output.c (forwarding the
+ * ranks' output). The per-host daemon (daemon.c) does not use it.
  */
 #ifndef MMP_LAUNCHER_RUN_H
 #define MMP_LAUNCHER_RUN_H
