@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "minimp.h"
+#include "transport/util.h" /* MMP__ARRAY_SIZE */
 
 extern char **environ;
 
@@ -61,6 +62,22 @@ void mmp__run_rank_vars(const mmp__run_rank_t *r, char vars[3][48],
   v[0] = vars[0];
   v[1] = vars[1];
   v[2] = vars[2];
+}
+
+const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry) {
+  /* What mmp__run_rank_vars and mmp__run_job_env write; MINIMP_IFACE, the
+   * last, only with --iface. */
+  static const char *const names[] = {"MINIMP_RANK",       "MINIMP_LOCAL_RANK",
+                                      "MINIMP_LOCAL_SIZE", "MINIMP_SIZE",
+                                      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY",
+                                      "MINIMP_IFACE"};
+  size_t len = strcspn(entry, "="), k;
+  size_t n = MMP__ARRAY_SIZE(names) - (j->iface == NULL ? 1 : 0);
+
+  for (k = 0; k < n; k++)
+    if (strlen(names[k]) == len && strncmp(entry, names[k], len) == 0)
+      return names[k];
+  return NULL;
 }
 
 char **mmp__run_shared_env(mmp__run_job_t *j, size_t *count) {

@@ -6,7 +6,10 @@
  * --iface) and the -x variables; a remote rank gets its daemon's
  * environment plus those and every other MINIMP_* variable of ours (Open
  * MPI forwards only its own variables and -x ones too). The last -x of a
- * name wins, and an -x entry replaces the job's variable of that name.
+ * name wins. -x cannot set the variables that minimprun sets itself: the
+ * command line naming one is refused (mmp__run_env_owned), since a rank
+ * would otherwise get two entries of the name, or a MINIMP_SIZE that does
+ * not match the job.
  */
 #ifndef MMP_LAUNCHER_RUN_ENV_H
 #define MMP_LAUNCHER_RUN_ENV_H
@@ -27,6 +30,15 @@ int mmp__run_job_env(mmp__run_job_t *j);
 /* Writes rank r's MINIMP_RANK, MINIMP_LOCAL_RANK and MINIMP_LOCAL_SIZE
  * entries into `vars` and points v[0..2] at them. */
 void mmp__run_rank_vars(const mmp__run_rank_t *r, char vars[3][48], char *v[3]);
+
+/*
+ * If the -x entry `entry` ("NAME" or "NAME=VALUE") names a variable that
+ * minimprun sets itself in the ranks of job `j` (MINIMP_RANK, MINIMP_SIZE,
+ * MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY,
+ * and MINIMP_IFACE with --iface), returns that name (a static string);
+ * else NULL. Needs only the options of `j`.
+ */
+const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry);
 
 /*
  * Every entry added to a rank's environment but its own three: the -x

@@ -15,6 +15,7 @@
 
 #include "hosts.h"
 #include "minimp.h"
+#include "run_env.h"
 #include "transport/util.h"
 
 #define RUN_MAX_RANKS 65536
@@ -220,12 +221,23 @@ static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
   return -1;
 }
 
-/* After the command line: the hostfile, the number of ranks. */
+/* After the command line: the -x names that need every option, the
+ * hostfile, the number of ranks. */
 static int run_parse_finish(mmp__run_job_t *j) {
+  const char *owned;
   char err[512];
   long slots;
-  int rc;
+  int rc, k;
 
+  for (k = 0; k < j->nexports; k++) {
+    owned = mmp__run_env_owned(j, j->exports[k]);
+    /* A rank would get the name twice; MINIMP_SIZE would not match. */
+    if (owned != NULL)
+      return run_usage_error(
+          "cannot set %s with -x: minimprun sets it %s", owned,
+          strcmp(owned, "MINIMP_IFACE") == 0 ? "from --iface"
+                                             : "for every rank");
+  }
   if (j->hostfile != NULL && j->have_hosts)
     return run_usage_error("give either --host or --hostfile, not both");
   if (j->hostfile != NULL) {
