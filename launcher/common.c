@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of minimprun and its daemon (see common.h): messages, environment
- * merging, spawning a rank in its own process group, and signalling it.
+ * Helpers of minimprun and its daemon (see common.h): messages, error
+ * texts, environment merging, spawning a rank in its own process group, and
+ * signalling it.
  */
 #include "common.h"
 
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "minimp.h"
 
 static const char *say_prefix = "minimprun";
 
@@ -35,6 +38,18 @@ void mmp__say(const char *fmt, ...) {
   /* One write, so the line stays whole among other writers' lines. */
   if (write(2, line, n) < 0)
     return;
+}
+
+const char *mmp__errstr(int err) {
+  switch (err) {
+#define COMMON_ERR_CASE(name, val, msg)                                        \
+  case MMP_##name:                                                             \
+    return msg;
+    MMP_ERRNO_MAP(COMMON_ERR_CASE)
+#undef COMMON_ERR_CASE
+  default:
+    return "unknown error";
+  }
 }
 
 /* The length of the name part of "NAME=VALUE". */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What minimprun and its per-host daemon (minimprun --daemon) both need:
- * one-line messages on stderr, merging environments, starting a rank with
- * libuv in a process group of its own, and signalling that group. Keeping
- * them here makes a rank started on a remote host behave like one started
- * on this machine.
+ * one-line messages on stderr and the texts of error codes, merging
+ * environments, starting a rank with libuv in a process group of its own,
+ * and signalling that group. Keeping them here makes a rank started on a
+ * remote host behave like one started on this machine.
  */
 #ifndef MMP_LAUNCHER_COMMON_H
 #define MMP_LAUNCHER_COMMON_H
@@ -23,6 +23,11 @@ void mmp__say(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* The text of an MMP_E* code (from the header's X-macro list: the launcher
+ * does not link libminimp, which owns mmp_strerror()); "unknown error"
+ * for any other value. */
+const char *mmp__errstr(int err);
 
 /* 1 if `entry` ("NAME=VALUE" or "NAME") names a variable that one of the
  * `n` entries of `set` ("NAME=VALUE") sets. */

@@ -11,27 +11,25 @@
  * only the bootstrap protocol (libmmpboot), never libminimp itself.
  *
  * Ranks are placed on a table of hosts, each with a number of slots
- * (--host, --hostfile; hosts.c), by run_place(). Ranks of this machine are
+ * (--host, --hostfile; hosts.c), by run_place.c. Ranks of this machine are
  * started directly with uv_spawn (run_launch); every other host gets one
- * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (remote.c, daemon.c),
- * which starts that host's ranks and reports their output and exits over
- * the control connection, so that a remote rank looks like a local one
- * from here on: the same messages, the same forwarding, the same failure
- * handling. "minimprun --daemon" is this same program in that role.
+ * daemon, "AGENT HOST minimprun --daemon ADDR INDEX" (run_remote.c,
+ * remote.c, daemon.c), which starts that host's ranks and reports their
+ * output and exits over the control connection, so that a remote rank looks
+ * like a local one from here on: the same messages, the same forwarding,
+ * the same failure handling. "minimprun --daemon" is this same program in
+ * that role.
  *
- * Every local rank gets the parent's environment plus MINIMP_RANK,
- * MINIMP_SIZE, MINIMP_LOCAL_RANK, MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR,
- * MINIMP_JOB_KEY, MINIMP_IFACE (with --iface) and the -x variables; a
- * remote rank gets its daemon's environment plus those and every other
- * MINIMP_* variable of ours (Open MPI forwards only its own variables and
- * -x ones too). Rank 0 reads minimprun's stdin (inherited, or forwarded to
- * its daemon); the others read /dev/null. Each rank runs in its own session
- * and process group, so that signals reach everything it started.
- *
- * Output is forwarded whole lines at a time, so lines of different ranks
- * never mix. Untagged output is passed through byte for byte; a line longer
- * than RUN_LINE_CAP goes out in pieces (each ending in a newline only with
- * --tag-output), and an unfinished last line is flushed at EOF.
+ * This file holds the job itself: starting the ranks of this machine,
+ * judging how every rank ends (the daemons' reports included), timers,
+ * signals and main(). The command line is read by run_opts.c, the ranks
+ * are placed and the listen address chosen by run_place.c, the other
+ * hosts' daemons are started by run_remote.c, the ranks' environment is
+ * built by run_env.c, and their output is forwarded, whole lines at a
+ * time, by run_output.c; run.h holds the job's state that they share. Rank 0
+ * reads minimprun's stdin (inherited, or forwarded to its daemon); the others
+ * read /dev/null. Each rank runs in its own session and process group, so that
+ * signals reach everything it started.
  *
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
@@ -55,12 +53,7 @@
  *   127  the program was not found
  * Only the first failure counts; deaths caused by stopping the job do not.
  */
-#include <errno.h>
-#include <limits.h>
-#include <netdb.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,138 +62,32 @@
 #include <uv.h>
 
 #include "common.h"
-#include "ctrl.h"
 #include "daemon.h"
 #include "hosts.h"
-#include "minimp.h"
 #include "remote.h"
+#include "run.h"
+#include "run_env.h"
+#include "run_opts.h"
+#include "run_output.h"
+#include "run_place.h"
+#include "run_remote.h"
 #include "transport/boot.h"
-#include "transport/transport.h"
 #include "transport/util.h"
 
 extern char **environ;
 
-#define RUN_MAX_RANKS 65536
-#define RUN_LINE_CAP 65536       /* a longer line is forwarded in chunks */
 #define RUN_KILL_AFTER_MS 1500   /* SIGTERM, then SIGKILL */
 #define RUN_LOST_GRACE_MS 500    /* wait for a lost rank's exit status */
 #define RUN_UNJOINED_MS 300      /* let a HELLO in flight arrive */
 #define RUN_DRAIN_MS 1000        /* wait for output after the last exit */
 #define RUN_HANDSHAKE_MS 10000   /* bootstrap HELLO deadline */
 #define RUN_REMOTE_GRACE_MS 1000 /* after SIGKILL: remote ends reported */
-#define RUN_EXIT_USAGE 2
 #define RUN_EXIT_TIMEOUT 110
 
-typedef struct run_job_s run_job_t;
-typedef struct run_rank_s run_rank_t;
-
-/* One forwarded output stream: a rank's, or an agent's. */
-typedef struct run_out_s {
-  uv_pipe_t pipe; /* a local rank's pipe */
-  run_job_t *job;
-  const char *tag; /* put before every line */
-  int fd;          /* 1 or 2: where the lines go */
-  int piped;       /* uv_pipe_init ran on `pipe` */
-  int inited;      /* the stream exists */
-  int closed;      /* ended (and uv_close ran on a pipe) */
-  char *buf;       /* the unfinished line */
-  size_t len;
-  size_t cap;
-} run_out_t;
-
-struct run_rank_s {
-  run_job_t *job;
-  int rank;
-  int host;   /* index into job->hl */
-  int remote; /* started by the daemon of its host */
-  int local_rank;
-  int local_size;
-  uv_process_t proc;
-  int spawned;
-  int exited;
-  int pid;
-  int64_t status;
-  int signo;
-  int joined; /* completed the bootstrap HELLO */
-  int lost;   /* its bootstrap connection ended without BYE */
-  char lost_reason[128];
-  char tag[24]; /* "[3] " with --tag-output, else "" */
-  run_out_t out[2];
-};
-
-struct run_job_s {
-  uv_loop_t loop;
-  /* Options. */
-  int n;
-  int tag_output;
-  long timeout_s;
-  int verbose;
-  char **exports; /* -x arguments */
-  int nexports;
-  char **argv; /* program and its arguments */
-  int map_policy;
-  int oversubscribe;
-  int have_hosts;       /* --host or --hostfile was given */
-  const char *hostfile; /* --hostfile */
-  const char *agent;    /* --agent, as given */
-  const char *launcher; /* --launcher */
-  const char *iface;    /* --iface */
-  char exe[4096];       /* our own path, the default --launcher */
-  /* Placement. */
-  mmp__hostlist_t hl;
-  run_rank_t *ranks;
-  int nremote; /* ranks on remote hosts */
-  /* The environment added to every rank: -x, then ours. */
-  char **xenv; /* "NAME=VALUE", borrowed */
-  int nxenv;
-  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
-  int njobvars;
-  /* Bootstrap. */
-  uint8_t key[MMP__JOB_KEY_LEN];
-  char keyhex[2 * MMP__JOB_KEY_LEN + 1];
-  struct sockaddr_storage listen_addr;
-  char boot_addr[64];
-  mmp__boot_server_t *boot;
-  int all_done;
-  int njoined;        /* ranks that completed HELLO */
-  int unjoined_exits; /* ranks that exited 0 without HELLO */
-  /* Other hosts. */
-  mmp__remote_t *remote;
-  run_out_t *agent_out; /* [2 * hosts]: each agent's stdout and stderr */
-  /* Handles of the job itself. */
-  uv_signal_t sigint;
-  uv_signal_t sigterm;
-  uv_timer_t timeout_timer;
-  uv_timer_t kill_timer;
-  uv_timer_t grace_timer;
-  uv_timer_t unjoined_timer;
-  uv_timer_t end_timer;
-  uv_timer_t remote_timer; /* give up hosts that do not report */
-  int nsignals;
-  int nrunning;    /* started (or handed to a daemon) and not yet ended */
-  int open_pipes;  /* rank output streams not yet at EOF */
-  int end_started; /* the drain timer runs */
-  int end_expired;
-  int finishing;
-  /* Failure. */
-  int failed;
-  int exit_code;
-  run_rank_t *first_lost; /* waiting RUN_LOST_GRACE_MS for its exit */
-  int deferred;           /* a failure seen during that wait */
-  int deferred_code;
-  int deferred_rank;
-  char deferred_msg[512];
-  /* Output. */
-  char *scratch;
-  size_t scratch_len;
-  size_t scratch_cap;
-  char rbuf[65536];
-};
-
-static void run_maybe_finish(run_job_t *j);
+static void run_maybe_finish(mmp__run_job_t *j);
 
 /* "rank 3 (pid 4711)", or "rank 3 (pid 4711 on node7)" on another host. */
-static const char *run_who(const run_rank_t *r, char *buf, size_t len) {
+static const char *run_who(const mmp__run_rank_t *r, char *buf, size_t len) {
   if (r->remote)
     snprintf(buf, len, "rank %d (pid %d on %s)", r->rank, r->pid,
              r->job->hl.hosts[r->host].name);
@@ -209,219 +96,17 @@ static const char *run_who(const run_rank_t *r, char *buf, size_t len) {
   return buf;
 }
 
-/* The text of an MMP_E* code, from the header's X-macro list: minimprun
- * does not link libminimp, which owns mmp_strerror(). */
-static const char *run_errstr(int err) {
-  switch (err) {
-#define RUN_ERR_CASE(name, val, msg)                                           \
-  case MMP_##name:                                                             \
-    return msg;
-    MMP_ERRNO_MAP(RUN_ERR_CASE)
-#undef RUN_ERR_CASE
-  default:
-    return "unknown error";
-  }
-}
-/* ---- Output forwarding --------------------------------------------------- */
-
-/* Writes all of p to fd, waiting if fd is non-blocking; drops the output
- * if the reader went away. */
-static void run_write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w > 0) {
-      p += w;
-      n -= (size_t)w;
-    } else if (w < 0 && errno == EINTR) {
-      continue;
-    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      struct pollfd pfd = {fd, POLLOUT, 0};
-      poll(&pfd, 1, -1);
-    } else {
-      return;
-    }
-  }
-}
-
-/* Appends to the job's scratch buffer; on OOM writes through at once. */
-static void run_scratch_add(run_job_t *j, int fd, const char *p, size_t n) {
-  if (n == 0)
-    return;
-  if (j->scratch_len + n > j->scratch_cap) {
-    size_t cap = j->scratch_cap != 0 ? j->scratch_cap : 4096;
-    char *nb;
-    while (cap < j->scratch_len + n)
-      cap *= 2;
-    nb = realloc(j->scratch, cap);
-    if (nb == NULL) {
-      run_write_all(fd, j->scratch, j->scratch_len);
-      j->scratch_len = 0;
-      run_write_all(fd, p, n);
-      return;
-    }
-    j->scratch = nb;
-    j->scratch_cap = cap;
-  }
-  memcpy(j->scratch + j->scratch_len, p, n);
-  j->scratch_len += n;
-}
-
-/* Queues one output line (or a chunk of a long one, or a last unfinished
- * line): tag + a + b, and a newline if tagged output needs one. */
-static void run_emit(run_out_t *o, const char *a, size_t na, const char *b,
-                     size_t nb) {
-  run_job_t *j = o->job;
-  const char *last = nb > 0 ? b + nb - 1 : na > 0 ? a + na - 1 : NULL;
-
-  run_scratch_add(j, o->fd, o->tag, strlen(o->tag));
-  run_scratch_add(j, o->fd, a, na);
-  run_scratch_add(j, o->fd, b, nb);
-  /* Untagged output is passed through byte for byte. */
-  if (j->tag_output && (last == NULL || *last != '\n'))
-    run_scratch_add(j, o->fd, "\n", 1);
-}
-
-static void run_scratch_flush(run_job_t *j, int fd) {
-  run_write_all(fd, j->scratch, j->scratch_len);
-  j->scratch_len = 0;
-}
-
-/* Holds bytes of an unfinished line, emitting a chunk when the cap fills. */
-static void run_hold(run_out_t *o, const char *d, size_t n) {
-  while (n > 0) {
-    size_t take = RUN_LINE_CAP - o->len;
-    take = take < n ? take : n;
-    if (o->len + take > o->cap) {
-      size_t cap = o->cap != 0 ? o->cap : 256;
-      char *nb;
-      while (cap < o->len + take)
-        cap *= 2;
-      cap = cap < RUN_LINE_CAP ? cap : RUN_LINE_CAP;
-      nb = realloc(o->buf, cap);
-      if (nb == NULL) {
-        /* Without memory, forward what we have rather than lose it. */
-        run_emit(o, o->buf, o->len, d, n);
-        o->len = 0;
-        return;
-      }
-      o->buf = nb;
-      o->cap = cap;
-    }
-    memcpy(o->buf + o->len, d, take);
-    o->len += take;
-    d += take;
-    n -= take;
-    if (o->len == RUN_LINE_CAP) {
-      run_emit(o, o->buf, o->len, NULL, 0);
-      o->len = 0;
-    }
-  }
-}
-
-/*
- * Forwards what a rank wrote. Only whole lines are written, each write(2)
- * holding complete lines only, so lines of different ranks never mix.
- */
-static void run_feed(run_out_t *o, const char *d, size_t n) {
-  run_job_t *j = o->job;
-
-  while (n > 0) {
-    const char *nl = memchr(d, '\n', n);
-    size_t seg;
-    if (nl == NULL) {
-      run_hold(o, d, n);
-      break;
-    }
-    seg = (size_t)(nl - d) + 1;
-    if (o->len > 0 || j->tag_output) {
-      run_emit(o, o->buf, o->len, d, seg);
-      o->len = 0;
-    } else {
-      /* Untagged: every complete line of this read in one piece. */
-      const char *end = d + n;
-      while (end[-1] != '\n')
-        end--;
-      seg = (size_t)(end - d);
-      run_scratch_add(j, o->fd, d, seg);
-    }
-    d += seg;
-    n -= seg;
-  }
-  run_scratch_flush(j, o->fd);
-}
-
-static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  run_out_t *o = h->data;
-
-  (void)hint;
-  /* One buffer serves every pipe: each read is consumed at once. */
-  *buf = uv_buf_init(o->job->rbuf, sizeof(o->job->rbuf));
-}
-
-static void run_out_on_close(uv_handle_t *h) {
-  run_out_t *o = h->data;
-
-  free(o->buf);
-  o->buf = NULL;
-  o->cap = o->len = 0;
-}
-
-/* Sets up a stream that lines are fed into. */
-static void run_out_init(run_out_t *o, run_job_t *j, const char *tag, int fd) {
-  o->job = j;
-  o->tag = tag;
-  o->fd = fd;
-  o->inited = 1;
-}
-
-/* Flushes the unfinished line and ends the stream (closing its pipe). A
- * rank's stream counts in open_pipes; an agent's does not. */
-static void run_out_close(run_out_t *o, int counted) {
-  run_job_t *j;
-
-  if (!o->inited || o->closed)
-    return;
-  j = o->job;
-  if (o->len > 0) {
-    run_emit(o, o->buf, o->len, NULL, 0);
-    run_scratch_flush(j, o->fd);
-    o->len = 0;
-  }
-  o->closed = 1;
-  if (counted)
-    j->open_pipes--;
-  if (o->piped) {
-    uv_close((uv_handle_t *)&o->pipe, run_out_on_close);
-  } else {
-    free(o->buf);
-    o->buf = NULL;
-    o->cap = 0;
-  }
-}
-
-static void run_out_on_read(uv_stream_t *st, ssize_t nread,
-                            const uv_buf_t *buf) {
-  run_out_t *o = st->data;
-
-  if (nread > 0) {
-    run_feed(o, buf->base, (size_t)nread);
-  } else if (nread < 0) {
-    run_out_close(o, 1);
-    run_maybe_finish(o->job);
-  }
-}
-
 /* ---- Stopping ranks ------------------------------------------------------ */
 
 /* Signals a local rank's whole process group; remote ranks are signalled
  * by their daemons. */
-static void run_kill(run_rank_t *r, int sig) {
+static void run_kill(mmp__run_rank_t *r, int sig) {
   if (r->remote || !r->spawned || r->exited)
     return;
   mmp__kill_group(r->pid, sig);
 }
 
-static void run_kill_all(run_job_t *j, int sig) {
+static void run_kill_all(mmp__run_job_t *j, int sig) {
   int i;
 
   for (i = 0; i < j->n; i++)
@@ -429,14 +114,14 @@ static void run_kill_all(run_job_t *j, int sig) {
   mmp__remote_signal(j->remote, sig);
 }
 
-static void run_close_outs(run_rank_t *r) {
-  run_out_close(&r->out[0], 1);
-  run_out_close(&r->out[1], 1);
+static void run_close_outs(mmp__run_rank_t *r) {
+  mmp__run_out_close(&r->out[0], 1);
+  mmp__run_out_close(&r->out[1], 1);
 }
 
 /* A remote rank whose end will never be reported: its host is gone, or
  * gave no sign in time. Its daemon (if any) stops it. */
-static void run_rank_gone(run_rank_t *r) {
+static void run_rank_gone(mmp__run_rank_t *r) {
   if (r->exited)
     return;
   r->exited = 1;
@@ -446,7 +131,7 @@ static void run_rank_gone(run_rank_t *r) {
 }
 
 static void run_on_remote_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   int i;
 
   for (i = 0; i < j->n; i++)
@@ -460,7 +145,7 @@ static void run_on_remote_timer(uv_timer_t *t) {
 }
 
 /* SIGKILL to every rank; hosts that cannot report it are given up soon. */
-static void run_kill_hard(run_job_t *j) {
+static void run_kill_hard(mmp__run_job_t *j) {
   run_kill_all(j, SIGKILL);
   if (j->nremote > 0 && !uv_is_active((uv_handle_t *)&j->remote_timer))
     uv_timer_start(&j->remote_timer, run_on_remote_timer, RUN_REMOTE_GRACE_MS,
@@ -468,7 +153,7 @@ static void run_kill_hard(run_job_t *j) {
 }
 
 static void run_on_kill_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
 
   if (j->nrunning > 0 && j->verbose)
     mmp__say("%d rank(s) still running; sending SIGKILL", j->nrunning);
@@ -478,7 +163,7 @@ static void run_on_kill_timer(uv_timer_t *t) {
 /* Records the job's failure (only the first), reports it in one line and
  * stops every rank: SIGTERM now, SIGKILL after RUN_KILL_AFTER_MS (daemons
  * do the same with theirs). `rank` is the rank that caused it, or -1. */
-static void run_fail(run_job_t *j, int rank, int code, const char *msg) {
+static void run_fail(mmp__run_job_t *j, int rank, int code, const char *msg) {
   int i;
 
   if (j->failed)
@@ -499,7 +184,7 @@ static void run_fail(run_job_t *j, int rank, int code, const char *msg) {
 }
 /* A rank's failure. While we wait to learn how an earlier lost rank ended,
  * it is kept aside: that rank's loss likely caused this one. */
-static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
+static void run_rank_fail(mmp__run_job_t *j, mmp__run_rank_t *r, int code,
                           const char *msg) {
   if (j->failed)
     return;
@@ -516,8 +201,8 @@ static void run_rank_fail(run_job_t *j, run_rank_t *r, int code,
 }
 
 static void run_on_grace(uv_timer_t *t) {
-  run_job_t *j = t->data;
-  run_rank_t *r = j->first_lost;
+  mmp__run_job_t *j = t->data;
+  mmp__run_rank_t *r = j->first_lost;
   char msg[512], who[320];
 
   if (r == NULL || j->failed)
@@ -538,14 +223,14 @@ static void run_on_grace(uv_timer_t *t) {
  * not mistaken for a missing one.
  */
 static void run_on_unjoined(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   char msg[512], who[320];
   int i;
 
   if (j->failed || j->njoined == 0)
     return;
   for (i = 0; i < j->n; i++) {
-    run_rank_t *r = &j->ranks[i];
+    mmp__run_rank_t *r = &j->ranks[i];
     if (r->exited && r->signo == 0 && r->status == 0 && !r->joined) {
       snprintf(msg, sizeof(msg),
                "%s exited with code 0 without calling mmp_init, while other "
@@ -557,15 +242,15 @@ static void run_on_unjoined(uv_timer_t *t) {
   }
 }
 
-static void run_check_unjoined(run_job_t *j) {
+static void run_check_unjoined(mmp__run_job_t *j) {
   if (j->njoined > 0 && j->unjoined_exits > 0 && !j->failed &&
       !uv_is_active((uv_handle_t *)&j->unjoined_timer))
     uv_timer_start(&j->unjoined_timer, run_on_unjoined, RUN_UNJOINED_MS, 0);
 }
 
 static void run_on_joined(void *ctx, int rank, const char *host, int pid) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
 
   r->joined = 1;
   j->njoined++;
@@ -577,8 +262,8 @@ static void run_on_joined(void *ctx, int rank, const char *host, int pid) {
 }
 
 static void run_on_lost(void *ctx, int rank, const char *reason) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
   char msg[512], who[320];
 
   r->lost = 1;
@@ -609,8 +294,8 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
 }
 
 static void run_on_abort(void *ctx, int rank, int code, const char *message) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
   char msg[512], who[320];
 
   snprintf(msg, sizeof(msg), "%s called mmp_abort(%d)%s%s",
@@ -620,7 +305,7 @@ static void run_on_abort(void *ctx, int rank, int code, const char *message) {
 }
 
 static void run_on_all_done(void *ctx) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
 
   j->all_done = 1;
   if (j->verbose)
@@ -631,8 +316,8 @@ static void run_on_all_done(void *ctx) {
 /* ---- Processes ----------------------------------------------------------- */
 
 /* A rank ended, here or on another host: judge how. */
-static void run_rank_ended(run_rank_t *r, int64_t status, int signo) {
-  run_job_t *j = r->job;
+static void run_rank_ended(mmp__run_rank_t *r, int64_t status, int signo) {
+  mmp__run_job_t *j = r->job;
   char msg[512], who[320];
   int code = 0;
 
@@ -679,7 +364,7 @@ static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
 
 /* A rank could not be started (err is a libuv error): like a shell, 127
  * when not found, 126 when not executable. */
-static void run_start_failed(run_job_t *j, run_rank_t *r, int err) {
+static void run_start_failed(mmp__run_job_t *j, mmp__run_rank_t *r, int err) {
   int code = mmp__spawn_exit_code(err);
   char where[300] = "", msg[640];
 
@@ -695,78 +380,30 @@ static void run_start_failed(run_job_t *j, run_rank_t *r, int err) {
   run_fail(j, r->rank, code, msg);
 }
 
-/* The entry of our environment that sets `name`, or NULL. */
-static char *run_env_entry(const char *name) {
-  size_t n = strlen(name);
-  int i;
+static void run_out_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  mmp__run_out_t *o = h->data;
 
-  for (i = 0; environ[i] != NULL; i++)
-    if (strncmp(environ[i], name, n) == 0 && environ[i][n] == '=')
-      return environ[i];
-  return NULL;
+  (void)hint;
+  /* One buffer serves every pipe: each read is consumed at once. */
+  *buf = uv_buf_init(o->job->rbuf, sizeof(o->job->rbuf));
 }
 
-/* The -x variables as "NAME=VALUE" entries, and the job's own ones. */
-static int run_job_env(run_job_t *j) {
-  int k;
+/* A local rank's pipe: its end is one of the things the job waits for. */
+static void run_out_on_read(uv_stream_t *st, ssize_t nread,
+                            const uv_buf_t *buf) {
+  mmp__run_out_t *o = st->data;
 
-  j->xenv = calloc((size_t)j->nexports + 1, sizeof(*j->xenv));
-  if (j->xenv == NULL)
-    return MMP_ENOMEM;
-  for (k = 0; k < j->nexports; k++) {
-    char *e = strchr(j->exports[k], '=') != NULL ? j->exports[k]
-                                                 : run_env_entry(j->exports[k]);
-    if (e == NULL)
-      mmp__say("warning: -x %s: %s is not set", j->exports[k], j->exports[k]);
-    else
-      j->xenv[j->nxenv++] = e;
+  if (nread > 0) {
+    mmp__run_feed(o, buf->base, (size_t)nread);
+  } else if (nread < 0) {
+    mmp__run_out_close(o, 1);
+    run_maybe_finish(o->job);
   }
-  snprintf(j->jobvars[0], sizeof(j->jobvars[0]), "MINIMP_SIZE=%d", j->n);
-  snprintf(j->jobvars[1], sizeof(j->jobvars[1]), "MINIMP_BOOT_ADDR=%s",
-           j->boot_addr);
-  snprintf(j->jobvars[2], sizeof(j->jobvars[2]), "MINIMP_JOB_KEY=%s",
-           j->keyhex);
-  j->njobvars = 3;
-  if (j->iface != NULL)
-    snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
-             "MINIMP_IFACE=%s", j->iface);
-  return 0;
-}
-
-/* The variables that differ between ranks, in `vars` (3 x 48 bytes). */
-static void run_rank_vars(const run_rank_t *r, char vars[3][48], char *v[3]) {
-  snprintf(vars[0], sizeof(vars[0]), "MINIMP_RANK=%d", r->rank);
-  snprintf(vars[1], sizeof(vars[1]), "MINIMP_LOCAL_RANK=%d", r->local_rank);
-  snprintf(vars[2], sizeof(vars[2]), "MINIMP_LOCAL_SIZE=%d", r->local_size);
-  v[0] = vars[0];
-  v[1] = vars[1];
-  v[2] = vars[2];
-}
-
-/* Every entry added to a rank's environment but its own three: -x, then
- * the job's variables. NULL-terminated; the caller frees the array. */
-static char **run_shared_env(run_job_t *j, size_t *count) {
-  char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 1) * sizeof(*v));
-  size_t n = 0;
-  int k;
-
-  if (v == NULL)
-    return NULL;
-  for (k = 0; k < j->nxenv; k++)
-    if (!mmp__env_sets((char *const *)j->xenv + k + 1,
-                       (size_t)(j->nxenv - k - 1), j->xenv[k]))
-      v[n++] = j->xenv[k]; /* the last -x of a name wins */
-  for (k = 0; k < j->njobvars; k++)
-    if (!mmp__env_sets(v, n, j->jobvars[k]))
-      v[n++] = j->jobvars[k];
-  v[n] = NULL;
-  *count = n;
-  return v;
 }
 
 /* Starts one rank of this machine with uv_spawn. Returns 0 or a libuv
  * error. */
-static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
+static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
   mmp__spawn_t s;
   int rc, k;
 
@@ -775,8 +412,8 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
   s.env = env;
   s.in_mode = r->rank == 0 ? MMP__STDIN_INHERIT : MMP__STDIN_NULL;
   for (k = 0; k < 2; k++) {
-    run_out_t *out = &r->out[k];
-    run_out_init(out, j, r->tag, k + 1);
+    mmp__run_out_t *out = &r->out[k];
+    mmp__run_out_init(out, j, r->tag, k + 1);
     uv_pipe_init(&j->loop, &out->pipe, 0);
     out->pipe.data = out;
     out->piped = 1;
@@ -790,7 +427,7 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
     uv_close((uv_handle_t *)&r->proc, NULL);
     for (k = 0; k < 2; k++) {
       r->out[k].closed = 1;
-      uv_close((uv_handle_t *)&r->out[k].pipe, run_out_on_close);
+      uv_close((uv_handle_t *)&r->out[k].pipe, mmp__run_out_on_close);
     }
     return rc;
   }
@@ -801,21 +438,21 @@ static int run_launch(run_job_t *j, run_rank_t *r, char **env) {
     j->open_pipes++;
     if (uv_read_start((uv_stream_t *)&r->out[k].pipe, run_out_alloc,
                       run_out_on_read) != 0)
-      run_out_close(&r->out[k], 1);
+      mmp__run_out_close(&r->out[k], 1);
   }
   return 0;
 }
 
 /* Spawns every rank of this machine, in rank order. */
-static void run_spawn_local(run_job_t *j) {
+static void run_spawn_local(mmp__run_job_t *j) {
   char vars[3][48], *v[3], **shared, **env = NULL;
   size_t nshared = 0, nenv = 0;
   int r;
 
   if (j->nremote == j->n)
     return;
-  run_rank_vars(&j->ranks[0], vars, v);
-  shared = run_shared_env(j, &nshared);
+  mmp__run_rank_vars(&j->ranks[0], vars, v);
+  shared = mmp__run_shared_env(j, &nshared);
   /* Every rank sets the same three names, so one environment serves all
    * with its last three entries replaced. */
   if (shared != NULL)
@@ -828,11 +465,11 @@ static void run_spawn_local(run_job_t *j) {
   while (env[nenv] != NULL)
     nenv++;
   for (r = 0; r < j->n && !j->failed; r++) {
-    run_rank_t *rk = &j->ranks[r];
+    mmp__run_rank_t *rk = &j->ranks[r];
     int rc;
     if (rk->remote)
       continue;
-    run_rank_vars(rk, vars, v);
+    mmp__run_rank_vars(rk, vars, v);
     memcpy(env + nenv - 3, v, sizeof(v));
     rc = run_launch(j, rk, env);
     if (rc != 0)
@@ -842,12 +479,14 @@ static void run_spawn_local(run_job_t *j) {
   }
   free(env);
 }
-/* ---- Other hosts -----------------------------------------------------------
- */
+/* ---- Ranks on other hosts ----------------------------------------------- */
+
+/* What the daemons report (run_remote.c starts them): the same events as
+ * a local rank's, judged the same way. */
 
 static void run_rm_started(void *ctx, int rank, int pid, int err) {
-  run_job_t *j = ctx;
-  run_rank_t *r = &j->ranks[rank];
+  mmp__run_job_t *j = ctx;
+  mmp__run_rank_t *r = &j->ranks[rank];
 
   if (r->spawned || r->exited)
     return;
@@ -866,21 +505,21 @@ static void run_rm_started(void *ctx, int rank, int pid, int err) {
 
 static void run_rm_output(void *ctx, int rank, int fd, const char *data,
                           size_t n) {
-  run_job_t *j = ctx;
-  run_out_t *o = &j->ranks[rank].out[fd - 1];
+  mmp__run_job_t *j = ctx;
+  mmp__run_out_t *o = &j->ranks[rank].out[fd - 1];
 
   if (o->closed)
     return;
   if (n > 0) {
-    run_feed(o, data, n);
+    mmp__run_feed(o, data, n);
   } else {
-    run_out_close(o, 1);
+    mmp__run_out_close(o, 1);
     run_maybe_finish(j);
   }
 }
 
 static void run_rm_exited(void *ctx, int rank, int64_t status, int signo) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
 
   if (!j->ranks[rank].exited)
     run_rank_ended(&j->ranks[rank], status, signo);
@@ -888,7 +527,7 @@ static void run_rm_exited(void *ctx, int rank, int64_t status, int signo) {
 
 /* A host is gone. It is a failure if ranks there had not ended yet. */
 static void run_rm_host_lost(void *ctx, int id, const char *msg) {
-  run_job_t *j = ctx;
+  mmp__run_job_t *j = ctx;
   int i, first = -1;
 
   for (i = 0; i < j->n; i++)
@@ -906,164 +545,25 @@ static void run_rm_host_lost(void *ctx, int id, const char *msg) {
 
 static void run_rm_agent_output(void *ctx, int id, int fd, const char *data,
                                 size_t n) {
-  run_job_t *j = ctx;
-  run_out_t *o = &j->agent_out[2 * id + fd - 1];
+  mmp__run_job_t *j = ctx;
+  mmp__run_out_t *o = &j->agent_out[2 * id + fd - 1];
 
   if (o->closed)
     return;
   if (n > 0)
-    run_feed(o, data, n);
+    mmp__run_feed(o, data, n);
   else
-    run_out_close(o, 0);
-}
-
-/* The LAUNCH message of host h: the program, the shared environment and
- * its ranks. Returns 0 or MMP_ENOMEM. */
-static int run_encode_launch(run_job_t *j, int h, char **shared,
-                             const char *cwd, mmp__remote_host_t *rh) {
-  char vars[3][48], *v[3];
-  mmp__boot_wr_t w;
-  int r;
-
-  mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, j->verbose ? MMP__CTRL_LAUNCH_VERBOSE : 0, cwd,
-                         j->argv, shared, j->hl.hosts[h].nranks);
-  for (r = 0; r < j->n; r++) {
-    if (j->ranks[r].host != h)
-      continue;
-    run_rank_vars(&j->ranks[r], vars, v);
-    mmp__ctrl_launch_rank(&w, r, r == 0 ? MMP__CTRL_RANK_STDIN : 0, v, 3);
-  }
-  if (mmp__ctrl_finish(&w, MMP__C_LAUNCH) != 0)
-    return MMP_ENOMEM;
-  rh->launch = w.buf;
-  rh->launch_len = w.len;
-  return 0;
-}
-
-/* What a remote rank's environment adds: every MINIMP_* variable of ours
- * that the job does not set itself, then the shared entries. */
-static char **run_remote_env(run_job_t *j) {
-  char vars[3][48], *v[3], **shared, **env;
-  size_t nshared = 0, n = 0, i;
-  int k;
-
-  shared = run_shared_env(j, &nshared);
-  for (k = 0; environ[k] != NULL; k++)
-    n++;
-  env = shared != NULL ? malloc((n + nshared + 1) * sizeof(*env)) : NULL;
-  if (env == NULL) {
-    free(shared);
-    return NULL;
-  }
-  run_rank_vars(&j->ranks[0], vars, v);
-  n = 0;
-  for (k = 0; environ[k] != NULL; k++)
-    if (strncmp(environ[k], "MINIMP_", 7) == 0 &&
-        !mmp__env_sets(shared, nshared, environ[k]) &&
-        !mmp__env_sets(v, 3, environ[k]))
-      env[n++] = environ[k];
-  for (i = 0; i < nshared; i++)
-    env[n++] = shared[i];
-  env[n] = NULL;
-  free(shared);
-  return env;
-}
-
-/* Splits --agent on white space into a NULL-terminated word list, held in
- * one allocation. */
-static char **run_split_words(const char *s) {
-  size_t len = strlen(s), nw = len / 2 + 2, i = 0;
-  char **w = malloc(nw * sizeof(*w) + len + 1);
-  char *p, *tok, *save = NULL;
-
-  if (w == NULL)
-    return NULL;
-  p = (char *)(w + nw);
-  memcpy(p, s, len + 1);
-  for (tok = strtok_r(p, " \t\n", &save); tok != NULL;
-       tok = strtok_r(NULL, " \t\n", &save))
-    w[i++] = tok;
-  w[i] = NULL;
-  return w;
+    mmp__run_out_close(o, 0);
 }
 
 static const mmp__remote_cb_t run_rm_cb = {
     NULL,          run_rm_started,   run_rm_output,
     run_rm_exited, run_rm_host_lost, run_rm_agent_output};
 
-/* Fills the remote host table and the options of mmp__remote_start(). */
-static int run_remote_hosts(run_job_t *j, mmp__remote_host_t *rh, int *ranks,
-                            char **env, const char *cwd) {
-  int h, r, nrh = 0, used = 0;
-
-  for (h = 0; h < j->hl.n; h++) {
-    mmp__host_t *host = &j->hl.hosts[h];
-    if (host->local || host->nranks == 0)
-      continue;
-    rh[nrh].name = host->name;
-    rh[nrh].id = h;
-    rh[nrh].ranks = ranks + used;
-    for (r = 0; r < j->n; r++)
-      if (j->ranks[r].host == h)
-        ranks[used++] = r;
-    rh[nrh].nranks = host->nranks;
-    if (run_encode_launch(j, h, env, cwd, &rh[nrh]) != 0)
-      return -1;
-    nrh++;
-  }
-  return nrh;
-}
-
-/* Starts the control server and one agent per remote host. */
-static int run_start_remote(run_job_t *j, char **agent, const char *launcher) {
-  mmp__remote_opts_t o;
-  mmp__remote_cb_t cb = run_rm_cb;
-  mmp__remote_host_t *rh = calloc((size_t)j->hl.n, sizeof(*rh));
-  int *ranks = malloc((size_t)j->n * sizeof(*ranks));
-  char **env = run_remote_env(j), cwd[4096];
-  size_t cwdlen = sizeof(cwd);
-  int nrh = -1, rc = MMP_ENOMEM, h, r, k;
-
-  j->agent_out = calloc((size_t)j->hl.n * 2, sizeof(*j->agent_out));
-  if (uv_cwd(cwd, &cwdlen) != 0)
-    snprintf(cwd, sizeof(cwd), "/");
-  if (rh != NULL && ranks != NULL && env != NULL && j->agent_out != NULL)
-    nrh = run_remote_hosts(j, rh, ranks, env, cwd);
-  memset(&o, 0, sizeof(o));
-  o.addr = (const struct sockaddr *)&j->listen_addr;
-  o.key = j->key;
-  o.agent = agent;
-  o.launcher = launcher;
-  o.stdin_rank = j->ranks[0].remote ? 0 : -1;
-  cb.ctx = j;
-  if (nrh >= 0)
-    rc = mmp__remote_start(&j->loop, &o, rh, nrh, &cb, &j->remote);
-  else
-    for (h = 0; h < j->hl.n; h++)
-      free(rh != NULL ? rh[h].launch : NULL);
-  free(rh);
-  free(ranks);
-  free(env);
-  if (rc != 0)
-    return rc;
-  for (h = 0; h < j->hl.n; h++)
-    for (k = 0; k < 2; k++)
-      run_out_init(&j->agent_out[2 * h + k], j, "", k + 1);
-  for (r = 0; r < j->n; r++) {
-    if (!j->ranks[r].remote)
-      continue;
-    run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
-    run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
-    j->nrunning++;
-    j->open_pipes += 2;
-  }
-  return 0;
-}
 /* ---- Signals, timeout, end ----------------------------------------------- */
 
 static void run_on_signal(uv_signal_t *h, int signo) {
-  run_job_t *j = h->data;
+  mmp__run_job_t *j = h->data;
 
   if (++j->nsignals == 1) {
     if (j->verbose)
@@ -1076,7 +576,7 @@ static void run_on_signal(uv_signal_t *h, int signo) {
 }
 
 static void run_on_timeout(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
   char msg[128];
 
   if (j->nrunning == 0 && j->first_lost == NULL) {
@@ -1090,7 +590,7 @@ static void run_on_timeout(uv_timer_t *t) {
 }
 
 static void run_on_end_timer(uv_timer_t *t) {
-  run_job_t *j = t->data;
+  mmp__run_job_t *j = t->data;
 
   j->end_expired = 1;
   run_maybe_finish(j);
@@ -1098,7 +598,7 @@ static void run_on_end_timer(uv_timer_t *t) {
 
 /* Every rank that joined the bootstrap has either finalized (all_done) or
  * been reported lost, so no verdict is still on its way. */
-static int run_settled(const run_job_t *j) {
+static int run_settled(const mmp__run_job_t *j) {
   int i;
 
   if (j->failed || j->all_done)
@@ -1109,19 +609,19 @@ static int run_settled(const run_job_t *j) {
   return 1;
 }
 
-static void run_finish(run_job_t *j) {
+static void run_finish(mmp__run_job_t *j) {
   int i;
 
   j->finishing = 1;
   for (i = 0; i < j->n; i++) {
-    run_rank_t *r = &j->ranks[i];
+    mmp__run_rank_t *r = &j->ranks[i];
     run_close_outs(r);
     /* Nothing the rank started may outlive the job. */
     if (r->spawned && !r->remote)
       kill(-r->pid, SIGKILL);
   }
   for (i = 0; j->agent_out != NULL && i < 2 * j->hl.n; i++)
-    run_out_close(&j->agent_out[i], 0);
+    mmp__run_out_close(&j->agent_out[i], 0);
   /* Daemons stop what is left of their ranks when this drops. */
   mmp__remote_stop(j->remote);
   j->remote = NULL;
@@ -1142,7 +642,7 @@ static void run_finish(run_job_t *j) {
 /* Ends the job once every rank exited, its output drained (or
  * RUN_DRAIN_MS passed: something the rank started keeps the pipe) and the
  * bootstrap has nothing more to say. */
-static void run_maybe_finish(run_job_t *j) {
+static void run_maybe_finish(mmp__run_job_t *j) {
   if (j->finishing || j->nrunning > 0 || j->first_lost != NULL)
     return;
   if (!j->end_started) {
@@ -1158,326 +658,7 @@ static void run_maybe_finish(run_job_t *j) {
   run_finish(j);
 }
 
-/* ---- Options ------------------------------------------------------------- */
-
-static void run_usage(FILE *f) {
-  fprintf(f, "Usage: minimprun [options] [-n N] program [args...]\n"
-             "Starts N copies of program, here or on other hosts, as one "
-             "libminimp job.\n"
-             "\n"
-             "Options:\n"
-             "  -n, -np N          number of ranks (default: every slot of "
-             "the hosts;\n"
-             "                     required without --host/--hostfile)\n"
-             "  -H, --host LIST    hosts, e.g. node1:2,node2 (\":N\" = N "
-             "slots, else 1)\n"
-             "  --hostfile FILE    hosts, one per line: \"node1 slots=2\"; "
-             "also\n"
-             "                     --machinefile\n"
-             "  --map-by slot|node fill each host's slots in turn (default), "
-             "or one\n"
-             "                     rank per host, round-robin\n"
-             "  --oversubscribe    allow more ranks than slots\n"
-             "  --agent CMD        how to run a command on a host: CMD HOST "
-             "COMMAND...\n"
-             "                     (default \"ssh\"; e.g. \"ip netns exec\"); "
-             "also\n"
-             "                     --launch-agent\n"
-             "  --launcher PATH    minimprun's path on the other hosts "
-             "(default: ours)\n"
-             "  --iface SPEC       interface or CIDR the job uses (exported as "
-             "MINIMP_IFACE)\n"
-             "  --tag-output       prefix every output line with \"[rank] \"\n"
-             "  --timeout S        stop the job after S seconds (exit 110)\n"
-             "  -x VAR             export VAR from this environment\n"
-             "  -x VAR=VALUE       set VAR to VALUE in every rank\n"
-             "  --verbose          report what the launcher does on stderr\n"
-             "  -h, --help         show this help and exit\n"
-             "  -V, --version      show the version and exit\n"
-             "\n"
-             "Exit status: 0 when every rank succeeded; otherwise the first\n"
-             "failing rank's exit code (128+N if killed by signal N, its code\n"
-             "if it called mmp_abort), 110 on timeout, 2 on a usage error,\n"
-             "126/127 if the program cannot be run, 1 for other failures\n"
-             "(including a host that cannot be started or is lost).\n");
-}
-
-static int run_usage_error(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static int run_usage_error(const char *fmt, ...) {
-  char line[512];
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof(line), fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "minimprun: %s\nTry 'minimprun --help' for more.\n", line);
-  return RUN_EXIT_USAGE;
-}
-
-static int run_valid_var(const char *s) {
-  const char *p = s;
-
-  if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
-    return 0;
-  for (p++; *p != '\0' && *p != '='; p++)
-    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-          (*p >= '0' && *p <= '9') || *p == '_'))
-      return 0;
-  return 1;
-}
-
-/* The option at argv[*i]: a flag or an option with a value. */
-typedef struct run_opt_s {
-  const char *a;   /* as written */
-  const char *eq;  /* "--name=value": the '=' */
-  size_t alen;     /* the name's length */
-  const char *val; /* its value, once taken */
-} run_opt_t;
-
-/*
- * Handles the options about hosts and the agent. Returns -1 to go on, -2
- * when `o` is none of them, or the exit status to leave with.
- */
-static int run_parse_hosts(run_job_t *j, run_opt_t *o) {
-  char err[512];
-  int rc;
-
-#define RUN_IS(name)                                                           \
-  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
-  if (RUN_IS("-H") || RUN_IS("--host") || RUN_IS("-host")) {
-    rc = mmp__hosts_parse_list(&j->hl, o->val, err, sizeof(err));
-    j->have_hosts = 1;
-  } else if (RUN_IS("--hostfile") || RUN_IS("-hostfile") ||
-             RUN_IS("--machinefile") || RUN_IS("-machinefile")) {
-    if (j->hostfile != NULL)
-      return run_usage_error("give only one --hostfile");
-    j->hostfile = o->val;
-    return -1; /* read once the command line is complete */
-  } else if (RUN_IS("--map-by")) {
-    if (strcmp(o->val, "slot") != 0 && strcmp(o->val, "node") != 0)
-      return run_usage_error("bad --map-by '%s' (slot or node)", o->val);
-    j->map_policy = o->val[0] == 'n' ? MMP__MAP_NODE : MMP__MAP_SLOT;
-    return -1;
-  } else if (RUN_IS("--agent") || RUN_IS("--launch-agent")) {
-    if (o->val[strspn(o->val, " \t\n")] == '\0')
-      return run_usage_error("option '%.*s' needs a command", (int)o->alen,
-                             o->a);
-    j->agent = o->val;
-    return -1;
-  } else if (RUN_IS("--launcher")) {
-    j->launcher = o->val;
-    return -1;
-  } else if (RUN_IS("--iface")) {
-    if (o->val[0] == '\0')
-      return run_usage_error("option '--iface' needs an interface or CIDR");
-    j->iface = o->val;
-    return -1;
-  } else {
-    return -2;
-  }
-#undef RUN_IS
-  if (rc == MMP_ENOMEM)
-    return 1;
-  return rc != 0 ? run_usage_error("%s", err) : -1;
-}
-
-/* 1 if `o` is one of the `n` names. */
-static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
-  size_t i;
-
-  for (i = 0; i < n; i++)
-    if (o->alen == strlen(names[i]) && strncmp(o->a, names[i], o->alen) == 0)
-      return 1;
-  return 0;
-}
-
-/* The options that take a value. */
-static int run_takes_value(const run_opt_t *o) {
-  static const char *const names[] = {
-      "-n",         "-np",       "--np",           "--timeout",
-      "-x",         "-H",        "--host",         "-host",
-      "--hostfile", "-hostfile", "--machinefile",  "-machinefile",
-      "--map-by",   "--agent",   "--launch-agent", "--launcher",
-      "--iface"};
-
-  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
-}
-
-/* The options that take none. */
-static int run_is_flag(const run_opt_t *o) {
-  static const char *const names[] = {
-      "-h",        "--help",         "-V", "--version", "--tag-output",
-      "--verbose", "--oversubscribe"};
-
-  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
-}
-
-/* Handles one option. Returns -1 to go on, or the exit status. */
-static int run_parse_one(run_job_t *j, run_opt_t *o) {
-  long v;
-  int rc;
-
-#define RUN_IS(name)                                                           \
-  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
-  if (run_is_flag(o) && o->eq != NULL)
-    return run_usage_error("option '%.*s' takes no value", (int)o->alen, o->a);
-  if (RUN_IS("-h") || RUN_IS("--help")) {
-    run_usage(stdout);
-    return 0;
-  } else if (RUN_IS("-V") || RUN_IS("--version")) {
-    printf("minimprun (libminimp) %d.%d.%d\n", MMP_VERSION_MAJOR,
-           MMP_VERSION_MINOR, MMP_VERSION_PATCH);
-    return 0;
-  } else if (RUN_IS("-n") || RUN_IS("-np") || RUN_IS("--np")) {
-    if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)
-      return run_usage_error("bad number of ranks '%s' (1..%d)", o->val,
-                             RUN_MAX_RANKS);
-    j->n = (int)v;
-  } else if (RUN_IS("--timeout")) {
-    if (mmp__parse_long(o->val, 1, INT_MAX / 1000, &v) != 0)
-      return run_usage_error("bad timeout '%s' (whole seconds >= 1)", o->val);
-    j->timeout_s = v;
-  } else if (RUN_IS("--tag-output")) {
-    j->tag_output = 1;
-  } else if (RUN_IS("--verbose")) {
-    j->verbose = 1;
-  } else if (RUN_IS("--oversubscribe")) {
-    j->oversubscribe = 1;
-  } else if (RUN_IS("-x")) {
-    if (!run_valid_var(o->val))
-      return run_usage_error("bad variable '%s' for -x", o->val);
-    j->exports[j->nexports++] = (char *)o->val;
-  } else if ((rc = run_parse_hosts(j, o)) != -2) {
-    return rc;
-  } else {
-    return run_usage_error("unknown option '%s'", o->a);
-  }
-#undef RUN_IS
-  return -1;
-}
-
-/* After the command line: the hostfile, the number of ranks. */
-static int run_parse_finish(run_job_t *j) {
-  char err[512];
-  long slots;
-  int rc;
-
-  if (j->hostfile != NULL && j->have_hosts)
-    return run_usage_error("give either --host or --hostfile, not both");
-  if (j->hostfile != NULL) {
-    rc = mmp__hosts_parse_file(&j->hl, j->hostfile, err, sizeof(err));
-    if (rc == MMP_ENOMEM)
-      return 1;
-    if (rc != 0) {
-      fprintf(stderr, "minimprun: %s\n", err);
-      return RUN_EXIT_USAGE;
-    }
-    j->have_hosts = 1;
-  }
-  if (!j->have_hosts && j->n == 0)
-    return run_usage_error("missing -n N");
-  if (j->n == 0) {
-    slots = mmp__hosts_slots(&j->hl);
-    if (slots > RUN_MAX_RANKS)
-      return run_usage_error("the hosts have %ld slots; give -n N (at most "
-                             "%d)",
-                             slots, RUN_MAX_RANKS);
-    j->n = (int)slots;
-  }
-  return -1;
-}
-
-/*
- * Parses the command line into j. Returns -1 to go on, or the exit status
- * to leave with (0 after --help/--version, 2 on a usage error).
- */
-static int run_parse(run_job_t *j, int argc, char **argv) {
-  int i, rc;
-
-  j->exports = calloc((size_t)argc, sizeof(*j->exports));
-  if (j->exports == NULL)
-    return 1;
-  for (i = 1; i < argc; i++) {
-    run_opt_t o;
-    o.a = argv[i];
-    o.eq = strncmp(o.a, "--", 2) == 0 ? strchr(o.a, '=') : NULL;
-    o.alen = o.eq != NULL ? (size_t)(o.eq - o.a) : strlen(o.a);
-    o.val = NULL;
-    if (o.a[0] != '-' || strcmp(o.a, "-") == 0)
-      break;
-    if (strcmp(o.a, "--") == 0) {
-      i++;
-      break;
-    }
-    if (run_takes_value(&o)) {
-      if (o.eq != NULL)
-        o.val = o.eq + 1;
-      else if (i + 1 < argc)
-        o.val = argv[++i];
-      else
-        return run_usage_error("option '%.*s' needs a value", (int)o.alen, o.a);
-    }
-    rc = run_parse_one(j, &o);
-    if (rc >= 0)
-      return rc;
-  }
-  rc = run_parse_finish(j);
-  if (rc >= 0)
-    return rc;
-  if (i >= argc)
-    return run_usage_error("missing the program to run");
-  j->argv = argv + i;
-  return -1;
-}
 /* ---- Main ---------------------------------------------------------------- */
-
-/* Places the ranks on the hosts: without --host/--hostfile, all on this
- * machine, which then has as many slots as ranks. Returns 0 or an exit
- * status. */
-static int run_place(run_job_t *j) {
-  char err[512], self[256] = "";
-  mmp__place_t *place;
-  int r, rc;
-
-  if (!j->have_hosts &&
-      mmp__hosts_add(&j->hl, "localhost", 9, j->n, err, sizeof(err)) != 0)
-    return 1;
-  gethostname(self, sizeof(self) - 1);
-  mmp__hosts_mark_local(&j->hl, self);
-  place = malloc((size_t)j->n * sizeof(*place));
-  j->ranks = calloc((size_t)j->n, sizeof(*j->ranks));
-  if (place == NULL || j->ranks == NULL) {
-    free(place);
-    return 1;
-  }
-  rc = mmp__hosts_map(&j->hl, j->n, (mmp__map_policy_t)j->map_policy,
-                      j->oversubscribe || !j->have_hosts, place, err,
-                      sizeof(err));
-  for (r = 0; r < j->n && rc == 0; r++) {
-    run_rank_t *rk = &j->ranks[r];
-    mmp__host_t *h = &j->hl.hosts[place[r].host];
-    rk->job = j;
-    rk->rank = r;
-    rk->host = place[r].host;
-    rk->remote = !h->local;
-    rk->local_rank = place[r].local_rank;
-    rk->local_size = h->nranks;
-    j->nremote += rk->remote;
-    if (j->tag_output)
-      snprintf(rk->tag, sizeof(rk->tag), "[%d] ", r);
-  }
-  free(place);
-  if (rc != 0) {
-    fprintf(stderr, "minimprun: %s\n", err);
-    return RUN_EXIT_USAGE;
-  }
-  return 0;
-}
 
 /* Each rank costs three descriptors here; lift the soft limit. */
 static void run_raise_fd_limit(void) {
@@ -1489,68 +670,7 @@ static void run_raise_fd_limit(void) {
   }
 }
 
-/* The address of the first remote host, for the route towards it. */
-static int run_resolve(const char *name, struct sockaddr_storage *out) {
-  struct addrinfo hints, *res = NULL;
-  const char *at = strrchr(name, '@'); /* "user@host" */
-
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(at != NULL ? at + 1 : name, NULL, &hints, &res) != 0 ||
-      res == NULL)
-    return -1;
-  memset(out, 0, sizeof(*out));
-  memcpy(out, res->ai_addr, res->ai_addrlen);
-  freeaddrinfo(res);
-  return 0;
-}
-
-static int run_is_wildcard(const struct sockaddr_storage *ss) {
-  static const uint8_t zero[16];
-
-  if (ss->ss_family == AF_INET)
-    return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
-  return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, zero, 16) == 0;
-}
-
-/*
- * Chooses where our servers listen: the --iface address; else, with remote
- * hosts, the local address that routes to the first of them; else
- * 127.0.0.1. Returns 0 or an exit status.
- */
-static int run_listen_addr(run_job_t *j) {
-  struct sockaddr_storage peer;
-  const char *first = NULL;
-  int i;
-
-  for (i = 0; i < j->hl.n && first == NULL; i++)
-    if (!j->hl.hosts[i].local && j->hl.hosts[i].nranks > 0)
-      first = j->hl.hosts[i].name;
-  if (j->iface != NULL) {
-    if (mmp__addr_select(j->iface, NULL, &j->listen_addr) != 0) {
-      mmp__say("--iface %s: no such interface or local address here", j->iface);
-      return RUN_EXIT_USAGE;
-    }
-  } else if (first != NULL) {
-    if (run_resolve(first, &peer) != 0 ||
-        mmp__addr_select(NULL, (struct sockaddr *)&peer, &j->listen_addr)) {
-      mmp__say("cannot resolve host '%s' to choose the address to listen on; "
-               "give --iface (an interface or CIDR that reaches every host)",
-               first);
-      return RUN_EXIT_USAGE;
-    }
-  } else {
-    mmp__addr_select(NULL, NULL, &j->listen_addr); /* 127.0.0.1 */
-  }
-  if (run_is_wildcard(&j->listen_addr)) {
-    mmp__say("refusing to listen on a wildcard address; give --iface");
-    return RUN_EXIT_USAGE;
-  }
-  return 0;
-}
-
-static int run_start_boot(run_job_t *j) {
+static int run_start_boot(mmp__run_job_t *j) {
   static const mmp__boot_server_cb_t cbs = {NULL, run_on_joined, run_on_lost,
                                             run_on_abort, run_on_all_done};
   mmp__boot_server_cb_t cb = cbs;
@@ -1567,34 +687,13 @@ static int run_start_boot(run_job_t *j) {
       &j->loop, (const struct sockaddr *)&j->listen_addr, j->n, j->key,
       RUN_HANDSHAKE_MS, &cb, &j->boot, j->boot_addr, sizeof(j->boot_addr));
   if (rc != 0) {
-    mmp__say("cannot start the bootstrap service: %s", run_errstr(rc));
+    mmp__say("cannot start the bootstrap service: %s", mmp__errstr(rc));
     return 1;
   }
   return 0;
 }
 
-/* Starts the daemons of the other hosts. Returns 0 or 1. */
-static int run_begin_remote(run_job_t *j, char ***agentv) {
-  size_t len = sizeof(j->exe);
-  const char *launcher = j->launcher;
-  int rc;
-
-  *agentv = run_split_words(j->agent != NULL ? j->agent : "ssh");
-  if (launcher == NULL && uv_exepath(j->exe, &len) == 0)
-    launcher = j->exe;
-  if (*agentv == NULL || launcher == NULL) {
-    mmp__say("cannot find minimprun's own path; give --launcher");
-    return 1;
-  }
-  rc = run_start_remote(j, *agentv, launcher);
-  if (rc != 0) {
-    mmp__say("cannot start the control service: %s", run_errstr(rc));
-    return 1;
-  }
-  return 0;
-}
-
-static void run_init_handles(run_job_t *j) {
+static void run_init_handles(mmp__run_job_t *j) {
   uv_signal_init(&j->loop, &j->sigint);
   uv_signal_init(&j->loop, &j->sigterm);
   uv_timer_init(&j->loop, &j->timeout_timer);
@@ -1616,17 +715,17 @@ static void run_init_handles(run_job_t *j) {
 
 /* Sets everything up and starts every rank; returns 0 or an exit status
  * when nothing could be started. */
-static int run_start(run_job_t *j, char ***agentv) {
-  int rc = run_place(j);
+static int run_start(mmp__run_job_t *j, char ***agentv) {
+  int rc = mmp__run_place(j);
 
   if (rc == 0)
-    rc = run_listen_addr(j);
+    rc = mmp__run_listen_addr(j);
   if (rc == 0 && uv_loop_init(&j->loop) != 0)
     rc = 1;
   if (rc != 0)
     return rc;
   run_init_handles(j);
-  if (run_start_boot(j) != 0 || run_job_env(j) != 0) {
+  if (run_start_boot(j) != 0 || mmp__run_job_env(j) != 0) {
     j->failed = 1;
     j->exit_code = 1;
     return 0;
@@ -1635,15 +734,19 @@ static int run_start(run_job_t *j, char ***agentv) {
     mmp__say("starting %d rank(s) of '%s'; bootstrap at %s", j->n, j->argv[0],
              j->boot_addr);
   /* The remote hosts first: they take longest to come up. */
-  if (j->nremote > 0 && run_begin_remote(j, agentv) != 0) {
-    run_fail(j, -1, 1, "cannot start the ranks on other hosts");
-    return 0;
+  if (j->nremote > 0) {
+    mmp__remote_cb_t cb = run_rm_cb;
+    cb.ctx = j;
+    if (mmp__run_begin_remote(j, &cb, agentv) != 0) {
+      run_fail(j, -1, 1, "cannot start the ranks on other hosts");
+      return 0;
+    }
   }
   run_spawn_local(j);
   return 0;
 }
 
-static void run_free(run_job_t *j) {
+static void run_free(mmp__run_job_t *j) {
   free(j->scratch);
   free(j->ranks);
   free(j->agent_out);
@@ -1654,7 +757,7 @@ static void run_free(run_job_t *j) {
 }
 
 int main(int argc, char **argv) {
-  run_job_t *j;
+  mmp__run_job_t *j;
   char **agentv = NULL;
   int rc, code;
 
@@ -1668,7 +771,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   mmp__hosts_init(&j->hl);
-  rc = run_parse(j, argc, argv);
+  rc = mmp__run_parse(j, argc, argv);
   if (rc >= 0) {
     run_free(j);
     return rc;

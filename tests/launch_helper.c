@@ -9,7 +9,8 @@
  *   abort R CODE     rank R calls mmp_abort(CODE); the others wait forever
  *   nofinalize R     rank R returns 0 without mmp_finalize; others wait
  *   hang             every rank sleeps forever
- *   env VAR...       print each VAR's value, then finalize
+ *   env VAR...       print each VAR's value, then finalize; a VAR that
+ *                    the environment holds twice is printed twice
  *   stdin            rank 0 echoes its standard input, then finalize
  *   killparent R SIG rank R sends SIG to its parent (the daemon of its
  *                    host, when started through one); the others wait
@@ -33,6 +34,8 @@
 #include <unistd.h>
 
 #include "minimp.h"
+
+extern char **environ;
 
 static void record_pid(int rank) {
   const char *dir = getenv("TEST_PIDDIR");
@@ -142,8 +145,16 @@ int main(int argc, char **argv) {
       pause();
   } else if (strcmp(argv[1], "env") == 0) {
     for (int i = 2; i < argc; i++) {
-      const char *v = getenv(argv[i]);
-      printf("%d %s=%s\n", rank, argv[i], v ? v : "(unset)");
+      size_t len = strlen(argv[i]);
+      int found = 0;
+      /* Every entry, not getenv's first: a duplicate is a launcher bug. */
+      for (char **e = environ; *e != NULL; e++)
+        if (strncmp(*e, argv[i], len) == 0 && (*e)[len] == '=') {
+          printf("%d %s\n", rank, *e);
+          found = 1;
+        }
+      if (!found)
+        printf("%d %s=(unset)\n", rank, argv[i]);
     }
   } else if (strcmp(argv[1], "stdin") == 0) {
     if (rank == 0) {

@@ -2,8 +2,9 @@
 /*
  * minimprun on this machine: exit codes and messages when one rank fails
  * (by exit code, by signal, by mmp_abort, by leaving without
- * mmp_finalize), the timeout, usage errors, the exported environment,
- * output forwarding, and that no rank is left running afterwards.
+ * mmp_finalize), the timeout, usage errors, the exported environment
+ * (and the launcher's own variables, which -x cannot set), output
+ * forwarding, and that no rank is left running afterwards.
  *
  * Then hosts: --host and --hostfile with local names (placement, local
  * ranks, --map-by node, hostfile errors, oversubscription), and remote
@@ -404,6 +405,90 @@ static void test_launch_oversubscription(void **state) {
 #define REMOTE(r, input, ...)                                                  \
   LAUNCH((r), (input), "--agent", agent, "--iface", "lo", __VA_ARGS__)
 
+/* -x cannot set what minimprun sets itself: a rank would get two entries
+ * of the name (getenv sees -x's, so MINIMP_RANK=7 named every rank 7), or
+ * a MINIMP_SIZE that is not the job's. The command line is refused before
+ * anything starts, here or on another host. */
+static void test_launch_x_refuses_launcher_variables(void **state) {
+  static const char *const names[] = {"MINIMP_RANK",       "MINIMP_SIZE",
+                                      "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE",
+                                      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY"};
+  char set[64], msg[160];
+  run_t r;
+  (void)state;
+
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    snprintf(set, sizeof(set), "%s=7", names[i]);
+    snprintf(msg, sizeof(msg),
+             "minimprun: cannot set %s with -x: minimprun sets it for every "
+             "rank\n",
+             names[i]);
+    LAUNCH(&r, NULL, "-x", set, "-n", "2", helper, "ok");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, msg));
+    assert_string_equal(r.out, "");
+    /* "-x NAME", from minimprun's environment, alike. */
+    LAUNCH(&r, NULL, "-n", "2", "-x", names[i], helper, "ok");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, msg));
+    assert_string_equal(r.out, "");
+  }
+  REMOTE(&r, NULL, "-x", "MINIMP_RANK=7", "--host", "nodeA,nodeB", helper,
+         "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "minimprun: cannot set MINIMP_RANK with -x"));
+  assert_string_equal(r.out, "");
+  /* MINIMP_IFACE is minimprun's only with --iface (REMOTE gives it). */
+  REMOTE(&r, NULL, "-x", "MINIMP_IFACE=lo", "--host", "nodeA", helper, "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "minimprun: cannot set MINIMP_IFACE with -x: "
+                                "minimprun sets it from --iface\n"));
+  assert_string_equal(r.out, "");
+}
+
+/* The n ranks printed `entry` ("NAME=VALUE") once each, and no other
+ * entry of NAME. */
+static void assert_once_per_rank(const char *out, const char *entry, int n) {
+  char name[64];
+
+  snprintf(name, sizeof(name), "%.*s", (int)strcspn(entry, "=") + 1, entry);
+  assert_int_equal(count_lines(out, name), n);
+  assert_int_equal(count_lines(out, entry), n);
+}
+
+/* Any other -x variable reaches every rank, local or remote, once (the last
+ * -x of a name wins), and the launcher's own variables appear once each
+ * even when minimprun's environment has them (minimprun run by a rank).
+ * MINIMP_IFACE is an ordinary variable without --iface. */
+static void test_launch_x_reaches_every_rank_once(void **state) {
+  char size[32], last[32];
+  run_t r;
+  (void)state;
+
+  setenv("MINIMP_RANK", "5", 1);
+  setenv("MINIMP_SIZE", "9", 1);
+  for (int n = 2; n <= 3; n++) {
+    if (n == 2)
+      LAUNCH(&r, NULL, "-x", "MMP_TEST_SET=first", "-x", "MMP_TEST_SET=given",
+             "-x", "MINIMP_IFACE=lo", "-n", "2", helper, "env", "MMP_TEST_SET",
+             "MINIMP_IFACE", "MINIMP_RANK", "MINIMP_SIZE");
+    else /* through the daemons: one local rank, two remote ones */
+      REMOTE(&r, NULL, "-x", "MMP_TEST_SET=first", "-x", "MMP_TEST_SET=given",
+             "--host", "localhost,nodeA,nodeB", helper, "env", "MMP_TEST_SET",
+             "MINIMP_IFACE", "MINIMP_RANK", "MINIMP_SIZE");
+    assert_int_equal(r.status, 0);
+    assert_once_per_rank(r.out, "MMP_TEST_SET=given", n);
+    assert_once_per_rank(r.out, "MINIMP_IFACE=lo", n);
+    snprintf(size, sizeof(size), "MINIMP_SIZE=%d", n);
+    assert_once_per_rank(r.out, size, n);
+    assert_int_equal(count_lines(r.out, "MINIMP_RANK="), n);
+    snprintf(last, sizeof(last), "%d MINIMP_RANK=%d\n", n - 1, n - 1);
+    assert_non_null(strstr(r.out, last));
+  }
+  unsetenv("MINIMP_RANK");
+  unsetenv("MINIMP_SIZE");
+}
+
 static void test_launch_remote_places_ranks_per_host(void **state) {
   run_t r;
   (void)state;
@@ -549,6 +634,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_remote_lost_daemon),
       cmocka_unit_test(test_launch_remote_agent_failures),
       cmocka_unit_test(test_launch_remote_stdin_tags_and_key),
+      cmocka_unit_test(test_launch_x_refuses_launcher_variables),
+      cmocka_unit_test(test_launch_x_reaches_every_rank_once),
   };
   int rc;
 

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * minimprun's command line (see run_opts.h): the usage text, the options
+ * with their checks, and the hosts they name. Options follow mpirun's
+ * spelling; "--name=value" works for every long option that takes a
+ * value, and the first word that is not an option starts the program.
+ */
+#include "run_opts.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hosts.h"
+#include "minimp.h"
+#include "run_env.h"
+#include "transport/util.h"
+
+#define RUN_MAX_RANKS 65536
+
+static void run_usage(FILE *f) {
+  fprintf(f, "Usage: minimprun [options] [-n N] program [args...]\n"
+             "Starts N copies of program, here or on other hosts, as one "
+             "libminimp job.\n"
+             "\n"
+             "Options:\n"
+             "  -n, -np N          number of ranks (default: every slot of "
+             "the hosts;\n"
+             "                     required without --host/--hostfile)\n"
+             "  -H, --host LIST    hosts, e.g. node1:2,node2 (\":N\" = N "
+             "slots, else 1)\n"
+             "  --hostfile FILE    hosts, one per line: \"node1 slots=2\"; "
+             "also\n"
+             "                     --machinefile\n"
+             "  --map-by slot|node fill each host's slots in turn (default), "
+             "or one\n"
+             "                     rank per host, round-robin\n"
+             "  --oversubscribe    allow more ranks than slots\n"
+             "  --agent CMD        how to run a command on a host: CMD HOST "
+             "COMMAND...\n"
+             "                     (default \"ssh\"; e.g. \"ip netns exec\"); "
+             "also\n"
+             "                     --launch-agent\n"
+             "  --launcher PATH    minimprun's path on the other hosts "
+             "(default: ours)\n"
+             "  --iface SPEC       interface or CIDR the job uses (exported as "
+             "MINIMP_IFACE)\n"
+             "  --tag-output       prefix every output line with \"[rank] \"\n"
+             "  --timeout S        stop the job after S seconds (exit 110)\n"
+             "  -x VAR             export VAR from this environment\n"
+             "  -x VAR=VALUE       set VAR to VALUE in every rank\n"
+             "  --verbose          report what the launcher does on stderr\n"
+             "  -h, --help         show this help and exit\n"
+             "  -V, --version      show the version and exit\n"
+             "\n"
+             "Exit status: 0 when every rank succeeded; otherwise the first\n"
+             "failing rank's exit code (128+N if killed by signal N, its code\n"
+             "if it called mmp_abort), 110 on timeout, 2 on a usage error,\n"
+             "126/127 if the program cannot be run, 1 for other failures\n"
+             "(including a host that cannot be started or is lost).\n");
+}
+
+static int run_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+static int run_usage_error(const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "minimprun: %s\nTry 'minimprun --help' for more.\n", line);
+  return MMP__RUN_EXIT_USAGE;
+}
+
+static int run_valid_var(const char *s) {
+  const char *p = s;
+
+  if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
+    return 0;
+  for (p++; *p != '\0' && *p != '='; p++)
+    if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+          (*p >= '0' && *p <= '9') || *p == '_'))
+      return 0;
+  return 1;
+}
+
+/* The option at argv[*i]: a flag or an option with a value. */
+typedef struct run_opt_s {
+  const char *a;   /* as written */
+  const char *eq;  /* "--name=value": the '=' */
+  size_t alen;     /* the name's length */
+  const char *val; /* its value, once taken */
+} run_opt_t;
+
+/*
+ * Handles the options about hosts and the agent. Returns -1 to go on, -2
+ * when `o` is none of them, or the exit status to leave with.
+ */
+static int run_parse_hosts(mmp__run_job_t *j, run_opt_t *o) {
+  char err[512];
+  int rc;
+
+#define RUN_IS(name)                                                           \
+  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
+  if (RUN_IS("-H") || RUN_IS("--host") || RUN_IS("-host")) {
+    rc = mmp__hosts_parse_list(&j->hl, o->val, err, sizeof(err));
+    j->have_hosts = 1;
+  } else if (RUN_IS("--hostfile") || RUN_IS("-hostfile") ||
+             RUN_IS("--machinefile") || RUN_IS("-machinefile")) {
+    if (j->hostfile != NULL)
+      return run_usage_error("give only one --hostfile");
+    j->hostfile = o->val;
+    return -1; /* read once the command line is complete */
+  } else if (RUN_IS("--map-by")) {
+    if (strcmp(o->val, "slot") != 0 && strcmp(o->val, "node") != 0)
+      return run_usage_error("bad --map-by '%s' (slot or node)", o->val);
+    j->map_policy = o->val[0] == 'n' ? MMP__MAP_NODE : MMP__MAP_SLOT;
+    return -1;
+  } else if (RUN_IS("--agent") || RUN_IS("--launch-agent")) {
+    if (o->val[strspn(o->val, " \t\n")] == '\0')
+      return run_usage_error("option '%.*s' needs a command", (int)o->alen,
+                             o->a);
+    j->agent = o->val;
+    return -1;
+  } else if (RUN_IS("--launcher")) {
+    j->launcher = o->val;
+    return -1;
+  } else if (RUN_IS("--iface")) {
+    if (o->val[0] == '\0')
+      return run_usage_error("option '--iface' needs an interface or CIDR");
+    j->iface = o->val;
+    return -1;
+  } else {
+    return -2;
+  }
+#undef RUN_IS
+  if (rc == MMP_ENOMEM)
+    return 1;
+  return rc != 0 ? run_usage_error("%s", err) : -1;
+}
+
+/* 1 if `o` is one of the `n` names. */
+static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    if (o->alen == strlen(names[i]) && strncmp(o->a, names[i], o->alen) == 0)
+      return 1;
+  return 0;
+}
+
+/* The options that take a value. */
+static int run_takes_value(const run_opt_t *o) {
+  static const char *const names[] = {
+      "-n",         "-np",       "--np",           "--timeout",
+      "-x",         "-H",        "--host",         "-host",
+      "--hostfile", "-hostfile", "--machinefile",  "-machinefile",
+      "--map-by",   "--agent",   "--launch-agent", "--launcher",
+      "--iface"};
+
+  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
+}
+
+/* The options that take none. */
+static int run_is_flag(const run_opt_t *o) {
+  static const char *const names[] = {
+      "-h",        "--help",         "-V", "--version", "--tag-output",
+      "--verbose", "--oversubscribe"};
+
+  return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
+}
+
+/* Handles one option. Returns -1 to go on, or the exit status. */
+static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
+  long v;
+  int rc;
+
+#define RUN_IS(name)                                                           \
+  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
+  if (run_is_flag(o) && o->eq != NULL)
+    return run_usage_error("option '%.*s' takes no value", (int)o->alen, o->a);
+  if (RUN_IS("-h") || RUN_IS("--help")) {
+    run_usage(stdout);
+    return 0;
+  } else if (RUN_IS("-V") || RUN_IS("--version")) {
+    printf("minimprun (libminimp) %d.%d.%d\n", MMP_VERSION_MAJOR,
+           MMP_VERSION_MINOR, MMP_VERSION_PATCH);
+    return 0;
+  } else if (RUN_IS("-n") || RUN_IS("-np") || RUN_IS("--np")) {
+    if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)
+      return run_usage_error("bad number of ranks '%s' (1..%d)", o->val,
+                             RUN_MAX_RANKS);
+    j->n = (int)v;
+  } else if (RUN_IS("--timeout")) {
+    if (mmp__parse_long(o->val, 1, INT_MAX / 1000, &v) != 0)
+      return run_usage_error("bad timeout '%s' (whole seconds >= 1)", o->val);
+    j->timeout_s = v;
+  } else if (RUN_IS("--tag-output")) {
+    j->tag_output = 1;
+  } else if (RUN_IS("--verbose")) {
+    j->verbose = 1;
+  } else if (RUN_IS("--oversubscribe")) {
+    j->oversubscribe = 1;
+  } else if (RUN_IS("-x")) {
+    if (!run_valid_var(o->val))
+      return run_usage_error("bad variable '%s' for -x", o->val);
+    j->exports[j->nexports++] = (char *)o->val;
+  } else if ((rc = run_parse_hosts(j, o)) != -2) {
+    return rc;
+  } else {
+    return run_usage_error("unknown option '%s'", o->a);
+  }
+#undef RUN_IS
+  return -1;
+}
+
+/* After the command line: the -x names that need every option, the
+ * hostfile, the number of ranks. */
+static int run_parse_finish(mmp__run_job_t *j) {
+  const char *owned;
+  char err[512];
+  long slots;
+  int rc, k;
+
+  for (k = 0; k < j->nexports; k++) {
+    owned = mmp__run_env_owned(j, j->exports[k]);
+    /* A rank would get the name twice; MINIMP_SIZE would not match. */
+    if (owned != NULL)
+      return run_usage_error(
+          "cannot set %s with -x: minimprun sets it %s", owned,
+          strcmp(owned, "MINIMP_IFACE") == 0 ? "from --iface"
+                                             : "for every rank");
+  }
+  if (j->hostfile != NULL && j->have_hosts)
+    return run_usage_error("give either --host or --hostfile, not both");
+  if (j->hostfile != NULL) {
+    rc = mmp__hosts_parse_file(&j->hl, j->hostfile, err, sizeof(err));
+    if (rc == MMP_ENOMEM)
+      return 1;
+    if (rc != 0) {
+      fprintf(stderr, "minimprun: %s\n", err);
+      return MMP__RUN_EXIT_USAGE;
+    }
+    j->have_hosts = 1;
+  }
+  if (!j->have_hosts && j->n == 0)
+    return run_usage_error("missing -n N");
+  if (j->n == 0) {
+    slots = mmp__hosts_slots(&j->hl);
+    if (slots > RUN_MAX_RANKS)
+      return run_usage_error("the hosts have %ld slots; give -n N (at most "
+                             "%d)",
+                             slots, RUN_MAX_RANKS);
+    j->n = (int)slots;
+  }
+  return -1;
+}
+
+int mmp__run_parse(mmp__run_job_t *j, int argc, char **argv) {
+  int i, rc;
+
+  j->exports = calloc((size_t)argc, sizeof(*j->exports));
+  if (j->exports == NULL)
+    return 1;
+  for (i = 1; i < argc; i++) {
+    run_opt_t o;
+    o.a = argv[i];
+    o.eq = strncmp(o.a, "--", 2) == 0 ? strchr(o.a, '=') : NULL;
+    o.alen = o.eq != NULL ? (size_t)(o.eq - o.a) : strlen(o.a);
+    o.val = NULL;
+    if (o.a[0] != '-' || strcmp(o.a, "-") == 0)
+      break;
+    if (strcmp(o.a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (run_takes_value(&o)) {
+      if (o.eq != NULL)
+        o.val = o.eq + 1;
+      else if (i + 1 < argc)
+        o.val = argv[++i];
+      else
+        return run_usage_error("option '%.*s' needs a value", (int)o.alen, o.a);
+    }
+    rc = run_parse_one(j, &o);
+    if (rc >= 0)
+      return rc;
+  }
+  rc = run_parse_finish(j);
+  if (rc >= 0)
+    return rc;
+  if (i >= argc)
+    return run_usage_error("missing the program to run");
+  j->argv = argv + i;
+  return -1;
+}
+
+char **mmp__run_split_words(const char *s) {
+  size_t len = strlen(s), nw = len / 2 + 2, i = 0;
+  char **w = malloc(nw * sizeof(*w) + len + 1);
+  char *p, *tok, *save = NULL;
+
+  if (w == NULL)
+    return NULL;
+  p = (char *)(w + nw);
+  memcpy(p, s, len + 1);
+  for (tok = strtok_r(p, " \t\n", &save); tok != NULL;
+       tok = strtok_r(NULL, " \t\n", &save))
+    w[i++] = tok;
+  w[i] = NULL;
+  return w;
+}
