@@ -31,19 +31,25 @@ static int scatter_ring_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   done = mmp__bcast_done(s, prev);
   if (done < 0)
     return done;
+  /* Empty chunks (a message shorter than p bytes) are not sent: both
+   * neighbours skip them alike, and a ring step's send waits only for
+   * the receive of the chunk it forwards. */
   for (step = 0; step < n - 1; step++) {
     int out = (v - step + n) % n, in = (v - step - 1 + 2 * n) % n, r;
     mmp__chunks(a->len, cs, (size_t)out, (size_t)out + 1, &off, &len);
-    rc = mmp__bcast_send(s, a, right, off, len, a->phase + 1, prev);
-    if (rc < 0)
+    if (len > 0 &&
+        (rc = mmp__bcast_send(s, a, right, off, len, a->phase + 1, prev)) < 0)
       return rc;
     mmp__chunks(a->len, cs, (size_t)in, (size_t)in + 1, &off, &len);
+    /* The chunk received now is the one sent at the next step. */
+    prev = -1;
+    if (len == 0)
+      continue;
     r = mmp__bcast_recv(s, a, left, off, len, a->phase + 1);
     if (r < 0)
       return r;
     if ((rc = mmp__sched_dep(s, r, done)) != 0)
       return rc;
-    /* The chunk received now is the one sent at the next step. */
     prev = r;
   }
   return done;

@@ -25,9 +25,36 @@ static int side_of(int v) {
   return v;
 }
 
+/* How many of the virtual ranks 1 .. upto - 1 lie on `side`: level d
+ * (ranks 2^d - 1 .. 2^(d+1) - 2) has its first half on the left. */
+static int side_count(int side, int upto) {
+  long long d, lo, half, a, b;
+  int count = 0;
+
+  for (d = 1; (lo = (1ll << d) - 1) < upto; d++) {
+    half = 1ll << (d - 1);
+    a = side == 1 ? lo : lo + half;
+    b = a + half < upto ? a + half : upto; /* [a, b) */
+    count += b > a ? (int)(b - a) : 0;
+  }
+  return count;
+}
+
+/* The j-th virtual rank (from 0, breadth-first) on `side`. */
+static int side_nth(int side, int j) {
+  long long d, half;
+
+  for (d = 1;; d++) {
+    half = 1ll << (d - 1);
+    if (j < half)
+      return (int)((1ll << d) - 1 + (side == 1 ? 0 : half) + j);
+    j -= (int)half;
+  }
+}
+
 static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   const mmp__group_t *g = a->g;
-  int n = g->n, v, side, j = 0, nl = 0, nr = 0, i, rc, have, done;
+  int n = g->n, v, side, j, nl, nr, i, rc, have, done;
   size_t ha = a->len / 2, hb = a->len - ha;
   size_t my_off, my_len, other_off, other_len;
   int kids[2], nk = 0, parent, partner = -1;
@@ -36,13 +63,9 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
     return mmp__bcast_done(s, a->dep);
   v = mmp__vrank(g->me, a->root, n);
   side = side_of(v);
-  for (i = 1; i < n; i++) {
-    int si = side_of(i);
-    if (si == side && i < v)
-      j++;
-    nl += si == 1;
-    nr += si == 2;
-  }
+  j = side_count(side, v);
+  nl = side_count(1, n);
+  nr = side_count(2, n);
   if (v == 0) {
     /* Forward each half into its subtree, then serve the unpaired. */
     mmp__bcast_arg_t h = *a;
@@ -59,9 +82,7 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
         return rc;
     }
     for (i = 1; i < n; i++) {
-      int si = side_of(i), ji = 0, k;
-      for (k = 1; k < i; k++)
-        ji += side_of(k) == si;
+      int si = side_of(i), ji = side_count(si, i);
       if (ji < (si == 1 ? nr : nl))
         continue; /* has a partner */
       rc = mmp__bcast_send(s, a, mmp__rrank(i, a->root, n), si == 1 ? ha : 0,
@@ -85,10 +106,7 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
     return have;
   if (j < (side == 1 ? nr : nl)) {
     /* Partner: the j-th rank of the other subtree, breadth-first. */
-    int c = -1, k;
-    for (k = 1; k < n && c < j; k++)
-      if (side_of(k) == 3 - side && ++c == j)
-        partner = mmp__rrank(k, a->root, n);
+    partner = mmp__rrank(side_nth(3 - side, j), a->root, n);
     rc = mmp__bcast_send(s, a, partner, my_off, my_len, a->phase + 1, have);
     if (rc < 0)
       return rc;

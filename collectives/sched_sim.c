@@ -21,7 +21,7 @@
 
 #include "collectives.h"
 
-#define ANY_SRC 0xffffffu
+#define ANY_SRC (-1)
 
 /* A channel: the pending ops (all sends or all receives) of one sender,
  * receiver and tag, oldest first. */
@@ -125,8 +125,10 @@ static int op_regions(const mmp__sop_t *op, size_t k, size_t *off,
 
 /* ---- Channels ----------------------------------------------------------- */
 
-static uint64_t chan_key(unsigned src, unsigned dst, unsigned tag) {
-  return ((uint64_t)(src + 1) << 40) | ((uint64_t)dst << 16) | tag;
+/* Never 0, which marks an empty slot. */
+static uint64_t chan_key(int src, int dst, int tag) {
+  return (1ull << 63) | ((uint64_t)(src + 1) << 40) | ((uint64_t)dst << 16) |
+         (uint64_t)tag;
 }
 
 static chan_t *chan_find(sim_t *m, uint64_t key) {
@@ -230,16 +232,14 @@ static void sim_post(sim_t *m, long g) {
         fail(m, "rank %d sends [%zu, %zu) to rank %d before it holds it", r,
              off, off + len, peer);
     /* A first message goes to whoever receives the first from anyone. */
-    c = chan_find(m, chan_key(first ? ANY_SRC : (unsigned)r, (unsigned)peer,
-                              (unsigned)tag));
+    c = chan_find(m, chan_key(first ? ANY_SRC : r, peer, tag));
     if (c->head >= 0 && !c->sends)
       sim_deliver(m, g, chan_pop(m, c));
     else
       chan_push(m, c, g, 1);
     return;
   }
-  c = chan_find(m, chan_key(first ? ANY_SRC : (unsigned)peer, (unsigned)r,
-                            (unsigned)tag));
+  c = chan_find(m, chan_key(first ? ANY_SRC : peer, r, tag));
   if (c->head >= 0 && c->sends)
     sim_deliver(m, chan_pop(m, c), g);
   else

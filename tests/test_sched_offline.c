@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Schedules built offline: every rank's schedule of a broadcast or an
+ * s-to-p, built in this one process with no engine and no sockets, for
+ * every algorithm of the descriptor tables (and every inner/outer pair the
+ * hierarchical broadcast allows), at every p from 1 to 64 and at p = 1000
+ * and 6142, then run symbolically against each other (sched_sim.c): every
+ * send must meet exactly one receive of the same length, nobody may
+ * forward bytes it does not hold yet, and every rank must end with every
+ * byte. Lengths at the large p are kept small where an algorithm's message
+ * count grows with p times the length (the symmetric broadcast, the
+ * scatter-ring's ring).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectives/s2p.h"
+
+static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0};
+static long messages_seen;
+
+/* ---- Broadcast ----------------------------------------------------------- */
+
+static void bcast_run(int p, const mmp__bcast_desc_t *d) {
+  mmp__sched_t **s = calloc((size_t)p, sizeof(*s));
+  size_t hold[2] = {0, (size_t)d->len};
+  mmp__sim_report_t rep;
+  int r, rc;
+
+  assert_non_null(s);
+  for (r = 0; r < p; r++) {
+    assert_int_equal(mmp__sched_offline(p, r, NULL, (size_t)d->len, &s[r]), 0);
+    rc = mmp__bcast_build(s[r], d);
+    if (rc != 0)
+      fail_msg("%s p %d root %d len %llu: rank %d builds %s",
+               mmp_bcast_alg_name(d->alg), p, d->root,
+               (unsigned long long)d->len, r, mmp_err_name(rc));
+  }
+  assert_int_equal(
+      mmp__sched_simulate(s, p, (size_t)d->len, &d->root, hold, 1, &rep), 0);
+  if (!rep.ok)
+    fail_msg("%s (inner %s, outer %s, G %d, radix %d) p %d root %d len %llu "
+             "seg %zu: %s",
+             mmp_bcast_alg_name(d->alg), mmp_bcast_alg_name(d->inner),
+             mmp_bcast_alg_name(d->outer), d->groups, d->radix, p, d->root,
+             (unsigned long long)d->len, d->seg, rep.what);
+  /* A broadcast reaches p - 1 ranks at least once each. */
+  assert_true(d->len == 0 || rep.messages >= p - 1);
+  messages_seen += rep.messages;
+  for (r = 0; r < p; r++)
+    mmp__sched_free(s[r]);
+  free(s);
+}
+
+static mmp__bcast_desc_t desc(int alg, int root, size_t len, size_t seg) {
+  mmp__bcast_desc_t d;
+
+  memset(&d, 0, sizeof(d));
+  d.alg = alg;
+  d.root = root;
+  d.len = len;
+  d.seg = seg;
+  if (alg == MMP_BCAST_KNOMIAL)
+    d.radix = MMP__KNOMIAL_RADIX_DEFAULT;
+  return d;
+}
+
+/* The static algorithms that are not made of others. */
+static int plain_static(int alg) {
+  const mmp__bcast_alg_t *a = mmp__bcast_alg(alg);
+  return a != NULL && a->build != NULL && !(a->flags & MMP__BCAST_F_COMPOSITE);
+}
+
+static void test_bcast_every_algorithm_small_p(void **state) {
+  static const size_t lens[] = {0, 1, 1000, 20003};
+  int p, alg, k, r;
+  (void)state;
+
+  for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
+    if (!plain_static(alg))
+      continue;
+    for (p = 1; p <= 64; p++)
+      for (k = 0; k < 4; k++)
+        for (r = 0; r < 3; r++) {
+          int root = r == 0 ? 0 : r == 1 ? p / 2 : p - 1;
+          mmp__bcast_desc_t d = desc(alg, root, lens[k], 0);
+          if (r > 0 && (k == 0 || p > 24))
+            continue; /* other roots at some sizes and p */
+          bcast_run(p, &d);
+          if (lens[k] > 4096) { /* pipelined in segments */
+            d.seg = 4096;
+            bcast_run(p, &d);
+          }
+        }
+  }
+}
+
+static void test_bcast_knomial_radices(void **state) {
+  int p, k;
+  (void)state;
+
+  for (k = 2; k <= MMP__KNOMIAL_RADIX_MAX; k++)
+    for (p = 1; p <= 64; p += (p < 20 ? 1 : 7)) {
+      mmp__bcast_desc_t d = desc(MMP_BCAST_KNOMIAL, p - 1, 5000, 2048);
+      d.radix = k;
+      bcast_run(p, &d);
+    }
+}
+
+/* Every pair of algorithms the hierarchical broadcast allows inside and
+ * between groups, at every p to 64, with G from 1 (one group) to p. */
+static void test_bcast_hierarchical_every_pair(void **state) {
+  int in, out, p, pairs = 0;
+  (void)state;
+
+  for (in = 1; in < MMP_BCAST_ALG_COUNT; in++)
+    for (out = 1; out < MMP_BCAST_ALG_COUNT; out++) {
+      if (!mmp__bcast_composes(in, MMP__BCAST_F_GROUPS) ||
+          !mmp__bcast_composes(out, MMP__BCAST_F_GROUPS))
+        continue;
+      pairs++;
+      for (p = 1; p <= 64; p++) {
+        mmp__bcast_desc_t d =
+            desc(MMP_BCAST_HIERARCHICAL, (in + out + p) % p, 3001, 0);
+        int G = 1 + (in * 7 + out * 3 + p) % p;
+        d.inner = in;
+        d.outer = out;
+        d.groups = G;
+        if (p % 4 == 0)
+          d.seg = 1024;
+        bcast_run(p, &d);
+      }
+    }
+  /* What the table allows, and nothing else. */
+  assert_int_equal(pairs, 8 * 8);
+  assert_false(mmp__bcast_composes(MMP_BCAST_KNOMIAL, MMP__BCAST_F_GROUPS));
+  assert_false(
+      mmp__bcast_composes(MMP_BCAST_HIERARCHICAL, MMP__BCAST_F_GROUPS));
+}
+
+/* The algorithms at 1000 and 6142 ranks. */
+static void test_bcast_large_p(void **state) {
+  static const int ps[] = {1000, 6142};
+  int i, alg, quadratic;
+  (void)state;
+
+  for (i = 0; i < 2; i++)
+    for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
+      int p = ps[i];
+      mmp__bcast_desc_t d;
+      if (!plain_static(alg))
+        continue;
+      /* Messages grow as p times the bytes: short messages only. */
+      quadratic = alg == MMP_BCAST_SYMMETRIC || alg == MMP_BCAST_SCATTER_RING;
+      d = desc(alg, p / 3, 1, 0);
+      bcast_run(p, &d);
+      d = desc(alg, 0, quadratic ? 64 : 4000, quadratic ? 0 : 1024);
+      bcast_run(p, &d);
+    }
+  for (i = 0; i < 2; i++) {
+    mmp__bcast_desc_t d = desc(MMP_BCAST_HIERARCHICAL, 17, 4000, 0);
+    d.groups = i == 0 ? 32 : 79;
+    d.inner = MMP_BCAST_BINOMIAL;
+    d.outer = MMP_BCAST_PIPELINE;
+    bcast_run(ps[i], &d);
+    d.inner = MMP_BCAST_SCATTER_RD;
+    d.outer = MMP_BCAST_FLAT;
+    bcast_run(ps[i], &d);
+  }
+}
+
+/* A schedule that cannot work is caught: the check is no formality. */
+static void test_sim_finds_broken_schedules(void **state) {
+  mmp__sched_t *s[3];
+  mmp__sim_report_t rep;
+  size_t hold[2] = {0, 100};
+  int root = 0, r;
+  (void)state;
+
+  /* Rank 2 waits for a message nobody sends. */
+  for (r = 0; r < 3; r++)
+    assert_int_equal(mmp__sched_offline(3, r, NULL, 100, &s[r]), 0);
+  mmp__sched_send(s[0], 1, 0, 100, 1);
+  mmp__sched_recv(s[1], 0, 0, 100, 1);
+  mmp__sched_recv(s[2], 0, 0, 100, 1);
+  assert_int_equal(mmp__sched_simulate(s, 3, 100, &root, hold, 1, &rep), 0);
+  assert_false(rep.ok);
+  assert_int_equal(rep.stuck_rank, 2);
+  for (r = 0; r < 3; r++)
+    mmp__sched_free(s[r]);
+
+  /* Rank 1 forwards before it holds the data, and lengths differ. */
+  for (r = 0; r < 3; r++)
+    assert_int_equal(mmp__sched_offline(3, r, NULL, 100, &s[r]), 0);
+  mmp__sched_send(s[0], 1, 0, 100, 1);
+  mmp__sched_recv(s[1], 0, 0, 100, 1);
+  mmp__sched_send(s[1], 2, 0, 100, 2); /* no dependency on the receive */
+  mmp__sched_recv(s[2], 1, 0, 100, 2);
+  assert_int_equal(mmp__sched_simulate(s, 3, 100, &root, hold, 1, &rep), 0);
+  assert_false(rep.ok);
+  assert_non_null(strstr(rep.what, "before it holds"));
+  for (r = 0; r < 3; r++)
+    mmp__sched_free(s[r]);
+
+  for (r = 0; r < 2; r++)
+    assert_int_equal(mmp__sched_offline(2, r, NULL, 100, &s[r]), 0);
+  mmp__sched_send(s[0], 1, 0, 100, 1);
+  mmp__sched_recv(s[1], 0, 0, 60, 1);
+  assert_int_equal(mmp__sched_simulate(s, 2, 100, &root, hold, 1, &rep), 0);
+  assert_false(rep.ok);
+  for (r = 0; r < 2; r++)
+    mmp__sched_free(s[r]);
+}
+
+/* ---- s-to-p ----------------------------------------------------------------
+ */
+
+static void s2p_make(mmp__s2p_t *x, int p, int dist, int ns, size_t len) {
+  unsigned char *m = calloc((size_t)p, 1);
+  size_t *lens = malloc((size_t)p * sizeof(size_t));
+  int i;
+
+  assert_non_null(m);
+  assert_non_null(lens);
+  assert_int_equal(mmp_s2p_dist(dist, ns, p, 0, m), 0);
+  for (i = 0; i < p; i++)
+    lens[i] = m[i] ? len + (size_t)(i % 3) : MMP_S2P_NONE;
+  assert_int_equal(mmp__s2p_init(x, p, 0, 0, lens), 0);
+  mmp__s2p_bcast_for_2step(x, &net);
+  free(m);
+  free(lens);
+}
+
+static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
+  int p = x->p, j, r, rc;
+  mmp__sched_t **s = calloc((size_t)p, sizeof(*s));
+  size_t *hold = malloc(2 * ((size_t)x->ns + 1) * sizeof(size_t));
+  mmp__sim_report_t rep;
+
+  assert_non_null(s);
+  assert_non_null(hold);
+  for (r = 0; r < p; r++)
+    assert_int_equal(mmp__sched_offline(p, r, NULL, x->total, &s[r]), 0);
+  rc = mmp__s2p_build_all(s, x, alg);
+  if (rc != 0)
+    fail_msg("%s p %d s %d: %s", mmp_s2p_alg_name(alg), p, x->ns,
+             mmp_err_name(rc));
+  for (j = 0; j < x->ns; j++) {
+    hold[2 * j] = x->off[j];
+    hold[2 * j + 1] = x->len[j];
+  }
+  assert_int_equal(
+      mmp__sched_simulate(s, p, x->total, x->src, hold, x->ns, &rep), 0);
+  if (!rep.ok)
+    fail_msg("%s on %s, p %d, s %d, %zu bytes: %s", mmp_s2p_alg_name(alg),
+             mmp_s2p_dist_name(dist), p, x->ns, x->total, rep.what);
+  messages_seen += rep.messages;
+  for (r = 0; r < p; r++)
+    mmp__sched_free(s[r]);
+  free(s);
+  free(hold);
+}
+
+static void test_s2p_every_algorithm_small_p(void **state) {
+  static const int dists[] = {MMP_S2P_DIST_ROW, MMP_S2P_DIST_EQUAL,
+                              MMP_S2P_DIST_DIAG_R, MMP_S2P_DIST_SQUARE};
+  int p, alg, d, k;
+  (void)state;
+
+  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+    for (p = 1; p <= 64; p++)
+      for (d = 0; d < 4; d++)
+        for (k = 0; k < 4; k++) {
+          int ns = k == 0 ? 1 : k == 1 ? (p + 1) / 2 : k == 2 ? p : 0;
+          mmp__s2p_t x;
+          if (p > 24 && d > 0 && k != 1)
+            continue;
+          s2p_make(&x, p, dists[d], ns, k == 3 ? 0 : 37);
+          s2p_run(&x, alg, dists[d]);
+          mmp__s2p_fini(&x);
+        }
+}
+
+static void test_s2p_large_p(void **state) {
+  static const int ps[] = {1000, 6142};
+  int i, alg, k;
+  (void)state;
+
+  for (i = 0; i < 2; i++)
+    for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+      for (k = 0; k < 3; k++) {
+        int p = ps[i], ns = k == 0 ? 1 : k == 1 ? 64 : p;
+        mmp__s2p_t x;
+        /* Every source to every rank directly: p^2 messages. */
+        if (ns == p && mmp__s2p_alg(alg)->plan == NULL)
+          continue;
+        s2p_make(&x, p, k == 1 ? MMP_S2P_DIST_EQUAL : MMP_S2P_DIST_ROW, ns,
+                 ns == p ? 1 : 10);
+        x.bc_alg = MMP_BCAST_BINOMIAL; /* 2-Step's broadcast */
+        x.bc_seg = 0;
+        s2p_run(&x, alg, MMP_S2P_DIST_ROW);
+        mmp__s2p_fini(&x);
+      }
+}
+
+/* The plan for every rank at once equals each rank's own, op for op. */
+static void test_s2p_all_ranks_plan_is_each_ranks_plan(void **state) {
+  int p, alg, r, i;
+  (void)state;
+
+  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+    for (p = 1; p <= 20; p++) {
+      mmp__s2p_t x;
+      mmp__sched_t **all = calloc((size_t)p, sizeof(*all));
+      s2p_make(&x, p, MMP_S2P_DIST_DIAG_R, (p + 2) / 3, 11);
+      for (r = 0; r < p; r++)
+        assert_int_equal(mmp__sched_offline(p, r, NULL, x.total, &all[r]), 0);
+      assert_int_equal(mmp__s2p_build_all(all, &x, alg), 0);
+      for (r = 0; r < p; r++) {
+        mmp__sched_t *one;
+        assert_int_equal(mmp__sched_offline(p, r, NULL, x.total, &one), 0);
+        x.me = r;
+        assert_int_equal(mmp__s2p_build(one, &x, alg), 0);
+        assert_int_equal(one->nops, all[r]->nops);
+        assert_int_equal(one->nedges, all[r]->nedges);
+        for (i = 0; i < one->nops; i++) {
+          const mmp__sop_t *a = &one->ops[i], *b = &all[r]->ops[i];
+          assert_int_equal(a->kind, b->kind);
+          assert_int_equal(a->peer, b->peer);
+          assert_int_equal(a->phase, b->phase);
+          assert_int_equal(a->len, b->len);
+          assert_int_equal(a->nregs, b->nregs);
+          if (a->nregs > 0)
+            assert_memory_equal(a->regs, b->regs,
+                                (size_t)a->nregs * 2 * sizeof(size_t));
+        }
+        assert_memory_equal(one->edges, all[r]->edges,
+                            (size_t)one->nedges * sizeof(one->edges[0]));
+        mmp__sched_free(one);
+      }
+      for (r = 0; r < p; r++)
+        mmp__sched_free(all[r]);
+      free(all);
+      mmp__s2p_fini(&x);
+    }
+}
+
+static int report(void **state) {
+  (void)state;
+  printf("symbolic runs matched %ld messages\n", messages_seen);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sim_finds_broken_schedules),
+      cmocka_unit_test(test_bcast_every_algorithm_small_p),
+      cmocka_unit_test(test_bcast_knomial_radices),
+      cmocka_unit_test(test_bcast_hierarchical_every_pair),
+      cmocka_unit_test(test_bcast_large_p),
+      cmocka_unit_test(test_s2p_every_algorithm_small_p),
+      cmocka_unit_test(test_s2p_all_ranks_plan_is_each_ranks_plan),
+      cmocka_unit_test(test_s2p_large_p),
+  };
+  return cmocka_run_group_tests(tests, NULL, report);
+}
