@@ -11,20 +11,31 @@
 
 #include "collectives.h"
 
+/* Every algorithm, by its MMP_BCAST_* number and the name of its row
+ * (mmp__bcast_<row>_alg, defined in bcast_<row>.c). */
+#define BCAST_ALGS(X)                                                          \
+  X(FLAT, flat)                                                                \
+  X(CHAIN, chain)                                                              \
+  X(PIPELINE, pipeline)                                                        \
+  X(BINARY, binary)                                                            \
+  X(SPLIT_BINARY, split_binary)                                                \
+  X(BINOMIAL, binomial)                                                        \
+  X(SCATTER_RING, scatter_ring)                                                \
+  X(SCATTER_RD, scatter_rd)                                                    \
+  X(HIERARCHICAL, hierarchical)                                                \
+  X(SYMMETRIC, symmetric)                                                      \
+  X(ARRIVAL_B, arrival_b)                                                      \
+  X(ARRIVAL_NB, arrival_nb)                                                    \
+  X(KNOMIAL, knomial)
+
+#define DECLARE(id, row) extern const mmp__bcast_alg_t mmp__bcast_##row##_alg;
+BCAST_ALGS(DECLARE)
+#undef DECLARE
+
 static const mmp__bcast_alg_t *const table[MMP_BCAST_ALG_COUNT] = {
-    [MMP_BCAST_FLAT] = &mmp__bcast_flat_alg,
-    [MMP_BCAST_CHAIN] = &mmp__bcast_chain_alg,
-    [MMP_BCAST_PIPELINE] = &mmp__bcast_pipeline_alg,
-    [MMP_BCAST_BINARY] = &mmp__bcast_binary_alg,
-    [MMP_BCAST_SPLIT_BINARY] = &mmp__bcast_split_binary_alg,
-    [MMP_BCAST_BINOMIAL] = &mmp__bcast_binomial_alg,
-    [MMP_BCAST_SCATTER_RING] = &mmp__bcast_scatter_ring_alg,
-    [MMP_BCAST_SCATTER_RD] = &mmp__bcast_scatter_rd_alg,
-    [MMP_BCAST_HIERARCHICAL] = &mmp__bcast_hierarchical_alg,
-    [MMP_BCAST_SYMMETRIC] = &mmp__bcast_symmetric_alg,
-    [MMP_BCAST_ARRIVAL_B] = &mmp__bcast_arrival_b_alg,
-    [MMP_BCAST_ARRIVAL_NB] = &mmp__bcast_arrival_nb_alg,
-    [MMP_BCAST_KNOMIAL] = &mmp__bcast_knomial_alg,
+#define ENTRY(id, row) [MMP_BCAST_##id] = &mmp__bcast_##row##_alg,
+    BCAST_ALGS(ENTRY)
+#undef ENTRY
 };
 
 const mmp__bcast_alg_t *mmp__bcast_alg(int id) {

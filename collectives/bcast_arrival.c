@@ -38,7 +38,7 @@
  * that and the request's destructor comes second. Each pair of ranks talks
  * in at most one round, so the sub-broadcasts share one set of tags in the
  * collective's context. A root that is idle waits a short gathering window
- * before it decides (bcast.c sets it), so that receivers arriving together
+ * before it decides (arrival_times), so that receivers arriving together
  * share a round.
  *
  * Everything runs in completion callbacks under engine.lock: callbacks
@@ -49,7 +49,9 @@
  * the gathering window plus 2 p alpha is at most 8% of the best static
  * algorithm's predicted time (mmp__bcast_arrival_pays), i.e. for large
  * messages on a slow network: arrival_nb when the message fits half a
- * receiver's eager buffer, else arrival_b.
+ * receiver's eager buffer, else arrival_b. The sub-group broadcast of a
+ * round is a pipelined chain by default, or any classic algorithm of
+ * seed 001 (opts.inner; MMP__BCAST_F_SUB in its row).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -358,10 +360,10 @@ static void pace_over(void *arg) {
  * buffers of megabytes that is almost at once. A root that then started
  * the next round or push would soon be sending to many receivers at the
  * same time, each transfer taking several T(m) on the shared uplink and
- * the rounds of receivers that do arrive crawling behind the pushes
- * (arrival_nb: ē 4.8 T(m) measured at p = 16, 1 MiB, against the paper's
- * bound of 3 T(m)). So a round or push keeps the root busy for T(m) too,
- * the time the model gives its transfer over the root's link. */
+ * the rounds of receivers that do arrive crawling behind the pushes,
+ * beyond the paper's bound of 3 T(m) (docs/algorithms.md). So a round or
+ * push keeps the root busy for T(m) too, the time the model gives its
+ * transfer over the root's link. */
 static void round_pace(arr_t *a) {
   if (a->pace_ms == 0)
     return;

@@ -11,15 +11,14 @@
  *   (k - 1) ceil(log_k p) (alpha + m beta).
  * Hockney's model prices that above the binomial tree (k = 2) for every
  * k > 2. The tree pays where a hop's cost is mostly waiting rather than
- * sending: on the emulated cluster (16 ranks on 2 shared cores) a hop is
- * mostly waiting for a CPU, and radix 3, one level shallower than the
- * binary tree at p = 16, measured faster than it on both seed 003's max
- * OL_i and the anchors' loop at 1 KiB (performance.md). Segments pipeline
- * as in the binomial tree.
+ * sending, as where ranks share CPUs: a shallower tree waits fewer times
+ * (docs/algorithms.md, "k-nomial tree"). Segments pipeline as in the
+ * binomial tree.
  *
- * Selected: by AUTO, with radix 3, for the small messages the formulas
- * give a tree, where ranks share CPUs (select.c); otherwise when asked
- * for (MMP_BCAST_KNOMIAL, opts.radix).
+ * Selected: by AUTO, with radix 3, in place of the binomial tree for small
+ * messages where ranks share CPUs (bcast_choose.c); otherwise when asked
+ * for (MMP_BCAST_KNOMIAL, opts.radix). Not inside hierarchical groups or
+ * arrival-aware rounds, whose options carry no radix.
  */
 #include "tree_common.h"
 

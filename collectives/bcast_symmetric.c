@@ -24,11 +24,13 @@
  * port (the paper limits it to a few tens of nodes).
  *
  * Short messages (below MMP__SYMMETRIC_MIN_DEFAULT, or MINIMP_BCAST_SYM_MIN)
- * go whole in phase 1: bcast.c then runs the flat broadcast instead, and
- * says so in the header. Selected: by AUTO's own choice where the whole
- * message fits the network's burst allowance (select.c prices it at
+ * go whole in phase 1: the flat broadcast runs instead (symmetric_resolve),
+ * and the header says so. Selected: by AUTO's own top-level choice where
+ * the whole message fits the network's burst allowance (priced at
  * (2q - 1) alpha + (2 - 1/q) m beta, the beta term dropped within the
  * allowance, whose 2 m beta keeps it out past it), and when asked for.
+ * It needs every receiver of the whole machine, so it runs neither
+ * inside hierarchical groups nor in arrival-aware rounds.
  */
 #include "collectives.h"
 

@@ -387,13 +387,10 @@ typedef struct mmp__bcast_alg_s {
                  const mmp__bcast_env_t *env);
 } mmp__bcast_alg_t;
 
-/* The rows, in the algorithms' own files. */
-extern const mmp__bcast_alg_t mmp__bcast_flat_alg, mmp__bcast_chain_alg,
-    mmp__bcast_pipeline_alg, mmp__bcast_binary_alg, mmp__bcast_split_binary_alg,
-    mmp__bcast_binomial_alg, mmp__bcast_scatter_ring_alg,
-    mmp__bcast_scatter_rd_alg, mmp__bcast_hierarchical_alg,
-    mmp__bcast_symmetric_alg, mmp__bcast_arrival_b_alg,
-    mmp__bcast_arrival_nb_alg, mmp__bcast_knomial_alg;
+/* The rows other code names: the binomial tree runs the k-nomial
+ * builder, and the model's figures travel down the binomial tree. The
+ * others are reached through mmp__bcast_alg. */
+extern const mmp__bcast_alg_t mmp__bcast_binomial_alg, mmp__bcast_knomial_alg;
 
 /* The table (bcast_algs.c): the row of algorithm `id`, or NULL (AUTO and
  * unknown numbers). */

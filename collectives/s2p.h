@@ -171,11 +171,6 @@ typedef struct mmp__s2p_alg_s {
   double (*cost)(const mmp__s2p_t *x, const mmp_netmodel_t *nm);
 } mmp__s2p_alg_t;
 
-extern const mmp__s2p_alg_t mmp__s2p_2step_alg, mmp__s2p_alltoall_alg,
-    mmp__s2p_br_lin_alg, mmp__s2p_br_xy_source_alg, mmp__s2p_br_xy_dim_alg,
-    mmp__s2p_repos_lin_alg, mmp__s2p_repos_xy_alg, mmp__s2p_part_lin_alg,
-    mmp__s2p_part_xy_alg, mmp__s2p_ring_alg;
-
 /* The row of algorithm `id`, or NULL (AUTO and unknown numbers). */
 const mmp__s2p_alg_t *mmp__s2p_alg(int id);
 

@@ -9,17 +9,28 @@
 
 #include "s2p.h"
 
+/* Every algorithm, by its MMP_S2P_* number and the name of its row
+ * (mmp__s2p_<row>_alg, defined in s2p_<row>.c). */
+#define S2P_ALGS(X)                                                            \
+  X(2STEP, 2step)                                                              \
+  X(ALLTOALL, alltoall)                                                        \
+  X(BR_LIN, br_lin)                                                            \
+  X(BR_XY_SOURCE, br_xy_source)                                                \
+  X(BR_XY_DIM, br_xy_dim)                                                      \
+  X(REPOS_LIN, repos_lin)                                                      \
+  X(REPOS_XY_SOURCE, repos_xy)                                                 \
+  X(PART_LIN, part_lin)                                                        \
+  X(PART_XY_SOURCE, part_xy)                                                   \
+  X(RING, ring)
+
+#define DECLARE(id, row) extern const mmp__s2p_alg_t mmp__s2p_##row##_alg;
+S2P_ALGS(DECLARE)
+#undef DECLARE
+
 static const mmp__s2p_alg_t *const table[MMP_S2P_ALG_COUNT] = {
-    [MMP_S2P_2STEP] = &mmp__s2p_2step_alg,
-    [MMP_S2P_ALLTOALL] = &mmp__s2p_alltoall_alg,
-    [MMP_S2P_BR_LIN] = &mmp__s2p_br_lin_alg,
-    [MMP_S2P_BR_XY_SOURCE] = &mmp__s2p_br_xy_source_alg,
-    [MMP_S2P_BR_XY_DIM] = &mmp__s2p_br_xy_dim_alg,
-    [MMP_S2P_REPOS_LIN] = &mmp__s2p_repos_lin_alg,
-    [MMP_S2P_REPOS_XY_SOURCE] = &mmp__s2p_repos_xy_alg,
-    [MMP_S2P_PART_LIN] = &mmp__s2p_part_lin_alg,
-    [MMP_S2P_PART_XY_SOURCE] = &mmp__s2p_part_xy_alg,
-    [MMP_S2P_RING] = &mmp__s2p_ring_alg,
+#define ENTRY(id, row) [MMP_S2P_##id] = &mmp__s2p_##row##_alg,
+    S2P_ALGS(ENTRY)
+#undef ENTRY
 };
 
 const mmp__s2p_alg_t *mmp__s2p_alg(int id) {

@@ -18,7 +18,7 @@
  * On a poor one (sources that meet early, as E(s) for s a power of two)
  * messages merge before they spread and later rounds carry up to s L each.
  *
- * Selected: by the plan's priced rounds (s2p_select.c); it usually wins
+ * Selected: by the plan's priced rounds (s2p_choose.c); it usually wins
  * for short messages, where its log2 p latency matters most.
  */
 #include "s2p.h"

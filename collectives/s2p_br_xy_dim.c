@@ -12,7 +12,7 @@
  * when the first dimension's lines hold many sources each, its rounds
  * already combine them and the second dimension moves up to s L per round.
  *
- * Selected: by the plan's priced rounds (s2p_select.c), rarely.
+ * Selected: by the plan's priced rounds (s2p_choose.c), rarely.
  */
 #include "s2p.h"
 

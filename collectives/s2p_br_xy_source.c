@@ -16,7 +16,7 @@
  *   (ceil(log2 r) + ceil(log2 c)) alpha + (log2(p/s) + s - 1) L beta,
  * on square blocks and crosses far more, since few lines carry sources.
  *
- * Selected: by the plan's priced rounds (s2p_select.c).
+ * Selected: by the plan's priced rounds (s2p_choose.c).
  */
 #include "s2p.h"
 

@@ -17,7 +17,7 @@
  * last step of long messages usually eats the gain of the smaller
  * broadcasts.
  *
- * Selected: by the plan's priced rounds (s2p_select.c).
+ * Selected: by the plan's priced rounds (s2p_choose.c).
  */
 #include <stdlib.h>
 

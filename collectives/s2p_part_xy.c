@@ -16,7 +16,7 @@
  *   (ceil(log2 r') + ceil(log2 c')) alpha + (log2(p/s) + s/2 - 1) L beta
  * with r' x c' the sub-grid; the exchange, alpha + (s/2) L beta.
  *
- * Selected: by the plan's priced rounds (s2p_select.c).
+ * Selected: by the plan's priced rounds (s2p_choose.c).
  */
 #include <stdlib.h>
 

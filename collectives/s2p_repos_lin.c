@@ -22,7 +22,7 @@
  * an ideal distribution:
  *   (ceil(log2 p) + 1) alpha + (log2(p/s) + s) L beta.
  *
- * Selected: by the plan's priced rounds (s2p_select.c), for distributions
+ * Selected: by the plan's priced rounds (s2p_choose.c), for distributions
  * on which Br_Lin combines early.
  */
 #include <stdlib.h>

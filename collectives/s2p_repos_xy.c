@@ -15,7 +15,7 @@
  * a row holds more sources than a column):
  *   (ceil(log2 r) + ceil(log2 c) + 1) alpha + (log2(p/s) + s) L beta.
  *
- * Selected: by the plan's priced rounds (s2p_select.c). The paper found
+ * Selected: by the plan's priced rounds (s2p_choose.c). The paper found
  * it the most predictable on the Paragon for s < p/2 and 1-16 KiB.
  */
 #include <stdlib.h>

@@ -10,9 +10,9 @@
  * others behind it:
  *   max((p - 1)(alpha + L_max beta), (p - 1) alpha + S beta).
  * Where a link passes its first B bytes at once (a shaper's bucket, see
- * select.c), a hop costs alpha + max(0, L_max - B) beta, so the ring
- * runs at the receive limit S beta: on the emulated cluster with 64 KiB
- * messages it beats every combining algorithm at every s.
+ * bcast_choose.c), a hop costs alpha + max(0, L_max - B) beta, so the ring
+ * runs at the receive limit S beta and beats the combining algorithms
+ * (docs/performance.md, "s-to-p broadcast").
  * Bandwidth-optimal for s = p; for few sources the p - 1 hops dominate.
  *
  * Selected: for s close to p with long messages.

@@ -312,10 +312,12 @@ typedef struct mmp_bcast_opts_s {
                      not arrived) or _RNDV (move data only once they have) */
   int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
   int inner;      /* hierarchical: algorithm inside groups; 0: automatic.
-                     arrival_b/_nb: the sub-group broadcast, 0 or
-                     MMP_BCAST_PIPELINE (chain), MMP_BCAST_SCATTER_RING
-                     (scatter-allgather), or any other non-hierarchical */
-  int outer;      /* hierarchical: algorithm between leaders; 0: automatic */
+                     arrival_b/_nb: the sub-group broadcast; 0: the
+                     pipelined chain. Either may be one of the classic
+                     algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
+                     anything else is MMP_EINVAL */
+  int outer;      /* hierarchical: algorithm between leaders, as inner;
+                     0: automatic */
   int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
   int reserved_[7];
 } mmp_bcast_opts_t;
@@ -371,7 +373,8 @@ typedef struct mmp_netmodel_s {
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
 
-/* "binomial", "scatter_ring", ...; NULL for an unknown number. */
+/* The algorithm's name, as docs/algorithms.md and minimp-bench --algs
+ * spell it; NULL for an unknown number. */
 MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
 /* The number of an algorithm name, or MMP_EINVAL. */
 MMP_EXTERN int mmp_bcast_alg_from_name(const char *name);

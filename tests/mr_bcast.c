@@ -161,6 +161,46 @@ static void test_bcast_segmented_and_hierarchical(void **state) {
     }
 }
 
+/* Every algorithm the hierarchical broadcast takes inside and between
+ * groups (all 64 pairs), and every sub-group broadcast of the
+ * arrival-aware ones; the rest are refused. */
+static void test_bcast_every_composition(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), in, out, alg;
+  char c = 0;
+  (void)state;
+
+  for (in = MMP_BCAST_FLAT; in <= MMP_BCAST_SCATTER_RD; in++)
+    for (out = MMP_BCAST_FLAT; out <= MMP_BCAST_SCATTER_RD; out++) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = MMP_BCAST_HIERARCHICAL;
+      o.inner = in;
+      o.outer = out;
+      o.groups = 1 + (in + out) % p;
+      check_bcast(w, &o, (in * 3 + out) % p, 20011, 9);
+    }
+  for (alg = MMP_BCAST_ARRIVAL_B; alg <= MMP_BCAST_ARRIVAL_NB; alg++)
+    for (in = MMP_BCAST_FLAT; in <= MMP_BCAST_SCATTER_RD; in++) {
+      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+      o.algorithm = alg;
+      o.inner = in;
+      check_bcast(w, &o, in % p, 30011, 10);
+    }
+  for (in = MMP_BCAST_HIERARCHICAL; in < MMP_BCAST_ALG_COUNT; in++) {
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+    o.algorithm = MMP_BCAST_HIERARCHICAL;
+    o.inner = in;
+    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+    o.inner = 0;
+    o.outer = in;
+    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+    o.algorithm = MMP_BCAST_ARRIVAL_NB;
+    o.outer = 0;
+    o.inner = in;
+    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  }
+}
+
 static void test_bcast_modes(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), alg;
@@ -475,6 +515,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_knomial_radices),
       cmocka_unit_test(test_bcast_automatic_choice),
       cmocka_unit_test(test_bcast_segmented_and_hierarchical),
+      cmocka_unit_test(test_bcast_every_composition),
       cmocka_unit_test(test_bcast_modes),
       cmocka_unit_test(test_ibcast_several_in_flight),
       cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
