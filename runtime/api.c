@@ -9,10 +9,6 @@
 
 #include "internal.h"
 
-static int world_rank(const mmp_comm_t *comm, int rank) {
-  return comm->world_of != NULL ? comm->world_of[rank] : rank;
-}
-
 static void empty_status(mmp_status_t *st) {
   if (st != NULL) {
     memset(st, 0, sizeof(*st));
@@ -93,8 +89,8 @@ int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
     return MMP_ENOMEM;
   r->on_heap = 1;
   r->cb = NULL;
-  rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
-                  flags, r);
+  rc = mmp__isend(e, comm, comm->ctx, buf, len, mmp__comm_world(comm, dest),
+                  tag, flags, r);
   if (rc != 0) {
     free(r);
     return rc;
@@ -119,8 +115,8 @@ int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
     return rc;
   r.on_heap = 0;
   r.cb = NULL;
-  rc = mmp__isend(e, comm, comm->ctx, buf, len, world_rank(comm, dest), tag,
-                  flags, &r);
+  rc = mmp__isend(e, comm, comm->ctx, buf, len, mmp__comm_world(comm, dest),
+                  tag, flags, &r);
   if (rc != 0)
     return rc;
   return req_finish(e, &r, NULL);
@@ -148,7 +144,8 @@ int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   r->on_heap = 1;
   r->cb = NULL;
   rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
-                  source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
+                  source == MMP_ANY_SOURCE ? source
+                                           : mmp__comm_world(comm, source),
                   tag, r);
   if (rc != 0) {
     free(r);
@@ -170,7 +167,8 @@ int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   r.on_heap = 0;
   r.cb = NULL;
   rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
-                  source == MMP_ANY_SOURCE ? source : world_rank(comm, source),
+                  source == MMP_ANY_SOURCE ? source
+                                           : mmp__comm_world(comm, source),
                   tag, &r);
   if (rc != 0)
     return rc;
@@ -298,7 +296,7 @@ static int probe_setup(probe_t *p, int source, int tag, mmp_comm_t *comm) {
     return rc;
   p->e = mmp__eng;
   p->comm = comm;
-  p->peer = source == MMP_ANY_SOURCE ? source : world_rank(comm, source);
+  p->peer = source == MMP_ANY_SOURCE ? source : mmp__comm_world(comm, source);
   p->tag = tag;
   return 0;
 }
