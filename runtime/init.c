@@ -48,7 +48,7 @@ static void op_finish(op_t *op, int rc) {
   uv_mutex_lock(&e->lock);
   op->rc = rc;
   op->done = 1;
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -62,7 +62,7 @@ static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
   op->done = 0;
   op->rc = 0;
   uv_mutex_lock(&e->lock);
-  mmp__engine_post(e, &op->task, fn, op);
+  mmp__engine_post_locked(e, &op->task, fn, op);
   uv_mutex_unlock(&e->lock);
   mmp__progress_until(e, op_done_pred, op);
   return op->rc;
@@ -81,7 +81,7 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
     uv_mutex_lock(&e->lock);
     if (e->peers[rank].state != MMP__P_DOWN) {
       conn = e->peers[rank].conn;
-      mmp__p2p_fail_peer(e, rank, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
     }
     uv_mutex_unlock(&e->lock);
     if (conn != NULL)
@@ -99,7 +99,7 @@ static void boot_lost(void *ctx, int err, const char *reason) {
   e->boot_lost = 1;
   if (err != 0 && !e->finalizing)
     MMP__LOG(MMP__LOG_WARN, "lost the rendezvous service: %s", reason);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -297,7 +297,7 @@ static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
 static void set_and_notify(mmp__engine_t *e, int *flag) {
   uv_mutex_lock(&e->lock);
   *flag = 1;
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -352,7 +352,7 @@ static void connect_all_task(void *arg) {
     if (e->peers[i].state == MMP__P_IDLE) {
       e->peers[i].state = MMP__P_CONNECTING;
       if (e->ops->connect(e->tp, i, (struct sockaddr *)&e->peers[i].addr) != 0)
-        mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+        mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     }
   }
   uv_mutex_unlock(&e->lock);
@@ -481,7 +481,7 @@ static void close_task(void *arg) {
 
   uv_mutex_lock(&e->lock);
   e->closing = 1;
-  mmp__p2p_close_all(e);
+  mmp__p2p_close_all_locked(e);
   uv_mutex_unlock(&e->lock);
   e->timer.data = e;
   uv_timer_start(&e->timer, close_timeout, 10000, 0);
@@ -490,7 +490,7 @@ static void close_task(void *arg) {
 
 static int closed_pred(void *arg) {
   mmp__engine_t *e = arg;
-  return e->close_timed_out || mmp__p2p_all_closed(e);
+  return e->close_timed_out || mmp__p2p_all_closed_locked(e);
 }
 
 /* ---- Public entry points ------------------------------------------------ */
@@ -665,7 +665,7 @@ void mmp_abort(int code) {
     op.e = e;
     op.rc = code;
     uv_mutex_lock(&e->lock);
-    mmp__engine_post(e, &op.task, abort_task, &op);
+    mmp__engine_post_locked(e, &op.task, abort_task, &op);
     uv_mutex_unlock(&e->lock);
     mmp__progress_until(e, op_done_pred, &op);
     /* The launcher now stops every rank, this one included; give it the

@@ -349,12 +349,12 @@ void mmp__progress_poke(mmp__engine_t *e);
 
 /* Lock held. Queues fn(arg) to run in loop context (lock not held) and
  * wakes the loop's owner. The task memory is the caller's until fn runs. */
-void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
-                      void *arg);
+void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                             void *arg);
 
 /* Lock held. Wakes whoever must notice a change: cv waiters and, outside
  * loop context, the loop's owner. */
-void mmp__engine_notify(mmp__engine_t *e);
+void mmp__engine_notify_locked(mmp__engine_t *e);
 
 /* Returns 1 when the calling thread is running the loop. */
 int mmp__in_loop(void);
@@ -379,7 +379,7 @@ int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
 
 /* Loop context, lock held. Writes what the dirty peers' queues allow. */
-void mmp__p2p_pump_dirty(mmp__engine_t *e);
+void mmp__p2p_pump_dirty_locked(mmp__engine_t *e);
 
 /*
  * Loop context, lock NOT held. Pings peers that have been quiet for a
@@ -392,7 +392,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e);
 /* Lock held. Fails every operation involving `peer` with `err`. Does not
  * close the connection: a caller in loop context that wants it gone takes
  * peers[peer].conn first and aborts it after dropping the lock. */
-void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err);
+void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err);
 
 /* Allocates the peer table and cookie table. Returns 0 or MMP_ENOMEM. */
 int mmp__p2p_init(mmp__engine_t *e);
@@ -401,11 +401,11 @@ void mmp__p2p_fini(mmp__engine_t *e);
 
 /* Lock held, loop context. Starts the orderly close of every connection
  * (BYE, half-close). */
-void mmp__p2p_close_all(mmp__engine_t *e);
+void mmp__p2p_close_all_locked(mmp__engine_t *e);
 /* Lock held. 1 when no connection is still open. */
-int mmp__p2p_all_closed(mmp__engine_t *e);
+int mmp__p2p_all_closed_locked(mmp__engine_t *e);
 /* Lock held. 1 when every send queue and data queue is empty. */
-int mmp__p2p_quiet(mmp__engine_t *e);
+int mmp__p2p_quiet_locked(mmp__engine_t *e);
 
 /*
  * The point-to-point core the public calls and the collectives use. `peer`

@@ -149,7 +149,7 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
   if (cb != NULL)
     cb(r, cb_arg);
   else
-    mmp__engine_notify(e);
+    mmp__engine_notify_locked(e);
 }
 
 /* Completes a receive that got `bytes` of a `msg_len`-byte message. */
@@ -200,13 +200,13 @@ static void ensure_connect(mmp__engine_t *e, int peer) {
     return;
   c = malloc(sizeof(*c));
   if (c == NULL) {
-    mmp__p2p_fail_peer(e, peer, MMP_ENOMEM);
+    mmp__p2p_fail_peer_locked(e, peer, MMP_ENOMEM);
     return;
   }
   p->state = MMP__P_CONNECTING;
   c->e = e;
   c->peer = peer;
-  mmp__engine_post(e, &c->task, connect_task, c);
+  mmp__engine_post_locked(e, &c->task, connect_task, c);
 }
 
 static void connect_task(void *arg) {
@@ -222,7 +222,7 @@ static void connect_task(void *arg) {
     if (rc != 0) {
       MMP__LOG(MMP__LOG_ERROR, "cannot connect to rank %d: %s", c->peer,
                mmp_strerror(rc));
-      mmp__p2p_fail_peer(e, c->peer, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, c->peer, MMP_EPEERLOST);
     }
   }
   uv_mutex_unlock(&e->lock);
@@ -407,7 +407,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
   }
 }
 
-void mmp__p2p_pump_dirty(mmp__engine_t *e) {
+void mmp__p2p_pump_dirty_locked(mmp__engine_t *e) {
   mmp__list_t *it;
 
   while ((it = mmp__list_head(&e->dirty)) != NULL) {
@@ -527,7 +527,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     r->state = MMP__RQ_SELF;
   }
   mmp__list_insert_tail(&e->unexpected, &u->node);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   return 0;
 }
 
@@ -829,7 +829,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
   sink->len = (size_t)h->len;
   p->rx_kind = MMP__RX_UNEXP;
   p->rx_target = u;
-  mmp__engine_notify(e); /* a blocked probe can see the envelope now */
+  mmp__engine_notify_locked(e); /* a blocked probe can see the envelope now */
   return 0;
 }
 
@@ -879,7 +879,7 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
   u->cookie = h->a0;
   u->complete = 1;
   mmp__list_insert_tail(&e->unexpected, &u->node);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   return 0;
 }
 
@@ -1027,7 +1027,7 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   }
   MMP__LOG(MMP__LOG_DEBUG, "connected to rank %d", peer);
   pump_peer(e, peer);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -1041,11 +1041,11 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   if (p->state == MMP__P_CLOSING || p->bye) {
     p->state = MMP__P_CLOSED;
     p->conn = NULL;
-    mmp__engine_notify(e);
+    mmp__engine_notify_locked(e);
     uv_mutex_unlock(&e->lock);
   } else if (p->state != MMP__P_DOWN) {
     MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", peer, reason);
-    mmp__p2p_fail_peer(e, peer, MMP_EPEERLOST);
+    mmp__p2p_fail_peer_locked(e, peer, MMP_EPEERLOST);
     uv_mutex_unlock(&e->lock);
     report_suspect(e, peer, reason);
   } else {
@@ -1071,7 +1071,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
                (double)(now - p->last_rx) / 1000);
       MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", i, why);
       conn = p->conn;
-      mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     } else if (p->state == MMP__P_UP && now - p->last_rx >= quiet &&
                now - p->last_ping >= quiet) {
       /* Any frame answers for it; a quiet link gets asked. */
@@ -1114,7 +1114,7 @@ static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
   }
 }
 
-void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
+void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
   mmp__peer_t *p = &e->peers[peer];
   mmp__list_t *it, *tmp, doomed;
   uint32_t i;
@@ -1183,7 +1183,7 @@ void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
         (r->kind == MMP__REQ_RECV && r->src == peer))
       req_complete(e, r, err);
   }
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
 }
 
 /* ---- Set-up and shut-down ---------------------------------------------- */
@@ -1206,7 +1206,7 @@ int mmp__p2p_init(mmp__engine_t *e) {
   return 0;
 }
 
-void mmp__p2p_close_all(mmp__engine_t *e) {
+void mmp__p2p_close_all_locked(mmp__engine_t *e) {
   int i;
 
   for (i = 0; i < e->cfg.size; i++) {
@@ -1223,7 +1223,7 @@ void mmp__p2p_close_all(mmp__engine_t *e) {
   }
 }
 
-int mmp__p2p_all_closed(mmp__engine_t *e) {
+int mmp__p2p_all_closed_locked(mmp__engine_t *e) {
   int i;
 
   for (i = 0; i < e->cfg.size; i++) {
@@ -1235,7 +1235,7 @@ int mmp__p2p_all_closed(mmp__engine_t *e) {
   return 1;
 }
 
-int mmp__p2p_quiet(mmp__engine_t *e) {
+int mmp__p2p_quiet_locked(mmp__engine_t *e) {
   int i;
 
   for (i = 0; i < e->cfg.size; i++) {

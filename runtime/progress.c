@@ -77,7 +77,7 @@ static void engine_async_cb(uv_async_t *h) {
     t->fn(t->arg);
     uv_mutex_lock(&e->lock);
   }
-  mmp__p2p_pump_dirty(e);
+  mmp__p2p_pump_dirty_locked(e);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -217,8 +217,8 @@ void mmp__progress_poke(mmp__engine_t *e) {
   uv_mutex_unlock(&e->lock);
 }
 
-void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
-                      void *arg) {
+void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                             void *arg) {
   t->fn = fn;
   t->arg = arg;
   mmp__list_insert_tail(&e->tasks, &t->node);
@@ -269,11 +269,11 @@ int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
   t->ms = ms;
   t->cb = cb;
   t->arg = arg;
-  mmp__engine_post(e, &t->task, timer_arm, t);
+  mmp__engine_post_locked(e, &t->task, timer_arm, t);
   return 0;
 }
 
-void mmp__engine_notify(mmp__engine_t *e) {
+void mmp__engine_notify_locked(mmp__engine_t *e) {
   if (e->waiters > 0)
     uv_cond_broadcast(&e->cv);
   /* An owner asleep in uv_run would not see a change made elsewhere. */
