@@ -324,14 +324,14 @@ int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
     return rc;
   if (flag == NULL)
     return MMP_EINVAL;
-  uv_mutex_lock(&p.e->lock);
+  mmp__lock(p.e);
   *flag = probe_match(&p);
-  uv_mutex_unlock(&p.e->lock);
+  mmp__unlock(p.e);
   if (!*flag) {
     mmp__progress_poke(p.e);
-    uv_mutex_lock(&p.e->lock);
+    mmp__lock(p.e);
     *flag = probe_match(&p);
-    uv_mutex_unlock(&p.e->lock);
+    mmp__unlock(p.e);
   }
   if (*flag && status != NULL)
     *status = p.st;

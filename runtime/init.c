@@ -45,11 +45,11 @@ typedef struct op_s {
 static void op_finish(op_t *op, int rc) {
   mmp__engine_t *e = op->e;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   op->rc = rc;
   op->done = 1;
   mmp__engine_notify_locked(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 static int op_done_pred(void *arg) {
@@ -61,9 +61,9 @@ static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
   op->e = e;
   op->done = 0;
   op->rc = 0;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   mmp__engine_post_locked(e, &op->task, fn, op);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   mmp__progress_until(e, op_done_pred, op);
   return op->rc;
 }
@@ -78,12 +78,12 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
   if (kind == MMP__BOOT_EV_RANK_FAILED && rank >= 0 && rank < e->cfg.size &&
       rank != e->cfg.rank) {
     MMP__LOG(MMP__LOG_WARN, "rank %d failed: %s", rank, msg);
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     if (e->peers[rank].state != MMP__P_DOWN) {
       conn = e->peers[rank].conn;
       mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     if (conn != NULL)
       e->ops->abort(conn, MMP_EPEERLOST, "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
@@ -95,12 +95,12 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
 static void boot_lost(void *ctx, int err, const char *reason) {
   mmp__engine_t *e = ctx;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   e->boot_lost = 1;
   if (err != 0 && !e->finalizing)
     MMP__LOG(MMP__LOG_WARN, "lost the rendezvous service: %s", reason);
   mmp__engine_notify_locked(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 /* ---- Start-up ----------------------------------------------------------- */
@@ -171,7 +171,7 @@ static void got_addrs(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   for (i = 0; i < count && r >= 0; i++) {
     if ((int)i == e->cfg.rank)
       continue;
@@ -180,7 +180,7 @@ static void got_addrs(void *arg, int status, size_t count,
   }
   if (r >= 0)
     machine_resolve(e, same);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (r < 0) {
     MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
@@ -295,10 +295,10 @@ static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
 
 /* Sets an engine flag that some thread may be waiting on. */
 static void set_and_notify(mmp__engine_t *e, int *flag) {
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   *flag = 1;
   mmp__engine_notify_locked(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 static void boot_server_all_done(void *ctx) {
@@ -346,7 +346,7 @@ static void connect_all_task(void *arg) {
   mmp__engine_t *e = op->e;
   int i;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   /* Each pair connects once: the lower rank dials. */
   for (i = e->cfg.rank + 1; i < e->cfg.size; i++) {
     if (e->peers[i].state == MMP__P_IDLE) {
@@ -355,7 +355,7 @@ static void connect_all_task(void *arg) {
         mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     }
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   op_finish(op, 0);
 }
 
@@ -479,10 +479,10 @@ static void close_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   e->closing = 1;
   mmp__p2p_close_all_locked(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   e->timer.data = e;
   uv_timer_start(&e->timer, close_timeout, 10000, 0);
   op_finish(op, 0);
@@ -615,9 +615,9 @@ int mmp_finalize(void) {
     uv_mutex_unlock(&init_mutex);
     return MMP_ENOTINIT;
   }
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   e->finalizing = 1;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (!e->cfg.singleton) {
     memset(&op, 0, sizeof(op));
     rc = op_run(e, &op, fence_task);
@@ -664,9 +664,9 @@ void mmp_abort(int code) {
     memset(&op, 0, sizeof(op));
     op.e = e;
     op.rc = code;
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     mmp__engine_post_locked(e, &op.task, abort_task, &op);
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     mmp__progress_until(e, op_done_pred, &op);
     /* The launcher now stops every rank, this one included; give it the
      * chance so that it reports the abort rather than our exit. */

@@ -215,7 +215,7 @@ static void connect_task(void *arg) {
   mmp__peer_t *p = &e->peers[c->peer];
   int rc = MMP_EADDR;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (p->state == MMP__P_CONNECTING && e->tp != NULL) {
     if (p->have_addr)
       rc = e->ops->connect(e->tp, c->peer, (struct sockaddr *)&p->addr);
@@ -225,7 +225,7 @@ static void connect_task(void *arg) {
       mmp__p2p_fail_peer_locked(e, c->peer, MMP_EPEERLOST);
     }
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   free(c);
 }
 
@@ -427,7 +427,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
   int peer = o->peer;
   uint8_t type = o->w.hdr.type;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (type == MMP__F_DATA) {
     p->data_inflight -= o->chunk;
   }
@@ -447,7 +447,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
     e->ops->shutdown(p->conn, 5000);
   free(o);
   pump_peer(e, peer);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 /* ---- Starting sends ----------------------------------------------------- */
@@ -615,9 +615,9 @@ int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                mmp_request_t *r) {
   int rc;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   rc = mmp__isend_locked(e, comm, ctx, buf, len, peer, tag, mode, r);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -738,9 +738,9 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                void *buf, size_t cap, int peer, int tag, mmp_request_t *r) {
   int rc;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   rc = mmp__irecv_locked(e, comm, ctx, buf, cap, peer, tag, r);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -956,7 +956,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   mmp__engine_t *e = ctx;
   int rc = 0;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   e->peers[peer].last_rx = uv_now(&e->loop);
   switch (h->type) {
   case MMP__F_EAGER:
@@ -986,7 +986,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   default:
     rc = MMP_EPROTO;
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -994,12 +994,12 @@ int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
   mmp__engine_t *e = ctx;
   int rc = 0;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (h->type == MMP__F_EAGER)
     rc = rx_eager_done(e, peer, h);
   else if (h->type == MMP__F_DATA)
     rc = rx_data_done(e, peer, h);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -1009,11 +1009,11 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   mmp__engine_t *e = ctx;
   mmp__peer_t *p = &e->peers[peer];
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (p->state == MMP__P_DOWN) {
     /* Lost once: operations with it already failed; do not resurrect. The
      * abort calls peer_down, which takes the lock. */
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     e->ops->abort(conn, MMP_EPEERLOST, "peer was declared lost");
     return;
   }
@@ -1028,28 +1028,28 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   MMP__LOG(MMP__LOG_DEBUG, "connected to rank %d", peer);
   pump_peer(e, peer);
   mmp__engine_notify_locked(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   mmp__engine_t *e = ctx;
   mmp__peer_t *p = &e->peers[peer];
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   /* A peer sends BYE only after the finalize fence, so a BYE means an
    * orderly close even if our own fence reply has not been seen yet. */
   if (p->state == MMP__P_CLOSING || p->bye) {
     p->state = MMP__P_CLOSED;
     p->conn = NULL;
     mmp__engine_notify_locked(e);
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
   } else if (p->state != MMP__P_DOWN) {
     MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", peer, reason);
     mmp__p2p_fail_peer_locked(e, peer, MMP_EPEERLOST);
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     report_suspect(e, peer, reason);
   } else {
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
   }
 }
 
@@ -1065,7 +1065,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
 
     if (i == e->cfg.rank)
       continue;
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     if (p->state == MMP__P_UP && now - p->last_rx >= timeout) {
       snprintf(why, sizeof(why), "no sign of life for %.1f s",
                (double)(now - p->last_rx) / 1000);
@@ -1078,7 +1078,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
       p->last_ping = now;
       send_ctrl(e, i, MMP__F_PING, MMP__FF_REQ, 0, 0, 0);
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     if (conn != NULL) {
       /* peer_down will find the peer already lost and stay quiet. */
       e->ops->abort(conn, MMP_ETIMEDOUT, why);
@@ -1092,9 +1092,9 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
 static void report_suspect(mmp__engine_t *e, int peer, const char *why) {
   int quiet;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   quiet = e->boot_lost || e->finalizing;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (e->boot != NULL && !quiet)
     mmp__boot_suspect(e->boot, peer, why, NULL, NULL);
 }
