@@ -4,6 +4,7 @@
  * translation, request allocation, and the wait/test/probe family built on
  * mmp__progress_until. The protocols themselves live in p2p.c.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,8 +59,10 @@ static int req_done(void *arg) {
                               memory_order_acquire);
 }
 
-/* Waits for `r` and copies its status out. Returns its result. */
+/* Lock NOT held. Waits for `r` and copies its status out. Returns its
+ * result. */
 static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
+  MMP__ASSERT_UNLOCKED(e);
   if (!req_done(r) && r->len > MMP__BULK_BYTES) {
     int was = mmp__progress_sleepy(1);
     mmp__progress_until(e, req_done, r);
@@ -73,6 +76,8 @@ static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
 }
 
 int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r) {
+  MMP__ASSERT_UNLOCKED(e);
+  assert(!r->on_heap); /* heap requests are the user's, for mmp_wait */
   return req_finish(e, r, NULL);
 }
 
@@ -193,9 +198,10 @@ int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
     return MMP_ENOTINIT;
   *req = NULL;
   rc = req_finish(e, r, status);
+  assert(r->on_heap); /* requests handed to users are always on the heap */
   if (r->dtor != NULL)
     r->dtor(r); /* a collective frees its schedule */
-  free(r);      /* requests handed to users are always on the heap */
+  free(r);
   return rc;
 }
 
@@ -285,8 +291,10 @@ typedef struct probe_s {
   mmp_status_t st;
 } probe_t;
 
+/* Lock held. */
 static int probe_match(void *arg) {
   probe_t *p = arg;
+
   return mmp__iprobe_locked(p->e, p->comm, p->comm->ctx, p->peer, p->tag,
                             &p->st);
 }
