@@ -115,7 +115,7 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 /* ---- Start-up ----------------------------------------------------------- */
 
 /* This kernel's identity: processes in different network namespaces of
- * one machine (the emulated cluster, containers) share it and so share
+ * one machine (the cluster tests' hosts, containers) share it and so share
  * the CPUs. Empty when unknown. */
 static void machine_id(char *out, size_t cap) {
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");

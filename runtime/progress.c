@@ -11,26 +11,25 @@
  *    and runs it itself (uv_run), so the data's arrival wakes that very
  *    thread: at most one wake-up per message. It polls (UV_RUN_NOWAIT)
  *    while frames keep moving and for MINIMP_SPIN_US after the last one,
- *    so ping-pongs and bulk transfers need no wake-up at all. By default
- *    that is 50 us; on a machine with more ranks than CPUs it is 1 ms and
- *    every pass yields the CPU (MINIMP_SPIN_YIELD), so a peer with work
- *    runs first and the next frame is found without a wake-up.
+ *    so ping-pongs and bulk transfers need no wake-up at all. On a machine
+ *    with more ranks than CPUs every pass yields the CPU
+ *    (MINIMP_SPIN_YIELD), so a peer with work runs first and the next
+ *    frame is found without a wake-up.
  *  - A background progress thread takes the loop when no application
- *    thread has called the library for MINIMP_PROGRESS_GRACE_US (default
- *    1 ms; it checks with an exponential back-off up to
- *    MINIMP_PROGRESS_CHECK_US, 4 ms, or 64 ms where ranks outnumber CPUs
- *    and each check would preempt one), so
- *    eager data, rendezvous handshakes and large transfers keep moving
- *    while the application computes. When an application thread needs the
- *    loop back it wakes the progress thread with uv_async_send and waits
- *    for the hand-over.
+ *    thread has called the library for MINIMP_PROGRESS_GRACE_US, so eager
+ *    data, rendezvous handshakes and large transfers keep moving while the
+ *    application computes. It looks with an exponential back-off up to
+ *    MINIMP_PROGRESS_CHECK_US, longer where ranks outnumber CPUs, because
+ *    there each look preempts a rank. When an application thread needs
+ *    the loop back it wakes the progress thread with uv_async_send and
+ *    waits for the hand-over.
  *
  * The grace period makes ownership sticky: a thread that alternates
  * between short computations and waits keeps the loop and never pays a
- * hand-over. On the 2-core test machine a cross-thread wake-up costs about
- * 30 us, ten times the loopback round trip, which is why a design with a
- * progress thread that always owns the loop was measured and rejected
- * (docs/progress.md).
+ * hand-over. A cross-thread wake-up costs many loopback round trips, which
+ * is why the progress thread does not own the loop for good. The defaults
+ * and the figures behind them are in docs/progress.md ("What we measured
+ * before choosing", "The design: the loop has one owner at a time").
  *
  * Work that application threads create for the loop (queued frames,
  * connection requests, bootstrap calls) is posted as tasks or dirty peers
@@ -140,11 +139,9 @@ int mmp__engine_init(mmp__engine_t *e) {
  * it: after SPIN_SKIP_AFTER waits in a row that each outlasted the spin,
  * the next one sleeps at once, until a wait ends within spin_us again.
  * A rank woken from sleep that then spins through a long wait takes the
- * shared CPUs from the ranks still sending: on the emulated cluster (16
- * ranks, 2 cores), with a pause of a few ms between 1 KiB broadcasts, a
- * flat broadcast's max OL_i went from 1248 to 468 us with this rule
- * (medians of 6 paired rounds; performance.md). Waits that end within the
- * spin, as in back-to-back collectives, keep spinning.
+ * shared CPUs from the ranks still sending. Waits that end within the
+ * spin, as in back-to-back collectives, keep spinning. The figures are in
+ * docs/progress.md ("The design: the loop has one owner at a time").
  */
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
