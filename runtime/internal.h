@@ -320,6 +320,23 @@ extern mmp__engine_t *mmp__eng;
 
 /* ---- Contracts: engine.lock and loop context -------------------------- */
 
+/* Records that the calling thread now holds engine.lock (`held` 1) or is
+ * about to give it up (0). Debug builds only. */
+static inline void mmp__lock_record(mmp__engine_t *e, int held) {
+#ifndef NDEBUG
+  uintptr_t self = mmp__thread_self();
+  uintptr_t was = atomic_exchange_explicit(&e->lock_owner, held ? self : 0,
+                                           memory_order_relaxed);
+
+  /* Whoever held the mutex before cleared the record (or never set it). */
+  assert(was == (held ? 0 : self));
+  (void)was;
+#else
+  (void)e;
+  (void)held;
+#endif
+}
+
 /*
  * mmp__lock() and mmp__unlock() take and release engine.lock, recording in
  * debug builds which thread holds it, so that MMP__ASSERT_LOCKED(e) (this
@@ -338,18 +355,11 @@ static inline void mmp__lock(mmp__engine_t *e) {
   assert(atomic_load_explicit(&e->lock_owner, memory_order_relaxed) !=
          mmp__thread_self());
   uv_mutex_lock(&e->lock);
-#ifndef NDEBUG
-  atomic_store_explicit(&e->lock_owner, mmp__thread_self(),
-                        memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 1);
 }
 
 static inline void mmp__unlock(mmp__engine_t *e) {
-#ifndef NDEBUG
-  assert(atomic_load_explicit(&e->lock_owner, memory_order_relaxed) ==
-         mmp__thread_self());
-  atomic_store_explicit(&e->lock_owner, 0, memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 0);
   uv_mutex_unlock(&e->lock);
 }
 
@@ -373,16 +383,9 @@ static inline int mmp__lock_held(mmp__engine_t *e) {
 
 /* uv_cond_wait on engine.lock, which the caller holds (mmp__lock). */
 static inline void mmp__cond_wait(mmp__engine_t *e, uv_cond_t *cv) {
-#ifndef NDEBUG
-  assert(atomic_load_explicit(&e->lock_owner, memory_order_relaxed) ==
-         mmp__thread_self());
-  atomic_store_explicit(&e->lock_owner, 0, memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 0);
   uv_cond_wait(cv, &e->lock);
-#ifndef NDEBUG
-  atomic_store_explicit(&e->lock_owner, mmp__thread_self(),
-                        memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 1);
 }
 
 /* The same for at most `ns` nanoseconds; uv_cond_timedwait's result. */
@@ -390,16 +393,9 @@ static inline int mmp__cond_timedwait(mmp__engine_t *e, uv_cond_t *cv,
                                       uint64_t ns) {
   int rc;
 
-#ifndef NDEBUG
-  assert(atomic_load_explicit(&e->lock_owner, memory_order_relaxed) ==
-         mmp__thread_self());
-  atomic_store_explicit(&e->lock_owner, 0, memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 0);
   rc = uv_cond_timedwait(cv, &e->lock, ns);
-#ifndef NDEBUG
-  atomic_store_explicit(&e->lock_owner, mmp__thread_self(),
-                        memory_order_relaxed);
-#endif
+  mmp__lock_record(e, 1);
   return rc;
 }
 
