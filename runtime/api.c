@@ -4,6 +4,7 @@
  * translation, request allocation, and the wait/test/probe family built on
  * mmp__progress_until. The protocols themselves live in p2p.c.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,8 +55,10 @@ static int req_done(void *arg) {
                               memory_order_acquire);
 }
 
-/* Waits for `r` and copies its status out. Returns its result. */
+/* Lock NOT held. Waits for `r` and copies its status out. Returns its
+ * result. */
 static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
+  MMP__ASSERT_UNLOCKED(e);
   if (!req_done(r) && r->len > MMP__BULK_BYTES) {
     int was = mmp__progress_sleepy(1);
     mmp__progress_until(e, req_done, r);
@@ -69,6 +72,8 @@ static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
 }
 
 int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r) {
+  MMP__ASSERT_UNLOCKED(e);
+  assert(!r->on_heap); /* heap requests are the user's, for mmp_wait */
   return req_finish(e, r, NULL);
 }
 
@@ -191,9 +196,10 @@ int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
     return MMP_ENOTINIT;
   *req = NULL;
   rc = req_finish(e, r, status);
+  assert(r->on_heap); /* requests handed to users are always on the heap */
   if (r->dtor != NULL)
     r->dtor(r); /* a collective frees its schedule */
-  free(r);      /* requests handed to users are always on the heap */
+  free(r);
   return rc;
 }
 
@@ -283,8 +289,10 @@ typedef struct probe_s {
   mmp_status_t st;
 } probe_t;
 
+/* Lock held. */
 static int probe_match(void *arg) {
   probe_t *p = arg;
+
   return mmp__iprobe_locked(p->e, p->comm, p->comm->ctx, p->peer, p->tag,
                             &p->st);
 }
@@ -322,14 +330,14 @@ int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
     return rc;
   if (flag == NULL)
     return MMP_EINVAL;
-  uv_mutex_lock(&p.e->lock);
+  mmp__lock(p.e);
   *flag = probe_match(&p);
-  uv_mutex_unlock(&p.e->lock);
+  mmp__unlock(p.e);
   if (!*flag) {
     mmp__progress_poke(p.e);
-    uv_mutex_lock(&p.e->lock);
+    mmp__lock(p.e);
     *flag = probe_match(&p);
-    uv_mutex_unlock(&p.e->lock);
+    mmp__unlock(p.e);
   }
   if (*flag && status != NULL)
     *status = p.st;

@@ -15,14 +15,14 @@ int mmp__debug_listen_addr(int rank, char *buf, size_t len) {
 
   if (e == NULL || rank < 0 || rank >= e->cfg.size || e->cfg.singleton)
     return MMP_EINVAL;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (rank == e->cfg.rank)
     snprintf(buf, len, "%s", e->listen_name);
   else if (e->peers[rank].have_addr)
     rc = mmp__addr_format((struct sockaddr *)&e->peers[rank].addr, buf, len);
   else
     rc = MMP_EINVAL;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -59,9 +59,9 @@ uint64_t mmp__debug_unexp_peak(void) {
 
   if (e == NULL)
     return 0;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   v = e->unexp_peak;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return v;
 }
 
@@ -70,13 +70,13 @@ int mmp__debug_progress(mmp__debug_progress_t *out) {
 
   if (e == NULL)
     return MMP_EINVAL;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   out->checks = e->checks;
   out->check_us = e->cfg.check_us;
   out->polls = e->polls;
   out->yield = e->cfg.spin_yield;
   out->long_waits = e->long_waits;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return 0;
 }
 

@@ -13,6 +13,7 @@
  * order (BYE after the last queued frame, half-close, wait for the peer's
  * EOF), stops the progress thread and frees everything.
  */
+#include <assert.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,48 +43,54 @@ typedef struct op_s {
   char machine[64]; /* this kernel's boot_id, published with the address */
 } op_t;
 
+/* Loop context, lock not held: the op's last step is done. */
 static void op_finish(op_t *op, int rc) {
   mmp__engine_t *e = op->e;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   op->rc = rc;
   op->done = 1;
-  mmp__engine_notify(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__engine_notify_locked(e);
+  mmp__unlock(e);
 }
 
 static int op_done_pred(void *arg) {
   return ((op_t *)arg)->done;
 }
 
-/* Posts fn as a task and blocks until the op finishes. */
+/* Lock NOT held. Posts fn as a task and blocks until the op finishes. */
 static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
+  MMP__ASSERT_UNLOCKED(e);
   op->e = e;
   op->done = 0;
   op->rc = 0;
-  uv_mutex_lock(&e->lock);
-  mmp__engine_post(e, &op->task, fn, op);
-  uv_mutex_unlock(&e->lock);
+  mmp__lock(e);
+  mmp__engine_post_locked(e, &op->task, fn, op);
+  mmp__unlock(e);
   mmp__progress_until(e, op_done_pred, op);
   return op->rc;
 }
 
-/* ---- Bootstrap client callbacks ---------------------------------------- */
+/* ---- Bootstrap client callbacks (loop context, lock not held) --------- */
 
 static void boot_event(void *ctx, uint32_t kind, int rank, int code,
                        const char *msg) {
   mmp__engine_t *e = ctx;
   mmp__tp_conn_t *conn = NULL;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   if (kind == MMP__BOOT_EV_RANK_FAILED && rank >= 0 && rank < e->cfg.size &&
       rank != e->cfg.rank) {
     MMP__LOG(MMP__LOG_WARN, "rank %d failed: %s", rank, msg);
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     if (e->peers[rank].state != MMP__P_DOWN) {
       conn = e->peers[rank].conn;
-      mmp__p2p_fail_peer(e, rank, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     if (conn != NULL)
       e->ops->abort(conn, MMP_EPEERLOST, "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
@@ -95,18 +102,20 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
 static void boot_lost(void *ctx, int err, const char *reason) {
   mmp__engine_t *e = ctx;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   e->boot_lost = 1;
   if (err != 0 && !e->finalizing)
     MMP__LOG(MMP__LOG_WARN, "lost the rendezvous service: %s", reason);
-  mmp__engine_notify(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__engine_notify_locked(e);
+  mmp__unlock(e);
 }
 
 /* ---- Start-up ----------------------------------------------------------- */
 
 /* This kernel's identity: processes in different network namespaces of
- * one machine (the emulated cluster, containers) share it and so share
+ * one machine (the cluster tests' hosts, containers) share it and so share
  * the CPUs. Empty when unknown. */
 static void machine_id(char *out, size_t cap) {
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -132,6 +141,7 @@ static void machine_id(char *out, size_t cap) {
 static void machine_resolve(mmp__engine_t *e, int same) {
   int ncpu = uv_available_parallelism();
 
+  MMP__ASSERT_LOCKED(e);
   if (same > ncpu)
     MMP__LOG(MMP__LOG_DEBUG,
              "%d ranks share this machine's %d CPUs: waits poll and yield",
@@ -165,13 +175,14 @@ static void got_addrs(void *arg, int status, size_t count,
   size_t i;
   int same = 1, r = 0;
 
+  MMP__ASSERT_LOOP(e);
   if (status < 0 || count != (size_t)e->cfg.size) {
     MMP__LOG(MMP__LOG_ERROR, "address exchange failed: %s",
              mmp_strerror(status < 0 ? status : MMP_EPROTO));
     op_finish(op, MMP_EBOOT);
     return;
   }
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   for (i = 0; i < count && r >= 0; i++) {
     if ((int)i == e->cfg.rank)
       continue;
@@ -180,7 +191,7 @@ static void got_addrs(void *arg, int status, size_t count,
   }
   if (r >= 0)
     machine_resolve(e, same);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (r < 0) {
     MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
@@ -223,6 +234,8 @@ static void boot_connected(void *arg, int status, size_t count,
   (void)values;
   (void)lens;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   if (status < 0) {
     MMP__LOG(MMP__LOG_ERROR, "cannot join the rendezvous at %s: %s",
              e->cfg.boot_addr, mmp_strerror(status));
@@ -293,12 +306,13 @@ static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
                              -1);
 }
 
-/* Sets an engine flag that some thread may be waiting on. */
+/* Lock NOT held. Sets an engine flag that some thread may be waiting on. */
 static void set_and_notify(mmp__engine_t *e, int *flag) {
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   *flag = 1;
-  mmp__engine_notify(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__engine_notify_locked(e);
+  mmp__unlock(e);
 }
 
 static void boot_server_all_done(void *ctx) {
@@ -306,12 +320,15 @@ static void boot_server_all_done(void *ctx) {
   set_and_notify(e, &e->boot_all_done);
 }
 
+/* Loop context (a task), lock not held. */
 static void boot_start_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
   mmp__boot_client_cb_t ccb;
   int rc;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   if (e->cfg.host_boot) {
     mmp__boot_server_cb_t scb;
     char name[128];
@@ -341,21 +358,24 @@ static void boot_start_task(void *arg) {
     op_finish(op, MMP_EBOOT);
 }
 
+/* Loop context (a task), lock not held. */
 static void connect_all_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
   int i;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   /* Each pair connects once: the lower rank dials. */
   for (i = e->cfg.rank + 1; i < e->cfg.size; i++) {
     if (e->peers[i].state == MMP__P_IDLE) {
       e->peers[i].state = MMP__P_CONNECTING;
       if (e->ops->connect(e->tp, i, (struct sockaddr *)&e->peers[i].addr) != 0)
-        mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+        mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     }
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   op_finish(op, 0);
 }
 
@@ -410,10 +430,12 @@ static void timer_flag(uv_timer_t *t) {
   *(int *)t->data = 1;
 }
 
-/* Only thread left: runs the loop until *flag is set or `ms` pass. */
+/* Loop context, the only thread left (mmp__engine_stop_thread): runs the
+ * loop until *flag is set or `ms` pass. */
 static void run_until(mmp__engine_t *e, int *flag, unsigned ms) {
   int fired = 0;
 
+  MMP__ASSERT_LOOP(e);
   e->timer.data = &fired;
   uv_timer_start(&e->timer, timer_flag, ms, 0);
   while (!*flag && !fired)
@@ -462,10 +484,12 @@ static void fence_done(void *arg, int status, size_t count,
   op_finish(arg, status < 0 ? MMP_EBOOT : 0);
 }
 
+/* Loop context (a task), lock not held. */
 static void fence_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
 
+  MMP__ASSERT_LOOP(e);
   if (e->boot == NULL || e->boot_lost ||
       mmp__boot_fence(e->boot, 1, fence_done, op) != 0)
     op_finish(op, MMP_EBOOT);
@@ -476,14 +500,17 @@ static void close_timeout(uv_timer_t *t) {
   set_and_notify(e, &e->close_timed_out);
 }
 
+/* Loop context (a task), lock not held. */
 static void close_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   e->closing = 1;
-  mmp__p2p_close_all(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__p2p_close_all_locked(e);
+  mmp__unlock(e);
   e->timer.data = e;
   uv_timer_start(&e->timer, close_timeout, 10000, 0);
   op_finish(op, 0);
@@ -491,7 +518,7 @@ static void close_task(void *arg) {
 
 static int closed_pred(void *arg) {
   mmp__engine_t *e = arg;
-  return e->close_timed_out || mmp__p2p_all_closed(e);
+  return e->close_timed_out || mmp__p2p_all_closed_locked(e);
 }
 
 /* ---- Public entry points ------------------------------------------------ */
@@ -616,9 +643,9 @@ int mmp_finalize(void) {
     uv_mutex_unlock(&init_mutex);
     return MMP_ENOTINIT;
   }
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   e->finalizing = 1;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (!e->cfg.singleton) {
     memset(&op, 0, sizeof(op));
     rc = op_run(e, &op, fence_task);
@@ -646,10 +673,12 @@ static void abort_sent(void *arg, int status, size_t count,
   op_finish(arg, 0);
 }
 
+/* Loop context (a task), lock not held. */
 static void abort_task(void *arg) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
 
+  MMP__ASSERT_LOOP(e);
   if (e->boot == NULL || e->boot_lost ||
       mmp__boot_abort(e->boot, op->rc, "mmp_abort called", abort_sent, op) != 0)
     op_finish(op, 0);
@@ -665,9 +694,9 @@ void mmp_abort(int code) {
     memset(&op, 0, sizeof(op));
     op.e = e;
     op.rc = code;
-    uv_mutex_lock(&e->lock);
-    mmp__engine_post(e, &op.task, abort_task, &op);
-    uv_mutex_unlock(&e->lock);
+    mmp__lock(e);
+    mmp__engine_post_locked(e, &op.task, abort_task, &op);
+    mmp__unlock(e);
     mmp__progress_until(e, op_done_pred, &op);
     /* The launcher now stops every rank, this one included; give it the
      * chance so that it reports the abort rather than our exit. */

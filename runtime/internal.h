@@ -11,10 +11,17 @@
  * libuv loop itself is not protected by it: only the loop's current owner
  * (see progress.c) may call libuv, and it runs uv_run without the lock.
  * Transport callbacks run in the owner's thread and take the lock.
+ *
+ * Contracts. A function whose name ends in _locked requires engine.lock.
+ * The lock is taken with mmp__lock() and released with mmp__unlock(), and
+ * "lock held", "lock NOT held" and "loop context" are asserted with
+ * MMP__ASSERT_LOCKED, MMP__ASSERT_UNLOCKED and MMP__ASSERT_LOOP (debug
+ * builds).
  */
 #ifndef MMP_RUNTIME_INTERNAL_H
 #define MMP_RUNTIME_INTERNAL_H
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -287,6 +294,8 @@ typedef struct mmp__engine_s {
   uv_thread_t thread;
   int thread_started;
   uv_mutex_t lock;
+  atomic_uintptr_t lock_owner;  /* mmp__lock()'s holder, or 0 (debug) */
+  atomic_uintptr_t loop_thread; /* the loop's runner, or 0 (debug) */
   uv_cond_t cv;      /* app threads: loop released or a request done */
   uv_cond_t prog_cv; /* the progress thread parks here */
   int owner;         /* MMP__OWN_* */
@@ -334,6 +343,93 @@ typedef struct mmp__engine_s {
 /* The process-wide engine while initialised, else NULL. */
 extern mmp__engine_t *mmp__eng;
 
+/* ---- Contracts: engine.lock and loop context -------------------------- */
+
+/* Records that the calling thread now holds engine.lock (`held` 1) or is
+ * about to give it up (0). Debug builds only. */
+static inline void mmp__lock_record(mmp__engine_t *e, int held) {
+#ifndef NDEBUG
+  uintptr_t self = mmp__thread_self();
+  uintptr_t was = atomic_exchange_explicit(&e->lock_owner, held ? self : 0,
+                                           memory_order_relaxed);
+
+  /* Whoever held the mutex before cleared the record (or never set it). */
+  assert(was == (held ? 0 : self));
+  (void)was;
+#else
+  (void)e;
+  (void)held;
+#endif
+}
+
+/*
+ * mmp__lock() and mmp__unlock() take and release engine.lock, recording in
+ * debug builds which thread holds it, so that MMP__ASSERT_LOCKED(e) (this
+ * thread holds it) and MMP__ASSERT_UNLOCKED(e) (it does not) can check the
+ * contracts. Pair them: a lock taken with mmp__lock() is released with
+ * mmp__unlock(), and a condition variable waits on it with mmp__cond_wait()
+ * or mmp__cond_timedwait(), never with uv_cond_wait().
+ *
+ * Code that still calls uv_mutex_lock(&e->lock) leaves no owner. The owner
+ * field then reads 0, and MMP__ASSERT_LOCKED settles for the lock being
+ * held by some thread (a failed trylock); MMP__ASSERT_UNLOCKED cannot see
+ * such a holder at all.
+ */
+static inline void mmp__lock(mmp__engine_t *e) {
+  /* Locking twice in one thread would deadlock. */
+  assert(atomic_load_explicit(&e->lock_owner, memory_order_relaxed) !=
+         mmp__thread_self());
+  uv_mutex_lock(&e->lock);
+  mmp__lock_record(e, 1);
+}
+
+static inline void mmp__unlock(mmp__engine_t *e) {
+  mmp__lock_record(e, 0);
+  uv_mutex_unlock(&e->lock);
+}
+
+/* 1 if the calling thread holds engine.lock, or if some thread holds it
+ * without having recorded itself (see above). */
+static inline int mmp__lock_held(mmp__engine_t *e) {
+  uintptr_t o = atomic_load_explicit(&e->lock_owner, memory_order_relaxed);
+
+  if (o != 0)
+    return o == mmp__thread_self();
+  if (uv_mutex_trylock(&e->lock) != 0)
+    return 1;
+  uv_mutex_unlock(&e->lock);
+  return 0;
+}
+
+#define MMP__ASSERT_LOCKED(e) assert(mmp__lock_held(e))
+#define MMP__ASSERT_UNLOCKED(e)                                                \
+  assert(atomic_load_explicit(&(e)->lock_owner, memory_order_relaxed) !=       \
+         mmp__thread_self())
+
+/* uv_cond_wait on engine.lock, which the caller holds (mmp__lock). */
+static inline void mmp__cond_wait(mmp__engine_t *e, uv_cond_t *cv) {
+  mmp__lock_record(e, 0);
+  uv_cond_wait(cv, &e->lock);
+  mmp__lock_record(e, 1);
+}
+
+/* The same for at most `ns` nanoseconds; uv_cond_timedwait's result. */
+static inline int mmp__cond_timedwait(mmp__engine_t *e, uv_cond_t *cv,
+                                      uint64_t ns) {
+  int rc;
+
+  mmp__lock_record(e, 0);
+  rc = uv_cond_timedwait(cv, &e->lock, ns);
+  mmp__lock_record(e, 1);
+  return rc;
+}
+
+/* Loop context: the calling thread runs the engine's loop (progress.c
+ * records the runner); only it may call libuv on it. */
+#define MMP__ASSERT_LOOP(e)                                                    \
+  assert(atomic_load_explicit(&(e)->loop_thread, memory_order_relaxed) ==      \
+         mmp__thread_self())
+
 /* ---- Progress engine (progress.c) -------------------------------------- */
 
 /* Initialises the loop, locks and async handle. Returns 0 or MMP_ENOMEM. */
@@ -342,10 +438,12 @@ int mmp__engine_init(mmp__engine_t *e);
 /* Starts the background progress thread. Returns 0 or MMP_EINTERNAL. */
 int mmp__engine_start_thread(mmp__engine_t *e);
 
-/* Stops and joins the progress thread; the caller then owns the loop. */
+/* Lock NOT held. Stops and joins the progress thread; the calling thread
+ * then runs the loop (loop context) until mmp__engine_fini. */
 void mmp__engine_stop_thread(mmp__engine_t *e);
 
-/* Closes the async handle, runs the loop empty and closes it. */
+/* Loop context, after mmp__engine_stop_thread. Closes the async handle,
+ * runs the loop empty and closes it. */
 void mmp__engine_fini(mmp__engine_t *e);
 
 /*
@@ -355,7 +453,8 @@ void mmp__engine_fini(mmp__engine_t *e);
  */
 void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg);
 
-/* Runs the loop once as its only user (the progress thread stopped). */
+/* Loop context, after mmp__engine_stop_thread. Runs the loop once as its
+ * only user. */
 void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode);
 
 /*
@@ -369,17 +468,18 @@ int mmp__progress_sleepy(int on);
 /* Requests moving more than this many bytes are waited for sleepily. */
 #define MMP__BULK_BYTES (4u * 1024)
 
-/* Makes one non-blocking pass over the loop if no thread owns it. */
+/* Lock NOT held. Makes one non-blocking pass over the loop if no thread
+ * owns it. */
 void mmp__progress_poke(mmp__engine_t *e);
 
 /* Lock held. Queues fn(arg) to run in loop context (lock not held) and
  * wakes the loop's owner. The task memory is the caller's until fn runs. */
-void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
-                      void *arg);
+void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                             void *arg);
 
 /* Lock held. Wakes whoever must notice a change: cv waiters and, outside
  * loop context, the loop's owner. */
-void mmp__engine_notify(mmp__engine_t *e);
+void mmp__engine_notify_locked(mmp__engine_t *e);
 
 /* Returns 1 when the calling thread is running the loop. */
 int mmp__in_loop(void);
@@ -404,7 +504,7 @@ int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
 
 /* Loop context, lock held. Writes what the dirty peers' queues allow. */
-void mmp__p2p_pump_dirty(mmp__engine_t *e);
+void mmp__p2p_pump_dirty_locked(mmp__engine_t *e);
 
 /*
  * Loop context, lock NOT held. Pings peers that have been quiet for a
@@ -417,7 +517,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e);
 /* Lock held. Fails every operation involving `peer` with `err`. Does not
  * close the connection: a caller in loop context that wants it gone takes
  * peers[peer].conn first and aborts it after dropping the lock. */
-void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err);
+void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err);
 
 /* Allocates the peer table and cookie table. Returns 0 or MMP_ENOMEM. */
 int mmp__p2p_init(mmp__engine_t *e);
@@ -426,16 +526,17 @@ void mmp__p2p_fini(mmp__engine_t *e);
 
 /* Lock held, loop context. Starts the orderly close of every connection
  * (BYE, half-close). */
-void mmp__p2p_close_all(mmp__engine_t *e);
+void mmp__p2p_close_all_locked(mmp__engine_t *e);
 /* Lock held. 1 when no connection is still open. */
-int mmp__p2p_all_closed(mmp__engine_t *e);
+int mmp__p2p_all_closed_locked(mmp__engine_t *e);
 /* Lock held. 1 when every send queue and data queue is empty. */
-int mmp__p2p_quiet(mmp__engine_t *e);
+int mmp__p2p_quiet_locked(mmp__engine_t *e);
 
 /*
- * The point-to-point core the public calls and the collectives use. `peer`
- * is a world rank (or MMP_ANY_SOURCE for receives); `ctx` a context id.
- * `req` is caller-provided storage (heap or stack) initialised by the call.
+ * Lock NOT held. The point-to-point core the public calls and the
+ * collectives use. `peer` is a world rank (or MMP_ANY_SOURCE for
+ * receives); `ctx` a context id. `req` is caller-provided storage (heap or
+ * stack) initialised by the call.
  */
 int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                const void *buf, size_t len, int peer, int tag, unsigned mode,

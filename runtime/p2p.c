@@ -29,6 +29,7 @@
  * Control frames (CTS, CREDIT, PING) go in their own queue that never waits
  * for credit, so two ranks flooding each other cannot deadlock on credit.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,7 @@ static int matches(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc,
 static uint64_t cookie_register(mmp__engine_t *e, mmp_request_t *r) {
   uint32_t idx, gen;
 
+  assert(r->cookie == 0); /* one registration at a time */
   if (e->cookie_free == 0) {
     uint32_t ncap = e->cookie_cap ? e->cookie_cap * 2 : 64, i;
     mmp_request_t **nr = realloc(e->cookie_req, ncap * sizeof(*nr));
@@ -116,6 +118,7 @@ static void cookie_release(mmp__engine_t *e, mmp_request_t *r) {
   if (r->cookie == 0)
     return;
   idx--;
+  assert(idx < e->cookie_cap && e->cookie_req[idx] == r);
   e->cookie_req[idx] = NULL;
   e->cookie_next[idx] = e->cookie_free;
   e->cookie_free = idx + 1;
@@ -131,8 +134,14 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
   mmp__req_cb cb = r->cb;
   void *cb_arg = r->cb_arg;
 
+  MMP__ASSERT_LOCKED(e);
   if (r->state == MMP__RQ_DONE)
     return;
+  /* The transport must be done with the buffer before its owner sees it
+   * complete (and may free it). */
+  assert(r->nwrites == 0);
+  assert(r->kind == MMP__REQ_SEND || r->kind == MMP__REQ_RECV ||
+         r->kind == MMP__REQ_COLL);
   cookie_release(e, r);
   if (r->err == 0)
     r->err = err;
@@ -149,12 +158,13 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
   if (cb != NULL)
     cb(r, cb_arg);
   else
-    mmp__engine_notify(e);
+    mmp__engine_notify_locked(e);
 }
 
 /* Completes a receive that got `bytes` of a `msg_len`-byte message. */
 static void recv_complete(mmp__engine_t *e, mmp_request_t *r, int src, int tag,
                           uint64_t msg_len, size_t bytes) {
+  assert(r->kind == MMP__REQ_RECV && bytes <= r->len);
   r->status.source = comm_local(r->comm, src);
   r->status.tag = tag;
   r->status.bytes = bytes;
@@ -196,36 +206,40 @@ static void ensure_connect(mmp__engine_t *e, int peer) {
   mmp__peer_t *p = &e->peers[peer];
   connect_req_t *c;
 
+  MMP__ASSERT_LOCKED(e);
   if (p->state != MMP__P_IDLE)
     return;
   c = malloc(sizeof(*c));
   if (c == NULL) {
-    mmp__p2p_fail_peer(e, peer, MMP_ENOMEM);
+    mmp__p2p_fail_peer_locked(e, peer, MMP_ENOMEM);
     return;
   }
   p->state = MMP__P_CONNECTING;
   c->e = e;
   c->peer = peer;
-  mmp__engine_post(e, &c->task, connect_task, c);
+  mmp__engine_post_locked(e, &c->task, connect_task, c);
 }
 
+/* Loop context (a task), lock not held. */
 static void connect_task(void *arg) {
   connect_req_t *c = arg;
   mmp__engine_t *e = c->e;
   mmp__peer_t *p = &e->peers[c->peer];
   int rc = MMP_EADDR;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   if (p->state == MMP__P_CONNECTING && e->tp != NULL) {
     if (p->have_addr)
       rc = e->ops->connect(e->tp, c->peer, (struct sockaddr *)&p->addr);
     if (rc != 0) {
       MMP__LOG(MMP__LOG_ERROR, "cannot connect to rank %d: %s", c->peer,
                mmp_strerror(rc));
-      mmp__p2p_fail_peer(e, c->peer, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, c->peer, MMP_EPEERLOST);
     }
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   free(c);
 }
 
@@ -245,6 +259,8 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
   size_t len = 0, i;
   mmp__out_t *o;
 
+  MMP__ASSERT_LOCKED(e);
+  assert(peer != e->cfg.rank); /* self-sends never make frames */
   if (p->state == MMP__P_DOWN || p->state == MMP__P_CLOSED)
     return MMP_EPEERLOST;
   if (p->state == MMP__P_UP && mmp__list_empty(q) && !tmp->needs_credit &&
@@ -301,6 +317,7 @@ static int send_ctrl(mmp__engine_t *e, int peer, uint8_t type, uint16_t flags,
   mmp__out_t tmp;
   int rc;
 
+  MMP__ASSERT_LOCKED(e);
   memset(&tmp, 0, sizeof(tmp));
   tmp.w.hdr.type = type;
   tmp.w.hdr.flags = flags;
@@ -316,8 +333,10 @@ static int send_ctrl(mmp__engine_t *e, int peer, uint8_t type, uint16_t flags,
 static void credit_consumed(mmp__engine_t *e, int peer, uint64_t cost) {
   mmp__peer_t *p = &e->peers[peer];
 
+  MMP__ASSERT_LOCKED(e);
   if (peer == e->cfg.rank)
     return;
+  assert(p->rx_used >= cost);
   p->rx_used -= cost;
   p->owed += cost;
   if (p->owed > 0 && (p->owed >= e->cfg.eager_buffer / 4 || p->starving) &&
@@ -336,6 +355,8 @@ static void pump_peer(mmp__engine_t *e, int peer) {
   mmp__peer_t *p = &e->peers[peer];
   mmp__list_t *it;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_LOCKED(e);
   if (p->state != MMP__P_UP && p->state != MMP__P_CLOSING)
     return;
   while ((it = mmp__list_head(&p->ctrlq)) != NULL) {
@@ -358,6 +379,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
       }
       p->tx_credit -= (int64_t)o->cost;
       o->needs_credit = 0;
+      assert(p->credit_waiters > 0);
       p->credit_waiters--;
     }
     mmp__list_remove(it);
@@ -371,6 +393,8 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     uint64_t n = r->allowed - r->sent;
     mmp__out_t *o;
+
+    assert(r->state == MMP__RQ_SENDING && r->sent < r->allowed);
     if (n > e->cfg.chunk)
       n = e->cfg.chunk;
     o = out_new(e, peer, 0);
@@ -407,11 +431,14 @@ static void pump_peer(mmp__engine_t *e, int peer) {
   }
 }
 
-void mmp__p2p_pump_dirty(mmp__engine_t *e) {
+void mmp__p2p_pump_dirty_locked(mmp__engine_t *e) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_LOCKED(e);
   while ((it = mmp__list_head(&e->dirty)) != NULL) {
     mmp__peer_t *p = mmp__container_of(it, mmp__peer_t, dirty_node);
+    assert(p->dirty);
     mmp__list_remove(it);
     p->dirty = 0;
     pump_peer(e, (int)(p - e->peers));
@@ -427,11 +454,15 @@ static void out_written(mmp__tp_write_t *w, int status) {
   int peer = o->peer;
   uint8_t type = o->w.hdr.type;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   if (type == MMP__F_DATA) {
+    assert(p->data_inflight >= o->chunk);
     p->data_inflight -= o->chunk;
   }
   if (r != NULL) {
+    assert(r->nwrites > 0);
     r->nwrites--;
     if (status != 0 && r->err == 0)
       r->err = MMP_EPEERLOST;
@@ -447,7 +478,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
     e->ops->shutdown(p->conn, 5000);
   free(o);
   pump_peer(e, peer);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 /* ---- Starting sends ----------------------------------------------------- */
@@ -458,6 +489,7 @@ static void req_init(mmp_request_t *r, int kind, const mmp_comm_t *comm,
   mmp__req_cb cb = r->cb;
   void *cb_arg = r->cb_arg;
 
+  assert(kind == MMP__REQ_SEND || kind == MMP__REQ_RECV);
   memset(r, 0, sizeof(*r));
   r->on_heap = heap;
   r->cb = cb;
@@ -479,8 +511,10 @@ static mmp_request_t *match_posted(mmp__engine_t *e, uint32_t ctx, int src,
                                    int tag) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOCKED(e);
   mmp__list_foreach(it, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    assert(r->kind == MMP__REQ_RECV && r->state == MMP__RQ_POSTED);
     if (matches(r->ctx, r->peer, r->tag, ctx, src, tag)) {
       mmp__list_remove(it);
       return r;
@@ -527,7 +561,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     r->state = MMP__RQ_SELF;
   }
   mmp__list_insert_tail(&e->unexpected, &u->node);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   return 0;
 }
 
@@ -600,6 +634,9 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
 int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       const void *buf, size_t len, int peer, int tag,
                       unsigned mode, mmp_request_t *r) {
+  MMP__ASSERT_LOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size);
+  assert(buf != NULL || len == 0);
   req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
   e->app_at = uv_hrtime();
   if (peer == e->cfg.rank)
@@ -615,9 +652,10 @@ int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                mmp_request_t *r) {
   int rc;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   rc = mmp__isend_locked(e, comm, ctx, buf, len, peer, tag, mode, r);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -628,6 +666,8 @@ static void rndv_accept(mmp__engine_t *e, mmp_request_t *r, int src,
                         uint64_t scookie, uint64_t len) {
   int rc;
 
+  MMP__ASSERT_LOCKED(e);
+  assert(r->kind == MMP__REQ_RECV);
   r->src = src;
   r->msg_len = len;
   r->allowed = len < r->len ? len : r->len;
@@ -650,8 +690,10 @@ static void rndv_accept(mmp__engine_t *e, mmp_request_t *r, int src,
 }
 
 static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
-  if (u->data != NULL)
-    e->unexp_bytes -= u->kind == MMP__U_EAGER ? u->len : 0;
+  if (u->data != NULL && u->kind == MMP__U_EAGER) {
+    assert(e->unexp_bytes >= u->len);
+    e->unexp_bytes -= u->len;
+  }
   free(u->data);
   free(u);
 }
@@ -660,6 +702,9 @@ static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
 static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   size_t n = min_size(u->len, r->len);
 
+  MMP__ASSERT_LOCKED(e);
+  assert(r->kind == MMP__REQ_RECV && r->state != MMP__RQ_POSTED);
+  assert(mmp__list_empty(&u->node));
   r->src = u->src;
   switch (u->kind) {
   case MMP__U_EAGER:
@@ -713,6 +758,9 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       mmp_request_t *r) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOCKED(e);
+  assert(peer == MMP_ANY_SOURCE || (peer >= 0 && peer < e->cfg.size));
+  assert(buf != NULL || cap == 0);
   req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
   e->app_at = uv_hrtime();
   mmp__list_foreach(it, &e->unexpected) {
@@ -738,13 +786,15 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                void *buf, size_t cap, int peer, int tag, mmp_request_t *r) {
   int rc;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   rc = mmp__irecv_locked(e, comm, ctx, buf, cap, peer, tag, r);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
 int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
+  MMP__ASSERT_LOCKED(e);
   if (r->kind != MMP__REQ_RECV || r->state != MMP__RQ_POSTED)
     return MMP_EAGAIN;
   mmp__list_remove(&r->node);
@@ -756,6 +806,7 @@ int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
 }
 
 void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *r, int err) {
+  MMP__ASSERT_LOCKED(e);
   req_complete(e, r, err);
 }
 
@@ -763,6 +814,7 @@ int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                        int peer, int tag, mmp_status_t *st) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOCKED(e);
   mmp__list_foreach(it, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {
@@ -829,7 +881,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
   sink->len = (size_t)h->len;
   p->rx_kind = MMP__RX_UNEXP;
   p->rx_target = u;
-  mmp__engine_notify(e); /* a blocked probe can see the envelope now */
+  mmp__engine_notify_locked(e); /* a blocked probe can see the envelope now */
   return 0;
 }
 
@@ -879,7 +931,7 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
   u->cookie = h->a0;
   u->complete = 1;
   mmp__list_insert_tail(&e->unexpected, &u->node);
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
   return 0;
 }
 
@@ -926,6 +978,9 @@ static int rx_data_done(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
   mmp__peer_t *p = &e->peers[peer];
   mmp_request_t *r = p->rx_target;
 
+  /* The transport reports a payload done only after rx_data accepted it. */
+  assert(p->rx_kind == MMP__RX_REQ && r != NULL);
+  assert(r->state == MMP__RQ_WAIT_DATA && h->len <= r->allowed - r->xfer);
   p->rx_kind = MMP__RX_NONE;
   p->rx_target = NULL;
   r->xfer += h->len;
@@ -956,7 +1011,10 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   mmp__engine_t *e = ctx;
   int rc = 0;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  mmp__lock(e);
   e->peers[peer].last_rx = uv_now(&e->loop);
   switch (h->type) {
   case MMP__F_EAGER:
@@ -986,7 +1044,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   default:
     rc = MMP_EPROTO;
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -994,12 +1052,14 @@ int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
   mmp__engine_t *e = ctx;
   int rc = 0;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   if (h->type == MMP__F_EAGER)
     rc = rx_eager_done(e, peer, h);
   else if (h->type == MMP__F_DATA)
     rc = rx_data_done(e, peer, h);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return rc;
 }
 
@@ -1009,11 +1069,13 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   mmp__engine_t *e = ctx;
   mmp__peer_t *p = &e->peers[peer];
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   if (p->state == MMP__P_DOWN) {
     /* Lost once: operations with it already failed; do not resurrect. The
      * abort calls peer_down, which takes the lock. */
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     e->ops->abort(conn, MMP_EPEERLOST, "peer was declared lost");
     return;
   }
@@ -1027,29 +1089,31 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   }
   MMP__LOG(MMP__LOG_DEBUG, "connected to rank %d", peer);
   pump_peer(e, peer);
-  mmp__engine_notify(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__engine_notify_locked(e);
+  mmp__unlock(e);
 }
 
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   mmp__engine_t *e = ctx;
   mmp__peer_t *p = &e->peers[peer];
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   /* A peer sends BYE only after the finalize fence, so a BYE means an
    * orderly close even if our own fence reply has not been seen yet. */
   if (p->state == MMP__P_CLOSING || p->bye) {
     p->state = MMP__P_CLOSED;
     p->conn = NULL;
-    mmp__engine_notify(e);
-    uv_mutex_unlock(&e->lock);
+    mmp__engine_notify_locked(e);
+    mmp__unlock(e);
   } else if (p->state != MMP__P_DOWN) {
     MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", peer, reason);
-    mmp__p2p_fail_peer(e, peer, MMP_EPEERLOST);
-    uv_mutex_unlock(&e->lock);
+    mmp__p2p_fail_peer_locked(e, peer, MMP_EPEERLOST);
+    mmp__unlock(e);
     report_suspect(e, peer, reason);
   } else {
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
   }
 }
 
@@ -1058,6 +1122,8 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
   uint64_t quiet = timeout / 4;
   int i;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     mmp__tp_conn_t *conn = NULL;
@@ -1065,20 +1131,20 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
 
     if (i == e->cfg.rank)
       continue;
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     if (p->state == MMP__P_UP && now - p->last_rx >= timeout) {
       snprintf(why, sizeof(why), "no sign of life for %.1f s",
                (double)(now - p->last_rx) / 1000);
       MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", i, why);
       conn = p->conn;
-      mmp__p2p_fail_peer(e, i, MMP_EPEERLOST);
+      mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     } else if (p->state == MMP__P_UP && now - p->last_rx >= quiet &&
                now - p->last_ping >= quiet) {
       /* Any frame answers for it; a quiet link gets asked. */
       p->last_ping = now;
       send_ctrl(e, i, MMP__F_PING, MMP__FF_REQ, 0, 0, 0);
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     if (conn != NULL) {
       /* peer_down will find the peer already lost and stay quiet. */
       e->ops->abort(conn, MMP_ETIMEDOUT, why);
@@ -1092,9 +1158,11 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
 static void report_suspect(mmp__engine_t *e, int peer, const char *why) {
   int quiet;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   quiet = e->boot_lost || e->finalizing;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (e->boot != NULL && !quiet)
     mmp__boot_suspect(e->boot, peer, why, NULL, NULL);
 }
@@ -1106,19 +1174,24 @@ static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
   while ((it = mmp__list_head(q)) != NULL) {
     mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
     mmp__list_remove(it);
-    if (o->needs_credit)
+    if (o->needs_credit) {
+      assert(e->peers[o->peer].credit_waiters > 0);
       e->peers[o->peer].credit_waiters--;
+    }
+    assert(o->req == NULL || o->req->nwrites > 0);
     if (o->req != NULL && --o->req->nwrites == 0)
       req_complete(e, o->req, err);
     free(o);
   }
 }
 
-void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
+void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
   mmp__peer_t *p = &e->peers[peer];
   mmp__list_t *it, *tmp, doomed;
   uint32_t i;
 
+  MMP__ASSERT_LOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
   e->nlost += p->state != MMP__P_DOWN;
   p->state = MMP__P_DOWN;
   p->conn = NULL;
@@ -1183,7 +1256,7 @@ void mmp__p2p_fail_peer(mmp__engine_t *e, int peer, int err) {
         (r->kind == MMP__REQ_RECV && r->src == peer))
       req_complete(e, r, err);
   }
-  mmp__engine_notify(e);
+  mmp__engine_notify_locked(e);
 }
 
 /* ---- Set-up and shut-down ---------------------------------------------- */
@@ -1206,9 +1279,11 @@ int mmp__p2p_init(mmp__engine_t *e) {
   return 0;
 }
 
-void mmp__p2p_close_all(mmp__engine_t *e) {
+void mmp__p2p_close_all_locked(mmp__engine_t *e) {
   int i;
 
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_LOCKED(e);
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     if (i == e->cfg.rank)
@@ -1223,9 +1298,10 @@ void mmp__p2p_close_all(mmp__engine_t *e) {
   }
 }
 
-int mmp__p2p_all_closed(mmp__engine_t *e) {
+int mmp__p2p_all_closed_locked(mmp__engine_t *e) {
   int i;
 
+  MMP__ASSERT_LOCKED(e);
   for (i = 0; i < e->cfg.size; i++) {
     int s = e->peers[i].state;
     if (i != e->cfg.rank &&
@@ -1235,9 +1311,10 @@ int mmp__p2p_all_closed(mmp__engine_t *e) {
   return 1;
 }
 
-int mmp__p2p_quiet(mmp__engine_t *e) {
+int mmp__p2p_quiet_locked(mmp__engine_t *e) {
   int i;
 
+  MMP__ASSERT_LOCKED(e);
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     if (!mmp__list_empty(&p->sendq) || !mmp__list_empty(&p->ctrlq) ||

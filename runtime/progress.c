@@ -11,31 +11,31 @@
  *    and runs it itself (uv_run), so the data's arrival wakes that very
  *    thread: at most one wake-up per message. It polls (UV_RUN_NOWAIT)
  *    while frames keep moving and for MINIMP_SPIN_US after the last one,
- *    so ping-pongs and bulk transfers need no wake-up at all. By default
- *    that is 50 us; on a machine with more ranks than CPUs it is 1 ms and
- *    every pass yields the CPU (MINIMP_SPIN_YIELD), so a peer with work
- *    runs first and the next frame is found without a wake-up.
+ *    so ping-pongs and bulk transfers need no wake-up at all. On a machine
+ *    with more ranks than CPUs every pass yields the CPU
+ *    (MINIMP_SPIN_YIELD), so a peer with work runs first and the next
+ *    frame is found without a wake-up.
  *  - A background progress thread takes the loop when no application
- *    thread has called the library for MINIMP_PROGRESS_GRACE_US (default
- *    1 ms; it checks with an exponential back-off up to
- *    MINIMP_PROGRESS_CHECK_US, 4 ms, or 64 ms where ranks outnumber CPUs
- *    and each check would preempt one), so
- *    eager data, rendezvous handshakes and large transfers keep moving
- *    while the application computes. When an application thread needs the
- *    loop back it wakes the progress thread with uv_async_send and waits
- *    for the hand-over.
+ *    thread has called the library for MINIMP_PROGRESS_GRACE_US, so eager
+ *    data, rendezvous handshakes and large transfers keep moving while the
+ *    application computes. It looks with an exponential back-off up to
+ *    MINIMP_PROGRESS_CHECK_US, longer where ranks outnumber CPUs, because
+ *    there each look preempts a rank. When an application thread needs
+ *    the loop back it wakes the progress thread with uv_async_send and
+ *    waits for the hand-over.
  *
  * The grace period makes ownership sticky: a thread that alternates
  * between short computations and waits keeps the loop and never pays a
- * hand-over. On the 2-core test machine a cross-thread wake-up costs about
- * 30 us, ten times the loopback round trip, which is why a design with a
- * progress thread that always owns the loop was measured and rejected
- * (docs/progress.md).
+ * hand-over. A cross-thread wake-up costs many loopback round trips, which
+ * is why the progress thread does not own the loop for good. The defaults
+ * and the figures behind them are in docs/progress.md ("What we measured
+ * before choosing", "The design: the loop has one owner at a time").
  *
  * Work that application threads create for the loop (queued frames,
  * connection requests, bootstrap calls) is posted as tasks or dirty peers
  * and signalled with uv_async_send; whoever owns the loop next runs it.
  */
+#include <assert.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,7 +47,6 @@
  * it (engine_drive). */
 #define SPIN_SKIP_AFTER 2
 
-static _Thread_local int tls_in_loop;
 static _Thread_local int tls_sleepy;
 
 int mmp__progress_sleepy(int on) {
@@ -57,14 +56,36 @@ int mmp__progress_sleepy(int on) {
 }
 
 int mmp__in_loop(void) {
-  return tls_in_loop;
+  return mmp__loop_current() != NULL;
+}
+
+/* The calling thread becomes the one that runs the loop. The loop's owner
+ * changes under engine.lock, so no other thread can be running it. */
+static void loop_enter(mmp__engine_t *e) {
+#ifndef NDEBUG
+  uintptr_t was = atomic_exchange_explicit(&e->loop_thread, mmp__thread_self(),
+                                           memory_order_relaxed);
+  assert(was == 0);
+#endif
+  mmp__loop_enter(&e->loop);
+}
+
+static void loop_leave(mmp__engine_t *e) {
+  mmp__loop_leave(&e->loop);
+#ifndef NDEBUG
+  uintptr_t was =
+      atomic_exchange_explicit(&e->loop_thread, 0, memory_order_relaxed);
+  assert(was == mmp__thread_self());
+#endif
 }
 
 /* Loop context: runs posted tasks and pumps the queues of dirty peers. */
 static void engine_async_cb(uv_async_t *h) {
   mmp__engine_t *e = h->data;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   for (;;) {
     mmp__list_t *it = mmp__list_head(&e->tasks);
     mmp__task_t *t;
@@ -73,12 +94,12 @@ static void engine_async_cb(uv_async_t *h) {
     t = mmp__container_of(it, mmp__task_t, node);
     mmp__list_remove(it);
     /* The task may free itself and takes the lock as it needs. */
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     t->fn(t->arg);
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
   }
-  mmp__p2p_pump_dirty(e);
-  uv_mutex_unlock(&e->lock);
+  mmp__p2p_pump_dirty_locked(e);
+  mmp__unlock(e);
 }
 
 int mmp__engine_init(mmp__engine_t *e) {
@@ -101,6 +122,9 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->tasks);
   e->owner = MMP__OWN_NONE;
   e->app_at = uv_hrtime();
+  atomic_init(&e->lock_owner, 0);
+  atomic_init(&e->loop_thread, 0);
+  mmp__loop_share(&e->loop);
   return 0;
 }
 
@@ -115,11 +139,9 @@ int mmp__engine_init(mmp__engine_t *e) {
  * it: after SPIN_SKIP_AFTER waits in a row that each outlasted the spin,
  * the next one sleeps at once, until a wait ends within spin_us again.
  * A rank woken from sleep that then spins through a long wait takes the
- * shared CPUs from the ranks still sending: on the emulated cluster (16
- * ranks, 2 cores), with a pause of a few ms between 1 KiB broadcasts, a
- * flat broadcast's max OL_i went from 1248 to 468 us with this rule
- * (medians of 6 paired rounds; performance.md). Waits that end within the
- * spin, as in back-to-back collectives, keep spinning.
+ * shared CPUs from the ranks still sending. Waits that end within the
+ * spin, as in back-to-back collectives, keep spinning. The figures are in
+ * docs/progress.md ("The design: the loop has one owner at a time").
  */
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
@@ -127,6 +149,8 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t idle_since = uv_hrtime(), start = idle_since;
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
 
+  MMP__ASSERT_LOCKED(e);
+  assert(e->owner == MMP__OWN_NONE);
   /* Where polling yields: not for bulk waits (mmp__progress_sleepy), nor
    * after long waits. */
   if (e->cfg.spin_yield && (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
@@ -134,11 +158,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   poll = budget > 0;
 
   e->owner = MMP__OWN_APP;
-  uv_mutex_unlock(&e->lock);
-  tls_in_loop = 1;
+  mmp__unlock(e);
+  loop_enter(e);
   for (;;) {
     uv_run(&e->loop, poll ? UV_RUN_NOWAIT : UV_RUN_ONCE);
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
+    assert(e->owner == MMP__OWN_APP);
     e->polls += (uint64_t)poll;
     if (pred(arg))
       break;
@@ -147,7 +172,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       poll = budget > 0; /* bytes moved: poll again, from now */
       passes = 0;
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     if (poll && yield)
       sched_yield(); /* a runnable peer on this CPU goes first */
     /* Reading the clock costs as much as a poll on a VM: do it on the
@@ -160,7 +185,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
         poll = 0;
     }
   }
-  tls_in_loop = 0;
+  loop_leave(e);
   if (yield) {
     int spun_out = uv_hrtime() - start > (uint64_t)e->cfg.spin_us * 1000;
     e->long_waits = spun_out ? e->long_waits + (e->long_waits < 255) : 0;
@@ -171,9 +196,11 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
 }
 
 void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(!mmp__in_loop()); /* it would wait for itself */
+  mmp__lock(e);
   if (pred(arg)) {
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     return;
   }
   e->claims++;
@@ -187,25 +214,29 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
     if (e->owner == MMP__OWN_PROGRESS)
       uv_async_send(&e->wakeup);
     e->waiters++;
-    uv_cond_wait(&e->cv, &e->lock);
+    mmp__cond_wait(e, &e->cv);
+    assert(e->waiters > 0);
     e->waiters--;
   }
+  assert(e->claims > 0);
   e->claims--;
   e->app_at = uv_hrtime();
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 void mmp__progress_poke(mmp__engine_t *e) {
-  if (tls_in_loop)
+  MMP__ASSERT_UNLOCKED(e);
+  if (mmp__in_loop())
     return;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (e->owner == MMP__OWN_NONE) {
     e->owner = MMP__OWN_APP;
-    uv_mutex_unlock(&e->lock);
-    tls_in_loop = 1;
+    mmp__unlock(e);
+    loop_enter(e);
     uv_run(&e->loop, UV_RUN_NOWAIT);
-    tls_in_loop = 0;
-    uv_mutex_lock(&e->lock);
+    loop_leave(e);
+    mmp__lock(e);
+    assert(e->owner == MMP__OWN_APP);
     e->owner = MMP__OWN_NONE;
     if (e->waiters > 0)
       uv_cond_broadcast(&e->cv);
@@ -214,11 +245,12 @@ void mmp__progress_poke(mmp__engine_t *e) {
    * the loop back once its uv_run returns, and a polling application
    * drives progress itself again instead of through its wake-ups. */
   e->app_at = uv_hrtime();
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
-void mmp__engine_post(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
-                      void *arg) {
+void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                             void *arg) {
+  MMP__ASSERT_LOCKED(e);
   t->fn = fn;
   t->arg = arg;
   mmp__list_insert_tail(&e->tasks, &t->node);
@@ -244,9 +276,11 @@ static void timer_closed(uv_handle_t *h) {
 static void timer_fired(uv_timer_t *h) {
   engine_timer_t *t = h->data;
 
-  uv_mutex_lock(&t->e->lock);
+  MMP__ASSERT_LOOP(t->e);
+  MMP__ASSERT_UNLOCKED(t->e);
+  mmp__lock(t->e);
   t->cb(t->arg);
-  uv_mutex_unlock(&t->e->lock);
+  mmp__unlock(t->e);
   uv_close((uv_handle_t *)h, timer_closed);
 }
 
@@ -254,6 +288,8 @@ static void timer_fired(uv_timer_t *h) {
 static void timer_arm(void *arg) {
   engine_timer_t *t = arg;
 
+  MMP__ASSERT_LOOP(t->e);
+  MMP__ASSERT_UNLOCKED(t->e);
   uv_timer_init(&t->e->loop, &t->h);
   t->h.data = t;
   uv_timer_start(&t->h, timer_fired, t->ms, 0);
@@ -261,23 +297,26 @@ static void timer_arm(void *arg) {
 
 int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
                             void (*cb)(void *arg), void *arg) {
-  engine_timer_t *t = calloc(1, sizeof(*t));
+  engine_timer_t *t;
 
+  MMP__ASSERT_LOCKED(e);
+  t = calloc(1, sizeof(*t));
   if (t == NULL)
     return MMP_ENOMEM;
   t->e = e;
   t->ms = ms;
   t->cb = cb;
   t->arg = arg;
-  mmp__engine_post(e, &t->task, timer_arm, t);
+  mmp__engine_post_locked(e, &t->task, timer_arm, t);
   return 0;
 }
 
-void mmp__engine_notify(mmp__engine_t *e) {
+void mmp__engine_notify_locked(mmp__engine_t *e) {
+  MMP__ASSERT_LOCKED(e);
   if (e->waiters > 0)
     uv_cond_broadcast(&e->cv);
   /* An owner asleep in uv_run would not see a change made elsewhere. */
-  if (!tls_in_loop && e->owner != MMP__OWN_NONE)
+  if (!mmp__in_loop() && e->owner != MMP__OWN_NONE)
     uv_async_send(&e->wakeup);
 }
 
@@ -292,17 +331,18 @@ static void progress_main(void *arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   while (!e->stop) {
     uint64_t now = uv_hrtime();
     uint64_t idle = now - e->app_at;
     if (e->owner == MMP__OWN_NONE && e->claims == 0 && idle >= grace) {
       e->owner = MMP__OWN_PROGRESS;
-      uv_mutex_unlock(&e->lock);
-      tls_in_loop = 1;
+      mmp__unlock(e);
+      loop_enter(e);
       uv_run(&e->loop, UV_RUN_ONCE);
-      tls_in_loop = 0;
-      uv_mutex_lock(&e->lock);
+      loop_leave(e);
+      mmp__lock(e);
+      assert(e->owner == MMP__OWN_PROGRESS);
       e->owner = MMP__OWN_NONE;
       if (e->waiters > 0)
         uv_cond_broadcast(&e->cv);
@@ -314,12 +354,12 @@ static void progress_main(void *arg) {
      * goes quiet, the loop is taken over within grace + backoff. */
     if (e->owner == MMP__OWN_NONE && e->claims == 0 && grace - idle > backoff)
       backoff = grace - idle;
-    uv_cond_timedwait(&e->prog_cv, &e->lock, backoff);
+    mmp__cond_timedwait(e, &e->prog_cv, backoff);
     e->checks++;
     cap = (uint64_t)e->cfg.check_us * 1000; /* may change at init */
     backoff = backoff * 2 < cap ? backoff * 2 : cap;
   }
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 int mmp__engine_start_thread(mmp__engine_t *e) {
@@ -335,15 +375,20 @@ int mmp__engine_start_thread(mmp__engine_t *e) {
 }
 
 void mmp__engine_stop_thread(mmp__engine_t *e) {
-  if (!e->thread_started)
-    return;
-  uv_mutex_lock(&e->lock);
-  e->stop = 1;
-  uv_cond_signal(&e->prog_cv);
-  uv_mutex_unlock(&e->lock);
-  uv_async_send(&e->wakeup);
-  uv_thread_join(&e->thread);
-  e->thread_started = 0;
+  MMP__ASSERT_UNLOCKED(e);
+  assert(!mmp__in_loop());
+  if (e->thread_started) {
+    mmp__lock(e);
+    e->stop = 1;
+    uv_cond_signal(&e->prog_cv);
+    mmp__unlock(e);
+    uv_async_send(&e->wakeup);
+    uv_thread_join(&e->thread);
+    e->thread_started = 0;
+  }
+  /* The loop is this thread's alone from now on. */
+  assert(e->owner == MMP__OWN_NONE);
+  loop_enter(e);
 }
 
 static void engine_closed(uv_handle_t *h) {
@@ -351,19 +396,21 @@ static void engine_closed(uv_handle_t *h) {
 }
 
 void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode) {
-  tls_in_loop = 1;
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   uv_run(&e->loop, mode);
-  tls_in_loop = 0;
 }
 
 void mmp__engine_fini(mmp__engine_t *e) {
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   uv_close((uv_handle_t *)&e->timer, engine_closed);
   uv_close((uv_handle_t *)&e->heartbeat, engine_closed);
   uv_close((uv_handle_t *)&e->wakeup, engine_closed);
   /* Whatever handles remain are closing; let their callbacks run. */
-  tls_in_loop = 1;
   uv_run(&e->loop, UV_RUN_DEFAULT);
-  tls_in_loop = 0;
+  loop_leave(e);
+  mmp__loop_share(NULL);
   if (uv_loop_close(&e->loop) != 0)
     MMP__LOG(MMP__LOG_WARN, "event loop closed with handles still open");
   uv_cond_destroy(&e->prog_cv);

@@ -67,10 +67,10 @@ static void assert_context_clean(void) {
   int found;
 
   assert_int_equal(mr_barrier(), 0);
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   found =
       mmp__iprobe_locked(e, w, w->ctx + 1, MMP_ANY_SOURCE, MMP_ANY_TAG, &st);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   if (found)
     fail_msg("rank %d: a collective message was left: from %d tag %#x, %zu "
              "bytes",

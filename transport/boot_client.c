@@ -179,12 +179,14 @@ static int bc_write(mmp__boot_client_t *c, bc_req_t *r) {
   return 0;
 }
 
-/* Builds a request from a finished writer and queues or writes it. */
+/* Loop context. Builds a request from a finished writer and queues or
+ * writes it. */
 static int bc_submit(mmp__boot_client_t *c, mmp__boot_wr_t *w, uint8_t type,
                      mmp__boot_done_cb done, void *arg) {
   bc_req_t *r;
   int rc;
 
+  MMP__ASSERT_LOOP_OF(c->loop);
   if (c->closing) {
     free(w->buf);
     return MMP_ESHUTDOWN;
@@ -696,6 +698,7 @@ int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
   uint64_t all;
   int rc;
 
+  MMP__ASSERT_LOOP_OF(loop);
   if (loop == NULL || addr == NULL || key == NULL || out == NULL || size < 1 ||
       rank < 0 || rank >= size ||
       (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
@@ -837,6 +840,7 @@ void mmp__boot_client_close(mmp__boot_client_t *c, mmp__boot_done_cb done,
   mmp__boot_wr_t w;
   int ready = c->state == BC_READY;
 
+  MMP__ASSERT_LOOP_OF(c->loop);
   assert(!c->closing);
   c->closing = 1;
   c->close_done = done;

@@ -1107,6 +1107,7 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
   struct sockaddr_storage ss;
   int n = sizeof(ss), rc;
 
+  MMP__ASSERT_LOOP_OF(loop);
   if (loop == NULL || addr == NULL || key == NULL || out == NULL || size < 1 ||
       size > BS_MAX_SIZE ||
       (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
@@ -1167,6 +1168,7 @@ void mmp__boot_server_broadcast(mmp__boot_server_t *s, uint32_t kind, int rank,
   size_t n = msg != NULL ? strlen(msg) : 0;
   int i;
 
+  MMP__ASSERT_LOOP_OF(s->loop);
   if (s->stopping)
     return;
   mmp__boot_wr_init(&w);
@@ -1188,6 +1190,7 @@ void mmp__boot_server_stop(mmp__boot_server_t *s, void (*done)(void *arg),
                            void *arg) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOOP_OF(s->loop);
   assert(!s->stopping);
   s->stopping = 1;
   s->done = done;

@@ -26,6 +26,7 @@
  */
 #include "transport.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -124,6 +125,7 @@ static void tcp_handle_closed(uv_handle_t *h) {
   mmp__tp_conn_t *c = h->data;
   mmp__tp_t *tp = c->tp;
 
+  assert(tp->open > 0 && c->handles > 0);
   tp->open--;
   if (--c->handles == 0) {
     mmp__list_remove(&c->node);
@@ -136,6 +138,7 @@ static void tcp_handle_closed(uv_handle_t *h) {
 static void tcp_listener_closed(uv_handle_t *h) {
   mmp__tp_t *tp = h->data;
 
+  assert(tp->open > 0);
   tp->open--;
   tcp_maybe_free(tp);
 }
@@ -240,8 +243,10 @@ static unsigned tcp_remaining(mmp__tp_write_t *w, uv_buf_t *out) {
 static void tcp_write_cb(uv_write_t *req, int status) {
   mmp__tp_write_t *w = mmp__container_of(req, mmp__tp_write_t, req_);
   mmp__tp_conn_t *c = req->handle->data;
+  int was = atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_release);
 
-  atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_release);
+  assert(was > 0);
+  (void)was;
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
   if (status == 0)
@@ -255,6 +260,8 @@ static int tcp_write(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   unsigned n;
   int rc;
 
+  MMP__ASSERT_LOOP_OF(c->tp->loop);
+  assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
   if (c->state != TCP_UP && !(c->state == TCP_HANDSHAKE && w == &c->hs))
     return MMP_EPEERLOST;
   tcp_encode_once(c, w);
@@ -276,6 +283,7 @@ static int tcp_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   unsigned n, i;
   ssize_t done;
 
+  assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
   if (atomic_load_explicit(&c->inflight, memory_order_acquire) != 0 ||
       c->fd < 0)
     return 0;
@@ -391,6 +399,7 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
     return;
   }
   c->peer = (int)rank;
+  assert(tp->npending > 0);
   tp->npending--;
   if (old != NULL && old->state != TCP_AWAIT && tp->cfg.rank < (int)rank) {
     /* Both sides connected at once; ours (the lower rank's) wins, even if
@@ -618,6 +627,8 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
   if (c->direct) {
+    /* tcp_alloc offered at most the rest of the payload. */
+    assert((uint64_t)nread <= c->pay_left);
     c->direct = 0;
     c->pay_off += (uint64_t)nread;
     c->pay_left -= (uint64_t)nread;
@@ -642,8 +653,10 @@ static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
   if (was == TCP_CLOSED)
     return;
   c->state = TCP_CLOSED;
-  if (was == TCP_HANDSHAKE && !c->outgoing && c->peer < 0)
+  if (was == TCP_HANDSHAKE && !c->outgoing && c->peer < 0) {
+    assert(tp->npending > 0);
     tp->npending--;
+  }
   /* A connection that never authenticated is "rejected"; an established
    * one that sent garbage is "dropped". */
   if (bad_input && !c->up_reported) {
@@ -689,6 +702,8 @@ static int tcp_connect(mmp__tp_t *tp, int peer, const struct sockaddr *addr) {
   mmp__tp_conn_t *c;
   int rc;
 
+  MMP__ASSERT_LOOP_OF(tp->loop);
+  assert(!tp->destroying);
   if (peer < 0 || peer >= tp->cfg.size || peer == tp->cfg.rank)
     return MMP_EINVAL;
   if (tp->peers[peer] != NULL)
@@ -752,6 +767,8 @@ static int tcp_listen(mmp__tp_t *tp, const struct sockaddr *addr, char *name,
   unsigned flags = addr->sa_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
   int rc;
 
+  MMP__ASSERT_LOOP_OF(tp->loop);
+  assert(!tp->destroying);
   if (tp->listening)
     return MMP_EINVAL;
   rc = uv_tcp_init(tp->loop, &tp->listener);
@@ -778,6 +795,7 @@ static void tcp_shutdown_cb(uv_shutdown_t *req, int status) {
 }
 
 static void tcp_shutdown(mmp__tp_conn_t *c, unsigned timeout_ms) {
+  MMP__ASSERT_LOOP_OF(c->tp->loop);
   if (c->state != TCP_UP)
     return;
   c->state = TCP_SHUTDOWN;
@@ -789,6 +807,7 @@ static void tcp_shutdown(mmp__tp_conn_t *c, unsigned timeout_ms) {
 }
 
 static void tcp_abort(mmp__tp_conn_t *c, int err, const char *reason) {
+  MMP__ASSERT_LOOP_OF(c->tp->loop);
   tcp_fail(c, err, reason, 0);
 }
 
@@ -803,6 +822,7 @@ static int tcp_create(uv_loop_t *loop, const mmp__tp_config_t *cfg,
                       const mmp__tp_callbacks_t *cb, mmp__tp_t **out) {
   mmp__tp_t *tp;
 
+  MMP__ASSERT_LOOP_OF(loop);
   if (cfg->size <= 0 || cfg->rank < 0 || cfg->rank >= cfg->size)
     return MMP_EINVAL;
   tp = calloc(1, sizeof(*tp));
@@ -832,6 +852,8 @@ static int tcp_create(uv_loop_t *loop, const mmp__tp_config_t *cfg,
 static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   mmp__list_t *it;
 
+  MMP__ASSERT_LOOP_OF(tp->loop);
+  assert(!tp->destroying);
   tp->destroying = 1;
   tp->destroy_done = done;
   tp->destroy_arg = arg;

@@ -2,12 +2,14 @@
 /*
  * Implementation of the shared helpers declared in util.h: logging to
  * stderr with a per-process prefix, strict number parsing for the MINIMP_*
- * environment, hex keys and the libuv-to-MMP error mapping.
+ * environment, hex keys, the libuv-to-MMP error mapping and the record of
+ * which thread runs a shared loop.
  */
 #include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <uv.h>
@@ -52,6 +54,39 @@ void mmp__log(int level, const char *fmt, ...) {
   va_end(ap);
   /* One fprintf per line keeps lines from different threads whole. */
   fprintf(stderr, "%s\n", line);
+}
+
+/* Its address is the thread's identity. */
+static _Thread_local char util_self;
+static _Thread_local const uv_loop_t *util_loop_here;
+static _Atomic(const uv_loop_t *) util_loop_shared;
+
+uintptr_t mmp__thread_self(void) {
+  return (uintptr_t)&util_self;
+}
+
+void mmp__loop_share(const uv_loop_t *loop) {
+  atomic_store_explicit(&util_loop_shared, loop, memory_order_relaxed);
+}
+
+void mmp__loop_enter(const uv_loop_t *loop) {
+  assert(util_loop_here == NULL); /* one loop per thread at a time */
+  util_loop_here = loop;
+}
+
+void mmp__loop_leave(const uv_loop_t *loop) {
+  assert(util_loop_here == loop);
+  util_loop_here = NULL;
+  (void)loop;
+}
+
+const uv_loop_t *mmp__loop_current(void) {
+  return util_loop_here;
+}
+
+int mmp__loop_check(const uv_loop_t *loop) {
+  return util_loop_here == loop ||
+         atomic_load_explicit(&util_loop_shared, memory_order_relaxed) != loop;
 }
 
 int mmp__parse_size(const char *s, uint64_t *out) {

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small helpers shared by every layer of libminimp: an intrusive doubly
- * linked list, explicit little-endian encoding, logging and environment
- * parsing. It lives at the bottom layer (transport/) so that every layer may
- * include it without a dependency pointing upwards.
+ * linked list, explicit little-endian encoding, logging, environment
+ * parsing and the loop-context checks. It lives at the bottom layer
+ * (transport/) so that every layer may include it without a dependency pointing
+ * upwards.
  */
 #ifndef MMP_TRANSPORT_UTIL_H
 #define MMP_TRANSPORT_UTIL_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+struct uv_loop_s;
 
 #define mmp__container_of(ptr, type, member)                                   \
   ((type *)((char *)(ptr)-offsetof(type, member)))
@@ -123,6 +127,32 @@ void mmp__log(int level, const char *fmt, ...)
     if ((level) <= mmp__log_level)                                             \
       mmp__log((level), __VA_ARGS__);                                          \
   } while (0)
+
+/* ---- Threads and loop context ------------------------------------------ */
+
+/* A number that identifies the calling thread while it lives; never 0. */
+uintptr_t mmp__thread_self(void);
+
+/*
+ * Loop context. libuv is single-threaded, so code marked "loop context" may
+ * run only in the thread that currently runs its loop. A loop that one
+ * thread runs from start to end (minimprun's, a unit test's) needs no
+ * bookkeeping. The runtime hands its loop between threads: it declares the
+ * loop shared with mmp__loop_share(), and every thread brackets its turn
+ * with mmp__loop_enter() and mmp__loop_leave(). MMP__ASSERT_LOOP_OF(loop)
+ * then checks, in debug builds, that the caller has the turn.
+ */
+/* Declares `loop` shared (NULL: none). One shared loop per process. */
+void mmp__loop_share(const struct uv_loop_s *loop);
+/* The calling thread starts or ends its turn at running `loop`. */
+void mmp__loop_enter(const struct uv_loop_s *loop);
+void mmp__loop_leave(const struct uv_loop_s *loop);
+/* The loop the calling thread is running, or NULL. */
+const struct uv_loop_s *mmp__loop_current(void);
+/* 1 if the calling thread may call libuv on `loop`. */
+int mmp__loop_check(const struct uv_loop_s *loop);
+
+#define MMP__ASSERT_LOOP_OF(loop) assert(mmp__loop_check(loop))
 
 /* ---- Environment and numbers ------------------------------------------- */
 
