@@ -18,9 +18,9 @@ int mmp_barrier(mmp_comm_t *comm) {
     return rc;
   p = comm->size;
   me = comm->rank;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   seq = comm->coll_seq++;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   for (k = 1; k < p && rc == 0; k <<= 1, round++) {
     mmp_request_t sr, rr;
     int tag = MMP__COLL_TAG(seq, 1 + round), r2;

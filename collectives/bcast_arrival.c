@@ -351,6 +351,8 @@ static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
 static void pace_over(void *arg) {
   arr_t *a = arg;
 
+  MMP__ASSERT_LOCKED(a->e);
+  MMP__ASSERT_LOOP(a->e);
   a->ctl_out--;
   root_unbusy(a);
   arr_drive(a);
@@ -481,6 +483,8 @@ static int root_listen(arr_t *a) {
 static void window_over(void *arg) {
   arr_t *a = arg;
 
+  MMP__ASSERT_LOCKED(a->e);
+  MMP__ASSERT_LOOP(a->e);
   a->timer_pending = 0;
   a->ready = 1;
   a->ctl_out--;
@@ -632,6 +636,7 @@ static void arr_finish(arr_t *a) {
 static void arr_drive(arr_t *a) {
   int done;
 
+  MMP__ASSERT_LOCKED(a->e);
   if (a->running) {
     a->again = 1;
     return;
@@ -684,12 +689,13 @@ static void arr_req_free(mmp_request_t *r) {
   mmp__engine_t *e = a->e;
   int idle;
 
-  uv_mutex_lock(&e->lock);
+  MMP__ASSERT_UNLOCKED(e);
+  mmp__lock(e);
   a->req_gone = 1;
   idle = !a->arr_posted;
   if (idle)
     arr_free(a);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
 }
 
 static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
@@ -753,6 +759,7 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   int rc;
 
   *out = NULL;
+  MMP__ASSERT_UNLOCKED(e);
   if ((rc = arrival_times(run, &window, &pace)) != 0)
     return rc;
   a = arr_new(run, window, pace);
@@ -775,12 +782,12 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   creq->status.source = run->d->root;
   creq->status.tag = MMP_ANY_TAG;
   a->creq = creq;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   a->seq = run->comm->coll_seq++;
   mmp__comm_hold_locked(run->comm);
   a->holding = 1;
   arr_drive(a);
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   *out = creq;
   return 0;
 }

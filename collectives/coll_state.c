@@ -17,6 +17,7 @@ static void *state_inherit(const void *parent) {
   const mmp__coll_state_t *ps = parent;
   mmp__coll_state_t *s = calloc(1, sizeof(*s));
 
+  MMP__ASSERT_UNLOCKED(mmp__eng); /* the state is read without it */
   if (s != NULL && ps != NULL) {
     s->net_known = ps->net_known;
     s->net = ps->net;
@@ -37,15 +38,16 @@ mmp__coll_state_t *mmp__coll_state(mmp_comm_t *comm) {
   mmp__engine_t *e = mmp__eng;
   mmp__coll_state_t *s, *fresh = NULL;
 
+  MMP__ASSERT_UNLOCKED(e);
   for (;;) {
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     s = comm->coll;
     if (s == NULL && fresh != NULL) {
       comm->coll = s = fresh;
       comm->coll_ops = &state_ops;
       fresh = NULL;
     }
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
     free(fresh); /* another thread was first */
     if (s != NULL)
       return s;

@@ -71,9 +71,9 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
       rc = mmp__wait_internal(e, &r[1]);
     if (rc != 0) {
       /* The receive lives on this stack: take it back before leaving. */
-      uv_mutex_lock(&e->lock);
+      mmp__lock(e);
       mmp__cancel_locked(e, &r[0]);
-      uv_mutex_unlock(&e->lock);
+      mmp__unlock(e);
       mmp__wait_internal(e, &r[0]);
       break;
     }
@@ -179,9 +179,9 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   uint32_t seq;
   int rc;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   seq = comm->coll_seq++;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   /* Then ranks pair up (0-1, 2-3, ...) and all measure at once, so the
    * links are as busy as in a collective. */
   rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), &small);
@@ -192,9 +192,9 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
     model[0] = small > 1e-7 ? small : 1e-7;
     model[1] = large > 1e-12 ? large : 1e-12;
     model[2] = burst;
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     model[3] = e->cfg.cpus_shared;
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
   }
   /* Every rank must decide alike: rank 0's numbers are the numbers. */
   if (rc == 0)
@@ -218,6 +218,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
   mmp__coll_state_t *st;
   int rc;
 
+  MMP__ASSERT_UNLOCKED(mmp__eng); /* measuring waits on the network */
   if (cc->net_profile) {
     out->alpha = cc->net_alpha_us * 1e-6;
     out->beta = cc->net_beta_ns * 1e-9;

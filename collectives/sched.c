@@ -69,14 +69,16 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
 
 int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                    unsigned mode, mmp__sched_t **out) {
-  int rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
+  int rc;
 
+  MMP__ASSERT_UNLOCKED(e);
+  rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
   if (rc != 0)
     return rc;
   /* The sequence number is taken only once nothing can fail. */
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   (*out)->seq = comm->coll_seq++;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return 0;
 }
 
@@ -486,6 +488,7 @@ static void sched_finish(mmp__sched_t *s) {
 
 /* Lock held. Posts everything that became ready, until nothing is. */
 static void sched_run(mmp__sched_t *s) {
+  MMP__ASSERT_LOCKED(s->e);
   if (s->running)
     return;
   s->running = 1;
@@ -514,6 +517,7 @@ static int sched_replan(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
   mmp__sched_t keep = *s;
   int rc, k, nf;
 
+  MMP__ASSERT_LOCKED(s->e);
   assert(s->old.ops == NULL); /* once per schedule */
   s->ops = NULL;
   s->x = NULL;
@@ -606,6 +610,7 @@ static void sop_done(mmp_request_t *r, void *arg) {
   const mmp__sop_t *op;
   int i, k;
 
+  MMP__ASSERT_LOCKED(s->e);
   /* Only the current plan's ops run; a replan retires the old one. */
   if (x < s->x || x >= s->x + s->nops) {
     assert(s->old.x != NULL);
@@ -704,6 +709,7 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   int rc;
 
   assert(s->e != NULL && !s->started);
+  MMP__ASSERT_UNLOCKED(s->e);
   *out = NULL;
   rc = mmp__sched_prepare(s, 0);
   if (rc == 0)
@@ -725,10 +731,10 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   creq->status.source = s->source;
   creq->status.tag = MMP_ANY_TAG;
   s->creq = creq;
-  uv_mutex_lock(&s->e->lock);
+  mmp__lock(s->e);
   s->started = 1;
   sched_run(s);
-  uv_mutex_unlock(&s->e->lock);
+  mmp__unlock(s->e);
   *out = creq;
   return 0;
 }
@@ -739,6 +745,7 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
   int rc;
 
   assert(s->e != NULL && !s->started && s->hdr_len == 0);
+  MMP__ASSERT_LOCKED(s->e);
   rc = mmp__sched_prepare(s, 0);
   if (rc == 0)
     rc = sched_exec(s);

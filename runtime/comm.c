@@ -34,9 +34,9 @@ static int gather_records(mmp__engine_t *e, mmp_comm_t *comm, const rec_t *mine,
   uint32_t seq;
   int tag;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   seq = comm->coll_seq++;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   tag = MMP__COLL_TAG(seq, MMP__PHASE_SYS);
   if (me == 0) {
     mmp_request_t *q = calloc((size_t)p, sizeof(*q));
@@ -139,9 +139,9 @@ static int exchange(mmp__engine_t *e, mmp_comm_t *comm, int color, int key,
   rec_t mine;
   int i, rc;
 
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   mine.next_ctx = e->next_ctx;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   mine.color = color;
   mine.key = key;
   mine.rank = comm->rank;
@@ -152,10 +152,10 @@ static int exchange(mmp__engine_t *e, mmp_comm_t *comm, int color, int key,
   for (i = 0; i < comm->size; i++)
     if (all[i].next_ctx > *ctx)
       *ctx = all[i].next_ctx;
-  uv_mutex_lock(&e->lock);
+  mmp__lock(e);
   if (e->next_ctx < *ctx + 2)
     e->next_ctx = *ctx + 2;
-  uv_mutex_unlock(&e->lock);
+  mmp__unlock(e);
   return 0;
 }
 
@@ -278,10 +278,10 @@ int mmp_comm_free(mmp_comm_t **comm) {
   if (e != NULL && *comm == &e->world)
     return MMP_ECOMM;
   if (e != NULL) {
-    uv_mutex_lock(&e->lock);
+    mmp__lock(e);
     held = (*comm)->holds > 0;
     (*comm)->freed = held;
-    uv_mutex_unlock(&e->lock);
+    mmp__unlock(e);
   }
   if (!held)
     comm_destroy(*comm);

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the debug-build contract checks: the record of which thread
- * holds engine.lock (mmp__lock, mmp__cond_timedwait, the fallback for code
- * that still locks it directly) and the record of which thread runs a
- * shared loop (mmp__loop_share, mmp__loop_enter). In a build with NDEBUG
- * nothing is recorded, and the tests skip.
+ * holds engine.lock (mmp__lock, mmp__cond_timedwait) and the record of which
+ * thread runs a shared loop (mmp__loop_share, mmp__loop_enter). In a build with
+ * NDEBUG nothing is recorded, and the tests skip.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,23 +79,6 @@ static void test_lock_owner_is_the_locking_thread(void **state) {
   assert_true(atomic_load(&e->lock_owner) == 0);
 }
 
-static void test_lock_direct_holder_counts_as_held(void **state) {
-  mmp__engine_t *e = *state;
-  other_t o = {e, NULL, -1, -1, 0};
-
-#ifdef NDEBUG
-  skip();
-#endif
-  /* What collectives/ does until it uses mmp__lock(): no owner recorded,
-   * so any thread can only tell that somebody holds the lock. */
-  uv_mutex_lock(&e->lock);
-  assert_int_equal(mmp__lock_held(e), 1);
-  run_other(&o);
-  assert_int_equal(o.held, 1);
-  uv_mutex_unlock(&e->lock);
-  assert_int_equal(mmp__lock_held(e), 0);
-}
-
 static void test_lock_cond_wait_restores_owner(void **state) {
   mmp__engine_t *e = *state;
 
@@ -138,8 +120,6 @@ static void test_loop_shared_needs_the_turn(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lock_owner_is_the_locking_thread,
-                                      setup, teardown),
-      cmocka_unit_test_setup_teardown(test_lock_direct_holder_counts_as_held,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_lock_cond_wait_restores_owner, setup,
                                       teardown),
