@@ -72,23 +72,27 @@ int mmp_s2p_alg_from_name(const char *name) {
   return MMP_EINVAL;
 }
 
+/* Runs row a's rounds on a plan whose start returned `rc`, checks that
+ * every rank ends with every message, and ends the plan. */
+static int run_plan(const mmp__s2p_alg_t *a, mmp__s2p_plan_t *pl, int rc) {
+  if (rc != 0)
+    return rc;
+  rc = a->plan(pl);
+  if (rc == 0)
+    rc = mmp__s2p_plan_check(pl);
+  mmp__s2p_plan_fini(pl);
+  return rc;
+}
+
 int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg) {
   const mmp__s2p_alg_t *a = mmp__s2p_alg(alg);
   mmp__s2p_plan_t pl;
-  int rc;
 
   if (a == NULL)
     return MMP_EINVAL;
   if (a->build != NULL)
     return a->build(s, x);
-  rc = mmp__s2p_plan_init(&pl, x, s, NULL);
-  if (rc != 0)
-    return rc;
-  rc = a->plan(&pl);
-  if (rc == 0)
-    rc = mmp__s2p_plan_check(&pl);
-  mmp__s2p_plan_fini(&pl);
-  return rc;
+  return run_plan(a, &pl, mmp__s2p_plan_init(&pl, x, s, NULL));
 }
 
 int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg) {
@@ -106,14 +110,7 @@ int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg) {
     }
     return rc;
   }
-  rc = mmp__s2p_plan_init_all(&pl, x, s);
-  if (rc != 0)
-    return rc;
-  rc = a->plan(&pl);
-  if (rc == 0)
-    rc = mmp__s2p_plan_check(&pl);
-  mmp__s2p_plan_fini(&pl);
-  return rc;
+  return run_plan(a, &pl, mmp__s2p_plan_init_all(&pl, x, s));
 }
 
 #ifndef NDEBUG
