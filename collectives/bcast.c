@@ -13,43 +13,12 @@
 
 #include "collectives.h"
 
-/* The first message's header: which collective, then the description. */
-#define HDR_KIND_BCAST 1
-#define HDR_LEN 25
-
-static void desc_encode(const mmp__bcast_desc_t *d, uint8_t out[HDR_LEN]) {
-  memset(out, 0, HDR_LEN);
-  out[0] = HDR_KIND_BCAST;
-  out[1] = (uint8_t)d->alg;
-  out[2] = (uint8_t)d->inner;
-  out[3] = (uint8_t)d->outer;
-  out[4] = (uint8_t)d->radix;
-  mmp__put_u32(out + 5, (uint32_t)d->root);
-  mmp__put_u64(out + 9, d->len);
-  mmp__put_u32(out + 17, (uint32_t)d->seg);
-  mmp__put_u32(out + 21, (uint32_t)d->groups);
-}
-
-static int desc_decode(const uint8_t *in, size_t n, mmp__bcast_desc_t *d) {
-  if (n != HDR_LEN || in[0] != HDR_KIND_BCAST)
-    return MMP_EPROTO;
-  d->alg = in[1];
-  d->inner = in[2];
-  d->outer = in[3];
-  d->radix = in[4];
-  d->root = (int32_t)mmp__get_u32(in + 5);
-  d->len = mmp__get_u64(in + 9);
-  d->seg = mmp__get_u32(in + 17);
-  d->groups = (int32_t)mmp__get_u32(in + 21);
-  return 0;
-}
-
 /* The schedule's rebuild: the plan of the sender's description, for a
  * rank whose own differs (sched.c runs it in poison mode). */
 static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
   mmp__bcast_desc_t d;
 
-  if (desc_decode(hdr, n, &d) != 0)
+  if (mmp__bcast_desc_decode(hdr, n, &d) != 0)
     return MMP_EMISMATCH;
   MMP__LOG(MMP__LOG_WARN,
            "broadcast %u: the sender runs %s from root %d, %llu bytes", s->seq,
@@ -69,16 +38,15 @@ static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
 /* ---- Choosing ----------------------------------------------------------- */
 
 /*
- * AUTO's choice for `len` on `comm`, remembered: it depends only on p,
- * the length and the model, and evaluating every formula on every call
- * costs each rank microseconds that small broadcasts feel. Where an
- * arrival-aware broadcast pays, it takes arrival_nb when its pushes fit
- * the receivers' eager buffers (half, for whatever else is unexpected)
- * and one frame, else arrival_b.
+ * AUTO's static choice for `len` on `comm`, remembered: it depends only on
+ * p, the length and the model, and evaluating every formula on every call
+ * costs each rank microseconds that small broadcasts feel. *pays says
+ * whether an arrival-aware broadcast pays even when everyone arrives
+ * together (mmp__bcast_arrival_pays).
  */
-static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d) {
+static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
+                       int *pays) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
-  const mmp__config_t *cfg = &mmp__eng->cfg;
   size_t slot, seg;
   mmp_netmodel_t nm;
   int alg, groups, rc;
@@ -89,53 +57,48 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d) {
   slot = (len ^ (len >> 12)) % MMP__ARRAY_SIZE(st->bcast_auto);
   if (st->bcast_auto[slot].valid && st->bcast_auto[slot].len == len) {
     *d = st->bcast_auto[slot].d;
+    *pays = st->bcast_auto[slot].pays;
     return 0;
   }
   if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
   best = mmp__bcast_choose_auto(comm->size, len, &nm, &alg, &seg, &groups);
-  if (mmp__bcast_arrival_pays(comm->size, len, &nm, best)) {
-    alg = len <= cfg->eager_buffer / 2 && len <= cfg->max_frame
-              ? MMP_BCAST_ARRIVAL_NB
-              : MMP_BCAST_ARRIVAL_B;
-    seg = 0;
-    groups = 0;
-  }
+  *pays = mmp__bcast_arrival_pays(comm->size, len, &nm, best);
   memset(d, 0, sizeof(*d));
   d->alg = alg;
   d->seg = seg;
   d->groups = groups;
   st->bcast_auto[slot].len = len;
   st->bcast_auto[slot].d = *d;
+  st->bcast_auto[slot].pays = *pays;
   st->bcast_auto[slot].valid = 1;
   return 0;
 }
 
-/* Fills `d` from `o` for a broadcast of `len` bytes from `root`. Every
- * rank computes the same. */
-static int resolve(mmp_comm_t *comm, size_t len, int root,
-                   const mmp_bcast_opts_t *o, mmp__bcast_desc_t *d) {
-  const mmp__bcast_alg_t *alg;
+/* Where an arrival-aware broadcast runs instead, arrival_nb if its pushes
+ * fit the receivers' eager buffers (half, for whatever else is
+ * unexpected) and one frame, else arrival_b. */
+static int arrival_alg(size_t len) {
+  const mmp__config_t *cfg = &mmp__eng->cfg;
+
+  return len <= cfg->eager_buffer / 2 && len <= cfg->max_frame
+             ? MMP_BCAST_ARRIVAL_NB
+             : MMP_BCAST_ARRIVAL_B;
+}
+
+/* Lets d->alg's row settle what `o` left open (AUTO's pick when
+ * auto_pick). */
+static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
+                  mmp__bcast_desc_t *d) {
+  const mmp__bcast_alg_t *alg = mmp__bcast_alg(d->alg);
   mmp__bcast_env_t env;
   int rc;
 
-  memset(d, 0, sizeof(*d));
-  if (o->algorithm == MMP_BCAST_AUTO) {
-    if ((rc = auto_choose(comm, len, d)) != 0)
-      return rc;
-  } else {
-    d->alg = o->algorithm;
-    d->seg = o->segment;
-    d->groups = o->groups;
-  }
-  d->root = root;
-  d->len = len;
-  alg = mmp__bcast_alg(d->alg);
   if (!(alg->flags & MMP__BCAST_F_COMPOSITE))
     d->groups = 0;
   env.comm = comm;
   env.p = comm->size;
-  env.auto_pick = o->algorithm == MMP_BCAST_AUTO;
+  env.auto_pick = auto_pick;
   env.cfg = &mmp__eng->cfg;
   env.alg_of = mmp__bcast_alg;
   env.choose = mmp__bcast_choose;
@@ -145,6 +108,117 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
   if (d->seg > UINT32_MAX)
     d->seg = UINT32_MAX;
   return 0;
+}
+
+/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
+ * rank that passes the same length. */
+static int adaptive(const mmp_comm_t *comm, size_t len,
+                    const mmp_bcast_opts_t *o) {
+  return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
+         len >= MMP__ADAPT_MIN;
+}
+
+/* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
+ * adaptive mode the static choice; *pays as auto_choose's. Every rank
+ * computes the same. */
+static int resolve(mmp_comm_t *comm, size_t len, int root,
+                   const mmp_bcast_opts_t *o, mmp__bcast_desc_t *d, int *pays) {
+  int rc, auto_pick = o->algorithm == MMP_BCAST_AUTO;
+
+  memset(d, 0, sizeof(*d));
+  *pays = 0;
+  if (auto_pick) {
+    if ((rc = auto_choose(comm, len, d, pays)) != 0)
+      return rc;
+    if (*pays && !adaptive(comm, len, o)) {
+      d->alg = arrival_alg(len);
+      d->seg = 0;
+      d->groups = 0;
+    }
+  } else {
+    d->alg = o->algorithm;
+    d->seg = o->segment;
+    d->groups = o->groups;
+  }
+  d->root = root;
+  d->len = len;
+  return settle(comm, o, auto_pick, d);
+}
+
+/*
+ * Adaptive mode, at the root: 1 to run an arrival-aware broadcast (then
+ * `arr` describes it), 0 to run the static choice `stat`, from the
+ * arrival patterns this rank saw as root for this size (none yet: the
+ * last root's hint, or without one `pays`). Stores its decision as the
+ * regime unless `peek`.
+ */
+static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
+                        const mmp__bcast_desc_t *stat, int pays, int peek,
+                        mmp__bcast_desc_t *arr) {
+  size_t len = (size_t)stat->len;
+  const mmp__config_t *cfg = &mmp__eng->cfg;
+  double *hist =
+      malloc(MMP__ADAPT_HISTORY * (size_t)comm->size * sizeof(double));
+  double window;
+  mmp_netmodel_t nm;
+  int n, prev, regime, rc;
+
+  if (hist == NULL)
+    return MMP_ENOMEM;
+  *arr = *stat;
+  arr->alg = arrival_alg(len);
+  arr->groups = arr->radix = arr->outer = 0;
+  arr->seg = 0;
+  rc = settle(comm, o, 1, arr);
+  if (rc == 0)
+    rc = mmp__netmodel_get(comm, &nm);
+  if (rc != 0) {
+    free(hist);
+    return rc;
+  }
+  n = mmp__coll_adapt_read(comm, len, hist, &prev);
+  window = cfg->coll.arrival_window_us >= 0
+               ? cfg->coll.arrival_window_us * 1e-6
+               : mmp__arrival_window(comm->size, len, &nm);
+  regime = prev > 0 ? prev - 1 : pays;
+  regime =
+      mmp__bcast_adapt_decide(stat, arr->alg == MMP_BCAST_ARRIVAL_NB, arr->seg,
+                              comm->size, hist, n, regime, &nm, window);
+  free(hist);
+  if (!peek)
+    mmp__coll_adapt_decided(comm, len, regime + 1);
+  return regime;
+}
+
+/* Starts an adaptive broadcast: the root runs its regime's algorithm, the
+ * receivers announce themselves and follow its first message. */
+static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
+                       const mmp__bcast_desc_t *stat, int pays,
+                       mmp_request_t **req) {
+  mmp__bcast_desc_t arr, any = *stat;
+  mmp__bcast_run_t run;
+  int regime = 0;
+
+  memset(&run, 0, sizeof(run));
+  run.d = &any;
+  any.alg = MMP_BCAST_AUTO; /* a receiver does not know yet */
+  if (comm->rank == stat->root) {
+    regime = adapt_regime(comm, o, stat, pays, 0, &arr);
+    if (regime < 0)
+      return regime;
+    run.d = regime ? &arr : stat;
+    run.stat = regime ? NULL : stat;
+  }
+  run.e = mmp__eng;
+  run.comm = comm;
+  run.buf = buf;
+  run.mode = o->mode;
+  run.cfg = &mmp__eng->cfg;
+  run.alg_of = mmp__bcast_alg;
+  run.build = mmp__bcast_build;
+  run.adaptive = 1;
+  run.hint = regime + 1;
+  return mmp__bcast_alg(MMP_BCAST_ARRIVAL_NB)->start(&run, req);
 }
 
 /* ---- Public calls ------------------------------------------------------- */
@@ -184,21 +258,24 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   const mmp_bcast_opts_t *o = opts != NULL ? opts : &defaults;
   const mmp__bcast_alg_t *alg;
   mmp__bcast_desc_t d;
-  uint8_t hdr[HDR_LEN];
+  uint8_t hdr[MMP__BCAST_HDR_LEN];
   mmp__sched_t *s;
-  int rc;
+  int rc, pays;
 
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
   rc = check(buf, len, root, comm, o);
   if (rc == 0)
-    rc = resolve(comm, len, root, o, &d);
+    rc = resolve(comm, len, root, o, &d, &pays);
   if (rc != 0)
     return rc;
+  if (adaptive(comm, len, o))
+    return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
     mmp__bcast_run_t run;
+    memset(&run, 0, sizeof(run));
     run.e = mmp__eng;
     run.comm = comm;
     run.buf = buf;
@@ -206,13 +283,17 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
     run.mode = o->mode;
     run.cfg = &mmp__eng->cfg;
     run.alg_of = mmp__bcast_alg;
+    run.build = mmp__bcast_build;
     return alg->start(&run, req);
   }
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);
   if (rc != 0)
     return rc;
-  desc_encode(&d, hdr);
-  mmp__sched_set_header(s, hdr, HDR_LEN, bcast_rebuild);
+  mmp__lock(mmp__eng);
+  mmp__coll_log_locked(comm, s->seq, d.alg);
+  mmp__unlock(mmp__eng);
+  mmp__bcast_desc_encode(&d, hdr);
+  mmp__sched_set_header(s, hdr, MMP__BCAST_HDR_LEN, bcast_rebuild);
   s->source = root;
   rc = mmp__bcast_build(s, &d);
   if (rc != 0) {
@@ -224,14 +305,21 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
-  mmp__bcast_desc_t d;
-  int rc;
+  mmp__bcast_desc_t d, arr;
+  int rc, pays;
 
   if (out == NULL)
     return MMP_EINVAL;
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
-  rc = resolve(comm, len, 0, &defaults, &d);
+  rc = resolve(comm, len, comm->rank, &defaults, &d, &pays);
+  /* In adaptive mode, what this rank would run as root now. */
+  if (rc == 0 && adaptive(comm, len, &defaults)) {
+    rc = adapt_regime(comm, &defaults, &d, pays, 1, &arr);
+    if (rc == 1)
+      d = arr;
+    rc = rc < 0 ? rc : 0;
+  }
   if (rc != 0)
     return rc;
   *out = defaults;

@@ -58,13 +58,21 @@
 
 #include "collectives.h"
 
-/* Phases (tags) of the collective; sub-broadcasts use 10..19. */
+/* Phases (tags) of the collective; sub-broadcasts use 10..19. In AUTO's
+ * adaptive mode a static broadcast may run instead, on the low phases, so
+ * ARRIVED moves out of their way and GROUP headers travel as first
+ * messages, which a receiver takes whichever kind the root sends. */
 #define PH_ARRIVED 1
 #define PH_GROUP 2
 #define PH_SUB 10
+#define PH_ADAPT_ARRIVED 231
 
 #define ARRIVED_SIZE 16
 #define GROUP_FIXED 24
+/* GROUP header bytes 20 and 21: the algorithm the root runs and its hint
+ * (adaptive mode). */
+#define GRP_TOP 20
+#define GRP_HINT 21
 #define ARR_HAVE 0x1   /* ARRIVED: the push was already here */
 #define GRP_PUSH 0x1   /* GROUP: the root pushed before an ARRIVED */
 #define GRP_POISON 0x2 /* GROUP: arguments disagree, no data follows */
@@ -101,6 +109,15 @@ struct arr_s {
   mmp__engine_t *e;
   mmp_comm_t *comm;
   const mmp__bcast_alg_t *(*alg_of)(int id);
+  int (*build)(mmp__sched_t *s, const mmp__bcast_desc_t *d);
+  /* AUTO's adaptive mode: receivers announce themselves whatever the root
+   * runs; the root runs `stat` (static) or decides from arrivals. */
+  int adaptive;
+  int run_static;
+  mmp__bcast_desc_t stat;
+  int hint;
+  uint64_t t0;  /* root: uv_hrtime() at the start */
+  double *when; /* root, adaptive: seconds from t0 to each ARRIVED */
   uint32_t seq;
   uint8_t *buf;
   size_t len;
@@ -189,12 +206,17 @@ static arr_ctl_t *ctl_new(arr_t *a, int kind, uint8_t *buf, size_t cap,
 /* Posts a control send or receive; its completion may run ctl_done before
  * this returns (drive then only notes that there is more to do). On error
  * an owned `buf` is freed. */
+/* The phase a control message travels on. */
+static int ctl_phase(const arr_t *a, int kind) {
+  if (kind == CTL_ARRIVED_SEND || kind == CTL_ARRIVED_RECV)
+    return a->adaptive ? PH_ADAPT_ARRIVED : PH_ARRIVED;
+  return a->adaptive ? MMP__PHASE_FIRST : PH_GROUP;
+}
+
 static int ctl_post(arr_t *a, int kind, int peer, uint8_t *buf, size_t len,
                     int shared) {
   int send = kind == CTL_ARRIVED_SEND || kind == CTL_GROUP_SEND;
-  int phase = kind == CTL_ARRIVED_SEND || kind == CTL_ARRIVED_RECV ? PH_ARRIVED
-                                                                   : PH_GROUP;
-  int tag = MMP__COLL_TAG(a->seq, phase), rc;
+  int tag = MMP__COLL_TAG(a->seq, ctl_phase(a, kind)), rc;
   arr_ctl_t *c = ctl_new(a, kind, buf, len, shared);
 
   if (c == NULL) {
@@ -309,6 +331,27 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
 
 /* ---- Root ---------------------------------------------------------------- */
 
+/* What an ARRIVED message names as the algorithm: in adaptive mode the
+ * receivers know only that it is AUTO's. */
+static uint8_t announced_alg(const arr_t *a) {
+  return (uint8_t)(a->adaptive ? MMP_BCAST_AUTO : a->alg);
+}
+
+/* Every receiver has announced itself: the pattern, in virtual ranks,
+ * for the root's next decisions. */
+static void adapt_record(arr_t *a) {
+  double *off = malloc((size_t)a->p * sizeof(double));
+  int v;
+
+  if (off == NULL)
+    return;
+  off[0] = 0;
+  for (v = 1; v < a->p; v++)
+    off[v] = a->when[mmp__rrank(v, a->root, a->p)];
+  mmp__coll_adapt_record_locked(a->comm, a->len, off);
+  free(off);
+}
+
 /* An ARRIVED message came in (drive context). */
 static void root_heard(arr_t *a, arr_ctl_t *c) {
   int src = c->req.status.source;
@@ -322,8 +365,13 @@ static void root_heard(arr_t *a, arr_ctl_t *c) {
   a->state[src] |= ST_HEARD;
   a->nheard++;
   if (c->req.status.bytes != ARRIVED_SIZE || m[0] != 'a' ||
-      mmp__get_u64(m + 4) != (uint64_t)a->len || m[3] != (uint8_t)a->alg)
+      mmp__get_u64(m + 4) != (uint64_t)a->len || m[3] != announced_alg(a))
     a->state[src] |= ST_POISON;
+  if (a->when != NULL) {
+    a->when[src] = (double)(uv_hrtime() - a->t0) * 1e-9;
+    if (a->nheard == a->p - 1)
+      adapt_record(a);
+  }
   /* Served already (pushed before it arrived): nothing more to do. */
   if (!(a->state[src] & ST_SERVED))
     a->queue[a->nq++] = src;
@@ -343,6 +391,8 @@ static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
   mmp__put_u32(h + 4, (uint32_t)n);
   mmp__put_u64(h + 8, (uint64_t)a->len);
   mmp__put_u32(h + 16, (uint32_t)seg);
+  h[GRP_TOP] = (uint8_t)a->alg;
+  h[GRP_HINT] = (uint8_t)a->hint;
   for (i = 0; i < n; i++)
     mmp__put_u32(h + GROUP_FIXED + 4 * (size_t)i, (uint32_t)ranks[i]);
   return h;
@@ -513,10 +563,45 @@ static int root_decide(arr_t *a) {
   return nb ? root_push(a) : 0;
 }
 
+/* Adaptive mode, the static regime: every receiver at once, by the static
+ * algorithm AUTO chose, exactly as a static broadcast runs; the ARRIVED
+ * messages are only counted and timed. */
+static int root_static(arr_t *a) {
+  uint8_t hdr[MMP__BCAST_HDR_LEN];
+  arr_sub_t *sub;
+  int r, rc;
+
+  a->run_static = 0; /* once */
+  if ((sub = sub_new(a, NULL, NULL)) == NULL)
+    return MMP_ENOMEM;
+  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, a->len, a->mode,
+                          &sub->s);
+  if (rc != 0)
+    return rc;
+  a->stat.hint = a->hint;
+  mmp__bcast_desc_encode(&a->stat, hdr);
+  sub->s->hdr_only = 1;
+  mmp__sched_set_header(sub->s, hdr, sizeof(hdr), NULL);
+  if ((rc = a->build(sub->s, &a->stat)) != 0)
+    return rc;
+  for (r = 0; r < a->p; r++)
+    if (r != a->root && !(a->state[r] & ST_SERVED)) {
+      a->state[r] |= ST_SERVED;
+      a->nserved++;
+    }
+  a->busy++;
+  rc = mmp__sched_launch_locked(sub->s, sub_done, a);
+  if (rc != 0)
+    a->busy--;
+  return rc;
+}
+
 static void root_step(arr_t *a) {
   int rc = root_listen(a);
 
-  if (rc == 0 && a->err == 0 && !a->busy && a->nserved < a->p - 1)
+  if (rc == 0 && a->err == 0 && a->run_static)
+    rc = root_static(a);
+  else if (rc == 0 && a->err == 0 && !a->busy && a->nserved < a->p - 1)
     rc = root_decide(a);
   if (rc != 0)
     set_err(a, rc);
@@ -533,7 +618,8 @@ static int root_finished(const arr_t *a) {
   if (a->err != 0)
     return a->ctl_out == 0 && !a->busy && !a->arr_posted;
   return a->nserved == a->p - 1 && !a->busy && a->ctl_out == 0 &&
-         (a->alg == MMP_BCAST_ARRIVAL_NB || a->nheard == a->p - 1);
+         (a->alg == MMP_BCAST_ARRIVAL_NB || a->adaptive ||
+          a->nheard == a->p - 1);
 }
 
 /* ---- Receivers ----------------------------------------------------------- */
@@ -541,27 +627,69 @@ static int root_finished(const arr_t *a) {
 /* On arrival: look for a push (arrival_nb), tell the root, and wait for
  * the GROUP header. */
 static int recv_begin(arr_t *a) {
-  int tag = MMP__COLL_TAG(a->seq, PH_GROUP), have = 0, rc;
+  int tag = MMP__COLL_TAG(a->seq, ctl_phase(a, CTL_GROUP_RECV)), have = 0, rc;
+  size_t cap = GROUP_FIXED + 4 * (size_t)a->p;
   uint8_t *m = calloc(1, ARRIVED_SIZE);
 
   if (m == NULL)
     return MMP_ENOMEM;
-  if (a->alg == MMP_BCAST_ARRIVAL_NB)
+  if (a->alg == MMP_BCAST_ARRIVAL_NB || a->adaptive)
     have = mmp__iprobe_locked(a->e, a->comm, a->comm->ctx + 1,
                               mmp__comm_world(a->comm, a->root), tag, NULL);
+  /* In adaptive mode the first message may be a static broadcast's, from
+   * the parent in its tree: from anyone, and room for its header. */
+  if (a->adaptive && cap < MMP__HDR_SIZE)
+    cap = MMP__HDR_SIZE;
   m[0] = 'a';
   m[1] = 1;
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
-  m[3] = (uint8_t)a->alg;
+  m[3] = announced_alg(a);
   mmp__put_u64(m + 4, (uint64_t)a->len);
   /* Posted first: with `have`, it takes the buffered header at once. */
-  rc = ctl_post(a, CTL_GROUP_RECV, a->root, NULL,
-                GROUP_FIXED + 4 * (size_t)a->p, 0);
+  rc = ctl_post(a, CTL_GROUP_RECV, a->adaptive ? -1 : a->root, NULL, cap, 0);
   if (rc != 0) {
     free(m);
     return rc;
   }
   return ctl_post(a, CTL_ARRIVED_SEND, a->root, m, ARRIVED_SIZE, 0);
+}
+
+/* Adaptive mode: the root runs a static broadcast, and this is its first
+ * message (from this rank's parent in it). Builds that broadcast from the
+ * header, its first receive already done, in poison mode if the header
+ * disagrees with this rank's arguments. */
+static int recv_static(arr_t *a) {
+  size_t got = a->group->req.status.bytes, hlen;
+  const uint8_t *hdr;
+  mmp__bcast_desc_t d;
+  arr_sub_t *sub;
+  int poison, rc;
+
+  if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
+      mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
+    return MMP_EPROTO;
+  poison = poison || d.root != a->root || d.len != (uint64_t)a->len;
+  if (poison) {
+    set_err(a, MMP_EMISMATCH);
+    if (!mmp__poison_len_ok(d.len, d.seg))
+      return MMP_EPROTO;
+  }
+  mmp__coll_adapt_hint_locked(a->comm, d.hint);
+  mmp__coll_log_locked(a->comm, a->seq, d.alg);
+  if ((sub = sub_new(a, NULL, NULL)) == NULL)
+    return MMP_ENOMEM;
+  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf,
+                          poison ? (size_t)d.len : a->len, a->mode, &sub->s);
+  if (rc != 0)
+    return rc;
+  sub->s->poison = poison;
+  sub->poisoned = poison;
+  sub->s->hdr_only = 1;
+  sub->s->first_here = 1;
+  mmp__sched_set_header(sub->s, hdr, hlen, NULL);
+  if ((rc = a->build(sub->s, &d)) != 0)
+    return rc;
+  return mmp__sched_launch_locked(sub->s, sub_done, a);
 }
 
 /* The GROUP header is in: join the sub-broadcast it describes. */
@@ -574,10 +702,16 @@ static int recv_group(arr_t *a) {
   uint64_t len;
   arr_sub_t *sub;
 
+  if (a->adaptive && got > 0 && h[0] != 'g')
+    return recv_static(a);
   if (got < GROUP_FIXED || h[0] != 'g' || n < 2 || n > (uint32_t)a->p ||
       got != GROUP_FIXED + 4 * (size_t)n || sub_alg == NULL ||
       !(sub_alg->flags & MMP__BCAST_F_SUB))
     return MMP_EPROTO;
+  if (a->adaptive) {
+    mmp__coll_adapt_hint_locked(a->comm, h[GRP_HINT]);
+    mmp__coll_log_locked(a->comm, a->seq, h[GRP_TOP]);
+  }
   len = mmp__get_u64(h + 8);
   poison = (h[2] & GRP_POISON) || len != (uint64_t)a->len;
   if (poison)
@@ -680,6 +814,7 @@ static void arr_free(arr_t *a) {
   }
   free(a->state);
   free(a->queue);
+  free(a->when);
   free(a);
 }
 
@@ -708,6 +843,12 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
   a->e = run->e;
   a->comm = run->comm;
   a->alg_of = run->alg_of;
+  a->build = run->build;
+  a->adaptive = run->adaptive;
+  a->run_static = run->adaptive && run->stat != NULL;
+  if (run->stat != NULL)
+    a->stat = *run->stat;
+  a->hint = run->hint;
   a->buf = run->buf;
   a->len = (size_t)d->len;
   a->alg = d->alg;
@@ -723,10 +864,14 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
   if (a->me == a->root) {
     a->state = calloc((size_t)a->p, 1);
     a->queue = malloc((size_t)a->p * sizeof(int));
-    if (a->state == NULL || a->queue == NULL) {
+    if (a->adaptive)
+      a->when = calloc((size_t)a->p, sizeof(double));
+    if (a->state == NULL || a->queue == NULL ||
+        (a->adaptive && a->when == NULL)) {
       arr_free(a);
       return NULL;
     }
+    a->t0 = uv_hrtime();
   }
   return a;
 }
@@ -786,6 +931,11 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   a->seq = run->comm->coll_seq++;
   mmp__comm_hold_locked(run->comm);
   a->holding = 1;
+  /* Which algorithm this broadcast runs, as far as this rank knows now:
+   * an adaptive receiver learns it from its first message. */
+  if (a->me == a->root || !a->adaptive)
+    mmp__coll_log_locked(run->comm, a->seq,
+                         a->run_static ? a->stat.alg : a->alg);
   arr_drive(a);
   mmp__unlock(e);
   *out = creq;

@@ -17,6 +17,7 @@
  * behind them.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "collectives.h"
 
@@ -151,4 +152,135 @@ double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
   int groups;
 
   return choose(p, len, nm, FLAT, alg, seg, &groups);
+}
+
+/* ---- Arrival patterns: what a broadcast costs when ranks arrive apart ---- */
+
+/*
+ * The average per-node time, e_i = f_i - a_i averaged over ranks (seed
+ * 000), that the static broadcast `d` is predicted to take when receiver v
+ * (virtual rank, relative to the root) arrives off[v] seconds after the
+ * root (off[0] = 0; negative: before it). A pipelined chain passes a
+ * segment on once its holder has arrived: s_v = max(s_(v-1) + t, off[v])
+ * when the first segment leaves v, every segment t later, so a late rank
+ * delays every rank after it. Any other static shape is counted as if
+ * every rank waited for the latest (a tree waits for the late ranks above
+ * it; the symmetric and scatter-allgather broadcasts for all of them).
+ */
+double mmp__predict_static(const mmp__bcast_desc_t *d, int p, const double *off,
+                           const mmp_netmodel_t *nm) {
+  double m = (double)d->len, t_static, sum = 0, late = 0;
+  int v;
+
+  if (p <= 1)
+    return 0;
+  if (d->alg == MMP_BCAST_PIPELINE || d->alg == MMP_BCAST_CHAIN) {
+    double X =
+        d->alg == MMP_BCAST_PIPELINE && d->seg ? ceil(m / (double)d->seg) : 1;
+    double t = nm->alpha + m / X * nm->beta, s = 0, done;
+    for (v = 1; v < p; v++) {
+      s = fmax(s + t, off[v]);
+      done = s + X * t;
+      sum += done - off[v];
+    }
+    /* The root's sends go once its successor is there. */
+    return (sum + fmax(off[1], 0) + X * t) / p;
+  }
+  t_static = mmp__bcast_cost(d->alg, p, m, 1, d->groups, nm);
+  for (v = 1; v < p; v++)
+    late = fmax(late, off[v]);
+  for (v = 1; v < p; v++)
+    sum += late + t_static - off[v];
+  return (sum + late + t_static) / p;
+}
+
+/*
+ * The same for an arrival-aware broadcast: the root serves whoever has
+ * arrived in a round (a pipelined chain of X segments among them, after
+ * its gathering window when it was idle), keeps busy at least T(m) a
+ * round, and, with `nb`, pushes the message to the next receiver that has
+ * not arrived when nobody waits (that receiver then finds it on arrival).
+ * Every ARRIVED and GROUP message adds alpha.
+ */
+double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
+                            const double *off, const mmp_netmodel_t *nm,
+                            double window) {
+  double m = (double)len, X = seg ? ceil(m / (double)seg) : 1;
+  double t = nm->alpha + m / X * nm->beta, T = nm->alpha + m * nm->beta;
+  double now = 0, sum = 0;
+  int served = 0, v, idle = 1, push = 1;
+  uint8_t *done = calloc((size_t)p, 1);
+
+  if (p <= 1 || done == NULL) {
+    free(done);
+    return p <= 1 ? 0 : INFINITY;
+  }
+  while (served < p - 1) {
+    int k = 0, next = -1;
+    for (v = 1; v < p; v++)
+      if (!done[v] && off[v] + nm->alpha <= now)
+        k++;
+    if (k > 0 && idle && window > 0) {
+      now += window; /* ranks arriving together share the round */
+      k = 0;
+      for (v = 1; v < p; v++)
+        if (!done[v] && off[v] + nm->alpha <= now)
+          k++;
+    }
+    if (k > 0) {
+      int pos = 0;
+      for (v = 1; v < p; v++)
+        if (!done[v] && off[v] + nm->alpha <= now) {
+          done[v] = 1;
+          served++;
+          sum += now + nm->alpha + (X + pos++) * t - off[v];
+        }
+      now += nm->alpha + fmax(T, (X + k - 1) * t);
+      idle = 0;
+      continue;
+    }
+    for (v = 0; v < p - 1 && next < 0; v++) {
+      int c = 1 + (push - 1 + v) % (p - 1);
+      if (!done[c])
+        next = c;
+    }
+    if (nb && next > 0) {
+      done[next] = 1;
+      served++;
+      push = 1 + next % (p - 1);
+      sum += fmax(off[next], now + nm->alpha + T) - off[next];
+      now += nm->alpha + T;
+      idle = 0;
+      continue;
+    }
+    /* Nobody has arrived: wait for the next one. */
+    for (v = 1; v < p; v++)
+      if (!done[v] && (next < 0 || off[v] < off[next]))
+        next = v;
+    now = fmax(now, off[next] + nm->alpha);
+    idle = 1;
+  }
+  free(done);
+  return (sum + now) / p;
+}
+
+int mmp__bcast_adapt_decide(const mmp__bcast_desc_t *stat, int arr_nb,
+                            size_t arr_seg, int p, const double *hist, int n,
+                            int current, const mmp_netmodel_t *nm,
+                            double window) {
+  double es = 0, ea = 0;
+  int k;
+
+  if (n == 0 || p < 3)
+    return current;
+  for (k = 0; k < n; k++) {
+    const double *off = hist + (size_t)k * (size_t)p;
+    es += mmp__predict_static(stat, p, off, nm);
+    ea += mmp__predict_arrival(arr_nb, p, (size_t)stat->len, arr_seg, off, nm,
+                               window);
+  }
+  /* Leaving the regime in place takes a clear predicted gain. */
+  if (current)
+    return !(es * MMP__ADAPT_MARGIN < ea);
+  return ea * MMP__ADAPT_MARGIN < es;
 }

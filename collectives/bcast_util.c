@@ -5,8 +5,43 @@
  * nothing, a whole-communicator group, and the arithmetic of segments.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "collectives.h"
+
+/* The broadcast's part of a first message's header (sched.c wraps it in
+ * its envelope): which collective, then the description. */
+#define HDR_KIND_BCAST 1
+
+void mmp__bcast_desc_encode(const mmp__bcast_desc_t *d,
+                            uint8_t out[MMP__BCAST_HDR_LEN]) {
+  memset(out, 0, MMP__BCAST_HDR_LEN);
+  out[0] = HDR_KIND_BCAST;
+  out[1] = (uint8_t)d->alg;
+  out[2] = (uint8_t)d->inner;
+  out[3] = (uint8_t)d->outer;
+  out[4] = (uint8_t)d->radix;
+  mmp__put_u32(out + 5, (uint32_t)d->root);
+  mmp__put_u64(out + 9, d->len);
+  mmp__put_u32(out + 17, (uint32_t)d->seg);
+  mmp__put_u32(out + 21, (uint32_t)d->groups);
+  out[25] = (uint8_t)d->hint;
+}
+
+int mmp__bcast_desc_decode(const uint8_t *in, size_t n, mmp__bcast_desc_t *d) {
+  if (n != MMP__BCAST_HDR_LEN || in[0] != HDR_KIND_BCAST)
+    return MMP_EPROTO;
+  d->alg = in[1];
+  d->inner = in[2];
+  d->outer = in[3];
+  d->radix = in[4];
+  d->root = (int32_t)mmp__get_u32(in + 5);
+  d->len = mmp__get_u64(in + 9);
+  d->seg = mmp__get_u32(in + 17);
+  d->groups = (int32_t)mmp__get_u32(in + 21);
+  d->hint = in[25];
+  return 0;
+}
 
 int mmp__poison_len_ok(uint64_t len, uint64_t seg) {
   return len <= SIZE_MAX && (seg == 0 || len / seg < MMP__POISON_MAX_SEGS);

@@ -26,6 +26,11 @@ static void *state_inherit(const void *parent) {
 }
 
 static void state_free(void *state) {
+  mmp__coll_state_t *s = state;
+  size_t k;
+
+  for (k = 0; s != NULL && k < MMP__ARRAY_SIZE(s->adapt); k++)
+    free(s->adapt[k].off);
   free(state);
 }
 
@@ -55,4 +60,116 @@ mmp__coll_state_t *mmp__coll_state(mmp_comm_t *comm) {
     if ((fresh = calloc(1, sizeof(*fresh))) == NULL)
       return NULL;
   }
+}
+
+/* ---- AUTO under arrival patterns ---------------------------------------- */
+
+/* The size class of `len`: floor(log2 len), at least 1. */
+static int adapt_class(size_t len) {
+  int lg = 1;
+
+  while (lg < 63 && (len >> (lg + 1)) != 0)
+    lg++;
+  return lg;
+}
+
+/* Lock held. The slot of `len`'s class, emptied if it held another. */
+static int adapt_slot_locked(mmp__coll_state_t *st, size_t len) {
+  int lg = adapt_class(len), k = lg % (int)MMP__ARRAY_SIZE(st->adapt);
+
+  if (st->adapt[k].lg != lg) {
+    st->adapt[k].lg = lg;
+    st->adapt[k].regime = st->hint;
+    st->adapt[k].n = st->adapt[k].next = 0;
+  }
+  return k;
+}
+
+void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
+                                   const double *off) {
+  mmp__coll_state_t *st = comm->coll;
+  size_t p = (size_t)comm->size;
+  int k;
+
+  MMP__ASSERT_LOCKED(mmp__eng);
+  if (st == NULL)
+    return;
+  k = adapt_slot_locked(st, len);
+  if (st->adapt[k].off == NULL &&
+      (st->adapt[k].off = malloc(MMP__ADAPT_HISTORY * p * sizeof(double))) ==
+          NULL)
+    return;
+  memcpy(st->adapt[k].off + (size_t)st->adapt[k].next * p, off,
+         p * sizeof(double));
+  st->adapt[k].next = (st->adapt[k].next + 1) % MMP__ADAPT_HISTORY;
+  if (st->adapt[k].n < MMP__ADAPT_HISTORY)
+    st->adapt[k].n++;
+}
+
+int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
+                         int *regime) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+  int k, n;
+
+  *regime = 0;
+  if (st == NULL)
+    return 0;
+  mmp__lock(mmp__eng);
+  k = adapt_slot_locked(st, len);
+  n = st->adapt[k].n;
+  *regime = st->adapt[k].regime;
+  if (n > 0)
+    memcpy(hist, st->adapt[k].off,
+           (size_t)n * (size_t)comm->size * sizeof(double));
+  mmp__unlock(mmp__eng);
+  return n;
+}
+
+void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+
+  if (st == NULL)
+    return;
+  mmp__lock(mmp__eng);
+  st->adapt[adapt_slot_locked(st, len)].regime = regime;
+  st->hint = regime;
+  mmp__unlock(mmp__eng);
+}
+
+void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint) {
+  mmp__coll_state_t *st = comm->coll;
+
+  MMP__ASSERT_LOCKED(mmp__eng);
+  if (st != NULL)
+    st->hint = hint;
+}
+
+/* ---- What ran ------------------------------------------------------------ */
+
+void mmp__coll_log_locked(mmp_comm_t *comm, uint32_t seq, int alg) {
+  mmp__coll_state_t *st = comm->coll;
+
+  MMP__ASSERT_LOCKED(mmp__eng);
+  if (st == NULL)
+    return;
+  st->log[st->nlog % MMP__COLL_LOG].seq = seq;
+  st->log[st->nlog % MMP__COLL_LOG].alg = alg;
+  st->nlog++;
+}
+
+int mmp__coll_log_get(mmp_comm_t *comm, uint32_t *seq, int *alg, int max) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+  unsigned first, i;
+  int n = 0;
+
+  if (st == NULL)
+    return 0;
+  mmp__lock(mmp__eng);
+  first = st->nlog > MMP__COLL_LOG ? st->nlog - MMP__COLL_LOG : 0;
+  for (i = first; i < st->nlog && n < max; i++, n++) {
+    seq[n] = st->log[i % MMP__COLL_LOG].seq;
+    alg[n] = st->log[i % MMP__COLL_LOG].alg;
+  }
+  mmp__unlock(mmp__eng);
+  return n;
 }

@@ -141,6 +141,9 @@ struct mmp__sched_s {
   uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
   size_t hdr_len;
   mmp__sched_rebuild_fn rebuild;
+  int hdr_only;        /* first messages carry the header alone, data follows */
+  int first_here;      /* the first message was received before the plan was
+                          built (mmp__sched_launch_locked completes its receive) */
   mmp_request_t *creq; /* the collective's request; NULL once done */
   /* Sub-schedules (mmp__sched_launch_locked) have no request: on_done
    * runs once, lock held, when their last op completed. */
@@ -194,6 +197,12 @@ void mmp__sched_first(mmp__sched_t *s, int op);
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
 
+/* The collective's header inside a received first message of n bytes:
+ * *hdr, *hlen, and whether the sender ran in poison mode. 0, or
+ * MMP_EPROTO for anything but an envelope of this version. */
+int mmp__sched_envelope(const uint8_t *msg, size_t n, const uint8_t **hdr,
+                        size_t *hlen, int *poison);
+
 /* Gives the schedule a first-message header (n <= MMP__HDR_MAX bytes,
  * copied) and what to do when a sender's differs. */
 void mmp__sched_set_header(mmp__sched_t *s, const void *hdr, size_t n,
@@ -218,12 +227,15 @@ int mmp__sched_prepare(mmp__sched_t *s, int from);
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
 
 /*
- * Lock held. Starts a schedule whose ops the caller appended (no header,
- * no request): a sub-broadcast inside a dynamic collective. on_done(s,
- * arg) runs once, lock held, when every op completed, possibly before
- * this returns; s->err holds the result. The caller frees `s` with
- * mmp__sched_free, never from inside on_done. Returns 0 or MMP_ENOMEM
- * (then on_done never runs).
+ * Lock held. Starts a schedule whose ops the caller appended (no
+ * request): a sub-broadcast inside a dynamic collective. on_done(s, arg)
+ * runs once, lock held, when every op completed, possibly before this
+ * returns; s->err holds the result. The caller frees `s` with
+ * mmp__sched_free, never from inside on_done. With s->first_here set, the
+ * plan's first receive counts as done without being posted: the caller
+ * took that message itself. Returns 0, MMP_ENOMEM, or MMP_EPROTO when
+ * first_here is set and the plan has no first receive (then on_done never
+ * runs).
  */
 int mmp__sched_launch_locked(mmp__sched_t *s,
                              void (*on_done)(mmp__sched_t *, void *),
@@ -306,7 +318,17 @@ typedef struct mmp__bcast_desc_s {
   int groups; /* hierarchical: G */
   int inner;  /* hierarchical: inside groups; arrival: sub-broadcast */
   int outer;  /* hierarchical: between leaders */
+  int hint;   /* AUTO's advice from the root to the ranks that root the
+                 next broadcasts (bcast_adapt.c); 0 elsewhere */
 } mmp__bcast_desc_t;
+
+/* The description as the first message's header carries it
+ * (bcast_util.c). Decoding checks only the length and the kind:
+ * MMP_EPROTO otherwise. */
+#define MMP__BCAST_HDR_LEN 26
+void mmp__bcast_desc_encode(const mmp__bcast_desc_t *d,
+                            uint8_t out[MMP__BCAST_HDR_LEN]);
+int mmp__bcast_desc_decode(const uint8_t *in, size_t n, mmp__bcast_desc_t *d);
 
 /* What a cost function prices: p ranks, m bytes, X segments (pipelined
  * algorithms), G groups (hierarchical), under the model. `part` gives the
@@ -345,6 +367,13 @@ typedef struct mmp__bcast_run_s {
   const mmp__config_t *cfg;
   /* The row of algorithm `id`, or NULL (bcast_algs.c). */
   const struct mmp__bcast_alg_s *(*alg_of)(int id);
+  /* Builds a static broadcast for the whole communicator (bcast_algs.c). */
+  int (*build)(mmp__sched_t *s, const mmp__bcast_desc_t *d);
+  /* AUTO's adaptive mode (MMP__ADAPT_MIN): receivers announce themselves
+   * and follow the root; the root runs `stat` when it is set, else `d`. */
+  int adaptive;
+  const mmp__bcast_desc_t *stat;
+  int hint; /* the root's regime, for the ranks that root next */
 } mmp__bcast_run_t;
 
 enum {
@@ -533,6 +562,40 @@ double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
 double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg);
 
+/* ---- AUTO under arrival patterns (bcast_choose.c, bcast_arrival.c) -------
+ *
+ * From 64 KiB (MMP__ADAPT_MIN) on, AUTO's receivers announce their arrival
+ * to the root (an ARRIVED message each), and the root alone decides, for
+ * every broadcast it roots, whether to run the static algorithm AUTO
+ * chose or an arrival-aware one; the receivers follow its first message,
+ * so every rank runs the same algorithm whatever each knew before. The
+ * root decides from the arrival patterns it saw in its last broadcasts of
+ * that size: the algorithm predicted faster under them, by a margin
+ * (docs/algorithms.md, "AUTO under arrival patterns"). */
+#define MMP__ADAPT_MIN (64u * 1024)
+#define MMP__ADAPT_HISTORY 4
+#define MMP__ADAPT_MARGIN 1.1
+
+/* Predicted average per-node time of the static broadcast `d`, and of an
+ * arrival-aware one (arrival_nb with `nb`, else arrival_b; sub-broadcast
+ * a pipelined chain in `seg`-byte segments; gathering window `window`
+ * seconds), when receiver v (virtual rank) arrives off[v] seconds after
+ * the root (off[0] = 0). */
+double mmp__predict_static(const mmp__bcast_desc_t *d, int p, const double *off,
+                           const mmp_netmodel_t *nm);
+double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
+                            const double *off, const mmp_netmodel_t *nm,
+                            double window);
+
+/* The regime for the next broadcast this rank roots: 1 for the
+ * arrival-aware one, 0 for `stat`, from n patterns of p offsets each in
+ * `hist`; `current` is the regime now (kept without patterns, and left
+ * only for a predicted gain of MMP__ADAPT_MARGIN). */
+int mmp__bcast_adapt_decide(const mmp__bcast_desc_t *stat, int arr_nb,
+                            size_t arr_seg, int p, const double *hist, int n,
+                            int current, const mmp_netmodel_t *nm,
+                            double window);
+
 /* ---- The network model (netmodel.c) ------------------------------------- */
 
 /* beta (s/byte) and the burst allowance (bytes) from the best half round
@@ -548,6 +611,8 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out);
 
 /* ---- Per-communicator state (coll_state.c) ------------------------------ */
 
+#define MMP__COLL_LOG 256
+
 /* What the collectives layer keeps about a communicator: the network
  * model and AUTO's recent broadcast decisions. Owned by this layer; the
  * runtime only frees it with the communicator (mmp__comm_ext_ops_t). */
@@ -557,9 +622,49 @@ typedef struct mmp__coll_state_s {
   struct { /* AUTO broadcast decisions, by length */
     size_t len;
     mmp__bcast_desc_t d;
+    int pays; /* mmp__bcast_arrival_pays */
     int valid;
   } bcast_auto[4];
+  /* AUTO under arrival patterns, by size class (floor(log2 len)); lock
+   * held to touch (the root records from completion callbacks). */
+  struct {
+    int lg;      /* the class, or 0: unused */
+    int regime;  /* this rank's last decision as root: 1 arrival-aware */
+    int n, next; /* patterns kept, and where the next goes */
+    double *off; /* MMP__ADAPT_HISTORY patterns of p offsets */
+  } adapt[4];
+  int hint; /* the regime the last root announced (desc.hint) */
+  struct {  /* mmp__coll_log_locked */
+    uint32_t seq;
+    int alg;
+  } log[MMP__COLL_LOG];
+  unsigned nlog;
 } mmp__coll_state_t;
+
+/* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
+ * root saw in a broadcast of `len` bytes on `comm`. Drops them when out
+ * of memory. */
+void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
+                                   const double *off);
+/* Lock NOT held. Copies the patterns kept for `len`'s class into `hist`
+ * (room for MMP__ADAPT_HISTORY * p) and returns how many; *regime is the
+ * last decision this rank took as root for the class (the last root's
+ * hint when it never rooted one). */
+int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
+                         int *regime);
+/* Lock NOT held. Remembers the regime this rank runs as root. */
+void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime);
+/* Lock held. A first message told this rank the root's regime: the prior
+ * for a class this rank has not rooted yet. */
+void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint);
+
+/* Which algorithm each of the last MMP__COLL_LOG broadcasts on a
+ * communicator ran, as this rank saw it, for tests that check that every
+ * rank ran the same. Lock held to record. */
+void mmp__coll_log_locked(mmp_comm_t *comm, uint32_t seq, int alg);
+/* Copies up to `max` entries, oldest first, into seq[] and alg[]; returns
+ * how many. Lock NOT held. */
+int mmp__coll_log_get(mmp_comm_t *comm, uint32_t *seq, int *alg, int max);
 
 /* The state of `comm`, created on first use. NULL only when out of
  * memory. Lock NOT held. */

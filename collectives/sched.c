@@ -292,8 +292,8 @@ int mmp__sched_prepare(mmp__sched_t *s, int from) {
   int i, n = s->nops, rc;
 
   for (i = from; i < n; i++) {
-    if ((s->ops[i].flags & MMP__SOP_FIRST) &&
-        s->ops[i].len > FIRST_PIGGYBACK_MAX) {
+    if ((s->ops[i].flags & MMP__SOP_FIRST) && s->ops[i].len > 0 &&
+        (s->hdr_only || s->ops[i].len > FIRST_PIGGYBACK_MAX)) {
       int d = sched_add(s, s->ops[i].kind, s->ops[i].peer, s->ops[i].off,
                         s->ops[i].len, PHASE_FIRST_DATA);
       int k, ne = s->nedges, recv = s->ops[i].kind == MMP__SOP_RECV;
@@ -508,6 +508,24 @@ static void sched_mismatch(mmp__sched_t *s, int err) {
   s->poison = 1;
 }
 
+/* Completes the first receive without posting it: its message is already
+ * here (taken by a replan, or by the collective before building). */
+static void first_taken(mmp__sched_t *s) {
+  int nf = s->first, k;
+
+  s->x[nf].posted = 1;
+  s->x[nf].done = 1;
+  s->remaining--;
+  for (k = s->rhead; k < s->nready; k++)
+    if (s->ready[k] == nf)
+      s->ready[k] = s->ready[s->rhead++];
+  for (k = 0; k < s->ops[nf].nsucc; k++) {
+    int j = s->succ[s->ops[nf].succ + k];
+    if (--s->x[j].npred == 0)
+      sched_ready(s, j);
+  }
+}
+
 /* Lock held. Replaces the plan with the one the sender's header `hdr`
  * implies: the old ops are over (nothing but the first receive was
  * posted), the new plan's first receive stands for the message just
@@ -515,7 +533,7 @@ static void sched_mismatch(mmp__sched_t *s, int err) {
  * (then the old one runs on in poison mode, its sends empty). */
 static int sched_replan(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
   mmp__sched_t keep = *s;
-  int rc, k, nf;
+  int rc;
 
   MMP__ASSERT_LOCKED(s->e);
   assert(s->old.ops == NULL); /* once per schedule */
@@ -552,21 +570,19 @@ static int sched_replan(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
   free(keep.edges);
   free(keep.succ);
   free(keep.ready);
-  /* Complete the new first receive without posting it: its message is
-   * the one just received. */
-  nf = s->first;
-  s->x[nf].posted = 1;
-  s->x[nf].done = 1;
-  s->remaining--;
-  for (k = s->rhead; k < s->nready; k++)
-    if (s->ready[k] == nf)
-      s->ready[k] = s->ready[s->rhead++];
-  for (k = 0; k < s->ops[nf].nsucc; k++) {
-    int j = s->succ[s->ops[nf].succ + k];
-    if (--s->x[j].npred == 0)
-      sched_ready(s, j);
-  }
+  first_taken(s);
   return 1;
+}
+
+int mmp__sched_envelope(const uint8_t *msg, size_t n, const uint8_t **hdr,
+                        size_t *hlen, int *poison) {
+  if (n < MMP__HDR_SIZE || msg[0] != ENV_MAGIC || msg[1] != ENV_VERSION ||
+      msg[3] > MMP__HDR_MAX)
+    return MMP_EPROTO;
+  *hdr = msg + 4;
+  *hlen = msg[3];
+  *poison = (msg[2] & ENV_POISON) != 0;
+  return 0;
 }
 
 /* The first receive completed: check the header, take the data. Returns
@@ -744,7 +760,7 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
                              void *arg) {
   int rc;
 
-  assert(s->e != NULL && !s->started && s->hdr_len == 0);
+  assert(s->e != NULL && !s->started);
   MMP__ASSERT_LOCKED(s->e);
   rc = mmp__sched_prepare(s, 0);
   if (rc == 0)
@@ -754,6 +770,11 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
   s->on_done = on_done;
   s->on_done_arg = arg;
   s->started = 1;
+  if (s->first_here) {
+    if (s->first < 0)
+      return MMP_EPROTO;
+    first_taken(s);
+  }
   sched_run(s);
   return 0;
 }
