@@ -21,7 +21,8 @@
 
 #include "collectives.h"
 
-#define RING_ROUNDS 40
+#define RING_RUNS 5
+#define RING_ROUNDS 10
 #define BETA_SMALL 65536u
 #define BETA_LARGE (1u << 20)
 
@@ -41,12 +42,19 @@ static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
 
 /*
  * alpha: seconds per round of a ring in which every rank passes one byte
- * to the next and waits for one from the previous, RING_ROUNDS rounds.
- * Every rank is busy in every round, as in a collective's steps, so on a
+ * to the next and waits for one from the previous, all at once. Every
+ * rank is busy in every round, as in a collective's steps, so on a
  * machine whose CPUs are shared by several ranks the figure includes
- * waiting for a CPU; elsewhere it is one message's latency. The ring's
- * waits sleep while it is timed, as the waits of the broadcasts whose
- * cost formulas were checked against it do (docs/progress.md).
+ * waiting for a CPU; elsewhere it is one message's latency.
+ *
+ * RING_RUNS short runs of RING_ROUNDS rounds, each after a barrier: every
+ * rank keeps its fastest run, since whatever else the machine does only
+ * adds time, in bursts that a short run can miss; the figure is the
+ * slowest rank's (collected by the caller), since a rank can finish its
+ * rounds early on messages its predecessor sent ahead (up to p - 1 rounds
+ * ahead round the ring). The ring's waits sleep while it is timed, as the
+ * waits of the broadcasts whose cost formulas were checked against it do
+ * (docs/progress.md).
  */
 static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
   int p = c->size, next = (c->rank + 1) % p, prev = (c->rank + p - 1) % p;
@@ -54,33 +62,52 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
   double t0 = 0;
   int i, rc = 0, was;
 
-  was = mmp__progress_sleepy(1);
-  /* Round 0 lines the ranks up. */
-  for (i = 0; i <= RING_ROUNDS && rc == 0; i++) {
+  *alpha = INFINITY;
+  for (i = 0; i < RING_RUNS * RING_ROUNDS && rc == 0; i++) {
     mmp_request_t r[2];
-    memset(r, 0, sizeof(r));
-    if (i == 1)
+    if (i % RING_ROUNDS == 0) {
+      if ((rc = mmp_barrier(c)) != 0)
+        break;
       t0 = mmp_wtime();
+    }
+    memset(r, 0, sizeof(r));
+    was = mmp__progress_sleepy(1);
     rc = mmp__irecv(e, c, c->ctx + 1, &in, 1, mmp__comm_world(c, prev), tag,
                     &r[0]);
-    if (rc != 0)
-      break;
-    rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
-                    MMP_SEND_EAGER, &r[1]);
+    if (rc == 0)
+      rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
+                      MMP_SEND_EAGER, &r[1]);
     if (rc == 0)
       rc = mmp__wait_internal(e, &r[1]);
-    if (rc != 0) {
+    if (rc != 0 && r[0].kind != 0) {
       /* The receive lives on this stack: take it back before leaving. */
       mmp__lock(e);
       mmp__cancel_locked(e, &r[0]);
       mmp__unlock(e);
-      mmp__wait_internal(e, &r[0]);
-      break;
     }
-    rc = mmp__wait_internal(e, &r[0]);
+    if (r[0].kind != 0) {
+      int r0 = mmp__wait_internal(e, &r[0]);
+      rc = rc != 0 ? rc : r0;
+    }
+    mmp__progress_sleepy(was);
+    if (rc == 0 && i % RING_ROUNDS == RING_ROUNDS - 1)
+      *alpha = fmin(*alpha, (mmp_wtime() - t0) / RING_ROUNDS);
   }
-  *alpha = (mmp_wtime() - t0) / RING_ROUNDS;
-  mmp__progress_sleepy(was);
+  return rc;
+}
+
+/* The slowest rank's alpha, at rank 0 (point-to-point, `tag`). */
+static int slowest_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag,
+                         double *alpha) {
+  int i, rc = 0;
+  double v;
+
+  if (c->rank != 0)
+    return xfer(e, c, 1, alpha, sizeof(*alpha), 0, tag);
+  for (i = 1; i < c->size && rc == 0; i++) {
+    rc = xfer(e, c, 0, &v, sizeof(v), i, tag);
+    *alpha = fmax(*alpha, v);
+  }
   return rc;
 }
 
@@ -185,6 +212,8 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   /* Then ranks pair up (0-1, 2-3, ...) and all measure at once, so the
    * links are as busy as in a collective. */
   rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), &small);
+  if (rc == 0)
+    rc = slowest_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), &small);
   if (rc == 0 && (comm->rank ^ 1) < comm->size)
     rc = pair_beta(e, comm, comm->rank ^ 1,
                    MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &large, &burst);
