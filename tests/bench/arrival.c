@@ -9,7 +9,13 @@
  *   rootearly  MAX_IF * u, but the root never sleeps;
  *   late20     the root never sleeps; any other rank sleeps MAX_IF when
  *              u < 0.2;
- * then the timed broadcast. Every rank records its arrival a_i and exit
+ *   balanced   nobody sleeps, whatever MAX_IF;
+ *   switch     balanced for the first half of the timed iterations,
+ *              rootearly for the second (AUTO following a change);
+ * then the timed broadcast. Each point first runs --warm iterations (4 by
+ * default) untimed under the pattern of its first timed one: the steady
+ * state of a job whose ranks keep arriving that way, which AUTO learns
+ * (docs/algorithms.md). Every rank records its arrival a_i and exit
  * f_i on mmp_wtime(), a monotonic clock that processes on one machine
  * (and the emulated cluster's namespaces) share; across real hosts the
  * clocks differ and only per-node times e_i = f_i - a_i mean anything.
@@ -46,12 +52,13 @@
 #define TAG_T 111
 #define TAG_GATHER 112
 
-static const char *const pat_names[] = {"all", "rootearly", "late20"};
+static const char *const pat_names[] = {"all", "rootearly", "late20",
+                                        "balanced", "switch"};
 
 int arrival_pattern_from_name(const char *name) {
   int i;
 
-  for (i = 0; i < 3; i++)
+  for (i = 0; i < (int)(sizeof(pat_names) / sizeof(pat_names[0])); i++)
     if (strcmp(name, pat_names[i]) == 0)
       return i;
   return -1;
@@ -124,13 +131,18 @@ static double measure_t(void *buf, size_t n, const arrival_cfg_t *c) {
   return v[0];
 }
 
-/* How long this rank sleeps before the call: the anchors' rule. */
-static double delay(const arrival_cfg_t *c, double maxif, double u) {
-  int me = mmp_comm_rank(mmp_comm_world());
+/* How long this rank sleeps before timed iteration k of `iters` (k < 0:
+ * a warm-up one): the anchors' rule. */
+static double delay(const arrival_cfg_t *c, double maxif, double u, int k,
+                    int iters) {
+  int me = mmp_comm_rank(mmp_comm_world()), pat = c->pattern;
 
-  if (maxif <= 0 || (me == c->root && c->pattern != ARR_PAT_ALL))
+  if (pat == ARR_PAT_SWITCH)
+    pat = k < iters / 2 ? ARR_PAT_BALANCED : ARR_PAT_ROOTEARLY;
+  if (maxif <= 0 || pat == ARR_PAT_BALANCED ||
+      (me == c->root && pat != ARR_PAT_ALL))
     return 0;
-  if (c->pattern == ARR_PAT_LATE20)
+  if (pat == ARR_PAT_LATE20)
     return u < 0.2 ? maxif : 0;
   return maxif * u;
 }
@@ -139,18 +151,20 @@ static double delay(const arrival_cfg_t *c, double maxif, double u) {
 static void timed(void *buf, size_t n, const arrival_cfg_t *c, int alg,
                   double maxif_s, unsigned long long *rng, double *at,
                   int iters) {
-  int k;
+  int k, warm = c->warm >= 0 ? c->warm : 4;
 
-  bcast(buf, n, c, alg);
-  bcast(buf, n, c, alg);
-  for (k = 0; k < iters; k++) {
-    double u;
+  bcast(buf, n, c, alg); /* connections */
+  for (k = -warm; k < iters; k++) {
+    double u, t0;
     CHK(mmp_barrier(mmp_comm_world()));
     u = uniform(rng);
-    bench_sleep_us(delay(c, maxif_s * 1e6, u));
-    at[2 * k] = mmp_wtime();
+    bench_sleep_us(delay(c, maxif_s * 1e6, u, k < 0 ? 0 : k, iters));
+    t0 = mmp_wtime();
     bcast(buf, n, c, alg);
-    at[2 * k + 1] = mmp_wtime();
+    if (k >= 0) {
+      at[2 * k] = t0;
+      at[2 * k + 1] = mmp_wtime();
+    }
   }
 }
 

@@ -12,7 +12,13 @@
 #include <stddef.h>
 
 /* Patterns, as the anchors name them. */
-enum { ARR_PAT_ALL = 0, ARR_PAT_ROOTEARLY, ARR_PAT_LATE20 };
+enum {
+  ARR_PAT_ALL = 0,
+  ARR_PAT_ROOTEARLY,
+  ARR_PAT_LATE20,
+  ARR_PAT_BALANCED,
+  ARR_PAT_SWITCH
+};
 
 typedef struct arrival_cfg_s {
   const size_t *sizes;
@@ -24,6 +30,7 @@ typedef struct arrival_cfg_s {
   int nmaxif;
   int pattern; /* ARR_PAT_* */
   int iters;   /* 0: 20 */
+  int warm;    /* untimed iterations first, under the pattern; -1: 4 */
   unsigned mode;
   size_t segment;
   int inner; /* arrival_b/_nb sub-group broadcast, 0 default */
@@ -41,7 +48,8 @@ void bench_sleep_us(double us);
  * MAX_IF, algorithm) on rank 0. Returns 0, or 1 if a file failed. */
 int bench_arrival(const arrival_cfg_t *c);
 
-/* "all", "rootearly", "late20" -> ARR_PAT_*, or -1. */
+/* "all", "rootearly", "late20", "balanced", "switch" -> ARR_PAT_*, or
+ * -1. */
 int arrival_pattern_from_name(const char *name);
 
 #endif /* MMP_BENCH_ARRIVAL_H */

@@ -11,7 +11,8 @@
  *                          [--radix K]
  *                          [--dests all|N] [--gap auto|US]
  *                          [--csv FILE] [--svg FILE]
- *                          [--pattern all|rootearly|late20]
+ *                          [--pattern all|rootearly|late20|balanced|switch]
+ *                          [--warm N]
  *                          [--maxif US,...|NT,...] [--tm US]
  *                          [--raw FILE]
  *   minimp-bench calibrate
@@ -56,6 +57,11 @@
  *    from --tm or measured. --svg PREFIX writes PREFIX-maxif.svg and
  *    PREFIX-size.svg (Figs. 7-10). Its own CSV columns are described
  *    there. --raw FILE keeps every rank's arrival and exit per iteration.
+ *  Every algorithm runs --warm broadcasts (3 by default) before it is
+ *  timed: the first use of an algorithm opens the connections its pattern
+ *  needs, which costs several times a broadcast (docs/performance.md).
+ *  --shuffle SEED runs the algorithms in an order drawn from SEED, the
+ *  same on every rank, so that rounds of a comparison differ in order.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
  *  for "auto" the chosen column names the algorithm AUTO picked. Progress
  *  goes to stderr.
@@ -101,6 +107,8 @@ typedef struct opts_s {
   int inner;
   int outer;
   int pattern;
+  int warm;     /* untimed broadcasts first; -1: the method's default */
+  long shuffle; /* > 0: the algorithms' order drawn from it */
   double maxif[MAX_ITEMS];
   int maxif_t[MAX_ITEMS];
   int nmaxif;
@@ -119,7 +127,8 @@ static int usage(void) {
           "                          [--dests all|N] [--gap auto|US]\n"
           "                          [--csv FILE] [--svg FILE]\n"
           "                          [--method arrival] "
-          "[--pattern all|rootearly|late20]\n"
+          "[--pattern all|rootearly|late20|balanced|switch] [--warm N]\n"
+          "                          [--shuffle SEED]\n"
           "                          [--maxif US,..|NT,..] [--tm US] "
           "[--raw FILE]\n"
           "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
@@ -238,6 +247,7 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
   memset(o, 0, sizeof(*o));
   o->method = 3;
   o->gap_us = -1;
+  o->warm = -1;
   for (i = 2; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int bad = v == NULL;
@@ -263,6 +273,10 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
       o->dests = bad || strcmp(v, "all") == 0 ? 0 : atoi(v);
     else if (strcmp(a, "--maxif") == 0)
       bad = bad || parse_maxif(v, o);
+    else if (strcmp(a, "--warm") == 0)
+      bad = bad || (o->warm = atoi(v)) < 0;
+    else if (strcmp(a, "--shuffle") == 0)
+      bad = bad || (o->shuffle = atol(v)) <= 0;
     else if (strcmp(a, "--pattern") == 0)
       bad = bad || (o->pattern = arrival_pattern_from_name(v)) < 0;
     else if (strcmp(a, "--tm") == 0)
@@ -546,6 +560,20 @@ static void method_barrier(void *buf, size_t n, const opts_t *o, int alg, int M,
   *mx = all[1];
 }
 
+/* Fisher-Yates with a fixed stream: every rank draws the same order. */
+static void shuffle_algs(opts_t *o, unsigned long long seed) {
+  int i;
+
+  for (i = o->nalgs - 1; i > 0; i--) {
+    int j, t;
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    j = (int)((seed >> 33) % (unsigned long long)(i + 1));
+    t = o->algs[i];
+    o->algs[i] = o->algs[j];
+    o->algs[j] = t;
+  }
+}
+
 static int default_iters(size_t n) {
   return n >= (1u << 20) ? 5 : n >= 65536 ? 20 : 100;
 }
@@ -568,6 +596,7 @@ static int cmd_arrival(opts_t *o) {
   c.maxif_t = o->maxif_t;
   c.nmaxif = o->nmaxif;
   c.pattern = o->pattern;
+  c.warm = o->warm;
   c.iters = o->iters;
   c.mode = o->mode;
   c.segment = o->segment;
@@ -622,9 +651,12 @@ static int cmd_bcast(opts_t *o) {
     CHECK(mmp_bcast_select(w, n, &sel));
     chosen = mmp_bcast_alg_name(sel.algorithm);
     o->refill_s = ol_refill_s(n);
+    if (o->shuffle > 0)
+      shuffle_algs(o, (unsigned long long)o->shuffle + (unsigned long long)s);
     for (a = 0; a < o->nalgs; a++) {
-      int alg = o->algs[a];
-      bcast_once(buf, n, o->root % p, o, alg); /* warm up, connect */
+      int alg = o->algs[a], k;
+      for (k = 0; k < (o->warm >= 0 ? o->warm : 3); k++)
+        bcast_once(buf, n, o->root % p, o, alg); /* connect, warm up */
       for (m = 1; m <= 2; m++) {
         double avg = 0, mx = 0;
         if (!(o->method & m))

@@ -3,7 +3,9 @@
 # Gloo), in one run: N hosts with RATE links (tests/netcluster), REPEATS
 # alternating rounds, each round the anchors' run_bcast.sh and then
 # minimp-bench's barrier method (the anchors' metric: per-node time after
-# a barrier, averaged over ranks) for every algorithm and AUTO. Prints
+# a barrier, averaged over ranks) for every algorithm and AUTO, in an
+# order shuffled afresh each round (--shuffle), after 3 warm-up
+# broadcasts each. Prints
 # medians over the rounds; writes the raw rows to $OUT/bcast.csv.
 #   tests/bench/run_cluster_bcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
 # Needs root. The anchors must be built first: ../shared/anchors/build.sh
@@ -31,7 +33,8 @@ while [ "$i" -le "$reps" ]; do
     awk -v r="$i" '$2 == "p='"$n"'" && NF == 7 {print $1 ",-,-," r "," $5 "," $6 "," $7}' >> "$csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/minimp-bench" bcast \
-    --algs all --sizes "$commas" --iters "$iters" --method barrier 2>/dev/null |
+    --algs all --sizes "$commas" --iters "$iters" --method barrier \
+    --shuffle "$i" 2>/dev/null |
     awk -v r="$i" '$1 == "barrier" {print "minimp," $2 "," $3 "," r "," $5 "," $6 "," $7}' >> "$csv"
   i=$((i + 1))
 done
