@@ -159,8 +159,8 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   const mmp__config_t *cfg = &mmp__eng->cfg;
   double *hist =
       malloc(MMP__ADAPT_HISTORY * (size_t)comm->size * sizeof(double));
-  double window;
-  mmp_netmodel_t nm;
+  double window, took[MMP__ADAPT_HISTORY];
+  mmp_netmodel_t nm, seen;
   int n, prev, regime, rc;
 
   if (hist == NULL)
@@ -176,14 +176,16 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
     free(hist);
     return rc;
   }
-  n = mmp__coll_adapt_read(comm, len, hist, &prev);
+  n = mmp__coll_adapt_read(comm, len, hist, took, &prev);
   window = cfg->coll.arrival_window_us >= 0
                ? cfg->coll.arrival_window_us * 1e-6
                : mmp__arrival_window(comm->size, len, &nm);
+  /* The model as this root's own static broadcasts bore it out. */
+  mmp__adapt_model(stat, comm->size, hist, took, n, &nm, &seen);
   regime = prev > 0 ? prev - 1 : pays;
   regime =
       mmp__bcast_adapt_decide(stat, arr->alg == MMP_BCAST_ARRIVAL_NB, arr->seg,
-                              comm->size, hist, n, regime, &nm, window);
+                              comm->size, hist, n, regime, &seen, window);
   free(hist);
   if (!peek)
     mmp__coll_adapt_decided(comm, len, regime + 1);

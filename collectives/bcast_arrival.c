@@ -118,6 +118,9 @@ struct arr_s {
   int hint;
   uint64_t t0;  /* root: uv_hrtime() at the start */
   double *when; /* root, adaptive: seconds from t0 to each ARRIVED */
+  double took;  /* root, static regime: seconds its own part took; 0 open */
+  int stat_sub; /* root: the static broadcast runs as a sub-schedule */
+  int recorded; /* root: the pattern went to the state */
   uint32_t seq;
   uint8_t *buf;
   size_t len;
@@ -148,6 +151,7 @@ struct arr_s {
 
 static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
+static void adapt_record(arr_t *a);
 
 static void set_err(arr_t *a, int err) {
   if (a->err == 0)
@@ -270,7 +274,10 @@ static void sub_done(mmp__sched_t *s, void *arg) {
   if (s->err != 0 && !meant)
     set_err(a, s->err);
   if (a->me == a->root) {
+    if (a->stat_sub && a->took == 0)
+      a->took = fmax((double)(uv_hrtime() - a->t0) * 1e-9, 1e-9);
     root_unbusy(a);
+    adapt_record(a);
   } else {
     a->sub_done = 1;
   }
@@ -340,15 +347,21 @@ static uint8_t announced_alg(const arr_t *a) {
 /* Every receiver has announced itself: the pattern, in virtual ranks,
  * for the root's next decisions. */
 static void adapt_record(arr_t *a) {
-  double *off = malloc((size_t)a->p * sizeof(double));
+  double *off;
   int v;
 
-  if (off == NULL)
+  /* Once every receiver is heard and, for a static broadcast, the root's
+   * part is over: that time is the model's check. */
+  if (a->when == NULL || a->recorded || a->nheard < a->p - 1 ||
+      (a->stat_sub && a->took == 0))
+    return;
+  a->recorded = 1;
+  if ((off = malloc((size_t)a->p * sizeof(double))) == NULL)
     return;
   off[0] = 0;
   for (v = 1; v < a->p; v++)
     off[v] = a->when[mmp__rrank(v, a->root, a->p)];
-  mmp__coll_adapt_record_locked(a->comm, a->len, off);
+  mmp__coll_adapt_record_locked(a->comm, a->len, off, a->took);
   free(off);
 }
 
@@ -369,8 +382,7 @@ static void root_heard(arr_t *a, arr_ctl_t *c) {
     a->state[src] |= ST_POISON;
   if (a->when != NULL) {
     a->when[src] = (double)(uv_hrtime() - a->t0) * 1e-9;
-    if (a->nheard == a->p - 1)
-      adapt_record(a);
+    adapt_record(a);
   }
   /* Served already (pushed before it arrived): nothing more to do. */
   if (!(a->state[src] & ST_SERVED))
@@ -590,9 +602,12 @@ static int root_static(arr_t *a) {
       a->nserved++;
     }
   a->busy++;
+  a->stat_sub = 1;
   rc = mmp__sched_launch_locked(sub->s, sub_done, a);
-  if (rc != 0)
+  if (rc != 0) {
     a->busy--;
+    a->stat_sub = 0;
+  }
   return rc;
 }
 

@@ -194,6 +194,49 @@ double mmp__predict_static(const mmp__bcast_desc_t *d, int p, const double *off,
   return (sum + late + t_static) / p;
 }
 
+double mmp__predict_static_root(const mmp__bcast_desc_t *d, int p,
+                                const double *off, const mmp_netmodel_t *nm) {
+  double m = (double)d->len, late = 0;
+  int v;
+
+  if (p <= 1)
+    return 0;
+  if (d->alg == MMP_BCAST_PIPELINE || d->alg == MMP_BCAST_CHAIN) {
+    double X =
+        d->alg == MMP_BCAST_PIPELINE && d->seg ? ceil(m / (double)d->seg) : 1;
+    return fmax(off[1], 0) + X * (nm->alpha + m / X * nm->beta);
+  }
+  for (v = 1; v < p; v++)
+    late = fmax(late, off[v]);
+  return late + mmp__bcast_cost(d->alg, p, m, 1, d->groups, nm);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
+                      const double *took, int n, const mmp_netmodel_t *nm,
+                      mmp_netmodel_t *out) {
+  double r[MMP__ADAPT_HISTORY], scale;
+  int k, nr = 0;
+
+  *out = *nm;
+  for (k = 0; k < n && k < MMP__ADAPT_HISTORY; k++) {
+    double want = mmp__predict_static_root(stat, p, hist + (size_t)k * p, nm);
+    if (took[k] > 0 && want > 0)
+      r[nr++] = took[k] / want;
+  }
+  if (nr == 0)
+    return;
+  qsort(r, (size_t)nr, sizeof(double), cmp_double);
+  scale = nr % 2 ? r[nr / 2] : (r[nr / 2 - 1] + r[nr / 2]) / 2;
+  scale = fmin(fmax(scale, 1 / MMP__ADAPT_SCALE), MMP__ADAPT_SCALE);
+  out->alpha *= scale;
+  out->beta *= scale;
+}
+
 /*
  * The same for an arrival-aware broadcast: the root serves whoever has
  * arrived in a round (a pipelined chain of X segments among them, after

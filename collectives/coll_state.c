@@ -86,7 +86,7 @@ static int adapt_slot_locked(mmp__coll_state_t *st, size_t len) {
 }
 
 void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
-                                   const double *off) {
+                                   const double *off, double took) {
   mmp__coll_state_t *st = comm->coll;
   size_t p = (size_t)comm->size;
   int k;
@@ -101,13 +101,14 @@ void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
     return;
   memcpy(st->adapt[k].off + (size_t)st->adapt[k].next * p, off,
          p * sizeof(double));
+  st->adapt[k].took[st->adapt[k].next] = took;
   st->adapt[k].next = (st->adapt[k].next + 1) % MMP__ADAPT_HISTORY;
   if (st->adapt[k].n < MMP__ADAPT_HISTORY)
     st->adapt[k].n++;
 }
 
 int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
-                         int *regime) {
+                         double *took, int *regime) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
   int k, n;
 
@@ -118,9 +119,11 @@ int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
   k = adapt_slot_locked(st, len);
   n = st->adapt[k].n;
   *regime = st->adapt[k].regime;
-  if (n > 0)
+  if (n > 0) {
     memcpy(hist, st->adapt[k].off,
            (size_t)n * (size_t)comm->size * sizeof(double));
+    memcpy(took, st->adapt[k].took, (size_t)n * sizeof(double));
+  }
   mmp__unlock(mmp__eng);
   return n;
 }

@@ -587,6 +587,20 @@ double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
                             const double *off, const mmp_netmodel_t *nm,
                             double window);
 
+/* The root's own part of the static broadcast `d` under the offsets:
+ * what mmp__predict_static charges the root, the model's check. */
+double mmp__predict_static_root(const mmp__bcast_desc_t *d, int p,
+                                const double *off, const mmp_netmodel_t *nm);
+
+/* The model, corrected: alpha and beta scaled by the median of the
+ * root's observed times `took` (n of them, 0 where the static algorithm
+ * did not run) over their predictions under `hist`, within
+ * [1/MMP__ADAPT_SCALE, MMP__ADAPT_SCALE]; `nm` itself without any. */
+#define MMP__ADAPT_SCALE 4.0
+void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
+                      const double *took, int n, const mmp_netmodel_t *nm,
+                      mmp_netmodel_t *out);
+
 /* The regime for the next broadcast this rank roots: 1 for the
  * arrival-aware one, 0 for `stat`, from n patterns of p offsets each in
  * `hist`; `current` is the regime now (kept without patterns, and left
@@ -632,6 +646,8 @@ typedef struct mmp__coll_state_s {
     int regime;  /* this rank's last decision as root: 1 arrival-aware */
     int n, next; /* patterns kept, and where the next goes */
     double *off; /* MMP__ADAPT_HISTORY patterns of p offsets */
+    double took[MMP__ADAPT_HISTORY]; /* the root's own time in a static
+                                        broadcast; 0 in another */
   } adapt[4];
   int hint; /* the regime the last root announced (desc.hint) */
   struct {  /* mmp__coll_log_locked */
@@ -642,16 +658,18 @@ typedef struct mmp__coll_state_s {
 } mmp__coll_state_t;
 
 /* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
- * root saw in a broadcast of `len` bytes on `comm`. Drops them when out
- * of memory. */
+ * root saw in a broadcast of `len` bytes on `comm`, and how long its own
+ * part took when it ran the static algorithm (else 0). Drops them when
+ * out of memory. */
 void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
-                                   const double *off);
+                                   const double *off, double took);
 /* Lock NOT held. Copies the patterns kept for `len`'s class into `hist`
- * (room for MMP__ADAPT_HISTORY * p) and returns how many; *regime is the
+ * (room for MMP__ADAPT_HISTORY * p) and the root's times into `took`
+ * (room for MMP__ADAPT_HISTORY), and returns how many; *regime is the
  * last decision this rank took as root for the class (the last root's
  * hint when it never rooted one). */
 int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
-                         int *regime);
+                         double *took, int *regime);
 /* Lock NOT held. Remembers the regime this rank runs as root. */
 void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime);
 /* Lock held. A first message told this rank the root's regime: the prior

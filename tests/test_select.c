@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <string.h>
+
 #include "collectives/collectives.h"
 
 /* 16 emulated hosts at 100 Mbit/s (minimp-bench calibrate) and loopback. */
@@ -200,6 +202,90 @@ static void test_burst_seen_through_cpu_noise(void **st) {
   assert_true(burst == 0);
 }
 
+/* ---- AUTO under arrival patterns -------------------------------------- */
+
+static mmp__bcast_desc_t pipeline_desc(int p, size_t len) {
+  mmp__bcast_desc_t d;
+
+  memset(&d, 0, sizeof(d));
+  d.alg = MMP_BCAST_PIPELINE;
+  d.len = len;
+  d.seg = mmp__pipeline_seg(p, len, &cluster);
+  return d;
+}
+
+/* A rank that arrives late delays every rank after it in a chain, by
+ * about its lateness; the arrival-aware broadcast does not make the
+ * others wait for it. */
+static void test_predictions_under_lateness(void **st) {
+  enum { P = 16 };
+  mmp__bcast_desc_t d = pipeline_desc(P, 1 << 20);
+  double on_time[P] = {0}, late[P] = {0};
+  double T = cluster.alpha + (1 << 20) * cluster.beta, a, b;
+  (void)st;
+
+  late[1] = 10 * T; /* the root's successor */
+  a = mmp__predict_static(&d, P, on_time, &cluster);
+  b = mmp__predict_static(&d, P, late, &cluster);
+  /* Ranks 1..15 wait about 10 T more on average (rank 1 itself waits
+   * nothing more: it arrived late). */
+  assert_true(b - a > 8 * T && b - a < 10 * T);
+  /* Together, the pipeline is within the model's pipelined time. */
+  assert_true(a < 2 * T);
+  /* Late, the arrival-aware broadcast serves the others first. */
+  assert_true(mmp__predict_arrival(1, P, 1 << 20, d.seg, late, &cluster,
+                                   mmp__arrival_window(P, 1 << 20, &cluster)) <
+              b / 2);
+}
+
+static void test_adapt_decision(void **st) {
+  enum { P = 16 };
+  mmp__bcast_desc_t d = pipeline_desc(P, 256 << 10);
+  double T = cluster.alpha + (256 << 10) * cluster.beta, hist[2 * P];
+  double w = mmp__arrival_window(P, 256 << 10, &cluster);
+  int v;
+  (void)st;
+
+  /* Together: the static algorithm, whatever ran before. */
+  memset(hist, 0, sizeof(hist));
+  assert_int_equal(
+      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0, &cluster, w), 0);
+  assert_int_equal(
+      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 1, &cluster, w), 0);
+  /* Receivers spread over 16 T after the root: arrival-aware. */
+  for (v = 1; v < P; v++)
+    hist[v] = hist[P + v] = 16 * T * (double)((v * 7) % P) / P;
+  assert_int_equal(
+      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0, &cluster, w), 1);
+  /* No patterns yet: the regime in place. */
+  assert_int_equal(
+      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 0, 1, &cluster, w), 1);
+}
+
+/* The model scaled by what the root saw its own part take, within a
+ * factor of MMP__ADAPT_SCALE. */
+static void test_adapt_model_is_bounded(void **st) {
+  enum { P = 8 };
+  mmp__bcast_desc_t d = pipeline_desc(P, 1 << 20);
+  double hist[3 * P], took[3];
+  double want;
+  mmp_netmodel_t out;
+  (void)st;
+
+  memset(hist, 0, sizeof(hist));
+  want = mmp__predict_static_root(&d, P, hist, &cluster);
+  took[0] = took[1] = took[2] = 2 * want;
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  assert_true(fabs(out.beta / cluster.beta - 2) < 1e-9);
+  assert_true(fabs(out.alpha / cluster.alpha - 2) < 1e-9);
+  took[0] = took[1] = took[2] = 100 * want;
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  assert_true(fabs(out.beta / cluster.beta - MMP__ADAPT_SCALE) < 1e-9);
+  took[0] = took[1] = took[2] = 0; /* arrival-aware: no check */
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  assert_true(out.beta == cluster.beta && out.alpha == cluster.alpha);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
@@ -210,6 +296,9 @@ int main(void) {
       cmocka_unit_test(test_arrival_never_chosen_where_it_cannot_pay),
       cmocka_unit_test(test_arrival_window),
       cmocka_unit_test(test_burst_seen_through_cpu_noise),
+      cmocka_unit_test(test_predictions_under_lateness),
+      cmocka_unit_test(test_adapt_decision),
+      cmocka_unit_test(test_adapt_model_is_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
