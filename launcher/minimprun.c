@@ -751,6 +751,7 @@ static void run_free(mmp__run_job_t *j) {
   free(j->ranks);
   free(j->agent_out);
   free(j->xenv);
+  free(j->libpath);
   free(j->exports);
   mmp__hosts_fini(&j->hl);
   free(j);

@@ -86,6 +86,7 @@ struct mmp__run_job_s {
   int nxenv;
   char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
   int njobvars;
+  char *libpath; /* "LD_LIBRARY_PATH=...", owned, or NULL (run_env.c) */
   /* Bootstrap. */
   uint8_t key[MMP__JOB_KEY_LEN];
   char keyhex[2 * MMP__JOB_KEY_LEN + 1];

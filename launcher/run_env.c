@@ -7,15 +7,66 @@
  */
 #include "run_env.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "minimp.h"
 #include "transport/util.h" /* MMP__ARRAY_SIZE */
 
 extern char **environ;
+
+/* Where the libminimp installed beside this minimprun is, relative to the
+ * directory of the executable (meson sets it from bindir and libdir). */
+#ifndef MMP_LIBDIR_FROM_BINDIR
+#define MMP_LIBDIR_FROM_BINDIR "../lib"
+#endif
+
+/*
+ * LD_LIBRARY_PATH for the ranks: the libminimp installed beside this
+ * minimprun first, then what ours says, so that a program linked without
+ * a run path finds the library minimprun belongs to, as mpirun's prefix
+ * does. NULL when this minimprun is not in an installed tree (no
+ * libminimp.so.0 there), when the path already leads there, or without
+ * memory.
+ */
+static char *run_libpath(void) {
+  char exe[PATH_MAX], dir[2 * PATH_MAX], real[PATH_MAX], lib[PATH_MAX + 32];
+  const char *old = getenv("LD_LIBRARY_PATH"), *at;
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  size_t len;
+  char *e, *slash;
+
+  if (n <= 0)
+    return NULL;
+  exe[n] = '\0';
+  if ((slash = strrchr(exe, '/')) == NULL)
+    return NULL;
+  *slash = '\0';
+  if (MMP_LIBDIR_FROM_BINDIR[0] == '/')
+    snprintf(dir, sizeof(dir), "%s", MMP_LIBDIR_FROM_BINDIR);
+  else
+    snprintf(dir, sizeof(dir), "%s/%s", exe, MMP_LIBDIR_FROM_BINDIR);
+  if (realpath(dir, real) == NULL)
+    return NULL;
+  snprintf(lib, sizeof(lib), "%s/libminimp.so.0", real);
+  if (access(lib, F_OK) != 0)
+    return NULL;
+  len = strlen(real);
+  for (at = old; at != NULL && *at != '\0';
+       at += strcspn(at, ":"), at += *at == ':')
+    if (strncmp(at, real, len) == 0 && (at[len] == ':' || at[len] == '\0'))
+      return NULL;
+  n = (ssize_t)(strlen("LD_LIBRARY_PATH=") + len + 2 + (old ? strlen(old) : 0));
+  if ((e = malloc((size_t)n)) == NULL)
+    return NULL;
+  snprintf(e, (size_t)n, "LD_LIBRARY_PATH=%s%s%s", real,
+           old != NULL && *old != '\0' ? ":" : "", old != NULL ? old : "");
+  return e;
+}
 
 /* The entry of our environment that sets `name`, or NULL. */
 static char *run_env_entry(const char *name) {
@@ -51,6 +102,7 @@ int mmp__run_job_env(mmp__run_job_t *j) {
   if (j->iface != NULL)
     snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
              "MINIMP_IFACE=%s", j->iface);
+  j->libpath = run_libpath();
   return 0;
 }
 
@@ -81,7 +133,7 @@ const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry) {
 }
 
 char **mmp__run_shared_env(mmp__run_job_t *j, size_t *count) {
-  char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 1) * sizeof(*v));
+  char **v = malloc(((size_t)j->nxenv + (size_t)j->njobvars + 2) * sizeof(*v));
   size_t n = 0;
   int k;
 
@@ -94,6 +146,9 @@ char **mmp__run_shared_env(mmp__run_job_t *j, size_t *count) {
   for (k = 0; k < j->njobvars; k++)
     if (!mmp__env_sets(v, n, j->jobvars[k]))
       v[n++] = j->jobvars[k];
+  /* An -x LD_LIBRARY_PATH is the user's choice: it stands alone. */
+  if (j->libpath != NULL && !mmp__env_sets(v, n, j->libpath))
+    v[n++] = j->libpath;
   v[n] = NULL;
   *count = n;
   return v;

@@ -3,7 +3,10 @@
  * What minimprun adds to its ranks' environment. Every local rank gets the
  * parent's environment plus MINIMP_RANK, MINIMP_SIZE, MINIMP_LOCAL_RANK,
  * MINIMP_LOCAL_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY, MINIMP_IFACE (with
- * --iface) and the -x variables; a remote rank gets its daemon's
+ * --iface) and the -x variables, and, when minimprun runs from an
+ * installed tree, LD_LIBRARY_PATH led by that tree's library directory
+ * (unless -x sets it), so that programs linked without a run path find the
+ * libminimp minimprun belongs to; a remote rank gets its daemon's
  * environment plus those and every other MINIMP_* variable of ours (Open
  * MPI forwards only its own variables and -x ones too). The last -x of a
  * name wins. -x cannot set the variables that minimprun sets itself: the
@@ -22,8 +25,9 @@
  * Fills j->xenv with the -x variables as "NAME=VALUE" entries (an -x NAME
  * that is not set here is left out, with a warning on stderr) and
  * j->jobvars with MINIMP_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY and, with
- * --iface, MINIMP_IFACE. Call it once j->boot_addr and j->keyhex are set.
- * The caller frees j->xenv (the array only). Returns 0 or MMP_ENOMEM.
+ * --iface, MINIMP_IFACE, and j->libpath. Call it once j->boot_addr and
+ * j->keyhex are set. The caller frees j->xenv (the array only) and
+ * j->libpath. Returns 0 or MMP_ENOMEM.
  */
 int mmp__run_job_env(mmp__run_job_t *j);
 
@@ -42,7 +46,8 @@ const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry);
 
 /*
  * Every entry added to a rank's environment but its own three: the -x
- * entries, then the job's variables that no -x sets. Returns a
+ * entries, then the job's variables and j->libpath, where no -x sets
+ * them. Returns a
  * NULL-terminated array of borrowed strings and its length in *count; the
  * caller frees the array only. Returns NULL without memory.
  */

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# An installed libminimp runs: the build is installed into a temporary
+# tree (meson install --destdir), ring.c is compiled there with minimpcc
+# and with pkg-config, and both run under the installed minimprun with no
+# environment set. The pkg-config build has no run path, so it finds the
+# library only through minimprun, which points its ranks at the library
+# beside it; run alone it must fail to load, or the check proves nothing.
+#   test_install.sh BUILD_DIR SOURCE_DIR [EXTRA_CFLAGS]
+set -eu
+build=$1
+src=$2
+extra=${3:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "test_install: $*" >&2; exit 1; }
+
+meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >/dev/null
+prefix=$(meson introspect "$build" --buildoptions |
+  python3 -c 'import json, sys
+print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
+root="$tmp/root$prefix"
+bin="$root/bin"
+[ -x "$bin/minimpcc" ] || fail "minimpcc is not installed in $bin"
+
+# The wrapper: include path, library and run path, wherever the tree is.
+case " $("$bin/minimpcc" --showme x.c) " in
+  *" -Wl,-rpath,$root/"*) ;;
+  *) fail "minimpcc --showme has no run path into $root" ;;
+esac
+"$bin/minimpcc" $extra "$src/examples/ring.c" -o "$tmp/ring_w"
+"$bin/minimprun" -n 3 "$tmp/ring_w" 5 | grep -q correct ||
+  fail "the minimpcc build did not run under the installed minimprun"
+
+# pkg-config: no run path; minimprun's LD_LIBRARY_PATH finds the library.
+pc=$(find "$root" -name libminimp.pc | head -1)
+[ -n "$pc" ] || fail "libminimp.pc is not installed"
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$root" \
+  --cflags --libs libminimp)
+${CC:-cc} $extra "$src/examples/ring.c" -o "$tmp/ring_p" $flags
+if env -u LD_LIBRARY_PATH "$tmp/ring_p" >/dev/null 2>&1; then
+  fail "ring built with pkg-config found libminimp without minimprun"
+fi
+env -u LD_LIBRARY_PATH "$bin/minimprun" -n 3 "$tmp/ring_p" 5 |
+  grep -q correct || fail "the pkg-config build did not run under minimprun"
+echo "installed tree: minimpcc and pkg-config builds both run"
