@@ -699,7 +699,10 @@ static int recv_static(arr_t *a) {
     return rc;
   sub->s->poison = poison;
   sub->poisoned = poison;
-  sub->s->hdr_only = 1;
+  /* An adaptive root sends the header alone; a sender that is not in
+   * adaptive mode (its length is on the other side of MMP__ADAPT_MIN)
+   * piggybacked data, cut off here, which poison mode drops anyway. */
+  sub->s->hdr_only = got == MMP__HDR_SIZE && a->group->req.err != MMP_ETRUNC;
   sub->s->first_here = 1;
   mmp__sched_set_header(sub->s, hdr, hlen, NULL);
   if ((rc = a->build(sub->s, &d)) != 0)

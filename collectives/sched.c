@@ -598,8 +598,19 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   }
   if (got < MMP__HDR_SIZE || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||
       env[3] > MMP__HDR_MAX) {
+    /* Not a schedule's first message at all (an arrival-aware root's
+     * GROUP header, to a rank that took the broadcast for another): no
+     * plan here matches what the others run, so none is kept waiting for
+     * their messages. Only the first receive was posted. */
+    int i;
     sched_mismatch(s, MMP_EMISMATCH);
-    return 0;
+    for (i = 0; i < s->nops; i++)
+      if (!s->x[i].done) {
+        s->x[i].done = 1;
+        s->remaining--;
+      }
+    s->nready = s->rhead = 0;
+    return 1;
   }
   n = env[3];
   if (n == s->hdr_len && memcmp(env + 4, s->hdr, n) == 0 &&

@@ -334,9 +334,10 @@ typedef struct mmp_bcast_opts_s {
  * Collective: every rank passes the same root and length. Returns 0,
  * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, or MMP_EMISMATCH when
  * this rank's arguments (or an upstream rank's) disagree with the root's.
- * For large messages on a slow network AUTO runs an arrival-aware
- * broadcast (docs/algorithms.md); ranks whose lengths fall on both sides
- * of that switch choose different algorithms and wait instead of failing.
+ * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
+ * static algorithm and an arrival-aware one from how late the ranks
+ * arrived before, and the others follow it (docs/algorithms.md); ranks
+ * whose lengths fall on both sides of 64 KiB may wait instead of failing.
  */
 MMP_EXTERN int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm);
 /* As mmp_bcast, with options (NULL: all defaults). */
@@ -348,9 +349,10 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
                           const mmp_bcast_opts_t *opts, mmp_request_t **req);
 
 /*
- * What MMP_BCAST_AUTO would run for `len` bytes on `comm`: fills
- * out->algorithm, segment, groups, inner and outer. Collective the first
- * time on a communicator (it measures the network), local afterwards.
+ * What MMP_BCAST_AUTO would run for `len` bytes on `comm` if this rank
+ * were the root now: fills out->algorithm, segment, groups, radix, inner
+ * and outer. Collective the first time on a communicator (it measures the
+ * network), local afterwards.
  */
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);

@@ -654,6 +654,11 @@ int mmp_finalize(void) {
     op_run(e, &op, close_task);
     mmp__progress_until(e, closed_pred, e);
   }
+  /* A collective may still listen for what never came (an arrival-aware
+   * root for a rank that took the broadcast for another). */
+  mmp__lock(e);
+  mmp__p2p_cancel_internal_locked(e);
+  mmp__unlock(e);
   mmp__eng = NULL;
   teardown(e);
   uv_mutex_unlock(&init_mutex);

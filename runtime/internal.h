@@ -544,6 +544,11 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 /* Lock held. Cancels a receive still waiting to be matched (it completes
  * with MMP_ECANCELED). MMP_EAGAIN if it already matched or is a send. */
 int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *req);
+/* Lock held. Cancels every internal receive (one with a completion
+ * callback: a collective's) still posted. At finalize, once every
+ * connection is closed, nothing can match them any more, and their
+ * owners free themselves from the callbacks. */
+void mmp__p2p_cancel_internal_locked(mmp__engine_t *e);
 /* Lock held. Completes any request (collective requests use it). */
 void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *req, int err);
 

@@ -805,6 +805,25 @@ int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
   return 0;
 }
 
+void mmp__p2p_cancel_internal_locked(mmp__engine_t *e) {
+  mmp__list_t *it;
+  int again = 1;
+
+  MMP__ASSERT_LOCKED(e);
+  /* A callback may cancel or post others: look again after each. */
+  while (again) {
+    again = 0;
+    mmp__list_foreach(it, &e->posted) {
+      mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+      if (r->cb != NULL) {
+        mmp__cancel_locked(e, r);
+        again = 1;
+        break;
+      }
+    }
+  }
+}
+
 void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *r, int err) {
   MMP__ASSERT_LOCKED(e);
   req_complete(e, r, err);

@@ -175,10 +175,58 @@ static void test_auto_consistent_across_ranks(void **state) {
     free(buf[j]);
 }
 
+/* Root 0 first learns a regime (receivers on time: static; 40 ms late:
+ * arrival-aware), then one rank's length falls on the other side of the
+ * switch, each way. */
+static void straddle(int late) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), rc, k;
+  uint8_t *buf = calloc(MMP__ADAPT_MIN + 100, 1);
+
+  for (k = 0; k < 6; k++) {
+    mmp_barrier(w);
+    if (late && me != 0)
+      sleep_us(40000);
+    assert_int_equal(mmp_bcast(buf, MMP__ADAPT_MIN + 7, 0, w), 0);
+  }
+  /* The root below the switch, the last rank above it. */
+  rc = mmp_bcast(buf, me == p - 1 ? MMP__ADAPT_MIN + 7 : MMP__ADAPT_MIN - 7, 0,
+                 w);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  if (me == 0)
+    assert_int_equal(rc, 0);
+  assert_int_equal(mmp_barrier(w), 0);
+  /* The root above it, the last rank below it. */
+  rc = mmp_bcast(buf, me == p - 1 ? MMP__ADAPT_MIN - 7 : MMP__ADAPT_MIN + 7, 0,
+                 w);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  if (me == 0)
+    assert_int_equal(rc, 0);
+  assert_int_equal(mmp_barrier(w), 0);
+  auto_bcast(0, 0, 999);
+  free(buf);
+}
+
+/* A receiver whose length crosses into AUTO's adaptive mode while the
+ * root's does not, and the other way round, with the root in either
+ * regime: the disagreeing rank gets MMP_EMISMATCH, nobody waits forever,
+ * and the next broadcast works. */
+static void test_auto_lengths_across_the_switch(void **state) {
+  (void)state;
+
+  if (mr_size() < 3)
+    skip();
+  straddle(0);
+  straddle(1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_auto_follows_the_pattern),
       cmocka_unit_test(test_auto_consistent_across_ranks),
+      cmocka_unit_test(test_auto_lengths_across_the_switch),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }
