@@ -336,8 +336,10 @@ typedef struct mmp_bcast_opts_s {
  * this rank's arguments (or an upstream rank's) disagree with the root's.
  * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
  * static algorithm and an arrival-aware one from how late the ranks
- * arrived before, and the others follow it (docs/algorithms.md); ranks
- * whose lengths fall on both sides of 64 KiB may wait instead of failing.
+ * arrived before, and the others follow it (docs/algorithms.md). A rank
+ * whose length falls on the other side of 64 KiB gets MMP_EMISMATCH too,
+ * but a root that runs arrival_b (messages over half a rank's eager
+ * buffer) waits for it.
  */
 MMP_EXTERN int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm);
 /* As mmp_bcast, with options (NULL: all defaults). */
