@@ -592,7 +592,6 @@ static int root_static(arr_t *a) {
     return rc;
   a->stat.hint = a->hint;
   mmp__bcast_desc_encode(&a->stat, hdr);
-  sub->s->hdr_only = 1;
   mmp__sched_set_header(sub->s, hdr, sizeof(hdr), NULL);
   if ((rc = a->build(sub->s, &a->stat)) != 0)
     return rc;
@@ -652,9 +651,14 @@ static int recv_begin(arr_t *a) {
     have = mmp__iprobe_locked(a->e, a->comm, a->comm->ctx + 1,
                               mmp__comm_world(a->comm, a->root), tag, NULL);
   /* In adaptive mode the first message may be a static broadcast's, from
-   * the parent in its tree: from anyone, and room for its header. */
-  if (a->adaptive && cap < MMP__HDR_SIZE)
-    cap = MMP__HDR_SIZE;
+   * the parent in its tree: from anyone, and room for the data that rides
+   * with its header. */
+  if (a->adaptive) {
+    size_t first =
+        MMP__HDR_SIZE +
+        (a->len < MMP__FIRST_PIGGYBACK_MAX ? a->len : MMP__FIRST_PIGGYBACK_MAX);
+    cap = cap > first ? cap : first;
+  }
   m[0] = 'a';
   m[1] = 1;
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
@@ -699,14 +703,15 @@ static int recv_static(arr_t *a) {
     return rc;
   sub->s->poison = poison;
   sub->poisoned = poison;
-  /* An adaptive root sends the header alone; a sender that is not in
-   * adaptive mode (its length is on the other side of MMP__ADAPT_MIN)
-   * piggybacked data, cut off here, which poison mode drops anyway. */
-  sub->s->hdr_only = got == MMP__HDR_SIZE && a->group->req.err != MMP_ETRUNC;
-  sub->s->first_here = 1;
   mmp__sched_set_header(sub->s, hdr, hlen, NULL);
   if ((rc = a->build(sub->s, &d)) != 0)
     return rc;
+  /* The data that rode with the header: a sender with a longer message
+   * (in poison mode) may have sent more than fits, which is dropped. */
+  if ((rc = mmp__sched_take_first(sub->s, a->group->buf, got)) != 0) {
+    set_err(a, rc);
+    return rc;
+  }
   return mmp__sched_launch_locked(sub->s, sub_done, a);
 }
 

@@ -203,6 +203,16 @@ int mmp__sched_dep(mmp__sched_t *s, int before, int after);
 int mmp__sched_envelope(const uint8_t *msg, size_t n, const uint8_t **hdr,
                         size_t *hlen, int *poison);
 
+/* The schedule's first message was received by its caller before the plan
+ * was built (`got` bytes at `msg`): takes the data that rode with the
+ * header into the buffer and marks the first receive as done for
+ * mmp__sched_launch_locked. 0; MMP_EMISMATCH when the message is not as
+ * long as this plan's first message; MMP_EPROTO without a first receive.
+ * In poison mode the data is dropped. A first message longer than
+ * MMP__FIRST_PIGGYBACK_MAX carries the header alone. */
+#define MMP__FIRST_PIGGYBACK_MAX (64 * 1024)
+int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got);
+
 /* Gives the schedule a first-message header (n <= MMP__HDR_MAX bytes,
  * copied) and what to do when a sender's differs. */
 void mmp__sched_set_header(mmp__sched_t *s, const void *hdr, size_t n,

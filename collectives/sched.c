@@ -25,7 +25,7 @@
 
 /* Larger first payloads travel after a header-only first message, so that
  * neither end copies a large region to prepend the header. */
-#define FIRST_PIGGYBACK_MAX (64 * 1024)
+#define FIRST_PIGGYBACK_MAX MMP__FIRST_PIGGYBACK_MAX
 #define PHASE_FIRST_DATA 241
 
 #define ENV_MAGIC 'C'
@@ -572,6 +572,25 @@ static int sched_replan(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
   free(keep.ready);
   first_taken(s);
   return 1;
+}
+
+int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got) {
+  const mmp__sop_t *op;
+  size_t want;
+
+  assert(s->x == NULL);
+  if (s->first < 0)
+    return MMP_EPROTO;
+  op = &s->ops[s->first];
+  want = s->hdr_only || op->len > FIRST_PIGGYBACK_MAX ? 0 : op->len;
+  s->first_here = 1;
+  if (s->poison)
+    return 0;
+  if (got != MMP__HDR_SIZE + want)
+    return MMP_EMISMATCH;
+  if (want > 0)
+    memcpy(s->buf + op->off, msg + MMP__HDR_SIZE, want);
+  return 0;
 }
 
 int mmp__sched_envelope(const uint8_t *msg, size_t n, const uint8_t **hdr,

@@ -318,15 +318,29 @@ static int parse_opts(int argc, char **argv, opts_t *o) {
 
 /* Progress on stderr from rank 0: whole lines, so that minimprun's line
  * forwarding shows them as they come. */
+/* Progress on rank 0's stderr: one line that updates itself on a
+ * terminal, a line each elsewhere (a log). `done` ends the line. */
 static void progress(const char *fmt, ...) {
   va_list ap;
+  int tty = isatty(STDERR_FILENO);
 
   if (mmp_comm_rank(mmp_comm_world()) != 0)
     return;
+  if (tty)
+    fputs("\r\033[K", stderr);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
+  if (!tty)
+    fputc('\n', stderr);
   fflush(stderr);
+}
+
+static void progress_done(void) {
+  if (mmp_comm_rank(mmp_comm_world()) == 0 && isatty(STDERR_FILENO)) {
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
 }
 
 /* ---- pingpong ----------------------------------------------------------- */
@@ -661,7 +675,7 @@ static int cmd_bcast(opts_t *o) {
         double avg = 0, mx = 0;
         if (!(o->method & m))
           continue;
-        progress("[%d/%d] %s %zu B by %s...\n", s * o->nalgs + a + 1,
+        progress("[%d/%d] %s %zu B by %s...", s * o->nalgs + a + 1,
                  o->nsizes * o->nalgs, mmp_bcast_alg_name(alg), n,
                  m == 1 ? "max OL_i" : "barrier loop");
         if (m == 1)
@@ -685,6 +699,7 @@ static int cmd_bcast(opts_t *o) {
       }
     }
   }
+  progress_done();
   if (csv != NULL)
     fclose(csv);
   if (raw != NULL)
@@ -880,7 +895,7 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L,
     const char *name = mmp_s2p_alg_name(b->algs[a]);
     const char *chosen =
         b->algs[a] == MMP_S2P_AUTO ? mmp_s2p_alg_name(sel.algorithm) : "-";
-    progress("[%s] %s %s s=%d L=%zu...\n", sweep, name, mmp_s2p_dist_name(d), s,
+    progress("[%s] %s %s s=%d L=%zu...", sweep, name, mmp_s2p_dist_name(d), s,
              L);
     s2p_time(b, b->algs[a], lens, mine, out, total, M, &avg, &mx);
     if (mmp_comm_rank(w) != 0)
