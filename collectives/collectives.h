@@ -141,7 +141,6 @@ struct mmp__sched_s {
   uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
   size_t hdr_len;
   mmp__sched_rebuild_fn rebuild;
-  int hdr_only;        /* first messages carry the header alone, data follows */
   int first_here;      /* the first message was received before the plan was
                           built (mmp__sched_launch_locked completes its receive) */
   mmp_request_t *creq; /* the collective's request; NULL once done */

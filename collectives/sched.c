@@ -293,7 +293,7 @@ int mmp__sched_prepare(mmp__sched_t *s, int from) {
 
   for (i = from; i < n; i++) {
     if ((s->ops[i].flags & MMP__SOP_FIRST) && s->ops[i].len > 0 &&
-        (s->hdr_only || s->ops[i].len > FIRST_PIGGYBACK_MAX)) {
+        s->ops[i].len > FIRST_PIGGYBACK_MAX) {
       int d = sched_add(s, s->ops[i].kind, s->ops[i].peer, s->ops[i].off,
                         s->ops[i].len, PHASE_FIRST_DATA);
       int k, ne = s->nedges, recv = s->ops[i].kind == MMP__SOP_RECV;
@@ -582,7 +582,7 @@ int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got) {
   if (s->first < 0)
     return MMP_EPROTO;
   op = &s->ops[s->first];
-  want = s->hdr_only || op->len > FIRST_PIGGYBACK_MAX ? 0 : op->len;
+  want = op->len > FIRST_PIGGYBACK_MAX ? 0 : op->len;
   s->first_here = 1;
   if (s->poison)
     return 0;
