@@ -106,19 +106,20 @@ static void assert_logs_agree(void) {
   }
 }
 
-/* Balanced, then receivers late by up to 80 ms (T(m) = 22 ms), then
+/* Balanced, then receivers late by 50 to 150 ms (T(m) = 22 ms), then
  * balanced again, all from root 0: AUTO turns to an arrival-aware
  * broadcast, and back. */
 static void test_auto_follows_the_pattern(void **state) {
   uint32_t seq[MMP__COLL_LOG];
-  int alg[MMP__COLL_LOG], n, i, k, me = mr_rank(), late = 0, last_static;
+  int alg[MMP__COLL_LOG], n, i, k, me = mr_rank(), late = 0, back = 0;
   uint64_t rng = 12345 + (uint64_t)me;
   (void)state;
 
   for (k = 0; k < 4; k++)
     auto_bcast(0, 0, (uint64_t)k);
   for (k = 0; k < 8; k++)
-    auto_bcast(0, me == 0 ? 0 : (long)(mr_next(&rng) % 80000), 100 + k);
+    auto_bcast(0, me == 0 ? 0 : 50000 + (long)(mr_next(&rng) % 100000),
+               100 + k);
   for (k = 0; k < 8; k++)
     auto_bcast(0, 0, 200 + (uint64_t)k);
   assert_logs_agree();
@@ -127,10 +128,11 @@ static void test_auto_follows_the_pattern(void **state) {
   /* The last 20 logged are the three phases. */
   for (i = n - 16; i < n - 8; i++)
     late += is_arrival(alg[i]);
-  last_static = !is_arrival(alg[n - 1]);
+  for (i = n - 8; i < n; i++)
+    back += !is_arrival(alg[i]);
   if (mr_size() >= 3) {
-    assert_true(late >= 4);   /* it turned */
-    assert_true(last_static); /* and back */
+    assert_true(late >= 4); /* it turned */
+    assert_true(back >= 4); /* and back */
   }
 }
 
