@@ -244,6 +244,15 @@ static void connect_task(void *arg) {
   free(c);
 }
 
+/* Lock held. 1 if the frame at the head of the peer's send queue was
+ * started by write_direct: it has its sequence number and perhaps some of
+ * its bytes on the wire, so it must be the next frame written, control
+ * frames included. */
+static int started_head(const mmp__peer_t *p) {
+  mmp__list_t *it = mmp__list_head(&p->sendq);
+  return it != NULL && mmp__container_of(it, mmp__out_t, node)->w.encoded_;
+}
+
 /*
  * Lock held. Puts the frame described by the stack object `tmp` on its way
  * to `peer`: straight onto the socket when nothing is ahead of it, else into
@@ -265,7 +274,7 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
   if (p->state == MMP__P_DOWN || p->state == MMP__P_CLOSED)
     return MMP_EPEERLOST;
   if (p->state == MMP__P_UP && mmp__list_empty(q) && !tmp->needs_credit &&
-      p->via->ops->write_direct(p->conn, &tmp->w) == 1)
+      !started_head(p) && p->via->ops->write_direct(p->conn, &tmp->w) == 1)
     return 1;
   for (i = 0; i < tmp->w.npayload; i++)
     len += tmp->w.payload[i].len;
@@ -360,6 +369,16 @@ static void pump_peer(mmp__engine_t *e, int peer) {
   MMP__ASSERT_LOCKED(e);
   if (p->state != MMP__P_UP && p->state != MMP__P_CLOSING)
     return;
+  if (started_head(p)) {
+    /* Needs no credit: write_direct only starts frames that had it. */
+    it = mmp__list_head(&p->sendq);
+    mmp__list_remove(it);
+    if (p->via->ops->write(p->conn,
+                           &mmp__container_of(it, mmp__out_t, node)->w) != 0) {
+      mmp__list_insert_head(&p->sendq, it);
+      return;
+    }
+  }
   while ((it = mmp__list_head(&p->ctrlq)) != NULL) {
     mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
     mmp__list_remove(it);
