@@ -28,9 +28,14 @@
 
 void (*mmp__debug_init_hook)(const char *stage);
 
-/* Automatic ring capacity (MINIMP_SHM_RING unset); docs/transport.md has
- * the measurements behind it. */
-#define LOCAL_RING_DEFAULT (256u * 1024)
+/* Automatic ring capacity (MINIMP_SHM_RING unset): LOCAL_RING_MAX, halved
+ * while the node's n * (n - 1) rings would take more than
+ * LOCAL_RING_BUDGET, down to LOCAL_RING_MIN. Every page is reserved at
+ * init, so the budget bounds what a node gives up to shared memory;
+ * docs/transport.md has the measurements behind the sizes. */
+#define LOCAL_RING_MAX (256u * 1024)
+#define LOCAL_RING_MIN (16u * 1024)
+#define LOCAL_RING_BUDGET (64ull << 20)
 
 /* Fields of a host identity: "BOOTID NET IPC PID SHM"; "-" is unknown. */
 enum { ID_BOOT, ID_NET, ID_IPC, ID_PID, ID_SHM, ID_FIELDS };
@@ -261,8 +266,14 @@ static void local_finish(local_t *l) {
   int i, pairs = 0;
 
   MMP__ASSERT_LOOP(e);
+  /* Every member mapped what it could before it published round 2, so no
+   * name is needed any more: each rank removes them all, and a member
+   * killed before it removed its own leaves nothing behind. */
   if (e->shm.tp != NULL)
     mmp__shm_unlink(e->shm.tp);
+  for (i = 0; i < l->n; i++)
+    if (i != l->me)
+      mmp__shm_remove(e->cfg.key, l->group[i]);
   mmp__lock(e);
   for (i = 0; i < l->n; i++) {
     l->theirs[i] = l->theirs[i] && l->mapped[i];
@@ -376,7 +387,14 @@ static void local_shm_begin(local_t *l) {
   mmp__p2p_tp_init(e, &e->shm, &tc, &cb);
   tc.local = l->group;
   tc.nlocal = l->n;
-  tc.ring_bytes = e->cfg.shm_ring != 0 ? e->cfg.shm_ring : LOCAL_RING_DEFAULT;
+  tc.ring_bytes = e->cfg.shm_ring;
+  if (tc.ring_bytes == 0) {
+    uint64_t rings = (uint64_t)l->n * (uint64_t)(l->n - 1);
+    tc.ring_bytes = LOCAL_RING_MAX;
+    while (tc.ring_bytes > LOCAL_RING_MIN &&
+           rings * tc.ring_bytes > LOCAL_RING_BUDGET)
+      tc.ring_bytes /= 2;
+  }
   tc.single_copy = e->cfg.shm == MMP__SHM_ON;
   rc = e->shm.ops->create(&e->loop, &tc, &cb, &e->shm.tp);
   if (rc != 0)

@@ -151,6 +151,7 @@ struct mmp__tp_conn_s {
   _Atomic int queued;  /* writes in `pending`: write_direct keeps off */
   mmp__list_t refs;    /* REF writes waiting for the peer's pull */
   uint64_t refs_posted, refs_acked;
+  int partial; /* a record is partly in the ring: it goes on first */
   int pull_ok; /* the peer reads our DATA payloads itself */
   int shut;    /* EOF follows the queued writes */
   int eof_sent;
@@ -384,6 +385,7 @@ static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
       atomic_fetch_add_explicit(&c->tp->bytes_out, n, memory_order_relaxed);
       *moved = 1;
     }
+    c->partial = w->offset_ != total;
     if (w->offset_ == total)
       return 1;
     if (waited)
@@ -443,7 +445,7 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   int moved = 0, r;
 
   assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
-  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0)
+  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 || c->partial)
     return 0;
   /* A payload by reference completes in the loop, when the peer has it. */
   if (!w->encoded_ && c->pull_ok && w->hdr.type == MMP__F_DATA)
@@ -942,6 +944,22 @@ static int shm_make_segment(mmp__tp_t *tp) {
              strerror(errno));
     close(fd);
     return MMP_EIO;
+  }
+  /* Every page is reserved now, our own unused slot apart: a full tmpfs
+   * (a container's 64 MiB /dev/shm) must fail here, not kill a process
+   * with SIGBUS when a peer first writes to a page. */
+  {
+    off_t own = (off_t)(SHM_HDR_BYTES + (uint64_t)tp->me * tp->slot_bytes);
+    off_t after = own + (off_t)tp->slot_bytes;
+    int e = posix_fallocate(fd, 0, own);
+    if (e == 0 && after < (off_t)tp->seg_len)
+      e = posix_fallocate(fd, after, (off_t)tp->seg_len - after);
+    if (e != 0) {
+      MMP__LOG(MMP__LOG_WARN, "cannot reserve %zu bytes of shared memory: %s",
+               tp->seg_len, strerror(e));
+      close(fd);
+      return MMP_EIO;
+    }
   }
   s = mmap(NULL, tp->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
