@@ -363,6 +363,7 @@ static void credit_consumed(mmp__engine_t *e, int peer, uint64_t cost) {
  * window, and finally BYE when everything has drained. */
 static void pump_peer(mmp__engine_t *e, int peer) {
   mmp__peer_t *p = &e->peers[peer];
+  uint64_t chunk = 0, window = 0;
   mmp__list_t *it;
 
   MMP__ASSERT_LOOP(e);
@@ -408,15 +409,21 @@ static void pump_peer(mmp__engine_t *e, int peer) {
       return;
     }
   }
+  if (!mmp__list_empty(&p->dataq)) {
+    chunk = p->via->ops->data_chunk != NULL
+                ? p->via->ops->data_chunk(p->conn, e->cfg.chunk)
+                : e->cfg.chunk;
+    window = e->cfg.window > chunk ? e->cfg.window : chunk;
+  }
   while ((it = mmp__list_head(&p->dataq)) != NULL &&
-         p->data_inflight < e->cfg.window) {
+         p->data_inflight < window) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     uint64_t n = r->allowed - r->sent;
     mmp__out_t *o;
 
     assert(r->state == MMP__RQ_SENDING && r->sent < r->allowed);
-    if (n > e->cfg.chunk)
-      n = e->cfg.chunk;
+    if (n > chunk)
+      n = chunk;
     o = out_new(e, peer, 0);
     if (o == NULL)
       break;

@@ -177,6 +177,14 @@ typedef struct mmp__tp_ops_s {
    */
   int (*poll)(mmp__tp_t *tp, int arm);
   /*
+   * Any context, lock held by the caller; NULL for "as the runtime says".
+   * The payload size of the DATA frames that suits `conn`, given the
+   * runtime's (MINIMP_RNDV_CHUNK): a transport that moves large payloads
+   * without copying them through its own buffers asks for larger ones,
+   * since each frame costs it a round trip.
+   */
+  uint64_t (*data_chunk)(const mmp__tp_conn_t *conn, uint64_t dflt);
+  /*
    * Loop context. Closes every handle; `done(arg)` runs in loop context once
    * all are closed, after which `tp` is freed. No other callback runs after
    * this is called, except those of writes still held, which complete with
