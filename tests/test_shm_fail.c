@@ -9,6 +9,9 @@
  *    MINIMP_PEER_TIMEOUT_MS as over TCP;
  *  - a rank that corrupts its ring's index: the pair is dropped, the rank
  *    that saw it goes on working with the others;
+ *  - ranks whose memory the kernel will not let each other read (as under
+ *    ptrace restrictions): detected at set-up, large messages go through
+ *    the rings;
  *  - a rank killed while the segments are being set up, alone or with the
  *    whole job stopped by minimprun: nothing of the job is left in
  *    /dev/shm, which is checked after every test here.
@@ -22,10 +25,13 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "minimp.h"
 #include "mr_common.h"
@@ -86,6 +92,25 @@ static int names_left(const char *hex, int n) {
 
 typedef int (*rank_body_t)(int rank, int size);
 
+/* MINIMP_SHM in the ranks spawn_rank forks; "ring" by default, so that
+ * transfers take long enough to be hit in the middle. */
+static const char *shm_mode = "ring";
+/* The ranks spawn_rank forks refuse cross-memory attach (see below). */
+static int refuse_cma;
+
+/* Makes the kernel refuse other processes' process_vm_readv of this one,
+ * as ptrace restrictions do: a non-dumpable process may only be read by
+ * one with CAP_SYS_PTRACE, which this one (root, in CI perhaps) drops. */
+static int refuse_reads(void) {
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2];
+
+  if (prctl(PR_SET_DUMPABLE, 0) != 0 || syscall(SYS_capget, &h, d) != 0)
+    return -1;
+  d[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+  return syscall(SYS_capset, &h, d) == 0 ? 0 : -1;
+}
+
 /* Forks rank `rank` of a `size`-rank job: it sets the job's tuning, joins
  * and runs body, whose result is its exit code. */
 static pid_t spawn_rank(int rank, int size, rank_body_t body) {
@@ -95,7 +120,9 @@ static pid_t spawn_rank(int rank, int size, rank_body_t body) {
   if (pid == 0) {
     char t[16];
     int rc;
-    setenv("MINIMP_SHM", "ring", 1);
+    if (refuse_cma && refuse_reads() != 0)
+      _exit(91);
+    setenv("MINIMP_SHM", shm_mode, 1);
     setenv("MINIMP_SHM_RING", "4k", 1);
     snprintf(t, sizeof(t), "%d", PEER_TIMEOUT_MS);
     setenv("MINIMP_PEER_TIMEOUT_MS", t, 1);
@@ -151,8 +178,9 @@ static int hit_root(double bound) {
     rc = mmp_send_ex(buf, BIG, 1, 1, w, MMP_SEND_RNDV);
   else
     rc = mmp_recv(buf, BIG, 1, 1, w, NULL);
-  took = mmp_wtime() - hit_at;
+  took = mmp_wtime();
   pthread_join(th, NULL);
+  took -= hit_at;
   mmp__debug_shm_stats(&st);
   printf("transfer ended %.3f s after the hit: %s\n", took, mmp_err_name(rc));
   fflush(stdout);
@@ -265,6 +293,51 @@ static void test_corrupt_index_drops_only_that_pair(void **state) {
   assert_int_equal(names_left(key, 3), 0);
 }
 
+/* ---- Single copy refused by the kernel ---------------------------------- */
+
+/* Rank 0 and 1 exchange 4 MiB by rendezvous both ways; with reads refused,
+ * it must all go through the rings. Exit codes 85.. say what went wrong. */
+static int refused_body(int rank, int size) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t n = 4u << 20;
+  uint8_t *out = malloc(n), *in = malloc(n), *want = malloc(n);
+  mmp__shm_stats_t st;
+  mmp_request_t *q[2];
+  (void)size;
+
+  if (mmp__debug_shm_stats(&st) != 0 || st.peers != 1)
+    return 85;
+  if (st.single_copy != 0)
+    return 86; /* the probe should have failed */
+  mr_fill(out, n, (uint64_t)rank);
+  if (mmp_irecv(in, n, 1 - rank, 1, w, &q[0]) != 0 ||
+      mmp_isend_ex(out, n, 1 - rank, 1, w, MMP_SEND_RNDV, &q[1]) != 0 ||
+      mmp_waitall(2, q, NULL) != 0)
+    return 87;
+  mr_fill(want, n, (uint64_t)(1 - rank));
+  if (memcmp(in, want, n) != 0)
+    return 88;
+  mmp__debug_shm_stats(&st);
+  if (st.pulled != 0 || st.bytes_in < n)
+    return 89;
+  return mmp_finalize() == 0 ? 0 : 84;
+}
+
+static void test_single_copy_refused_goes_through_the_rings(void **state) {
+  pid_t p[2];
+  (void)state;
+
+  shm_mode = "on";
+  refuse_cma = 1;
+  p[1] = spawn_rank(1, 2, refused_body);
+  p[0] = spawn_rank(0, 2, refused_body);
+  shm_mode = "ring";
+  refuse_cma = 0;
+  assert_int_equal(wait_status(p[0]), 0);
+  assert_int_equal(wait_status(p[1]), 0);
+  assert_int_equal(names_left(key, 2), 0);
+}
+
 /* ---- A rank killed during the set-up ------------------------------------ */
 
 static const char *kill_stage;
@@ -358,6 +431,8 @@ int main(int argc, char **argv) {
                              setup),
       cmocka_unit_test_setup(test_stopped_sender_found_by_heartbeat, setup),
       cmocka_unit_test_setup(test_corrupt_index_drops_only_that_pair, setup),
+      cmocka_unit_test_setup(test_single_copy_refused_goes_through_the_rings,
+                             setup),
       cmocka_unit_test_setup(test_killed_after_creating_its_segment, setup),
       cmocka_unit_test_setup(test_killed_after_attaching, setup),
       cmocka_unit_test(test_minimprun_normal_exit),
