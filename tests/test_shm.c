@@ -353,6 +353,14 @@ static void test_shm_data_by_single_copy(void **state) {
   send_check(MMP__F_DATA, 1000, 10);
   mmp__shm_stats(side[1].tp, &st);
   assert_int_equal(st.pull_frames, 1);
+  /* So does an EAGER frame that fits it; a larger one is pulled. */
+  send_check(MMP__F_EAGER, RING / 2, 21);
+  mmp__shm_stats(side[1].tp, &st);
+  assert_int_equal(st.pull_frames, 1);
+  send_check(MMP__F_EAGER, RING + 1, 22);
+  mmp__shm_stats(side[1].tp, &st);
+  assert_int_equal(st.pull_frames, 2);
+  assert_int_equal(st.pulled, n + RING + 1);
   free(b);
 }
 
@@ -369,19 +377,27 @@ static void test_shm_data_through_ring_when_not_allowed(void **state) {
   assert_true(st.bytes_in >= n);
 }
 
+/* Sinks shorter than the payload: through the ring, the rest is read and
+ * dropped; by reference, only what fits is pulled. */
 static void test_shm_truncated_sink(void **state) {
   uint8_t *b = malloc(2 * RING);
-  mmp__tp_write_t w;
+  mmp__tp_write_t w[2];
+  mmp__shm_stats_t st;
   (void)state;
 
   side[1].trunc = 100;
   fill(b, 2 * RING, 12);
-  frame_init(&w, MMP__F_EAGER, b, 2 * RING);
-  assert_int_equal(ops->write(side[0].conn, &w), 0);
-  run_until(&side[1].finished, 1);
+  frame_init(&w[0], MMP__F_EAGER, b, RING - 100);
+  frame_init(&w[1], MMP__F_EAGER, b, 2 * RING);
+  assert_int_equal(ops->write(side[0].conn, &w[0]), 0);
+  assert_int_equal(ops->write(side[0].conn, &w[1]), 0);
+  run_until(&side[1].finished, 2);
   check(side[1].buf[0], 100, 12);
+  check(side[1].buf[1], 100, 12);
+  mmp__shm_stats(side[1].tp, &st);
+  assert_int_equal(st.pulled, 100);
   side[1].trunc = 0;
-  /* The rest was read and dropped: the next frame is intact. */
+  /* The next frame is intact. */
   send_check(MMP__F_EAGER, 300, 13);
   free(b);
 }
@@ -459,16 +475,17 @@ static void test_shm_corrupt_tail_drops_the_pair(void **state) {
 }
 
 static void test_shm_corrupt_head_drops_the_pair(void **state) {
-  uint8_t *b = malloc(RING + 1);
+  uint8_t *b = malloc(RING);
   mmp__tp_write_t w;
   (void)state;
 
   send_check(MMP__F_EAGER, 100, 18);
   /* Side 1 writes an impossible head where side 0 reads it; side 0 finds
-   * out when it needs room. */
+   * out when it needs room (a frame of the ring's size, which goes
+   * through it). */
   assert_int_equal(mmp__shm_debug_corrupt(side[1].tp, 0, 1, 12345678), 0);
-  fill(b, RING + 1, 18);
-  frame_init(&w, MMP__F_EAGER, b, RING + 1);
+  fill(b, RING, 18);
+  frame_init(&w, MMP__F_EAGER, b, RING);
   assert_int_equal(ops->write(side[0].conn, &w), 0);
   assert_dropped(0, "corrupt ring index (head)");
   run_until(&ncb, 2);
@@ -547,9 +564,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_shm_names_are_gone_once_attached,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_shm_frames_around_the_ring_size,
-                                      setup, teardown),
+                                      setup_ring_only, teardown),
       cmocka_unit_test_setup_teardown(test_shm_direct_write_partial_then_queued,
-                                      setup, teardown),
+                                      setup_ring_only, teardown),
       cmocka_unit_test_setup_teardown(test_shm_many_outstanding_writes, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_shm_data_by_single_copy, setup,

@@ -21,11 +21,12 @@
  * numbers); the reader validates every header, asks the runtime for a sink
  * and copies the payload straight into it.
  *
- * Single copy. A DATA frame of at least SHM_REF_MIN bytes travels as its
- * header plus a descriptor (address, length) of the payload in the
- * sender's memory; the receiver reads the payload with process_vm_readv()
- * straight into the receive buffer and then counts it done in the ring
- * (`ref_done`), which completes the sender's write. At set-up each rank
+ * Single copy. A DATA frame of at least SHM_REF_MIN bytes, and an EAGER
+ * frame larger than the ring, travels as its header plus a descriptor
+ * (address, length) of the payload in the sender's memory; the receiver
+ * reads the payload with process_vm_readv() straight into its sink and
+ * then counts it done in the ring (`ref_done`), which completes the
+ * sender's write. At set-up each rank
  * tries to read a probe word from every peer; where the kernel refuses
  * (ptrace restrictions, another user namespace, another pid namespace) the
  * pair sends every DATA frame through the ring instead.
@@ -295,13 +296,22 @@ static void shm_idle_update(mmp__tp_t *tp) {
 
 /* ---- Writing ------------------------------------------------------------ */
 
+/* 1 if the payload of `w`, not yet encoded, goes by reference: rendezvous
+ * data, and eager payloads that would not fit the ring anyway (their
+ * sender waits for the receiver either way, as over TCP once the socket is
+ * full). */
+static int shm_by_ref(const mmp__tp_conn_t *c, const mmp__tp_write_t *w) {
+  return c->pull_ok && w->npayload == 1 &&
+         ((w->hdr.type == MMP__F_DATA && w->payload[0].len >= SHM_REF_MIN) ||
+          (w->hdr.type == MMP__F_EAGER && w->payload[0].len > c->tx_cap));
+}
+
 /* Assigns the sequence number and encodes the header, once per frame, and
  * decides there whether the payload goes by reference. */
 static void shm_encode_once(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   if (w->encoded_)
     return;
-  if (c->pull_ok && w->hdr.type == MMP__F_DATA && w->npayload == 1 &&
-      w->payload[0].len >= SHM_REF_MIN)
+  if (shm_by_ref(c, w))
     w->hdr.flags |= SHM_FF_REF;
   w->hdr.seq = c->tx_seq++;
   w->hdr.src = (uint32_t)c->tp->cfg.rank;
@@ -452,7 +462,7 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 || c->partial)
     return 0;
   /* A payload by reference completes in the loop, when the peer has it. */
-  if (!w->encoded_ && c->pull_ok && w->hdr.type == MMP__F_DATA)
+  if (!w->encoded_ && shm_by_ref(c, w))
     return 0;
   r = shm_push(c, w, &moved);
   if (moved)
@@ -613,9 +623,9 @@ static int shm_header(mmp__tp_conn_t *c, uint64_t avail) {
     return -1;
   }
   ref = (c->cur.flags & SHM_FF_REF) != 0;
-  if (ref && c->cur.type != MMP__F_DATA) {
-    shm_fail(c, MMP_EPROTO, "payload by reference on a frame other than DATA",
-             1);
+  if (ref && c->cur.type != MMP__F_DATA && c->cur.type != MMP__F_EAGER) {
+    shm_fail(c, MMP_EPROTO,
+             "payload by reference on a frame other than DATA or EAGER", 1);
     return -1;
   }
   if (ref && avail < MMP__FRAME_HDR_SIZE + SHM_REF_BYTES) {
