@@ -840,11 +840,13 @@ static void shm_check_cb(uv_check_t *h) {
 
 static void shm_bell_cb(uv_poll_t *h, int status, int events) {
   mmp__tp_t *tp = h->data;
-  char buf[64];
+  char buf[4096];
   (void)status;
   (void)events;
 
-  while (read(tp->bell_rd, buf, sizeof(buf)) > 0)
+  /* A few reads empty a pipe; a peer that keeps ringing gets the rest
+   * read on the loop's next turn, never a loop of ours without end. */
+  for (int i = 0; i < 16 && read(tp->bell_rd, buf, sizeof(buf)) > 0; i++)
     ;
   shm_disarm(tp);
   shm_progress(tp);
