@@ -138,6 +138,25 @@ static void mode_nodes(size_t n) {
       CHECK(mmp__debug_peer_shm(j) == (j / per == r / per),
             "rank %d's transport", j);
   }
+  {
+    /* A communicator numbers its own nodes: one rank of each host makes
+     * p / per nodes of one rank; the first two hosts' ranks, two nodes. */
+    mmp_comm_t *c;
+    CHECK(mmp_comm_split(w, r % per, r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == p / per, "%d nodes across",
+          mmp__comm_node_count(c));
+    for (j = 0; j < mmp_comm_size(c); j++)
+      CHECK(mmp__comm_node_of(c, j) == j, "across: rank %d on node %d", j,
+            mmp__comm_node_of(c, j));
+    CHECK(mmp_comm_free(&c) == 0, "free");
+    CHECK(mmp_comm_split(w, r / (2 * per), r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == 2, "%d nodes in two hosts",
+          mmp__comm_node_count(c));
+    for (j = 0; j < mmp_comm_size(c); j++)
+      CHECK(mmp__comm_node_of(c, j) == j / per, "two hosts: rank %d on %d", j,
+            mmp__comm_node_of(c, j));
+    CHECK(mmp_comm_free(&c) == 0, "free");
+  }
   CHECK(mmp_barrier(w) == 0, "barrier");
   eth0 = counter("eth0", "tx_bytes");
   lo = counter("lo", "tx_bytes");
