@@ -1,6 +1,8 @@
 #!/bin/sh
 # make demo: launch 8 ranks on this machine and compare the broadcast
-# algorithms (seed 003's max OL_i, microseconds), then show point-to-point.
+# algorithms (seed 003's max OL_i, microseconds), then show point-to-point,
+# through shared memory (the default between the ranks of a host) and over
+# TCP loopback.
 # Usage: tests/demo.sh BUILD_DIR
 set -eu
 b=${1:-build}
@@ -26,5 +28,8 @@ awk -F, '
   }' "$out/bcast.csv"
 echo "(CSV: $out/bcast.csv, plot: $out/bcast.svg)"
 echo
-echo "== 2 ranks: ping-pong latency and streaming bandwidth"
+echo "== 2 ranks: ping-pong latency and streaming bandwidth, through shared memory"
 "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+echo
+echo "== the same over TCP loopback (MINIMP_SHM=off)"
+MINIMP_SHM=off "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m

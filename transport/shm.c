@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The shared-memory transport: ranks on one host exchange the same frames
- * as over TCP, through rings in shared memory, and large rendezvous data
- * with a single copy from the sender's memory.
+ * as over TCP, through rings in shared memory, and large payloads with a
+ * single copy from the sender's memory into the receiver's.
  *
  * Segments. Every rank creates one segment, a POSIX shared-memory object
  * of mode 0600 named from the job key and its rank (mmp__shm_names), that
@@ -26,10 +26,10 @@
  * (address, length) of the payload in the sender's memory; the receiver
  * reads the payload with process_vm_readv() straight into its sink and
  * then counts it done in the ring (`ref_done`), which completes the
- * sender's write. At set-up each rank
- * tries to read a probe word from every peer; where the kernel refuses
- * (ptrace restrictions, another user namespace, another pid namespace) the
- * pair sends every DATA frame through the ring instead.
+ * sender's write. At set-up each rank tries to read a probe word from
+ * every peer; where the kernel refuses (ptrace restrictions, another user
+ * namespace, another pid namespace) that peer sends every payload through
+ * the ring instead.
  *
  * Wake-ups. A rank that spins finds new bytes by looking at the rings (the
  * progress engine calls poll() between its loop passes). Before its loop
@@ -71,12 +71,12 @@
 #define SHM_LINE 128
 #define SHM_HDR_BYTES 4096u /* the segment header's page */
 #define SHM_RING_CTL 256u   /* a ring's indices, before its data */
-#define SHM_FF_REF 0x8000u  /* ring-only DATA flag: payload by reference */
+#define SHM_FF_REF 0x8000u  /* ring-only flag: payload by reference */
 #define SHM_REF_BYTES 16u   /* what follows a REF header: address, length */
 #define SHM_REF_MIN (16u * 1024) /* smaller DATA payloads go through rings */
 /* DATA payload asked of the runtime where the peer pulls them: each frame
- * costs a round trip, and 4 MiB frames streamed 9 GB/s against 5 GB/s
- * for 512 KiB ones (docs/transport.md, "Single copy"). */
+ * costs a round trip, so large ones stream faster (docs/transport.md,
+ * "Single copy"). */
 #define SHM_PULL_CHUNK (4u << 20)
 #define SHM_MAX_SEGMENT (1ull << 40)
 
@@ -129,7 +129,8 @@ struct mmp__tp_conn_s {
   size_t pseg_len;
   int bell_fd;
   int pidfd;
-  pid_t pid; /* 0: its ids mean nothing here */
+  pid_t pid;    /* 0: its ids mean nothing here */
+  int can_pull; /* our probe read its memory: it may send by reference */
   uv_poll_t pid_poll;
   uv_timer_t timer;
   int handles; /* initialised libuv handles */
@@ -561,7 +562,7 @@ static int shm_pull(mmp__tp_conn_t *c, uint64_t addr) {
   uint64_t want = c->sink.len < c->cur.len ? c->sink.len : c->cur.len;
   uint64_t got = 0;
 
-  if (c->pid == 0) {
+  if (!c->can_pull) {
     shm_fail(c, MMP_EPROTO, "payload by reference from a peer we cannot read",
              1);
     return -1;
@@ -1210,10 +1211,8 @@ int mmp__shm_attach(mmp__tp_t *tp, int peer, int same_pid_ns) {
   atomic_init(&c->queued, 0);
   /* Whether the peer may send us DATA by reference: we must be able to
    * read its memory. It learns our answer from its ring in our segment. */
-  atomic_store_explicit(&c->rx->pull_ok,
-                        tp->cfg.single_copy && c->pid != 0 &&
-                            shm_probe(c->pid, s),
-                        memory_order_release);
+  c->can_pull = tp->cfg.single_copy && c->pid != 0 && shm_probe(c->pid, s);
+  atomic_store_explicit(&c->rx->pull_ok, c->can_pull, memory_order_release);
   if (c->pid != 0)
     c->pidfd = shm_pidfd(c->pid);
   tp->conns[lidx] = c;
