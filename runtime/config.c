@@ -16,6 +16,10 @@
  * rendezvous (zero copy, one more round trip), kept so that a whole eager
  * frame fits one 64 KiB loopback segment. */
 #define DEF_EAGER_LIMIT (60u * 1024)
+/* The same through shared memory, where copies are cheap and a hop pays
+ * mostly for the hand-overs between ranks that a rendezvous adds, all the
+ * more where ranks share CPUs (docs/protocols.md has the sweep). */
+#define DEF_SHM_EAGER_LIMIT (128u * 1024)
 #define DEF_MAX_FRAME (64u * 1024 * 1024)
 #define DEF_CHUNK (512u * 1024)
 #define DEF_WINDOW (2u * 1024 * 1024)
@@ -208,6 +212,10 @@ int mmp__config_tuning(mmp__config_t *cfg) {
 
   rc |= env_log_level();
   rc |= env_size("MINIMP_EAGER_LIMIT", 0, 1u << 30, &cfg->eager_limit);
+  /* Set, it rules every peer; unset, each transport has its own. */
+  s = getenv("MINIMP_EAGER_LIMIT");
+  cfg->shm_eager_limit =
+      s != NULL && *s != '\0' ? cfg->eager_limit : DEF_SHM_EAGER_LIMIT;
   rc |= env_size("MINIMP_EAGER_BUFFER", 4096, 1ull << 32, &cfg->eager_buffer);
   rc |= env_size("MINIMP_MAX_FRAME", 4096, 1ull << 32, &cfg->max_frame);
   rc |= env_size("MINIMP_RNDV_CHUNK", 4096, 1ull << 30, &cfg->chunk);

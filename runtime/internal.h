@@ -55,21 +55,22 @@ typedef struct mmp__config_s {
   char boot_addr[256];
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
-  uint64_t eager_limit;  /* AUTO sends up to this size go eager */
-  uint64_t eager_buffer; /* per-peer eager credit, bytes */
-  uint64_t max_frame;    /* largest frame payload accepted */
-  uint64_t chunk;        /* rendezvous DATA frame size */
-  uint64_t window;       /* rendezvous bytes in flight per peer */
-  unsigned spin_us;      /* idle polling before a blocking wait sleeps */
-  int spin_auto;         /* spin_us is the runtime's choice, not the user's */
-  int spin_yield;        /* polling yields the CPU each pass; -1 auto */
-  int yield_auto;        /* spin_yield is the runtime's choice */
-  int cpus_shared;       /* more ranks than CPUs share this machine */
-  unsigned grace_us;     /* idle time before the progress thread steps in */
-  unsigned check_us;     /* longest interval between the progress thread's
-                            checks while the application is busy in the
-                            library */
-  int check_auto;        /* check_us is the runtime's choice */
+  uint64_t eager_limit;     /* AUTO sends up to this size go eager */
+  uint64_t shm_eager_limit; /* the same to peers through shared memory */
+  uint64_t eager_buffer;    /* per-peer eager credit, bytes */
+  uint64_t max_frame;       /* largest frame payload accepted */
+  uint64_t chunk;           /* rendezvous DATA frame size */
+  uint64_t window;          /* rendezvous bytes in flight per peer */
+  unsigned spin_us;         /* idle polling before a blocking wait sleeps */
+  int spin_auto;     /* spin_us is the runtime's choice, not the user's */
+  int spin_yield;    /* polling yields the CPU each pass; -1 auto */
+  int yield_auto;    /* spin_yield is the runtime's choice */
+  int cpus_shared;   /* more ranks than CPUs share this machine */
+  unsigned grace_us; /* idle time before the progress thread steps in */
+  unsigned check_us; /* longest interval between the progress thread's
+                        checks while the application is busy in the
+                        library */
+  int check_auto;    /* check_us is the runtime's choice */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;

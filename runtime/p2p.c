@@ -604,8 +604,10 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   else if (mode == MMP_SEND_EAGER)
     eager = cost <= e->cfg.eager_buffer && r->len <= e->cfg.max_frame;
   else
-    eager = r->len <= e->cfg.eager_limit && r->len <= e->cfg.max_frame &&
-            !blocked && p->tx_credit >= (int64_t)cost;
+    eager =
+        r->len <=
+            (p->via == &e->shm ? e->cfg.shm_eager_limit : e->cfg.eager_limit) &&
+        r->len <= e->cfg.max_frame && !blocked && p->tx_credit >= (int64_t)cost;
 
   memset(&tmp, 0, sizeof(tmp));
   tmp.w.hdr.comm = r->ctx;
