@@ -78,6 +78,9 @@
  * costs a round trip, so large ones stream faster (docs/transport.md,
  * "Single copy"). */
 #define SHM_PULL_CHUNK (4u << 20)
+/* How long, since a payload of ours was last posted or pulled, the pulls a
+ * peer still owes us count as activity (shm_progress), in ns. */
+#define SHM_PULL_PATIENCE 2000000u
 #define SHM_MAX_SEGMENT (1ull << 40)
 
 /* The head of a segment. Written once by its owner before anyone maps it,
@@ -183,8 +186,9 @@ struct mmp__tp_s {
   uv_check_t check;
   uv_idle_t idle;
   int armed;
-  mmp__list_t done; /* writes whose callback is due */
-  unsigned open;    /* open handles, for destroy */
+  mmp__list_t done;    /* writes whose callback is due */
+  uint64_t pull_since; /* uv_hrtime() a payload was last posted or pulled */
+  unsigned open;       /* open handles, for destroy */
   int destroying;
   void (*destroy_done)(void *);
   void *destroy_arg;
@@ -421,6 +425,7 @@ static void shm_pushed(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   w->status_ = 0;
   if (w->hdr.flags & SHM_FF_REF) {
     c->refs_posted++;
+    tp->pull_since = uv_hrtime();
     mmp__list_insert_tail(&c->refs, &w->node_);
   } else {
     mmp__list_insert_tail(&tp->done, &w->node_);
@@ -523,6 +528,8 @@ static int shm_acks(mmp__tp_conn_t *c) {
     c->refs_acked++;
     did = 1;
   }
+  if (did)
+    c->tp->pull_since = uv_hrtime();
   return did;
 }
 
@@ -776,7 +783,7 @@ static int shm_ready(mmp__tp_t *tp) {
 
 /* Loop context. One pass over every pair. Returns 1 if anything moved. */
 static int shm_progress(mmp__tp_t *tp) {
-  int did = 0;
+  int did = 0, owed = 0;
 
   for (int i = 0; i < tp->nlocal; i++) {
     mmp__tp_conn_t *c = tp->conns[i];
@@ -792,11 +799,17 @@ static int shm_progress(mmp__tp_t *tp) {
       continue;
     if (!mmp__list_empty(&c->refs))
       did |= shm_acks(c);
+    owed |= c->state != SHM_CLOSED && !mmp__list_empty(&c->refs);
     if (!mmp__list_empty(&c->pending) || (c->shut && !c->eof_sent))
       did |= shm_flush(c);
   }
   did |= shm_run_done(tp);
-  if (did && tp->cfg.activity != NULL)
+  /* A peer that copies our payload moves bytes we cannot see: for a
+   * while that counts as activity, so a wait polls on as it does while a
+   * socket drains, instead of sleeping and paying a wake-up. It is not
+   * work, though: the loop may still sleep armed. */
+  if (tp->cfg.activity != NULL &&
+      (did || (owed && uv_hrtime() - tp->pull_since < SHM_PULL_PATIENCE)))
     (*tp->cfg.activity)++;
   shm_idle_update(tp);
   return did;
