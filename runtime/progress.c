@@ -166,7 +166,7 @@ int mmp__engine_init(mmp__engine_t *e) {
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
-  uint64_t idle_since = uv_hrtime(), start = idle_since;
+  uint64_t idle_since = 0, start = e->cfg.spin_yield ? uv_hrtime() : 0;
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
   int fast = e->shm_pairs > 0;
   unsigned spins = 0;
@@ -202,11 +202,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
     mmp__unlock(e);
     if (poll && yield)
       sched_yield(); /* a runnable peer on this CPU goes first */
-    /* Reading the clock costs as much as a poll on a VM: do it on the
-     * first pass after activity and then every 16th pass. */
-    if (poll && (passes++ & 15) == 0) {
+    /* Reading the clock costs as much as a poll on a VM: do it every 16th
+     * pass; the first reading after activity starts the idle time (which
+     * a wait that ends sooner, a ping-pong's, never reads at all). */
+    if (poll && (++passes & 15) == 0) {
       uint64_t now = uv_hrtime();
-      if (passes == 1)
+      if (passes == 16)
         idle_since = now;
       else if (now - idle_since >= budget)
         poll = 0;
