@@ -303,6 +303,9 @@ static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
   r->exited = 1;
   d->nrunning--;
   uv_close((uv_handle_t *)p, NULL);
+  /* What a rank killed while it set up shared memory left (minimprun's
+   * run_on_exit does the same for its own host). */
+  mmp__shm_remove(d->key, r->rank);
   if (r->in_open) {
     r->in_open = 0;
     dmn_close((uv_handle_t *)&r->in);

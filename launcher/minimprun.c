@@ -358,8 +358,14 @@ static void run_rank_ended(mmp__run_rank_t *r, int64_t status, int signo) {
 }
 
 static void run_on_exit(uv_process_t *p, int64_t status, int signo) {
+  mmp__run_rank_t *r = p->data;
+
   uv_close((uv_handle_t *)p, NULL);
-  run_rank_ended(p->data, status, signo);
+  /* A rank killed while it set up shared memory leaves its names behind
+   * (a finished set-up has removed them); only the key's holders know
+   * them. */
+  mmp__shm_remove(r->job->key, r->rank);
+  run_rank_ended(r, status, signo);
 }
 
 /* A rank could not be started (err is a libuv error): like a shell, 127

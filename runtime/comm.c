@@ -128,6 +128,13 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
     c->world_of[i] = mmp__comm_world(parent, members[i]);
     c->local_of[c->world_of[i]] = i;
   }
+  if (mmp__comm_nodes_from(c, parent, members, n) != 0) {
+    mmp__comm_ext_free(c);
+    free(c->world_of);
+    free(c->local_of);
+    free(c);
+    return MMP_ENOMEM;
+  }
   *out = c;
   return 0;
 }
@@ -257,6 +264,7 @@ static void comm_destroy(mmp_comm_t *c) {
   mmp__comm_ext_free(c);
   free(c->world_of);
   free(c->local_of);
+  free(c->node_of);
   free(c);
 }
 

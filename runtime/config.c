@@ -16,6 +16,10 @@
  * rendezvous (zero copy, one more round trip), kept so that a whole eager
  * frame fits one 64 KiB loopback segment. */
 #define DEF_EAGER_LIMIT (60u * 1024)
+/* The same through shared memory, where copies are cheap and a hop pays
+ * mostly for the hand-overs between ranks that a rendezvous adds, all the
+ * more where ranks share CPUs (docs/protocols.md has the sweep). */
+#define DEF_SHM_EAGER_LIMIT (128u * 1024)
 #define DEF_MAX_FRAME (64u * 1024 * 1024)
 #define DEF_CHUNK (512u * 1024)
 #define DEF_WINDOW (2u * 1024 * 1024)
@@ -156,6 +160,33 @@ static int env_log_level(void) {
   return MMP_EENV;
 }
 
+/* MINIMP_SHM (on, off or ring) and MINIMP_SHM_RING (a power of two). */
+static int env_shm(mmp__config_t *cfg) {
+  static const char *const names[] = {"off", "on", "ring"};
+  const char *s = getenv("MINIMP_SHM");
+  int rc = 0, found = s == NULL || *s == '\0';
+
+  for (size_t i = 0; !found && i < MMP__ARRAY_SIZE(names); i++) {
+    if (strcmp(s, names[i]) == 0) {
+      cfg->shm = (int)i;
+      found = 1;
+    }
+  }
+  if (!found) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_SHM='%s' is not on, off or ring", s);
+    rc = MMP_EENV;
+  }
+  if (env_size("MINIMP_SHM_RING", MMP__SHM_RING_MIN, MMP__SHM_RING_MAX,
+               &cfg->shm_ring) != 0)
+    return MMP_EENV;
+  if (cfg->shm_ring & (cfg->shm_ring - 1)) {
+    MMP__LOG(MMP__LOG_ERROR, "MINIMP_SHM_RING='%s' is not a power of two",
+             getenv("MINIMP_SHM_RING"));
+    return MMP_EENV;
+  }
+  return rc;
+}
+
 int mmp__config_tuning(mmp__config_t *cfg) {
   const char *s;
   int rc = 0, present;
@@ -176,9 +207,15 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
   cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
   cfg->connect_eager = 0;
+  cfg->shm = MMP__SHM_ON;
+  cfg->shm_ring = 0;
 
   rc |= env_log_level();
   rc |= env_size("MINIMP_EAGER_LIMIT", 0, 1u << 30, &cfg->eager_limit);
+  /* Set, it rules every peer; unset, each transport has its own. */
+  s = getenv("MINIMP_EAGER_LIMIT");
+  cfg->shm_eager_limit =
+      s != NULL && *s != '\0' ? cfg->eager_limit : DEF_SHM_EAGER_LIMIT;
   rc |= env_size("MINIMP_EAGER_BUFFER", 4096, 1ull << 32, &cfg->eager_buffer);
   rc |= env_size("MINIMP_MAX_FRAME", 4096, 1ull << 32, &cfg->max_frame);
   rc |= env_size("MINIMP_RNDV_CHUNK", 4096, 1ull << 30, &cfg->chunk);
@@ -201,6 +238,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
       rc = MMP_EENV;
     }
   }
+  rc |= env_shm(cfg);
   rc |= mmp__config_coll(&cfg->coll);
   if (rc != 0)
     return MMP_EENV;

@@ -28,12 +28,72 @@ int mmp__debug_listen_addr(int rank, char *buf, size_t len) {
 
 int mmp__debug_tp_stats(mmp__tp_stats_t *out) {
   mmp__engine_t *e = mmp__eng;
+  mmp__tp_stats_t s;
 
   memset(out, 0, sizeof(*out));
-  if (e == NULL || e->tp == NULL)
+  if (e == NULL || e->tcp.tp == NULL)
     return MMP_EINVAL;
-  e->ops->stats(e->tp, out);
+  e->tcp.ops->stats(e->tcp.tp, out);
+  if (e->shm.tp != NULL) {
+    e->shm.ops->stats(e->shm.tp, &s);
+    out->rejected += s.rejected;
+    out->dropped += s.dropped;
+    out->frames_in += s.frames_in;
+    out->frames_out += s.frames_out;
+  }
   return 0;
+}
+
+int mmp__debug_shm_stats(mmp__shm_stats_t *out) {
+  mmp__engine_t *e = mmp__eng;
+
+  memset(out, 0, sizeof(*out));
+  if (e == NULL)
+    return MMP_EINVAL;
+  mmp__shm_stats(e->shm.tp, out);
+  return 0;
+}
+
+int mmp__debug_peer_shm(int peer) {
+  mmp__engine_t *e = mmp__eng;
+  int v;
+
+  if (e == NULL || peer < 0 || peer >= e->cfg.size)
+    return 0;
+  mmp__lock(e);
+  v = e->peers[peer].via == &e->shm;
+  mmp__unlock(e);
+  return v;
+}
+
+typedef struct corrupt_s {
+  mmp__engine_t *e;
+  int peer, which, rc;
+  uint64_t value;
+} corrupt_t;
+
+/* Loop context, lock not held. */
+static void corrupt_in_loop(void *arg) {
+  corrupt_t *c = arg;
+
+  c->rc = c->e->shm.tp == NULL ? MMP_EINVAL
+                               : mmp__shm_debug_corrupt(c->e->shm.tp, c->peer,
+                                                        c->which, c->value);
+}
+
+int mmp__debug_shm_corrupt(int peer, int which, uint64_t value) {
+  mmp__engine_t *e = mmp__eng;
+  corrupt_t c;
+
+  if (e == NULL)
+    return MMP_EINVAL;
+  c.e = e;
+  c.peer = peer;
+  c.which = which;
+  c.value = value;
+  c.rc = MMP_EINVAL;
+  mmp__engine_call(e, corrupt_in_loop, &c);
+  return c.rc;
 }
 
 int mmp__debug_config_reload(void) {

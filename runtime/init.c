@@ -24,6 +24,9 @@
 
 mmp__engine_t *mmp__eng;
 
+/* The longest address record a rank may publish. */
+#define INIT_RECORD_MAX 512
+
 static uv_mutex_t init_mutex;
 static uv_once_t init_once = UV_ONCE_INIT;
 
@@ -40,7 +43,6 @@ typedef struct op_s {
   int rc;
   struct sockaddr_storage boot_sa;
   struct sockaddr_storage local;
-  char machine[64]; /* this kernel's boot_id, published with the address */
 } op_t;
 
 /* Loop context, lock not held: the op's last step is done. */
@@ -92,7 +94,8 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
     }
     mmp__unlock(e);
     if (conn != NULL)
-      e->ops->abort(conn, MMP_EPEERLOST, "rank reported failed");
+      e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST,
+                                     "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
     MMP__LOG(MMP__LOG_WARN, "job aborted by rank %d (code %d): %s", rank, code,
              msg);
@@ -114,66 +117,39 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 
 /* ---- Start-up ----------------------------------------------------------- */
 
-/* This kernel's identity: processes in different network namespaces of
- * one machine (the cluster tests' hosts, containers) share it and so share
- * the CPUs. Empty when unknown. */
-static void machine_id(char *out, size_t cap) {
-  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-  size_t n = 0;
-  int c;
-
-  if (f != NULL) {
-    while (n + 1 < cap && (c = fgetc(f)) != EOF && c != '\n')
-      if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-')
-        out[n++] = (char)c;
-    fclose(f);
-  }
-  out[n] = '\0';
-}
-
-/*
- * Lock held. With every rank's machine known: when more ranks than CPUs
- * share this kernel, an automatic spin budget switches to polling that
- * yields (as MINIMP_LOCAL_SIZE would do when one machine is the whole
- * job); broadcast selection learns it too (rank 0's view, in the network
- * model).
- */
-static void machine_resolve(mmp__engine_t *e, int same) {
-  int ncpu = uv_available_parallelism();
-
-  MMP__ASSERT_LOCKED(e);
-  if (same > ncpu)
-    MMP__LOG(MMP__LOG_DEBUG,
-             "%d ranks share this machine's %d CPUs: waits poll and yield",
-             same, ncpu);
-  mmp__config_shared(&e->cfg, same > ncpu);
-}
-
-/* A published record is "ADDRESS MACHINE"; parses one peer's. Returns 1
- * if it is on this machine, 0 if not, -1 if malformed. */
+/* A published record is "ADDRESS IDENTITY" (mmp__local_identity). Parses
+ * rank i's address and points *ident at the rest. Returns 0, or -1 if
+ * malformed. */
 static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
-                        const char *mine) {
-  char rec[256], *sp;
+                        char *rec, size_t cap, const char **ident) {
+  char *sp;
 
-  if (len == 0 || len >= sizeof(rec))
+  if (len == 0 || len >= cap)
     return -1;
   memcpy(rec, v, len);
   rec[len] = '\0';
   sp = strchr(rec, ' ');
   if (sp != NULL)
     *sp++ = '\0';
+  *ident = sp != NULL ? sp : "";
   if (mmp__addr_parse(rec, &e->peers[i].addr) != 0)
     return -1;
   e->peers[i].have_addr = 1;
-  return sp != NULL && *mine != '\0' && strcmp(sp, mine) == 0;
+  return 0;
+}
+
+static void local_done(void *arg, int rc) {
+  op_finish(arg, rc);
 }
 
 static void got_addrs(void *arg, int status, size_t count,
                       const uint8_t *const *values, const size_t *lens) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
+  const char **ident;
+  char *recs;
   size_t i;
-  int same = 1, r = 0;
+  int r = 0;
 
   MMP__ASSERT_LOOP(e);
   if (status < 0 || count != (size_t)e->cfg.size) {
@@ -182,22 +158,27 @@ static void got_addrs(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
-  mmp__lock(e);
-  for (i = 0; i < count && r >= 0; i++) {
-    if ((int)i == e->cfg.rank)
-      continue;
-    r = parse_record(e, (int)i, values[i], lens[i], op->machine);
-    same += r > 0;
-  }
-  if (r >= 0)
-    machine_resolve(e, same);
-  mmp__unlock(e);
-  if (r < 0) {
-    MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
-    op_finish(op, MMP_EBOOT);
+  ident = calloc(count, sizeof(*ident));
+  recs = malloc(count * INIT_RECORD_MAX);
+  if (ident == NULL || recs == NULL) {
+    free(ident);
+    free(recs);
+    op_finish(op, MMP_ENOMEM);
     return;
   }
-  op_finish(op, 0);
+  mmp__lock(e);
+  for (i = 0; i < count && r == 0; i++)
+    r = parse_record(e, (int)i, values[i], lens[i], recs + i * INIT_RECORD_MAX,
+                     INIT_RECORD_MAX, &ident[i]);
+  mmp__unlock(e);
+  if (r != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
+    op_finish(op, MMP_EBOOT);
+  } else {
+    mmp__local_setup(e, ident, local_done, op);
+  }
+  free(ident);
+  free(recs);
 }
 
 static void put_done(void *arg, int status, size_t count,
@@ -250,25 +231,14 @@ static void boot_connected(void *arg, int status, size_t count,
     op_finish(op, MMP_EADDR);
     return;
   }
-  memset(&tc, 0, sizeof(tc));
-  tc.rank = e->cfg.rank;
-  tc.size = e->cfg.size;
-  memcpy(tc.key, e->cfg.key, sizeof(tc.key));
-  tc.max_frame = e->cfg.max_frame;
+  mmp__p2p_tp_init(e, &e->tcp, &tc, &cb);
   tc.handshake_timeout_ms = e->cfg.handshake_ms;
   /* The heartbeat decides; TCP's own timers are only the backstop. */
   tc.user_timeout_ms = 2 * e->cfg.peer_timeout_ms;
-  tc.activity = &e->activity;
-  cb.ctx = e;
-  cb.peer_up = mmp__p2p_peer_up;
-  cb.frame = mmp__p2p_frame;
-  cb.frame_done = mmp__p2p_frame_done;
-  cb.peer_down = mmp__p2p_peer_down;
-  e->ops = &mmp__tcp_ops;
-  rc = e->ops->create(&e->loop, &tc, &cb, &e->tp);
+  rc = e->tcp.ops->create(&e->loop, &tc, &cb, &e->tcp.tp);
   if (rc == 0)
-    rc = e->ops->listen(e->tp, (struct sockaddr *)&la, e->listen_name,
-                        sizeof(e->listen_name));
+    rc = e->tcp.ops->listen(e->tcp.tp, (struct sockaddr *)&la, e->listen_name,
+                            sizeof(e->listen_name));
   if (rc != 0) {
     char want[128] = "?";
     mmp__addr_format((struct sockaddr *)&la, want, sizeof(want));
@@ -283,9 +253,9 @@ static void boot_connected(void *arg, int status, size_t count,
                    every ? every : 1);
   }
   {
-    char rec[256];
-    machine_id(op->machine, sizeof(op->machine));
-    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, op->machine);
+    char rec[512], ident[256];
+    mmp__local_identity(e, ident, sizeof(ident));
+    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, ident);
     rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
   }
   if (rc != 0)
@@ -369,9 +339,11 @@ static void connect_all_task(void *arg) {
   mmp__lock(e);
   /* Each pair connects once: the lower rank dials. */
   for (i = e->cfg.rank + 1; i < e->cfg.size; i++) {
+    mmp__via_t *via = e->peers[i].via;
     if (e->peers[i].state == MMP__P_IDLE) {
       e->peers[i].state = MMP__P_CONNECTING;
-      if (e->ops->connect(e->tp, i, (struct sockaddr *)&e->peers[i].addr) != 0)
+      if (via->ops->connect(via->tp, i, (struct sockaddr *)&e->peers[i].addr) !=
+          0)
         mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
     }
   }
@@ -464,15 +436,22 @@ static void teardown(mmp__engine_t *e) {
     run_until(e, &done, 5000);
     e->bootsrv = NULL;
   }
-  if (e->tp != NULL) {
+  if (e->tcp.tp != NULL) {
     done = 0;
-    e->ops->destroy(e->tp, flag_set, &done);
+    e->tcp.ops->destroy(e->tcp.tp, flag_set, &done);
     run_until(e, &done, 5000);
-    e->tp = NULL;
+    e->tcp.tp = NULL;
+  }
+  if (e->shm.tp != NULL) {
+    done = 0;
+    e->shm.ops->destroy(e->shm.tp, flag_set, &done);
+    run_until(e, &done, 5000);
+    e->shm.tp = NULL;
   }
   mmp__engine_fini(e);
   mmp__p2p_fini(e);
   mmp__comm_ext_free(&e->world);
+  free(e->world.node_of);
   free(e);
 }
 
@@ -530,6 +509,9 @@ static int runtime_start(const mmp__config_t *cfg) {
 
   if (e == NULL)
     return MMP_ENOMEM;
+  e->tcp.e = e->shm.e = e;
+  e->tcp.ops = &mmp__tcp_ops;
+  e->shm.ops = &mmp__shm_ops;
   e->cfg = *cfg;
   mmp__config_resolve(&e->cfg);
   if (e->cfg.eager_buffer == 0) {

@@ -55,27 +55,34 @@ typedef struct mmp__config_s {
   char boot_addr[256];
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
-  uint64_t eager_limit;  /* AUTO sends up to this size go eager */
-  uint64_t eager_buffer; /* per-peer eager credit, bytes */
-  uint64_t max_frame;    /* largest frame payload accepted */
-  uint64_t chunk;        /* rendezvous DATA frame size */
-  uint64_t window;       /* rendezvous bytes in flight per peer */
-  unsigned spin_us;      /* idle polling before a blocking wait sleeps */
-  int spin_auto;         /* spin_us is the runtime's choice, not the user's */
-  int spin_yield;        /* polling yields the CPU each pass; -1 auto */
-  int yield_auto;        /* spin_yield is the runtime's choice */
-  int cpus_shared;       /* more ranks than CPUs share this machine */
-  unsigned grace_us;     /* idle time before the progress thread steps in */
-  unsigned check_us;     /* longest interval between the progress thread's
-                            checks while the application is busy in the
-                            library */
-  int check_auto;        /* check_us is the runtime's choice */
+  uint64_t eager_limit;     /* AUTO sends up to this size go eager */
+  uint64_t shm_eager_limit; /* the same to peers through shared memory */
+  uint64_t eager_buffer;    /* per-peer eager credit, bytes */
+  uint64_t max_frame;       /* largest frame payload accepted */
+  uint64_t chunk;           /* rendezvous DATA frame size */
+  uint64_t window;          /* rendezvous bytes in flight per peer */
+  unsigned spin_us;         /* idle polling before a blocking wait sleeps */
+  int spin_auto;     /* spin_us is the runtime's choice, not the user's */
+  int spin_yield;    /* polling yields the CPU each pass; -1 auto */
+  int yield_auto;    /* spin_yield is the runtime's choice */
+  int cpus_shared;   /* more ranks than CPUs share this machine */
+  unsigned grace_us; /* idle time before the progress thread steps in */
+  unsigned check_us; /* longest interval between the progress thread's
+                        checks while the application is busy in the
+                        library */
+  int check_auto;    /* check_us is the runtime's choice */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
   int connect_eager; /* open every connection during init */
+  int shm;           /* MMP__SHM_*: MINIMP_SHM */
+  uint64_t shm_ring; /* MINIMP_SHM_RING bytes; 0: automatic */
   mmp__coll_config_t coll;
 } mmp__config_t;
+
+/* MINIMP_SHM: ranks on the same host use shared memory (ON), with every
+ * byte through the rings (RING), or TCP like the others (OFF). */
+enum { MMP__SHM_OFF = 0, MMP__SHM_ON = 1, MMP__SHM_RING = 2 };
 
 /*
  * Fills `cfg` with defaults, then applies the MINIMP_* tuning variables
@@ -209,8 +216,17 @@ enum mmp__peer_state {
   MMP__P_DOWN     /* lost: operations with it fail */
 };
 
+/* A transport as the runtime holds it: its operations, the instance, and
+ * the engine, which is the context of its callbacks. */
+typedef struct mmp__via_s {
+  struct mmp__engine_s *e;
+  const mmp__tp_ops_t *ops;
+  mmp__tp_t *tp; /* loop context only; NULL until created */
+} mmp__via_t;
+
 typedef struct mmp__peer_s {
   int state;
+  mmp__via_t *via; /* the transport that carries it (init decides) */
   mmp__tp_conn_t *conn;
   struct sockaddr_storage addr;
   int have_addr;
@@ -262,6 +278,8 @@ struct mmp_comm_s {
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
   int *local_of; /* world rank -> comm rank or -1; NULL means identity */
+  int *node_of;  /* comm rank -> node; NULL: one rank per node */
+  int nnodes;
 };
 
 /* Tags in a communicator's collective context (ctx + 1), which user
@@ -310,8 +328,9 @@ typedef struct mmp__engine_s {
                         yielding spin (progress.c; lock) */
   uint64_t polls;    /* loop passes that polled rather than slept (lock) */
   int stop;
-  const mmp__tp_ops_t *ops;
-  mmp__tp_t *tp; /* loop context only */
+  mmp__via_t tcp; /* every peer on another host */
+  mmp__via_t shm; /* the peers on this host, unless MINIMP_SHM=off */
+  int shm_pairs;  /* peers carried by shm (set at init) */
   mmp__peer_t *peers;
   mmp__list_t posted;
   mmp__list_t unexpected;
@@ -462,6 +481,10 @@ int mmp__progress_sleepy(int on);
  * owns it. */
 void mmp__progress_poke(mmp__engine_t *e);
 
+/* Lock NOT held, not in loop context. Runs fn(arg) in loop context (lock
+ * not held) and returns once it has. */
+void mmp__engine_call(mmp__engine_t *e, mmp__task_fn fn, void *arg);
+
 /* Lock held. Queues fn(arg) to run in loop context (lock not held) and
  * wakes the loop's owner. The task memory is the caller's until fn runs. */
 void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
@@ -486,12 +509,20 @@ int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
 
 /* ---- Point-to-point (p2p.c) -------------------------------------------- */
 
-/* Transport callbacks (loop context). */
+/* Transport callbacks (loop context). `ctx` is the mmp__via_t of the
+ * transport that calls; a peer's frames are accepted only from its own. */
 void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn);
 int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
                    mmp__sink_t *sink);
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
+const char *mmp__p2p_refuse(void *ctx, int peer);
+
+/* Fills what every transport of the engine is created with: the job's
+ * identity and limits, and the callbacks above with `via` as context. The
+ * caller adds what is particular to the transport. */
+void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
+                      mmp__tp_callbacks_t *cb);
 
 /* Loop context, lock held. Writes what the dirty peers' queues allow. */
 void mmp__p2p_pump_dirty_locked(mmp__engine_t *e);
@@ -556,6 +587,26 @@ void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *req, int err);
 int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                        int peer, int tag, mmp_status_t *st);
 
+/* ---- Ranks on the same host (local.c) ---------------------------------- */
+
+/* Writes this rank's host identity, published beside its address: the
+ * kernel's boot id, its network, IPC and pid namespaces, and whether it
+ * may use shared memory (docs/transport.md). */
+void mmp__local_identity(const mmp__engine_t *e, char *out, size_t cap);
+
+/*
+ * Loop context, lock NOT held. Learns from ident[i] the identity rank i
+ * published (ident[e->cfg.rank] is this rank's): numbers the world's nodes
+ * (e->world.node_of), tells the configuration whether more ranks than CPUs
+ * share this kernel (mmp__config_shared), and sets up shared memory with
+ * the ranks of this node, choosing each peer's transport. done(arg, rc)
+ * runs in loop context, lock not held, once that is decided, perhaps
+ * before this returns: rc is 0, MMP_ENOMEM, or MMP_EBOOT when a rank of
+ * this node left the job meanwhile. `ident` may be freed on return.
+ */
+void mmp__local_setup(mmp__engine_t *e, const char *const *ident,
+                      void (*done)(void *arg, int rc), void *arg);
+
 /* ---- Communicators (comm.c) -------------------------------------------- */
 
 /* Waits for an internal request (not on the heap) and returns its
@@ -566,6 +617,32 @@ int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r);
 static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
   return c->world_of != NULL ? c->world_of[r] : r;
 }
+
+/*
+ * The node of communicator rank `rank`, for collectives that treat the
+ * ranks of one node apart. Ranks share a node when they run on one kernel
+ * in the same network and IPC namespaces (docs/transport.md, "When the
+ * shared-memory path is chosen"), whether or not MINIMP_SHM lets them use
+ * shared memory. Nodes are numbered densely from 0 in the order of their
+ * lowest communicator rank, so every rank of `c` computes the same
+ * numbers. Where nothing is known (no boot id), every rank is its own
+ * node. Any thread; no lock.
+ */
+static inline int mmp__comm_node_of(const mmp_comm_t *c, int rank) {
+  assert(rank >= 0 && rank < c->size);
+  return c->node_of != NULL ? c->node_of[rank] : rank;
+}
+
+/* How many nodes the ranks of `c` run on: 1 + the largest node number. */
+static inline int mmp__comm_node_count(const mmp_comm_t *c) {
+  return c->node_of != NULL ? c->nnodes : c->size;
+}
+
+/* Sets c->node_of and c->nnodes from the nodes of `parent`'s ranks:
+ * members[i] is the parent rank that becomes rank i of `c`. Returns 0 or
+ * MMP_ENOMEM. */
+int mmp__comm_nodes_from(mmp_comm_t *c, const mmp_comm_t *parent,
+                         const int *members, int n);
 
 /* Lock held. Work that may outlive its request (arrival_nb's root keeps
  * receiving ARRIVED messages) holds `c`, so that mmp_comm_free only marks
@@ -606,5 +683,16 @@ int mmp__debug_progress(mmp__debug_progress_t *out);
 int mmp__debug_config_reload(void);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
+/* The shared-memory transport's counters (all zero without it). 0 or
+ * MMP_EINVAL before init. */
+int mmp__debug_shm_stats(mmp__shm_stats_t *out);
+/* 1 if world rank `peer` is reached through shared memory. */
+int mmp__debug_peer_shm(int peer);
+/* Makes this rank corrupt an index it shares with `peer` (see
+ * mmp__shm_debug_corrupt), from loop context. 0 or MMP_EINVAL. */
+int mmp__debug_shm_corrupt(int peer, int which, uint64_t value);
+/* Called, if set, at the stages of init named "shm-created" and
+ * "shm-attached", for tests that kill a rank there. */
+extern void (*mmp__debug_init_hook)(const char *stage);
 
 #endif /* MMP_RUNTIME_INTERNAL_H */

@@ -230,9 +230,10 @@ static void connect_task(void *arg) {
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   mmp__lock(e);
-  if (p->state == MMP__P_CONNECTING && e->tp != NULL) {
+  if (p->state == MMP__P_CONNECTING && p->via->tp != NULL) {
     if (p->have_addr)
-      rc = e->ops->connect(e->tp, c->peer, (struct sockaddr *)&p->addr);
+      rc = p->via->ops->connect(p->via->tp, c->peer,
+                                (struct sockaddr *)&p->addr);
     if (rc != 0) {
       MMP__LOG(MMP__LOG_ERROR, "cannot connect to rank %d: %s", c->peer,
                mmp_strerror(rc));
@@ -241,6 +242,15 @@ static void connect_task(void *arg) {
   }
   mmp__unlock(e);
   free(c);
+}
+
+/* Lock held. 1 if the frame at the head of the peer's send queue was
+ * started by write_direct: it has its sequence number and perhaps some of
+ * its bytes on the wire, so it must be the next frame written, control
+ * frames included. */
+static int started_head(const mmp__peer_t *p) {
+  mmp__list_t *it = mmp__list_head(&p->sendq);
+  return it != NULL && mmp__container_of(it, mmp__out_t, node)->w.encoded_;
 }
 
 /*
@@ -264,7 +274,7 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
   if (p->state == MMP__P_DOWN || p->state == MMP__P_CLOSED)
     return MMP_EPEERLOST;
   if (p->state == MMP__P_UP && mmp__list_empty(q) && !tmp->needs_credit &&
-      e->ops->write_direct(p->conn, &tmp->w) == 1)
+      !started_head(p) && p->via->ops->write_direct(p->conn, &tmp->w) == 1)
     return 1;
   for (i = 0; i < tmp->w.npayload; i++)
     len += tmp->w.payload[i].len;
@@ -353,16 +363,27 @@ static void credit_consumed(mmp__engine_t *e, int peer, uint64_t cost) {
  * window, and finally BYE when everything has drained. */
 static void pump_peer(mmp__engine_t *e, int peer) {
   mmp__peer_t *p = &e->peers[peer];
+  uint64_t chunk = 0, window = 0;
   mmp__list_t *it;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_LOCKED(e);
   if (p->state != MMP__P_UP && p->state != MMP__P_CLOSING)
     return;
+  if (started_head(p)) {
+    /* Needs no credit: write_direct only starts frames that had it. */
+    it = mmp__list_head(&p->sendq);
+    mmp__list_remove(it);
+    if (p->via->ops->write(p->conn,
+                           &mmp__container_of(it, mmp__out_t, node)->w) != 0) {
+      mmp__list_insert_head(&p->sendq, it);
+      return;
+    }
+  }
   while ((it = mmp__list_head(&p->ctrlq)) != NULL) {
     mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
     mmp__list_remove(it);
-    if (e->ops->write(p->conn, &o->w) != 0) {
+    if (p->via->ops->write(p->conn, &o->w) != 0) {
       free(o);
       return;
     }
@@ -383,20 +404,26 @@ static void pump_peer(mmp__engine_t *e, int peer) {
       p->credit_waiters--;
     }
     mmp__list_remove(it);
-    if (e->ops->write(p->conn, &o->w) != 0) {
+    if (p->via->ops->write(p->conn, &o->w) != 0) {
       mmp__list_insert_head(&p->sendq, it);
       return;
     }
   }
+  if (!mmp__list_empty(&p->dataq)) {
+    chunk = p->via->ops->data_chunk != NULL
+                ? p->via->ops->data_chunk(p->conn, e->cfg.chunk)
+                : e->cfg.chunk;
+    window = e->cfg.window > chunk ? e->cfg.window : chunk;
+  }
   while ((it = mmp__list_head(&p->dataq)) != NULL &&
-         p->data_inflight < e->cfg.window) {
+         p->data_inflight < window) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     uint64_t n = r->allowed - r->sent;
     mmp__out_t *o;
 
     assert(r->state == MMP__RQ_SENDING && r->sent < r->allowed);
-    if (n > e->cfg.chunk)
-      n = e->cfg.chunk;
+    if (n > chunk)
+      n = chunk;
     o = out_new(e, peer, 0);
     if (o == NULL)
       break;
@@ -408,7 +435,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     o->w.npayload = 1;
     o->req = r;
     o->chunk = n;
-    if (e->ops->write(p->conn, &o->w) != 0) {
+    if (p->via->ops->write(p->conn, &o->w) != 0) {
       free(o);
       break;
     }
@@ -426,7 +453,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
       return;
     p->bye_pending = 0;
     o->w.hdr.type = MMP__F_BYE;
-    if (e->ops->write(p->conn, &o->w) != 0)
+    if (p->via->ops->write(p->conn, &o->w) != 0)
       free(o);
   }
 }
@@ -475,7 +502,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
   }
   if (type == MMP__F_BYE && status == 0 && p->state == MMP__P_CLOSING &&
       p->conn != NULL)
-    e->ops->shutdown(p->conn, 5000);
+    p->via->ops->shutdown(p->conn, 5000);
   free(o);
   pump_peer(e, peer);
   mmp__unlock(e);
@@ -577,8 +604,10 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   else if (mode == MMP_SEND_EAGER)
     eager = cost <= e->cfg.eager_buffer && r->len <= e->cfg.max_frame;
   else
-    eager = r->len <= e->cfg.eager_limit && r->len <= e->cfg.max_frame &&
-            !blocked && p->tx_credit >= (int64_t)cost;
+    eager =
+        r->len <=
+            (p->via == &e->shm ? e->cfg.shm_eager_limit : e->cfg.eager_limit) &&
+        r->len <= e->cfg.max_frame && !blocked && p->tx_credit >= (int64_t)cost;
 
   memset(&tmp, 0, sizeof(tmp));
   tmp.w.hdr.comm = r->ctx;
@@ -1027,12 +1056,15 @@ static int rx_credit(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
 
 int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
                    mmp__sink_t *sink) {
-  mmp__engine_t *e = ctx;
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
   int rc = 0;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  /* peer_up let no other transport's connection up for this peer. */
+  assert(e->peers[peer].via == via);
   mmp__lock(e);
   e->peers[peer].last_rx = uv_now(&e->loop);
   switch (h->type) {
@@ -1068,7 +1100,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
 }
 
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
-  mmp__engine_t *e = ctx;
+  mmp__engine_t *e = ((mmp__via_t *)ctx)->e;
   int rc = 0;
 
   MMP__ASSERT_LOOP(e);
@@ -1085,17 +1117,30 @@ int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
 /* ---- Connections ------------------------------------------------------- */
 
 void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
-  mmp__engine_t *e = ctx;
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
   mmp__peer_t *p = &e->peers[peer];
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   mmp__lock(e);
+  if (p->via != via) {
+    /* Both ranks chose shared memory for each other at init, so a TCP
+     * connection from a local peer is a misconfigured or foreign process.
+     * The abort's peer_down comes from the wrong transport too, and is
+     * ignored. */
+    mmp__unlock(e);
+    MMP__LOG(MMP__LOG_WARN,
+             "refusing a %s connection from rank %d, which uses %s",
+             via->ops->name, peer, p->via->ops->name);
+    via->ops->abort(conn, MMP_EPROTO, "peer uses another transport");
+    return;
+  }
   if (p->state == MMP__P_DOWN) {
     /* Lost once: operations with it already failed; do not resurrect. The
      * abort calls peer_down, which takes the lock. */
     mmp__unlock(e);
-    e->ops->abort(conn, MMP_EPEERLOST, "peer was declared lost");
+    via->ops->abort(conn, MMP_EPEERLOST, "peer was declared lost");
     return;
   }
   p->conn = conn;
@@ -1112,12 +1157,43 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
   mmp__unlock(e);
 }
 
+void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
+                      mmp__tp_callbacks_t *cb) {
+  memset(tc, 0, sizeof(*tc));
+  memset(cb, 0, sizeof(*cb));
+  tc->rank = e->cfg.rank;
+  tc->size = e->cfg.size;
+  memcpy(tc->key, e->cfg.key, sizeof(tc->key));
+  tc->max_frame = e->cfg.max_frame;
+  tc->activity = &e->activity;
+  cb->ctx = via;
+  cb->peer_up = mmp__p2p_peer_up;
+  cb->frame = mmp__p2p_frame;
+  cb->frame_done = mmp__p2p_frame_done;
+  cb->peer_down = mmp__p2p_peer_down;
+  cb->refuse = mmp__p2p_refuse;
+}
+
+const char *mmp__p2p_refuse(void *ctx, int peer) {
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
+
+  MMP__ASSERT_LOOP(e);
+  /* Chosen at init, in loop context, and never changed. */
+  return e->peers[peer].via == via ? NULL
+                                   : "is reached through another "
+                                     "transport (shared memory)";
+}
+
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
-  mmp__engine_t *e = ctx;
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
   mmp__peer_t *p = &e->peers[peer];
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
+  if (p->via != via)
+    return; /* a connection peer_up refused */
   mmp__lock(e);
   /* A peer sends BYE only after the finalize fence, so a BYE means an
    * orderly close even if our own fence reply has not been seen yet. */
@@ -1146,6 +1222,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     mmp__tp_conn_t *conn = NULL;
+    mmp__via_t *via = p->via;
     char why[96];
 
     if (i == e->cfg.rank)
@@ -1166,7 +1243,7 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
     mmp__unlock(e);
     if (conn != NULL) {
       /* peer_down will find the peer already lost and stay quiet. */
-      e->ops->abort(conn, MMP_ETIMEDOUT, why);
+      via->ops->abort(conn, MMP_ETIMEDOUT, why);
       report_suspect(e, i, why);
     }
   }
@@ -1292,6 +1369,7 @@ int mmp__p2p_init(mmp__engine_t *e) {
     mmp__list_init(&p->ctrlq);
     mmp__list_init(&p->dataq);
     mmp__list_init(&p->dirty_node);
+    p->via = &e->tcp;
     p->tx_credit = (int64_t)e->cfg.eager_buffer;
     p->state = i == e->cfg.rank ? MMP__P_UP : MMP__P_IDLE;
   }

@@ -46,6 +46,11 @@
 /* Waits in a row outlasting the yielding spin before the next one skips
  * it (engine_drive). */
 #define SPIN_SKIP_AFTER 2
+/* While spinning with shared-memory peers, one pass in this many runs the
+ * whole loop (TCP, timers, tasks of other threads); the others only look
+ * at the rings, which costs a fraction of a loop pass (docs/progress.md,
+ * "Shared memory"). A power of two. */
+#define SPIN_LOOP_EVERY 16
 
 static _Thread_local int tls_sleepy;
 
@@ -57,6 +62,21 @@ int mmp__progress_sleepy(int on) {
 
 int mmp__in_loop(void) {
   return mmp__loop_current() != NULL;
+}
+
+/* Loop context, lock not held. One look at the transport the loop's own
+ * polling does not serve (shared memory); see its poll() contract. */
+static int engine_tp_poll(mmp__engine_t *e, int arm) {
+  if (e->shm.tp == NULL || e->shm.ops->poll == NULL)
+    return 0;
+  return e->shm.ops->poll(e->shm.tp, arm);
+}
+
+/* Loop context, lock not held. Lets the loop sleep until something
+ * happens: shared memory arms its doorbell first, and if it has work
+ * instead, the loop only makes a pass. */
+static void engine_sleep(mmp__engine_t *e) {
+  uv_run(&e->loop, engine_tp_poll(e, 1) ? UV_RUN_NOWAIT : UV_RUN_ONCE);
 }
 
 /* The calling thread becomes the one that runs the loop. The loop's owner
@@ -146,8 +166,10 @@ int mmp__engine_init(mmp__engine_t *e) {
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
-  uint64_t idle_since = uv_hrtime(), start = idle_since;
+  uint64_t idle_since = 0, start = e->cfg.spin_yield ? uv_hrtime() : 0;
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
+  int fast = e->shm_pairs > 0;
+  unsigned spins = 0;
 
   MMP__ASSERT_LOCKED(e);
   assert(e->owner == MMP__OWN_NONE);
@@ -161,7 +183,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   mmp__unlock(e);
   loop_enter(e);
   for (;;) {
-    uv_run(&e->loop, poll ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+    if (!poll)
+      engine_sleep(e);
+    else if (fast && (++spins & (SPIN_LOOP_EVERY - 1)) != 0)
+      engine_tp_poll(e, 0);
+    else
+      uv_run(&e->loop, UV_RUN_NOWAIT);
     mmp__lock(e);
     assert(e->owner == MMP__OWN_APP);
     e->polls += (uint64_t)poll;
@@ -175,11 +202,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
     mmp__unlock(e);
     if (poll && yield)
       sched_yield(); /* a runnable peer on this CPU goes first */
-    /* Reading the clock costs as much as a poll on a VM: do it on the
-     * first pass after activity and then every 16th pass. */
-    if (poll && (passes++ & 15) == 0) {
+    /* Reading the clock costs as much as a poll on a VM: do it every 16th
+     * pass; the first reading after activity starts the idle time (which
+     * a wait that ends sooner, a ping-pong's, never reads at all). */
+    if (poll && (++passes & 15) == 0) {
       uint64_t now = uv_hrtime();
-      if (passes == 1)
+      if (passes == 16)
         idle_since = now;
       else if (now - idle_since >= budget)
         poll = 0;
@@ -246,6 +274,44 @@ void mmp__progress_poke(mmp__engine_t *e) {
    * drives progress itself again instead of through its wake-ups. */
   e->app_at = uv_hrtime();
   mmp__unlock(e);
+}
+
+typedef struct engine_call_s {
+  mmp__task_t task;
+  mmp__engine_t *e;
+  mmp__task_fn fn;
+  void *arg;
+  int done;
+} engine_call_t;
+
+/* Loop context (a task), lock not held. */
+static void engine_call_task(void *arg) {
+  engine_call_t *c = arg;
+
+  MMP__ASSERT_LOOP(c->e);
+  c->fn(c->arg);
+  mmp__lock(c->e);
+  c->done = 1;
+  mmp__engine_notify_locked(c->e);
+  mmp__unlock(c->e);
+}
+
+static int engine_call_done(void *arg) {
+  return ((engine_call_t *)arg)->done;
+}
+
+void mmp__engine_call(mmp__engine_t *e, mmp__task_fn fn, void *arg) {
+  engine_call_t c;
+
+  MMP__ASSERT_UNLOCKED(e);
+  c.e = e;
+  c.fn = fn;
+  c.arg = arg;
+  c.done = 0;
+  mmp__lock(e);
+  mmp__engine_post_locked(e, &c.task, engine_call_task, &c);
+  mmp__unlock(e);
+  mmp__progress_until(e, engine_call_done, &c);
 }
 
 void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
@@ -339,7 +405,7 @@ static void progress_main(void *arg) {
       e->owner = MMP__OWN_PROGRESS;
       mmp__unlock(e);
       loop_enter(e);
-      uv_run(&e->loop, UV_RUN_ONCE);
+      engine_sleep(e);
       loop_leave(e);
       mmp__lock(e);
       assert(e->owner == MMP__OWN_PROGRESS);

@@ -7,6 +7,10 @@
  *                    byte; each rank checks that its peers' addresses are
  *                    on the cluster subnet and that the bytes left through
  *                    eth0, not lo (interface counters of its namespace)
+ *   nodes BYTES      the same with several ranks per host (MINIMP_LOCAL_SIZE
+ *                    of them, placed by slot): the ranks of a host share
+ *                    memory and a node number, everything between hosts
+ *                    still crosses eth0, and nothing goes over lo
  *   stop R           after an exchange, rank R stops itself (SIGSTOP); the
  *                    others wait on it and must see MMP_EPEERLOST
  *   wait R           after an exchange, everyone waits on rank R forever
@@ -73,8 +77,14 @@ static void exchange(size_t n, int tag) {
   free(q);
 }
 
+/* Ranks per host: minimprun places them by slot, `per` to a host. */
+static int per_host(void) {
+  const char *s = getenv("MINIMP_LOCAL_SIZE");
+  return s != NULL && atoi(s) > 0 ? atoi(s) : 1;
+}
+
 static void check_addresses(void) {
-  int r = mr_rank(), p = mr_size(), j;
+  int r = mr_rank(), p = mr_size(), j, per = per_host();
   char mine[128], other[128];
 
   CHECK(mmp__debug_listen_addr(r, mine, sizeof(mine)) == 0, "own address");
@@ -84,9 +94,10 @@ static void check_addresses(void) {
       continue;
     CHECK(mmp__debug_listen_addr(j, other, sizeof(other)) == 0, "addr %d", j);
     CHECK(strncmp(other, "10.77.0.", 8) == 0, "rank %d on %s", j, other);
-    /* One rank per host: nobody shares our address. */
-    CHECK(strncmp(other, mine, strcspn(mine, ":") + 1) != 0,
-          "rank %d shares host %s", j, other);
+    /* Only the ranks of our host share our address. */
+    CHECK((strncmp(other, mine, strcspn(mine, ":") + 1) == 0) ==
+              (j / per == r / per),
+          "rank %d on %s, we on %s", j, other, mine);
   }
 }
 
@@ -108,6 +119,64 @@ static void mode_exchange(size_t n) {
   CHECK(lo < (unsigned long long)n / 4, "lo carried %llu bytes", lo);
   printf("rank %d: exchange ok, eth0 %llu bytes, lo %llu bytes\n", mr_rank(),
          eth0, lo);
+}
+
+static void mode_nodes(size_t n) {
+  mmp_comm_t *w = mmp_comm_world();
+  int r = mr_rank(), p = mr_size(), per = per_host(), j;
+  unsigned long long eth0, lo, remote = (unsigned long long)(p - per) * n;
+  mmp__shm_stats_t st;
+
+  check_addresses();
+  /* The node numbers are the hosts, in rank order, on every rank. */
+  CHECK(mmp__comm_node_count(w) == p / per, "%d nodes",
+        mmp__comm_node_count(w));
+  for (j = 0; j < p; j++) {
+    CHECK(mmp__comm_node_of(w, j) == j / per, "rank %d on node %d", j,
+          mmp__comm_node_of(w, j));
+    if (j != r)
+      CHECK(mmp__debug_peer_shm(j) == (j / per == r / per),
+            "rank %d's transport", j);
+  }
+  {
+    /* A communicator numbers its own nodes: one rank of each host makes
+     * p / per nodes of one rank; the first two hosts' ranks, two nodes. */
+    mmp_comm_t *c;
+    CHECK(mmp_comm_split(w, r % per, r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == p / per, "%d nodes across",
+          mmp__comm_node_count(c));
+    for (j = 0; j < mmp_comm_size(c); j++)
+      CHECK(mmp__comm_node_of(c, j) == j, "across: rank %d on node %d", j,
+            mmp__comm_node_of(c, j));
+    CHECK(mmp_comm_free(&c) == 0, "free");
+    CHECK(mmp_comm_split(w, r / (2 * per), r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == 2, "%d nodes in two hosts",
+          mmp__comm_node_count(c));
+    for (j = 0; j < mmp_comm_size(c); j++)
+      CHECK(mmp__comm_node_of(c, j) == j / per, "two hosts: rank %d on %d", j,
+            mmp__comm_node_of(c, j));
+    CHECK(mmp_comm_free(&c) == 0, "free");
+  }
+  /* Every rank of the host reads the counters before any sends. */
+  eth0 = counter("eth0", "tx_bytes");
+  lo = counter("lo", "tx_bytes");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  exchange(n, 1);
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  eth0 = counter("eth0", "tx_bytes") - eth0;
+  lo = counter("lo", "tx_bytes") - lo;
+  CHECK(mmp__debug_shm_stats(&st) == 0, "shm stats");
+  /* This host's ranks sent n bytes to each rank of the other hosts, all of
+   * it through eth0; the bytes within the host went through shared memory
+   * (read by single copy or from a ring), none over lo. */
+  CHECK(eth0 >= per * remote, "eth0 carried %llu bytes", eth0);
+  CHECK(lo < (unsigned long long)n / 4, "lo carried %llu bytes", lo);
+  CHECK(st.pulled + st.bytes_in >= (uint64_t)n * (uint64_t)(per - 1),
+        "shared memory carried %llu bytes",
+        (unsigned long long)(st.pulled + st.bytes_in));
+  printf("rank %d: nodes ok, eth0 %llu bytes, lo %llu bytes, shared memory "
+         "%llu bytes\n",
+         r, eth0, lo, (unsigned long long)(st.pulled + st.bytes_in));
 }
 
 static void mode_wait_on(int victim, int stop) {
@@ -140,6 +209,8 @@ int main(int argc, char **argv) {
     return 3;
   if (strcmp(argv[1], "exchange") == 0)
     mode_exchange((size_t)atol(argv[2]));
+  else if (strcmp(argv[1], "nodes") == 0)
+    mode_nodes((size_t)atol(argv[2]));
   else if (strcmp(argv[1], "stop") == 0)
     mode_wait_on(atoi(argv[2]), 1);
   else if (strcmp(argv[1], "wait") == 0)

@@ -3,7 +3,8 @@
 # 8 ranks, checked on every rank, with what the automatic choice ran and
 # why; then every broadcast algorithm compared over a few rounds, each
 # algorithm warmed up and the order shuffled each round, with the median
-# and the range; then point-to-point between 2 ranks.
+# and the range; then point-to-point between 2 ranks, through shared
+# memory (the default between the ranks of a host) and over TCP loopback.
 # Usage: tests/demo.sh BUILD_DIR
 set -eu
 b=${1:-build}
@@ -11,7 +12,8 @@ run="$b/launcher/minimprun"
 out=${DEMO_OUT:-results/demo}
 rounds=${DEMO_ROUNDS:-3}
 mkdir -p "$out"
-echo "libminimp: message passing over plain TCP sockets, no MPI underneath."
+echo "libminimp: message passing over TCP sockets and, between the ranks of"
+echo "one host, shared memory; no MPI underneath."
 echo
 echo "== A broadcast among 8 ranks on this machine (examples/bcast.c)"
 "$run" -n 8 "$b/examples/bcast"
@@ -58,5 +60,8 @@ print("\nauto ran: 1 KiB %s, 64 KiB %s, 1 MiB %s; its row and that "
 PY
 echo "(CSV and plots: $out/bcast-*.csv, $out/bcast-*.svg)"
 echo
-echo "== 2 ranks: ping-pong latency and streaming bandwidth"
+echo "== 2 ranks: ping-pong latency and streaming bandwidth, through shared memory"
 "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+echo
+echo "== the same over TCP loopback (MINIMP_SHM=off)"
+MINIMP_SHM=off "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m

@@ -114,7 +114,8 @@ static void attack(int which) {
     hello(msg, key, 99, MMP__HELLO_LEN, MMP__FRAME_VERSION);
     send_all(fd, msg, sizeof(msg));
     break;
-  case 5: /* duplicate: rank 0 is already connected to rank 1 */
+  case 5: /* duplicate: rank 0 is already connected to rank 1 (over TCP,
+             or through shared memory, which it must keep using) */
     hello(msg, key, 0, MMP__HELLO_LEN, MMP__FRAME_VERSION);
     send_all(fd, msg, sizeof(msg));
     break;

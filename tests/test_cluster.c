@@ -3,9 +3,10 @@
  * The runtime on the emulated cluster: 8 hosts (network namespaces on one
  * bridge, 100 Mbit/s links), one rank per host, started by minimprun from
  * h0 with --agent "ip netns exec". Checks that data between hosts goes over
- * eth0 only, and that a stopped rank and a cut link are detected by the
- * heartbeat within the configured time, after which minimprun stops the
- * job and nothing is left running.
+ * eth0 only, also with 4 ranks on each of 4 hosts, where the ranks of a
+ * host use shared memory and one node number, and that a stopped rank and
+ * a cut link are detected by the heartbeat within the configured time,
+ * after which minimprun stops the job and nothing is left running.
  *
  * Run as: test_cluster NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root or network namespaces it exits 77 (meson: skipped).
@@ -23,16 +24,18 @@
 
 static const char *minimprun, *prog;
 
-/* Runs `prog MODE ARG` on all hosts; returns the result. */
-static void run_job(const char *mode, const char *arg, double limit,
-                    spawn_result_t *r) {
-  char hosts[256] = "", tmo[32], env[64];
+/* Runs `prog MODE ARG` on `nhosts` hosts with `per` ranks each; returns
+ * the result. */
+static void run_job_on(int nhosts, int per, const char *mode, const char *arg,
+                       double limit, spawn_result_t *r) {
+  char hosts[256] = "", tmo[32], env[64], np[16];
   char *argv[40];
   int n = 0, i;
 
-  for (i = 0; i < HOSTS; i++)
-    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%sh%d",
-             i ? "," : "", i);
+  for (i = 0; i < nhosts; i++)
+    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%sh%d:%d",
+             i ? "," : "", i, per);
+  snprintf(np, sizeof(np), "%d", nhosts * per);
   snprintf(tmo, sizeof(tmo), "%d", (int)limit);
   snprintf(env, sizeof(env), "MINIMP_PEER_TIMEOUT_MS=%d", PEER_TIMEOUT_MS);
   argv[n++] = "/usr/bin/env";
@@ -52,7 +55,7 @@ static void run_job(const char *mode, const char *arg, double limit,
   argv[n++] = "-x";
   argv[n++] = env;
   argv[n++] = "-n";
-  argv[n++] = "8";
+  argv[n++] = np;
   argv[n++] = (char *)prog;
   argv[n++] = (char *)mode;
   argv[n++] = (char *)arg;
@@ -60,6 +63,12 @@ static void run_job(const char *mode, const char *arg, double limit,
   assert_int_equal(spawn_run(argv, limit + 30, r), 0);
   if (r->status != 0)
     fprintf(stderr, "--- stdout\n%s--- stderr\n%s---\n", r->out, r->err);
+}
+
+/* One rank on each of the HOSTS hosts. */
+static void run_job(const char *mode, const char *arg, double limit,
+                    spawn_result_t *r) {
+  run_job_on(HOSTS, 1, mode, arg, limit, r);
 }
 
 static void test_cluster_data_goes_over_eth0(void **state) {
@@ -71,6 +80,19 @@ static void test_cluster_data_goes_over_eth0(void **state) {
   assert_int_equal(cluster_count(r.out, "exchange ok"), HOSTS);
   assert_int_equal(cluster_count(r.out, "FAILED"), 0);
   cluster_assert_empty(HOSTS, 3);
+}
+
+static void test_cluster_four_hosts_of_four_ranks(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  /* The ranks of a host share memory; what goes between hosts still
+   * crosses the emulated links (each rank checks its host's counters). */
+  run_job_on(4, 4, "nodes", "262144", 120, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "nodes ok"), 16);
+  assert_int_equal(cluster_count(r.out, "FAILED"), 0);
+  cluster_assert_empty(4, 3);
 }
 
 static void test_cluster_stopped_rank_is_detected(void **state) {
@@ -115,6 +137,8 @@ static void test_cluster_cut_link_is_detected(void **state) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_cluster_data_goes_over_eth0,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_cluster_four_hosts_of_four_ranks,
                                       cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_cluster_stopped_rank_is_detected,
                                       cluster_up, cluster_down),

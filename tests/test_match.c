@@ -355,6 +355,33 @@ static void test_bad_environment_is_reported(void **state) {
   assert_int_equal(mmp_finalize(), 0);
 }
 
+/* MINIMP_SHM and MINIMP_SHM_RING: the accepted values, and the rest
+ * refused at init. */
+static void test_shm_environment(void **state) {
+  mmp__config_t c;
+  (void)state;
+
+  expect_env_error("MINIMP_SHM", "yes");
+  expect_env_error("MINIMP_SHM", "ON");
+  expect_env_error("MINIMP_SHM_RING", "3000"); /* not a power of two */
+  expect_env_error("MINIMP_SHM_RING", "1k");   /* below 4k */
+  expect_env_error("MINIMP_SHM_RING", "2g");   /* above 1g */
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.shm, MMP__SHM_ON);
+  assert_int_equal(c.shm_ring, 0); /* automatic */
+  setenv("MINIMP_SHM", "ring", 1);
+  setenv("MINIMP_SHM_RING", "64k", 1);
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.shm, MMP__SHM_RING);
+  assert_int_equal(c.shm_ring, 65536);
+  setenv("MINIMP_SHM", "off", 1);
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.shm, MMP__SHM_OFF);
+  unsetenv("MINIMP_SHM");
+  unsetenv("MINIMP_SHM_RING");
+}
+
 /* The collectives' variables are read with the rest, at init, under
  * the same rule: a malformed value is MMP_EENV naming the variable. */
 static void test_bad_collective_environment_is_reported(void **state) {
@@ -472,6 +499,7 @@ int main(void) {
       cmocka_unit_test(test_calls_before_init_fail),
       cmocka_unit_test(test_init_twice_and_reinit),
       cmocka_unit_test(test_bad_environment_is_reported),
+      cmocka_unit_test(test_shm_environment),
       cmocka_unit_test(test_bad_collective_environment_is_reported),
       cmocka_unit_test(test_waits_poll_and_yield_on_shared_cpus),
       cmocka_unit_test(test_progress_checks_rarely_on_shared_cpus),

@@ -102,6 +102,7 @@ static void start_side(int rank, unsigned handshake_ms) {
   struct sockaddr_storage any;
 
   memset(&cfg, 0, sizeof(cfg));
+  memset(&cb, 0, sizeof(cb));
   cfg.rank = rank;
   cfg.size = 3; /* rank 2 is the raw socket */
   memcpy(cfg.key, key, sizeof(key));

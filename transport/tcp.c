@@ -369,6 +369,7 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
   uint8_t key[MMP__JOB_KEY_LEN];
   uint32_t rank, size;
   mmp__tp_conn_t *old;
+  const char *refused;
   char why[96];
 
   if (c->cur.type != MMP__F_HELLO) {
@@ -386,6 +387,12 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
   if (size != (uint32_t)tp->cfg.size || rank >= size ||
       rank == (uint32_t)tp->cfg.rank || rank != c->cur.src) {
     snprintf(why, sizeof(why), "bad rank %u or size %u in HELLO", rank, size);
+    tcp_fail(c, MMP_EPROTO, why, 1);
+    return;
+  }
+  if (tp->cb.refuse != NULL &&
+      (refused = tp->cb.refuse(tp->cb.ctx, (int)rank))) {
+    snprintf(why, sizeof(why), "rank %u %s", rank, refused);
     tcp_fail(c, MMP_EPROTO, why, 1);
     return;
   }

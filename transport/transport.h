@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "frame.h"
+#include "util.h"
 
 typedef struct mmp__tp_s mmp__tp_t;
 typedef struct mmp__tp_conn_s mmp__tp_conn_t;
@@ -37,6 +38,15 @@ typedef struct mmp__tp_config_s {
   unsigned max_pending;          /* unauthenticated connections at once */
   unsigned user_timeout_ms;      /* TCP_USER_TIMEOUT + keepalive; 0 off */
   uint64_t *activity; /* loop context: bumped whenever bytes move; or NULL */
+  /* Shared memory only (shm.c); the TCP transport ignores them. */
+  const int *local;    /* world ranks of the job on this host that use
+                          shared memory, ascending, this rank included;
+                          copied by create() */
+  int nlocal;          /* how many */
+  uint64_t ring_bytes; /* capacity of each ring this rank receives on: a
+                          power of two, MMP__SHM_RING_MIN..MMP__SHM_RING_MAX */
+  int single_copy;     /* 1: large DATA payloads by cross-memory attach
+                          where the kernel allows it; 0: all through rings */
 } mmp__tp_config_t;
 
 /* Where the payload of an incoming frame goes. Bytes beyond `len` are read
@@ -67,12 +77,18 @@ struct mmp__tp_write_s {
   uint8_t wire_[MMP__FRAME_HDR_SIZE];
   uint64_t offset_; /* bytes of header+payload already written */
   int encoded_;
+  mmp__list_t node_; /* shm: in a queue of the connection */
+  int status_;       /* shm: the result its callback will report */
 };
 
 typedef struct mmp__tp_callbacks_s {
   void *ctx;
   /* The handshake with `peer` completed; frames may flow on `conn`. */
   void (*peer_up)(void *ctx, int peer, mmp__tp_conn_t *conn);
+  /* May be NULL. A connecting side proved it holds the key and claims to
+   * be `peer`: return 0 to go on, or a static reason to refuse it as bad
+   * input (a rank that must use another transport). */
+  const char *(*refuse)(void *ctx, int peer);
   /*
    * A valid header arrived from `peer`. Fill *sink and return 0, or return a
    * negative code to drop the connection (peer_down follows). `h` is only
@@ -149,17 +165,105 @@ typedef struct mmp__tp_ops_s {
   /* Any context. Copies the counters. */
   void (*stats)(mmp__tp_t *tp, mmp__tp_stats_t *out);
   /*
+   * Loop context; NULL for a transport that the loop's own polling serves
+   * (TCP). Never blocks: moves whatever can move now (incoming frames into
+   * their sinks, queued writes into free space, callbacks that are due)
+   * and returns 1 if anything did or is ready to, else 0. With `arm` set
+   * and nothing to do, it also arms the transport's wake-up before
+   * returning 0, so that whatever arrives afterwards makes the loop's next
+   * blocking poll return; the arming ends with that poll. The progress
+   * engine calls it between its own polls while it spins, and with `arm`
+   * right before it lets the loop sleep.
+   */
+  int (*poll)(mmp__tp_t *tp, int arm);
+  /*
+   * Any context, lock held by the caller; NULL for "as the runtime says".
+   * The payload size of the DATA frames that suits `conn`, given the
+   * runtime's (MINIMP_RNDV_CHUNK): a transport that moves large payloads
+   * without copying them through its own buffers asks for larger ones,
+   * since each frame costs it a round trip.
+   */
+  uint64_t (*data_chunk)(const mmp__tp_conn_t *conn, uint64_t dflt);
+  /*
    * Loop context. Closes every handle; `done(arg)` runs in loop context once
    * all are closed, after which `tp` is freed. No other callback runs after
-   * this is called.
+   * this is called, except those of writes still held, which complete with
+   * an error.
    */
   void (*destroy)(mmp__tp_t *tp, void (*done)(void *arg), void *arg);
 } mmp__tp_ops_t;
 
 extern const mmp__tp_ops_t mmp__tcp_ops;
+extern const mmp__tp_ops_t mmp__shm_ops;
 
 /* The socket of a TCP connection, for tests that inspect its options. */
 int mmp__tcp_conn_fd(const mmp__tp_conn_t *conn);
+
+/* ---- Shared memory (transport/shm.c) ----------------------------------
+ *
+ * mmp__shm_ops moves frames between the ranks of one host through rings in
+ * shared memory (docs/transport.md, "Ranks on the same host"). Its pairs
+ * are set up once, at init, in three steps, each of which every local rank
+ * finishes before any starts the next (the runtime makes sure of it
+ * through the rendezvous):
+ *   1. create() makes this rank's segment and doorbell, named from the job
+ *      key and the rank (mmp__shm_names);
+ *   2. mmp__shm_attach() maps each other local rank's segment;
+ *   3. mmp__shm_unlink() removes this rank's names, and mmp__shm_start()
+ *      brings up the pairs both sides attached.
+ * listen() and connect() have nothing to do: listen returns MMP_EINVAL and
+ * connect 0 (the pair is up, or was never agreed on).
+ */
+
+#define MMP__SHM_RING_MIN (4u * 1024)
+#define MMP__SHM_RING_MAX (1u << 30)
+
+/*
+ * Loop context. Maps the segment of local rank `peer` (a world rank in
+ * cfg.local), checks that it is this job's (owner, mode 0600, size,
+ * header) and opens its doorbell. `same_pid_ns`: the peer's process ids
+ * mean the same here, so its death can be watched and its memory read
+ * directly (if the kernel allows; that is tried now). Returns 0,
+ * MMP_EINVAL (not a local rank), MMP_EIO (logged: missing, foreign or
+ * malformed); the pair then stays unused and the peer should use TCP.
+ */
+int mmp__shm_attach(mmp__tp_t *tp, int peer, int same_pid_ns);
+
+/* Loop context. Removes this rank's segment and doorbell names (mapped
+ * memory and open descriptors stay valid). Idempotent. */
+void mmp__shm_unlink(mmp__tp_t *tp);
+
+/* Loop context. Brings up the pair with `peer`, which both sides attached:
+ * peer_up runs before it returns. Returns 0 or MMP_EINVAL (not
+ * attached). */
+int mmp__shm_start(mmp__tp_t *tp, int peer);
+
+/* Loop context. Forgets an attached pair that will not be started (the
+ * peer could not attach ours): unmaps its segment. */
+void mmp__shm_detach(mmp__tp_t *tp, int peer);
+
+/* What the shared-memory transport did, for tests and benchmarks. */
+typedef struct mmp__shm_stats_s {
+  int peers;           /* pairs up */
+  uint64_t ring_bytes; /* capacity of this rank's rings */
+  uint64_t bytes_in;   /* frame bytes (headers included) read from rings */
+  uint64_t bytes_out;  /* frame bytes written into rings */
+  uint64_t pulled;     /* DATA payload bytes read from a peer's memory */
+  uint64_t pull_frames;
+  uint64_t bells;  /* doorbells rung (a sleeping peer woken) */
+  uint64_t arms;   /* times the loop was let sleep armed */
+  int single_copy; /* pairs whose DATA this rank pulls by single copy */
+} mmp__shm_stats_t;
+
+/* Any context. */
+void mmp__shm_stats(mmp__tp_t *tp, mmp__shm_stats_t *out);
+
+/* Tests only: makes this rank misbehave towards `peer` as a corrupted
+ * process would, by writing `value` into an index in shared memory: the
+ * tail of the ring we write into it (`which` 0), the head (1) or the pull
+ * count (2) of the ring it writes into us; or (3) by writing 64 bytes of
+ * garbage into its ring. Loop context. Returns 0 or MMP_EINVAL. */
+int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value);
 
 /* ---- Addresses (transport/addr.c) -------------------------------------- */
 

@@ -12,6 +12,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "minimp.h"
@@ -218,4 +220,74 @@ int mmp__err_from_uv(int uverr) {
   default:
     return MMP_EIO;
   }
+}
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein's reference algorithm) -------- */
+
+#define UTIL_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+#define UTIL_SIPROUND(v0, v1, v2, v3)                                          \
+  do {                                                                         \
+    v0 += v1;                                                                  \
+    v1 = UTIL_ROTL(v1, 13);                                                    \
+    v1 ^= v0;                                                                  \
+    v0 = UTIL_ROTL(v0, 32);                                                    \
+    v2 += v3;                                                                  \
+    v3 = UTIL_ROTL(v3, 16);                                                    \
+    v3 ^= v2;                                                                  \
+    v0 += v3;                                                                  \
+    v3 = UTIL_ROTL(v3, 21);                                                    \
+    v3 ^= v0;                                                                  \
+    v2 += v1;                                                                  \
+    v1 = UTIL_ROTL(v1, 17);                                                    \
+    v1 ^= v2;                                                                  \
+    v2 = UTIL_ROTL(v2, 32);                                                    \
+  } while (0)
+
+uint64_t mmp__siphash(const uint8_t key[16], const void *data, size_t len) {
+  const uint8_t *in = data;
+  uint64_t k0 = mmp__get_u64(key), k1 = mmp__get_u64(key + 8);
+  uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
+  uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
+  uint64_t b = (uint64_t)len << 56, m;
+  size_t i, left = len & 7;
+
+  for (i = 0; i + 8 <= len; i += 8) {
+    m = mmp__get_u64(in + i);
+    v3 ^= m;
+    UTIL_SIPROUND(v0, v1, v2, v3);
+    UTIL_SIPROUND(v0, v1, v2, v3);
+    v0 ^= m;
+  }
+  for (size_t k = 0; k < left; k++)
+    b |= (uint64_t)in[i + k] << (8 * k);
+  v3 ^= b;
+  UTIL_SIPROUND(v0, v1, v2, v3);
+  UTIL_SIPROUND(v0, v1, v2, v3);
+  v0 ^= b;
+  v2 ^= 0xff;
+  for (i = 0; i < 4; i++)
+    UTIL_SIPROUND(v0, v1, v2, v3);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+void mmp__shm_names(const uint8_t key[16], int rank,
+                    char seg[MMP__SHM_NAME_MAX], char bell[MMP__SHM_NAME_MAX]) {
+  uint8_t msg[12] = {'m', 'i', 'n', 'i', 'm', 'p', 's', 'h'};
+  unsigned long long h;
+
+  mmp__put_u32(msg + 8, (uint32_t)rank);
+  h = (unsigned long long)mmp__siphash(key, msg, sizeof(msg));
+  snprintf(seg, MMP__SHM_NAME_MAX, "/minimp-%016llx", h);
+  snprintf(bell, MMP__SHM_NAME_MAX, "/dev/shm/minimp-%016llx.bell", h);
+}
+
+int mmp__shm_remove(const uint8_t key[16], int rank) {
+  char seg[MMP__SHM_NAME_MAX], bell[MMP__SHM_NAME_MAX];
+  int n = 0;
+
+  mmp__shm_names(key, rank, seg, bell);
+  n += shm_unlink(seg) == 0;
+  n += unlink(bell) == 0;
+  return n;
 }

@@ -175,4 +175,25 @@ int mmp__ct_equal(const uint8_t *a, const uint8_t *b, size_t n);
 /* Maps a libuv error (negative errno) to an MMP_E* code. */
 int mmp__err_from_uv(int uverr);
 
+/* ---- Keyed hashing and the names derived from a job key ---------------- */
+
+/* SipHash-2-4 of `len` bytes under a 16-byte key. It is a pseudo-random
+ * function, so what it derives from a secret key reveals nothing of it. */
+uint64_t mmp__siphash(const uint8_t key[16], const void *data, size_t len);
+
+/*
+ * The names of the shared-memory objects of rank `rank` in the job with
+ * `key` (transport/shm.c): its segment, for shm_open ("/minimp-<hex>"),
+ * and its doorbell, a FIFO path under /dev/shm. Derived from the key, so
+ * only the job's members can know them, and no two jobs share one. The
+ * launcher uses them too, to remove what a rank it stopped may have left.
+ */
+#define MMP__SHM_NAME_MAX 64
+void mmp__shm_names(const uint8_t key[16], int rank,
+                    char seg[MMP__SHM_NAME_MAX], char bell[MMP__SHM_NAME_MAX]);
+
+/* Removes both names of `rank`; missing ones are fine. Returns how many
+ * existed. */
+int mmp__shm_remove(const uint8_t key[16], int rank);
+
 #endif /* MMP_TRANSPORT_UTIL_H */

@@ -1,6 +1,9 @@
 #!/bin/sh
 # Point-to-point benchmark beside the Open MPI anchor, in one run, on
 # loopback. Prints both tables and a merged CSV for docs/performance.md.
+# Like for like: the anchor forces Open MPI onto TCP, and libminimp runs
+# with MINIMP_SHM=off; tests/bench/run_onehost.sh compares the defaults
+# (shared memory on both sides).
 #   tests/bench/run_pingpong.sh BUILD_DIR [SIZES] [REPEATS]
 # The anchors must be built first: ../shared/anchors/build.sh
 set -eu
@@ -22,7 +25,7 @@ while [ "$i" -le "$reps" ]; do
   # libminimp as shipped, and with polling turned off (pure sleep).
   for v in default sleep; do
     if [ $v = sleep ]; then spin=0; else spin=; fi
-    env ${spin:+MINIMP_SPIN_US=$spin} "$b/launcher/minimprun" -n 2 \
+    env MINIMP_SHM=off ${spin:+MINIMP_SPIN_US=$spin} "$b/launcher/minimprun" -n 2 \
       "$b/tests/minimp-bench" pingpong --sizes "$commas" |
       awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
   done

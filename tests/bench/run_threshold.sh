@@ -2,8 +2,11 @@
 # The measurement behind MINIMP_EAGER_LIMIT: eager against rendezvous
 # ping-pong and streaming over sizes, 2 ranks on loopback, medians.
 #   tests/bench/run_threshold.sh BUILD_DIR [REPEATS]
+# Over TCP loopback, where the limit was measured; SHM=on (or ring) runs
+# the same through shared memory.
 set -eu
 b=${1:-build}
+shm=${SHM:-off}
 reps=${2:-3}
 sizes=1k,4k,16k,32k,48k,60k,63k,64k,96k,128k,256k,1m
 out=${OUT:-results/threshold}
@@ -14,7 +17,7 @@ i=1
 while [ "$i" -le "$reps" ]; do
   for m in eager rndv; do
     # A large eager buffer so that eager is never refused for lack of credit.
-    MINIMP_EAGER_BUFFER=64m "$b/launcher/minimprun" -n 2 \
+    MINIMP_SHM=$shm MINIMP_EAGER_BUFFER=64m "$b/launcher/minimprun" -n 2 \
       "$b/tests/minimp-bench" pingpong --mode $m --sizes $sizes |
       awk -v m=$m -v r=$i '$1 ~ /^[0-9]+$/ {print m "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
