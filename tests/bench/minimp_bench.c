@@ -602,6 +602,8 @@ static int cmd_arrival(opts_t *o) {
     parse_algs("binomial,pipeline,scatter_ring,arrival_b,arrival_nb", o);
   if (o->nmaxif == 0)
     parse_maxif("0,1T,2T,4T,8T,16T", o);
+  if (o->shuffle > 0)
+    shuffle_algs(o, (unsigned long long)o->shuffle); /* one order per run */
   c.sizes = o->sizes;
   c.nsizes = o->nsizes;
   c.algs = o->algs;
