@@ -10,9 +10,28 @@
 #include "spawn_util.h"
 
 /* The cluster every test uses: tests/netcluster's path (cluster_check
- * sets it) and CLUSTER_HOSTS hosts h0..h7 at 100 Mbit/s. */
+ * sets it) and CLUSTER_HOSTS hosts h0..h7 at 100 Mbit/s. The hosts are
+ * named NETCLUSTER_PREFIX0.. when that is set (and the switch
+ * NETCLUSTER_SWITCH, as tests/netcluster reads them), so that two
+ * clusters, say a benchmark's and a test run's, can share a machine. */
 #define CLUSTER_HOSTS 8
 static const char *cluster_script;
+
+static inline const char *cluster_prefix(void) {
+  const char *p = getenv("NETCLUSTER_PREFIX");
+
+  return p != NULL && *p != '\0' ? p : "h";
+}
+
+/* Host i's name, in a static buffer per call site's use: copy it. */
+static inline const char *cluster_host(int i) {
+  static char name[4][32];
+  static int next;
+  char *b = name[next++ % 4];
+
+  snprintf(b, sizeof(name[0]), "%s%d", cluster_prefix(), i);
+  return b;
+}
 
 /* `NETCLUSTER VERB ...`: 0 or -1. */
 static inline int cluster_run(const char *verb) {
@@ -62,18 +81,26 @@ static inline int cluster_count(const char *s, const char *needle) {
   return n;
 }
 
-/* No process is left in h0 .. h(hosts-1) and no minimprun daemon anywhere;
- * waits up to `s` seconds (a daemon may still be exiting), then fails
- * listing what is left. */
+/* No process is left in h0 .. h(hosts-1) and no minimprun daemon in them
+ * or outside every namespace; waits up to `s` seconds (a daemon may still
+ * be exiting), then fails listing what is left. */
 static inline void cluster_assert_empty(int hosts, double s) {
   double t0 = spawn_now();
   char cmd[160];
 
   for (;;) {
     /* The brackets keep the pattern from matching this shell itself. */
-    int busy = spawn_sh("! pgrep -f 'minimprun [-]-daemon' >/dev/null");
+    int busy;
+    /* Another cluster's daemons (another prefix) are not ours. */
+    snprintf(cmd, sizeof(cmd),
+             "for p in $(pgrep -f 'minimprun [-]-daemon'); do "
+             "ns=$(ip netns identify $p 2>/dev/null); "
+             "case $ns in ''|%s[0-9]*) exit 1;; esac; done; exit 0",
+             cluster_prefix());
+    busy = spawn_sh(cmd) != 0;
     for (int i = 0; i < hosts; i++) {
-      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids h%d)\"", i);
+      snprintf(cmd, sizeof(cmd), "test -z \"$(ip netns pids %s)\"",
+               cluster_host(i));
       busy += spawn_sh(cmd) != 0;
     }
     if (busy == 0)

@@ -33,8 +33,8 @@ static void run_job_on(int nhosts, int per, const char *mode, const char *arg,
   int n = 0, i;
 
   for (i = 0; i < nhosts; i++)
-    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%sh%d:%d",
-             i ? "," : "", i, per);
+    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s:%d",
+             i ? "," : "", cluster_host(i), per);
   snprintf(np, sizeof(np), "%d", nhosts * per);
   snprintf(tmo, sizeof(tmo), "%d", (int)limit);
   snprintf(env, sizeof(env), "MINIMP_PEER_TIMEOUT_MS=%d", PEER_TIMEOUT_MS);
@@ -42,7 +42,7 @@ static void run_job_on(int nhosts, int per, const char *mode, const char *arg,
   argv[n++] = "ip";
   argv[n++] = "netns";
   argv[n++] = "exec";
-  argv[n++] = "h0";
+  argv[n++] = (char *)cluster_host(0);
   argv[n++] = (char *)minimprun;
   argv[n++] = "--agent";
   argv[n++] = "ip netns exec";
@@ -122,8 +122,9 @@ static void test_cluster_cut_link_is_detected(void **state) {
    * nothing it sends leaves the host. No FIN or RST reaches anyone. (netem
    * would be the natural tool, but not every kernel has it.) */
   snprintf(cmd, sizeof(cmd),
-           "(sleep 2; ip netns exec h5 ip link set eth0 down) "
-           ">/dev/null 2>&1 &");
+           "(sleep 2; ip netns exec %s ip link set eth0 down) "
+           ">/dev/null 2>&1 &",
+           cluster_host(5));
   assert_int_equal(spawn_sh(cmd), 0);
   run_job("wait", "5", 60, &r);
   assert_int_not_equal(r.status, 0);

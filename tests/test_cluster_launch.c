@@ -27,14 +27,15 @@
 
 static const char *minimprun, *helper;
 
-/* "h0:S,h1:S,...". */
+/* "h0:S,h1:S,..." (cluster_host's names). */
 static void host_list(char *out, size_t len, int slots) {
   size_t n = 0;
   int i;
 
   out[0] = '\0';
   for (i = 0; i < HOSTS; i++)
-    n += (size_t)snprintf(out + n, len - n, "%sh%d:%d", i ? "," : "", i, slots);
+    n += (size_t)snprintf(out + n, len - n, "%s%s:%d", i ? "," : "",
+                          cluster_host(i), slots);
 }
 
 /*
@@ -53,7 +54,7 @@ static void run_job(int slots, const char *const *args, double limit,
   argv[n++] = "ip";
   argv[n++] = "netns";
   argv[n++] = "exec";
-  argv[n++] = "h0";
+  argv[n++] = (char *)cluster_host(0);
   argv[n++] = (char *)minimprun;
   argv[n++] = "--agent";
   argv[n++] = "ip netns exec";
@@ -91,7 +92,8 @@ static void test_cluster_launch_places_one_rank_per_host(void **state) {
   RUN(1, 60, &r, "/bin/sh", "-c", where);
   assert_int_equal(r.status, 0);
   for (int i = 0; i < HOSTS; i++) {
-    snprintf(line, sizeof(line), "rank %d local 0/1 on h%d iface eth0\n", i, i);
+    snprintf(line, sizeof(line), "rank %d local 0/1 on %s iface eth0\n", i,
+             cluster_host(i));
     if (strstr(r.out, line) == NULL)
       fail_msg("missing '%s'", line);
   }
@@ -111,8 +113,8 @@ static void test_cluster_launch_16_ranks_two_per_host(void **state) {
   RUN(2, 60, &r, "--map-by", "node", "/bin/sh", "-c", where);
   assert_int_equal(r.status, 0);
   for (int i = 0; i < 2 * HOSTS; i++) {
-    snprintf(line, sizeof(line), "rank %d local %d/2 on h%d iface eth0\n", i,
-             i / HOSTS, i % HOSTS);
+    snprintf(line, sizeof(line), "rank %d local %d/2 on %s iface eth0\n", i,
+             i / HOSTS, cluster_host(i % HOSTS));
     if (strstr(r.out, line) == NULL)
       fail_msg("missing '%s'", line);
   }
@@ -128,9 +130,11 @@ static void test_cluster_launch_failure_on_one_host(void **state) {
   (void)state;
 
   /* Rank 5 runs on h5 and exits 3; the others wait forever. */
+  char want[64];
   RUN(1, 60, &r, helper, "exit", "5", "3");
   assert_int_equal(r.status, 3);
-  assert_non_null(strstr(r.err, " on h5) exited with code 3"));
+  snprintf(want, sizeof(want), " on %s) exited with code 3", cluster_host(5));
+  assert_non_null(strstr(r.err, want));
   assert_true(r.seconds < 5.0);
   cluster_assert_empty(HOSTS, 3);
 }
@@ -142,14 +146,17 @@ static void test_cluster_launch_rank_killed_from_outside(void **state) {
 
   /* Namespaces share the PID space, so pick h5's rank by its namespace. */
   snprintf(cmd, sizeof(cmd),
-           "(sleep 1.5; for p in $(ip netns pids h5); do "
+           "(sleep 1.5; for p in $(ip netns pids %s); do "
            "grep -qx launch_helper /proc/$p/comm && kill -9 $p; done) "
-           ">/dev/null 2>&1 &");
+           ">/dev/null 2>&1 &",
+           cluster_host(5));
   assert_int_equal(spawn_sh(cmd), 0);
   RUN(1, 60, &r, helper, "hang");
   assert_int_equal(r.status, 128 + 9);
   assert_non_null(strstr(r.err, "rank 5 (pid "));
-  assert_non_null(strstr(r.err, " on h5) killed by signal 9 (SIGKILL)"));
+  snprintf(cmd, sizeof(cmd), " on %s) killed by signal 9 (SIGKILL)",
+           cluster_host(5));
+  assert_non_null(strstr(r.err, cmd));
   assert_true(r.seconds < 6.0);
   cluster_assert_empty(HOSTS, 3);
 }

@@ -19,6 +19,9 @@ loads=${5:-"idle loaded"}
 iters=${6:-5}
 algs=${ALGS:-auto,binomial,pipeline,scatter_ring,scatter_rd,symmetric,arrival_b,arrival_nb}
 here=$(cd "$(dirname "$0")" && pwd)
+# NETCLUSTER_PREFIX (and _SWITCH, _SUBNET) keep this cluster apart from
+# another one on the same machine (tests/netcluster).
+pfx=${NETCLUSTER_PREFIX:-h}
 anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
 abin=${ANCHORS:-/tmp/minimp-anchors}
 out=${OUT:-results/auto_patterns}
@@ -30,10 +33,10 @@ trap '[ -n "$stress" ] && kill $stress 2>/dev/null; "$here/../netcluster" down >
 
 for p in $ps; do
   "$here/../netcluster" up "$p" 100mbit >/dev/null
-  hosts=$(i=0; while [ $i -lt "$p" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
+  hosts=$(i=0; while [ $i -lt "$p" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); done)
   hosts=${hosts%,}
   hf=$(mktemp)
-  i=0; while [ $i -lt "$p" ]; do echo "h$i slots=1" >> "$hf"; i=$((i + 1)); done
+  i=0; while [ $i -lt "$p" ]; do echo "$pfx$i slots=1" >> "$hf"; i=$((i + 1)); done
   for load in $loads; do
     if [ "$load" = loaded ]; then
       stress-ng --cpu 2 --timeout 0 >/dev/null 2>&1 &
@@ -45,7 +48,7 @@ for p in $ps; do
           'BEGIN { printf "%.0f", pat == "balanced" ? 0 : 16 * m * 8 / 95 }')
         apat=$pat; [ "$pat" = balanced ] && apat=all
         echo "p=$p $load $pat $size: anchors" >&2
-        o=$(timeout 1200 ip netns exec h0 unshare --uts sh -c "hostname h0; \
+        o=$(timeout 1200 ip netns exec ${pfx}0 unshare --uts sh -c "hostname ${pfx}0; \
           mpirun.openmpi --allow-run-as-root -np $p --hostfile $hf \
           --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self \
           --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
@@ -55,7 +58,7 @@ for p in $ps; do
           'NF == 3 { print pat "," l "," p ",openmpi,-," $1 "," mx "," $2 "," $3 }' >> "$csv"
         d=$(mktemp -d); g=$(mktemp); i=0
         while [ $i -lt "$p" ]; do
-          timeout 1200 ip netns exec h$i "$abin/bcast_gloo" $i "$p" "$d" eth0 \
+          timeout 1200 ip netns exec $pfx$i "$abin/bcast_gloo" $i "$p" "$d" eth0 \
             "$size" "$iters" "$maxif" "$apat" >> "$g" 2>/dev/null &
           i=$((i + 1))
         done
@@ -64,7 +67,7 @@ for p in $ps; do
           'NF == 3 { print pat "," l "," p ",gloo,-," $1 "," mx "," $2 "," $3 }' "$g" >> "$csv"
         rm -rf "$d" "$g"
         echo "p=$p $load $pat $size: libminimp" >&2
-        ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+        ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
           --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/minimp-bench" \
           bcast --method arrival --pattern "$pat" --algs "$algs" \
           --sizes "$size" --maxif "$maxif" --iters "$iters" \

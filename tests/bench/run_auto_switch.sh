@@ -17,12 +17,15 @@ runs=${5:-3}
 loads=${6:-"idle loaded"}
 algs=${ALGS:-auto,binomial,pipeline,scatter_ring,arrival_b,arrival_nb}
 here=$(cd "$(dirname "$0")" && pwd)
+# NETCLUSTER_PREFIX (and _SWITCH, _SUBNET) keep this cluster apart from
+# another one on the same machine (tests/netcluster).
+pfx=${NETCLUSTER_PREFIX:-h}
 out=${OUT:-results/auto_switch}
 mkdir -p "$out"
 stress=
 trap '[ -n "$stress" ] && kill $stress 2>/dev/null; "$here/../netcluster" down >/dev/null 2>&1 || true' EXIT
 "$here/../netcluster" up "$p" 100mbit >/dev/null
-hosts=$(i=0; while [ $i -lt "$p" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
+hosts=$(i=0; while [ $i -lt "$p" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); done)
 hosts=${hosts%,}
 maxif=$(awk -v m="$size" 'BEGIN { printf "%.0f", 16 * m * 8 / 95 }')
 for load in $loads; do
@@ -33,7 +36,7 @@ for load in $loads; do
   r=1
   while [ $r -le "$runs" ]; do
     echo "switch $load p=$p $size run $r" >&2
-    ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+    ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
       --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/minimp-bench" \
       bcast --method arrival --pattern switch --algs "$algs" \
       --sizes "$size" --maxif "$maxif" --iters "$iters" --shuffle "$r" \
