@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allgather and allgatherv: the public calls and the table (a row each in
- * allgather_<name>.c). The schedule works on the caller's receive buffer,
+ * Allgather and allgatherv: the public calls (the algorithms are rows of
+ * its table in coll_algs.c, each in allgather_<name>.c). The schedule works on the caller's receive buffer,
  * with this rank's block copied to its place first (in place: it is
  * there). Block i is rank i's count at its displacement, which every rank
  * passes alike.
@@ -10,26 +10,6 @@
 #include <string.h>
 
 #include "coll.h"
-
-#define ALLGATHER_ALGS(X)                                                      \
-  X(RING, ring)                                                                \
-  X(BRUCK, bruck)                                                              \
-  X(RECURSIVE_DOUBLING, rd)                                                    \
-  X(S2P, s2p)
-
-#define DECLARE(id, row)                                                       \
-  extern const mmp__coll_alg_t mmp__allgather_##row##_alg;
-ALLGATHER_ALGS(DECLARE)
-#undef DECLARE
-
-static const mmp__coll_alg_t *const rows[MMP_ALLGATHER_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_ALLGATHER_##id] = &mmp__allgather_##row##_alg,
-    ALLGATHER_ALGS(ENTRY)
-#undef ENTRY
-};
-
-const mmp__coll_table_t mmp__allgather_table = {MMP_COLL_ALLGATHER, "allgather",
-                                                MMP_ALLGATHER_ALG_COUNT, rows};
 
 /* Blocks packed in rank order, as the s-to-p machinery needs. */
 static int packed(int p, const size_t *cnt, const size_t *dsp) {

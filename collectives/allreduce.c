@@ -1,37 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allreduce: the public calls and the table of algorithms (one row each,
- * in allreduce_<name>.c). The schedule works on the caller's receive
+ * Allreduce: the public calls (the algorithms are rows of its table in
+ * coll_algs.c, each in allreduce_<name>.c). The schedule works on the caller's receive
  * buffer, into which the contribution is copied first (in place: it is
  * there already); every algorithm takes the scratch it needs.
  */
 #include <string.h>
 
 #include "coll.h"
-
-/* Every algorithm, by its MMP_ALLREDUCE_* number and the name of its row
- * (mmp__allreduce_<row>_alg). */
-#define ALLREDUCE_ALGS(X)                                                      \
-  X(RECURSIVE_DOUBLING, rd)                                                    \
-  X(RING, ring)                                                                \
-  X(RING_SEGMENTED, ring_segmented)                                            \
-  X(RABENSEIFNER, rabenseifner)                                                \
-  X(REDUCE_BCAST, reduce_bcast)                                                \
-  X(HIERARCHICAL, hierarchical)
-
-#define DECLARE(id, row)                                                       \
-  extern const mmp__coll_alg_t mmp__allreduce_##row##_alg;
-ALLREDUCE_ALGS(DECLARE)
-#undef DECLARE
-
-static const mmp__coll_alg_t *const rows[MMP_ALLREDUCE_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_ALLREDUCE_##id] = &mmp__allreduce_##row##_alg,
-    ALLREDUCE_ALGS(ENTRY)
-#undef ENTRY
-};
-
-const mmp__coll_table_t mmp__allreduce_table = {MMP_COLL_ALLREDUCE, "allreduce",
-                                                MMP_ALLREDUCE_ALG_COUNT, rows};
 
 /* The composites choose their parts from the model. */
 static int needs_model(int alg) {

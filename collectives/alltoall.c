@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Alltoall and alltoallv: the public calls and the table (a row each in
- * alltoall_<name>.c). The schedule receives into the caller's receive
+ * Alltoall and alltoallv: the public calls (the algorithms are rows of
+ * its table in coll_algs.c, each in alltoall_<name>.c). The schedule receives into the caller's receive
  * buffer and sends out of the send buffer, its read-only input; in place,
  * the input is first copied into scratch. This rank's own block is copied
  * before the start.
@@ -10,24 +10,6 @@
 #include <string.h>
 
 #include "coll.h"
-
-#define ALLTOALL_ALGS(X)                                                       \
-  X(PAIRWISE, pairwise)                                                        \
-  X(BRUCK, bruck)                                                              \
-  X(LINEAR, linear)
-
-#define DECLARE(id, row) extern const mmp__coll_alg_t mmp__alltoall_##row##_alg;
-ALLTOALL_ALGS(DECLARE)
-#undef DECLARE
-
-static const mmp__coll_alg_t *const rows[MMP_ALLTOALL_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_ALLTOALL_##id] = &mmp__alltoall_##row##_alg,
-    ALLTOALL_ALGS(ENTRY)
-#undef ENTRY
-};
-
-const mmp__coll_table_t mmp__alltoall_table = {MMP_COLL_ALLTOALL, "alltoall",
-                                               MMP_ALLTOALL_ALG_COUNT, rows};
 
 /* Bytes and offsets of p blocks from counts and displacements (elements),
  * or equal blocks of `count`; *hi: the end of the last. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the front-ends of reduce, allreduce, reduce-scatter, gather,
- * scatter, allgather and alltoall share: the tables by collective, names,
- * AUTO's choice from the network model, the header that carries a call's
- * description, and running a schedule on the address space a front-end
+ * scatter, allgather and alltoall share: settling a call's algorithm
+ * (AUTO from the network model, over the tables of coll_algs.c), the
+ * header that carries a call's description, and running a schedule on the address space a front-end
  * laid out (its own contribution copied in before the start, its result
  * copied out at the end).
  */
@@ -11,121 +11,6 @@
 #include <string.h>
 
 #include "coll.h"
-
-extern const mmp__coll_table_t mmp__allreduce_table, mmp__reduce_table,
-    mmp__reduce_scatter_table, mmp__gather_table, mmp__scatter_table,
-    mmp__allgather_table, mmp__alltoall_table;
-
-static const mmp__coll_table_t *const tables[MMP_COLL_COUNT] = {
-    [MMP_COLL_ALLREDUCE] = &mmp__allreduce_table,
-    [MMP_COLL_REDUCE] = &mmp__reduce_table,
-    [MMP_COLL_REDUCE_SCATTER] = &mmp__reduce_scatter_table,
-    [MMP_COLL_GATHER] = &mmp__gather_table,
-    [MMP_COLL_SCATTER] = &mmp__scatter_table,
-    [MMP_COLL_ALLGATHER] = &mmp__allgather_table,
-    [MMP_COLL_ALLTOALL] = &mmp__alltoall_table,
-};
-
-const mmp__coll_table_t *mmp__coll_table(int coll) {
-  return coll > 0 && coll < MMP_COLL_COUNT ? tables[coll] : NULL;
-}
-
-const mmp__coll_alg_t *mmp__coll_alg(int coll, int alg) {
-  const mmp__coll_table_t *t = mmp__coll_table(coll);
-
-  return t != NULL && alg > 0 && alg < t->count ? t->rows[alg] : NULL;
-}
-
-void mmp__coll_tables_check(void) {
-  int c, id, j;
-
-  for (c = 1; c < MMP_COLL_COUNT; c++) {
-    const mmp__coll_table_t *t = tables[c];
-    assert(t != NULL && t->coll == c && t->rows[0] == NULL);
-    for (id = 1; id < t->count; id++) {
-      const mmp__coll_alg_t *a = t->rows[id];
-      assert(a != NULL && a->coll == c && a->id == id && a->name != NULL);
-      assert(a->build != NULL);
-      assert(!(a->flags & MMP__COLL_F_AUTO) || (a->cost != NULL && a->prefer));
-      for (j = 1; j < id; j++) {
-        assert(strcmp(a->name, t->rows[j]->name) != 0);
-        assert(!a->prefer || a->prefer != t->rows[j]->prefer);
-      }
-      (void)a;
-    }
-  }
-}
-
-const char *mmp_coll_alg_name(int coll, int alg) {
-  const mmp__coll_alg_t *a = mmp__coll_alg(coll, alg);
-
-  if (mmp__coll_table(coll) != NULL && alg == 0)
-    return "auto";
-  return a != NULL ? a->name : NULL;
-}
-
-int mmp_coll_alg_from_name(int coll, const char *name) {
-  const mmp__coll_table_t *t = mmp__coll_table(coll);
-  int i;
-
-  if (t == NULL || name == NULL)
-    return MMP_EINVAL;
-  if (strcmp(name, "auto") == 0)
-    return 0;
-  for (i = 1; i < t->count; i++)
-    if (strcmp(name, t->rows[i]->name) == 0)
-      return i;
-  return MMP_EINVAL;
-}
-
-int mmp__coll_choose(int coll, int p, double m, int noncomm,
-                     const mmp_netmodel_t *nm) {
-  const mmp__coll_table_t *t = mmp__coll_table(coll);
-  mmp__coll_cost_in_t in;
-  double best = INFINITY;
-  int i, pick = 0, pick_prefer = 0;
-
-  in.p = p;
-  in.m = m;
-  in.nm = nm;
-  for (i = 1; i < t->count; i++) {
-    const mmp__coll_alg_t *a = t->rows[i];
-    double c;
-    if (!(a->flags & MMP__COLL_F_AUTO) ||
-        (noncomm && !(a->flags & MMP__COLL_F_ORDERED)))
-      continue;
-    c = a->cost(&in);
-    /* Of two within 3%, the one listed as preferred: measurement noise
-     * must not flip the choice between near equals. */
-    if (pick == 0 || c < best * 0.97 ||
-        (c <= best * 1.03 && a->prefer < pick_prefer)) {
-      if (pick == 0 || c < best)
-        best = c;
-      pick = i;
-      pick_prefer = a->prefer;
-    }
-  }
-  return pick;
-}
-
-size_t mmp__coll_seg(int p, size_t len, size_t esize,
-                     const mmp_netmodel_t *nm) {
-  double block = (double)len / (p > 1 ? p : 1), x;
-  size_t seg;
-
-  /* S segments per block cost (S - 1) alpha more and hide all but
-   * block gamma / S of the arithmetic: S = sqrt(block gamma / alpha). */
-  if (nm->gamma <= 0 || nm->alpha <= 0)
-    return 0;
-  x = sqrt(block * nm->gamma / nm->alpha);
-  if (x < 2)
-    return 0;
-  seg = (size_t)(block / x);
-  if (seg < 8192)
-    seg = 8192;
-  seg -= seg % esize;
-  return seg >= block ? 0 : seg;
-}
 
 #define HDR_KIND_COLL 2
 #define HDR_LEN 28
@@ -281,13 +166,6 @@ int mmp__coll_start(mmp__sched_t *s, const void *fill, size_t fill_at,
     return rc;
   }
 }
-
-#ifndef NDEBUG
-/* Debug builds check the tables when the library loads. */
-__attribute__((constructor)) static void check_at_load(void) {
-  mmp__coll_tables_check();
-}
-#endif
 
 int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count, mmp_type_t type,
                     mmp_op_t op, mmp_coll_opts_t *out) {

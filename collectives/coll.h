@@ -5,8 +5,9 @@
  * alltoall, with element types and reduction operations (types.c).
  *
  * Every algorithm is one row (mmp__coll_alg_t) in its own file, with its
- * builder and its cost; each collective's front-end (allreduce.c,
- * reduce.c, ...) holds its table as an X-macro list and the public calls.
+ * builder and its cost; coll_algs.c holds a table per collective as an
+ * X-macro list, and each front-end (allreduce.c, reduce.c, ...) the
+ * public calls.
  * The builders append one rank's ops to a schedule (sched.c) on an address
  * space the front-end lays out: the reductions work on an accumulator of
  * `len` bytes at `off`, and take scratch from the schedule; the block
@@ -117,13 +118,15 @@ typedef struct mmp__coll_alg_s {
   size_t (*segment)(int p, size_t len, size_t esize, const mmp_netmodel_t *nm);
 } mmp__coll_alg_t;
 
-/* A collective's table (its front-end file). */
+/* A collective's table (coll_algs.c). */
 typedef struct mmp__coll_table_s {
   int coll;
   const char *name;                   /* "allreduce" */
   int count;                          /* MMP_<COLL>_ALG_COUNT */
   const mmp__coll_alg_t *const *rows; /* rows[id], NULL at 0 */
 } mmp__coll_table_t;
+
+/* ---- The tables (coll_algs.c) ------------------------------------------- */
 
 /* The tables, by MMP_COLL_*; NULL for an unknown number. */
 const mmp__coll_table_t *mmp__coll_table(int coll);
@@ -137,10 +140,12 @@ void mmp__coll_tables_check(void);
  * choose and, with `noncomm`, keeps rank order. Returns its id. */
 int mmp__coll_choose(int coll, int p, double m, int noncomm,
                      const mmp_netmodel_t *nm);
-/* The segment AUTO gives a segmented algorithm: cuts of at least 8 KiB
- * that balance a segment's alpha against its bytes' time, on element
- * boundaries; 0 for one segment. */
+/* The segment AUTO gives a segmented algorithm (coll_util.c): cuts of at
+ * least 8 KiB that balance a segment's alpha against the arithmetic it
+ * hides, on element boundaries; 0 for one segment. */
 size_t mmp__coll_seg(int p, size_t len, size_t esize, const mmp_netmodel_t *nm);
+
+/* ---- Descriptions (coll.c) ---------------------------------------------- */
 
 /* The header of `d` (MMP__HDR_MAX bytes at most); its length. */
 size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out);

@@ -205,3 +205,22 @@ int mmp__coll_recvv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
                           phase, check);
   return mmp__sched_recvv(s, a->g->ranks[peer], regs, nregs, phase);
 }
+
+size_t mmp__coll_seg(int p, size_t len, size_t esize,
+                     const mmp_netmodel_t *nm) {
+  double block = (double)len / (p > 1 ? p : 1), x;
+  size_t seg;
+
+  /* S segments per block cost (S - 1) alpha more and hide all but
+   * block gamma / S of the arithmetic: S = sqrt(block gamma / alpha). */
+  if (nm->gamma <= 0 || nm->alpha <= 0)
+    return 0;
+  x = sqrt(block * nm->gamma / nm->alpha);
+  if (x < 2)
+    return 0;
+  seg = (size_t)(block / x);
+  if (seg < 8192)
+    seg = 8192;
+  seg -= seg % esize;
+  return seg >= block ? 0 : seg;
+}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Gather and scatter: the public calls and their tables (gather_flat.c
- * and gather_binomial.c hold a row of each).
+ * Gather and scatter: the public calls (gather_flat.c and
+ * gather_binomial.c hold a row of each table in coll_algs.c).
  *
  * The root works on its own buffer: gather receives into recvbuf,
  * scatter sends out of sendbuf (the schedule's read-only input). A rank
@@ -13,33 +13,6 @@
 #include <string.h>
 
 #include "coll.h"
-
-#define GATHER_ALGS(X)                                                         \
-  X(FLAT, flat)                                                                \
-  X(BINOMIAL, binomial)
-
-#define DECLARE(id, row)                                                       \
-  extern const mmp__coll_alg_t mmp__gather_##row##_alg,                        \
-      mmp__scatter_##row##_alg;
-GATHER_ALGS(DECLARE)
-#undef DECLARE
-
-static const mmp__coll_alg_t *const gather_rows[MMP_GATHER_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_GATHER_##id] = &mmp__gather_##row##_alg,
-    GATHER_ALGS(ENTRY)
-#undef ENTRY
-};
-
-static const mmp__coll_alg_t *const scatter_rows[MMP_SCATTER_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_SCATTER_##id] = &mmp__scatter_##row##_alg,
-    GATHER_ALGS(ENTRY)
-#undef ENTRY
-};
-
-const mmp__coll_table_t mmp__gather_table = {MMP_COLL_GATHER, "gather",
-                                             MMP_GATHER_ALG_COUNT, gather_rows};
-const mmp__coll_table_t mmp__scatter_table = {
-    MMP_COLL_SCATTER, "scatter", MMP_SCATTER_ALG_COUNT, scatter_rows};
 
 /* One gather or scatter call. `counts`/`displs` (root, elements) or
  * NULL for equal blocks of `count`; `mine` is this rank's own count. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reduce and reduce-scatter: the public calls and their tables (one row
- * each, in reduce_<name>.c and reduce_scatter_<name>.c).
+ * Reduce and reduce-scatter: the public calls (the algorithms are rows of
+ * their tables in coll_algs.c, each in reduce_<name>.c or
+ * reduce_scatter_<name>.c).
  *
  * Reduce works on the root's receive buffer there, and on an accumulator
  * in the schedule's scratch elsewhere; each rank's contribution is copied
@@ -12,44 +13,6 @@
 #include <string.h>
 
 #include "coll.h"
-
-#define REDUCE_ALGS(X)                                                         \
-  X(BINOMIAL, binomial)                                                        \
-  X(PIPELINE, pipeline)                                                        \
-  X(RABENSEIFNER, rabenseifner)                                                \
-  X(HIERARCHICAL, hierarchical)
-
-#define REDUCE_SCATTER_ALGS(X)                                                 \
-  X(RING, ring)                                                                \
-  X(HALVING, halving)                                                          \
-  X(PAIRWISE, pairwise)
-
-#define DECLARE(id, row) extern const mmp__coll_alg_t mmp__reduce_##row##_alg;
-REDUCE_ALGS(DECLARE)
-#undef DECLARE
-#define DECLARE(id, row)                                                       \
-  extern const mmp__coll_alg_t mmp__reduce_scatter_##row##_alg;
-REDUCE_SCATTER_ALGS(DECLARE)
-#undef DECLARE
-
-static const mmp__coll_alg_t *const reduce_rows[MMP_REDUCE_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_REDUCE_##id] = &mmp__reduce_##row##_alg,
-    REDUCE_ALGS(ENTRY)
-#undef ENTRY
-};
-
-static const mmp__coll_alg_t *const rs_rows[MMP_REDUCE_SCATTER_ALG_COUNT] = {
-#define ENTRY(id, row)                                                         \
-  [MMP_REDUCE_SCATTER_##id] = &mmp__reduce_scatter_##row##_alg,
-    REDUCE_SCATTER_ALGS(ENTRY)
-#undef ENTRY
-};
-
-const mmp__coll_table_t mmp__reduce_table = {MMP_COLL_REDUCE, "reduce",
-                                             MMP_REDUCE_ALG_COUNT, reduce_rows};
-const mmp__coll_table_t mmp__reduce_scatter_table = {
-    MMP_COLL_REDUCE_SCATTER, "reduce_scatter", MMP_REDUCE_SCATTER_ALG_COUNT,
-    rs_rows};
 
 /* ---- Reduce ------------------------------------------------------------- */
 
