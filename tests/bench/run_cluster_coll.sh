@@ -7,7 +7,7 @@
 # (per-node time after a barrier, averaged over ranks, and the worst
 # rank's). The sizes: allreduce 4 B, 4 KiB, 64 KiB, 1 MiB and
 # 16 MiB of floats; reduce 1 MiB; alltoall 1 KiB and 64 KiB per pair;
-# gather 64 KiB per rank. Prints medians over the rounds; the raw rows
+# gather 64 KiB per rank ($COLLS and $AR_SIZES choose). Prints medians over the rounds; the raw rows
 # go to $OUT/coll.csv.
 #   tests/bench/run_cluster_coll.sh BUILD_DIR [N] [ITERS] [REPEATS] [RATE]
 # Needs root. Build the anchors first: tests/bench/build_coll_anchors.sh
@@ -34,12 +34,17 @@ i=0; while [ $i -lt "$n" ]; do echo "h$i slots=1" >> "$hf"; i=$((i + 1)); done
 ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $shared/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
 echo "impl,coll,alg,chosen,rep,size,avg_us,max_us" > "$csv"
 
-# coll sizes: the issue's
+colls=${COLLS:-"allreduce reduce alltoall gather"}
+# "collective sizes": the issue's, for the collectives in $COLLS.
 jobs() {
-  echo "allreduce $ar_sizes"
-  echo "reduce 1048576"
-  echo "alltoall 1024 65536"
-  echo "gather 65536"
+  for c in $colls; do
+    case $c in
+    allreduce) echo "allreduce $ar_sizes" ;;
+    reduce) echo "reduce 1048576" ;;
+    alltoall) echo "alltoall 1024 65536" ;;
+    gather) echo "gather 65536" ;;
+    esac
+  done
 }
 
 r=1
@@ -48,13 +53,13 @@ while [ "$r" -le "$reps" ]; do
   jobs | while read -r coll sizes; do
     for s in $sizes; do
       o=$(timeout 600 ip netns exec h0 unshare --uts sh -c \
-        "hostname h0; $ompi $anchors/coll_ompi $coll $s $iters" 2>/dev/null | tail -1)
+        "hostname h0; $ompi $anchors/coll_ompi $coll $s $iters" </dev/null 2>/dev/null | tail -1)
       echo "$o" | awk -v r="$r" 'NF == 4 {print "openmpi," $1 ",-,-," r "," $2 "," $3 "," $4}' >> "$csv"
       if [ "$coll" = allreduce ]; then
         for g in ring ring_chunked halving_doubling bcube; do
           d=$(mktemp -d); f=$(mktemp); i=0
           while [ $i -lt "$n" ]; do
-            timeout 600 ip netns exec h$i "$anchors/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" >> "$f" 2>/dev/null &
+            timeout 600 ip netns exec h$i "$anchors/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" </dev/null >> "$f" 2>/dev/null &
             i=$((i + 1))
           done
           wait
@@ -66,7 +71,7 @@ while [ "$r" -le "$reps" ]; do
     commas=$(echo "$sizes" | tr ' ' ',')
     ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
       --host "$hosts" --iface eth0 --timeout 1800 "$b/tests/minimp-bench" "$coll" \
-      --algs all --sizes "$commas" --iters "$iters" 2>/dev/null |
+      --algs all --sizes "$commas" --iters "$iters" </dev/null 2>/dev/null |
       awk -F, -v r="$r" '$1 == "coll" {print "minimp," $2 "," $3 "," $4 "," r "," $6 "," $7 "," $8}' >> "$csv"
   done
   r=$((r + 1))
