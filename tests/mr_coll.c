@@ -9,7 +9,8 @@
  * under sanitizers on 2 cores):
  * - every algorithm of every collective at counts 0, 1, p - 1 and p + 3
  *   (not divisible by p), doubles summed, checked bit for bit against the
- *   reference where the sum is exact (small integers in doubles);
+ *   reference where the sum is exact (small integers in doubles); and
+ *   again all eager and all by rendezvous;
  * - every type x every operation it supports at 7 elements, with AUTO,
  *   exact (integers wrap, as the reference does);
  * - large vectors on a subset: 96 Ki floats for every allreduce and
@@ -74,6 +75,9 @@ static void expect_sums(const double *got, size_t n, uint64_t seed, int p,
 
 /* ---- Every algorithm, small counts ------------------------------------- */
 
+/* The mode every case below runs its collectives in. */
+static unsigned case_mode = MMP_SEND_AUTO;
+
 static void counts_of(int p, size_t c[4]) {
   c[0] = 0;
   c[1] = 1;
@@ -89,6 +93,7 @@ static void allreduce_case(int alg, size_t n, uint64_t seed) {
 
   fill_small(in, n, seed, mr_rank());
   o.algorithm = alg;
+  o.mode = case_mode;
   rc = mmp_allreduce_ex(in, out, n, MMP_DOUBLE, MMP_SUM, w, &o);
   if (rc != 0)
     fail_msg("allreduce %s n %zu: %s",
@@ -110,6 +115,7 @@ static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
 
   fill_small(in, n, seed, me);
   o.algorithm = alg;
+  o.mode = case_mode;
   rc = mmp_reduce_ex(in, me == root ? out : NULL, n, MMP_DOUBLE, MMP_SUM, root,
                      w, &o);
   if (rc != 0)
@@ -137,6 +143,7 @@ static void reduce_scatter_case(int alg, size_t n, uint64_t seed) {
   mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
 
   o.algorithm = alg;
+  o.mode = case_mode;
   fill_small(in, total, seed, me);
   assert_int_equal(
       mmp_reduce_scatter_block_ex(in, out, n, MMP_DOUBLE, MMP_SUM, w, &o), 0);
@@ -183,6 +190,7 @@ static void gather_case(int alg, size_t n, int root, uint64_t seed) {
   int rc;
 
   o.algorithm = alg;
+  o.mode = case_mode;
   for (size_t k = 0; k < n; k++)
     mine[k] = bb(me, -1, k, seed);
   rc = mmp_gather_ex(mine, n, all, n, MMP_BYTE, root, w, &o);
@@ -217,6 +225,7 @@ static void allgather_case(int alg, size_t n, uint64_t seed) {
   int rc;
 
   o.algorithm = alg;
+  o.mode = case_mode;
   for (size_t k = 0; k < n + 3; k++)
     mine[k] = bb(me, -1, k, seed);
   rc = mmp_allgather_ex(mine, n, all, n, MMP_BYTE, w, &o);
@@ -251,6 +260,7 @@ static void alltoall_case(int alg, size_t n, uint64_t seed) {
   int rc;
 
   o.algorithm = alg;
+  o.mode = case_mode;
   o.window = alg == MMP_ALLTOALL_LINEAR ? 2 : 0;
   for (i = 0; i < p; i++)
     for (size_t k = 0; k < n; k++)
@@ -301,6 +311,32 @@ static void test_every_algorithm(void **state) {
           break;
         }
       }
+}
+
+/* Every algorithm of every collective with every data message eager, then
+ * with every one by rendezvous (moved only once the receiver is there). */
+static void test_every_algorithm_both_modes(void **state) {
+  int p = mr_size(), alg, m;
+  static const unsigned modes[] = {MMP_SEND_EAGER, MMP_SEND_RNDV};
+  size_t n = (size_t)p + 3;
+  (void)state;
+
+  for (m = 0; m < 2; m++) {
+    case_mode = modes[m];
+    for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++)
+      allreduce_case(alg, n, 900 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_REDUCE_ALG_COUNT; alg++)
+      reduce_case(alg, n, p / 2, 910 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_REDUCE_SCATTER_ALG_COUNT; alg++)
+      reduce_scatter_case(alg, n, 920 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_GATHER_ALG_COUNT; alg++)
+      gather_case(alg, 5000, p - 1, 930 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_ALLGATHER_ALG_COUNT; alg++)
+      allgather_case(alg, 5000, 940 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_ALLTOALL_ALG_COUNT; alg++)
+      alltoall_case(alg, 5000, 950 + (uint64_t)alg);
+  }
+  case_mode = MMP_SEND_AUTO;
 }
 
 /* ---- Every type and operation ------------------------------------------- */
@@ -419,6 +455,7 @@ static void test_large_floats_deterministic(void **state) {
     for (alg = 1; mmp_coll_alg_name(coll, alg) != NULL; alg++) {
       mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
       o.algorithm = alg;
+      o.mode = case_mode;
       if (coll == MMP_COLL_ALLREDUCE) {
         assert_int_equal(mmp_allreduce_ex(in, a, n, MMP_FLOAT, MMP_SUM, w, &o),
                          0);
@@ -534,6 +571,7 @@ static void test_noncommutative_rank_order(void **state) {
       mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
       int rc;
       o.algorithm = alg;
+      o.mode = case_mode;
       memset(out, 0, n * 32);
       rc = coll == MMP_COLL_ALLREDUCE
                ? mmp_allreduce_ex(in, out, n, mat, op, w, &o)
@@ -610,6 +648,7 @@ static void test_inconsistent_arguments_are_an_error(void **state) {
   for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++) {
     mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
     o.algorithm = alg;
+    o.mode = case_mode;
     /* Rank 1 passes another count, then another operation. */
     rc = mmp_allreduce_ex(in, out, me == 1 ? 40 : 41, MMP_DOUBLE, MMP_SUM, w,
                           &o);
@@ -665,6 +704,7 @@ static void test_bad_arguments(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_algorithm),
+      cmocka_unit_test(test_every_algorithm_both_modes),
       cmocka_unit_test(test_every_type_and_operation),
       cmocka_unit_test(test_large_floats_deterministic),
       cmocka_unit_test(test_large_blocks),
