@@ -53,10 +53,22 @@ typedef struct mmp__group_s {
 
 /* ---- Schedules (sched.c) ------------------------------------------------ */
 
-enum { MMP__SOP_SEND = 1, MMP__SOP_RECV = 2, MMP__SOP_NOP = 3 };
+/* Ops. SEND, RECV and NOP move bytes or mark a point; REDUCE and COPY
+ * are local, run by the executor itself the moment they are ready:
+ * REDUCE combines region `src` into region `off` with the schedule's
+ * reduce callback, COPY copies `src` over `off`. */
+enum {
+  MMP__SOP_SEND = 1,
+  MMP__SOP_RECV = 2,
+  MMP__SOP_NOP = 3,
+  MMP__SOP_REDUCE = 4,
+  MMP__SOP_COPY = 5
+};
 
 /* Op flags. */
 #define MMP__SOP_FIRST 0x1 /* carries / receives the header */
+#define MMP__SOP_RIGHT 0x2 /* REDUCE: src is the right operand */
+#define MMP__SOP_CHECK 0x4 /* carries / checks the header, in order */
 
 typedef struct mmp__sched_s mmp__sched_t;
 
@@ -68,8 +80,9 @@ typedef struct mmp__sop_s {
   uint8_t flags;
   uint8_t phase;
   int peer;   /* comm rank */
-  size_t off; /* region of the schedule's buffer */
+  size_t off; /* region of the schedule's address space */
   size_t len;
+  size_t src;   /* REDUCE, COPY: the source region, `len` bytes */
   size_t *regs; /* packed ops: nregs (offset, length) pairs, or NULL */
   int nregs;
   int npred; /* predecessors */
@@ -107,6 +120,11 @@ typedef struct mmp__sexec_s {
 typedef int (*mmp__sched_rebuild_fn)(mmp__sched_t *s, const uint8_t *hdr,
                                      size_t n);
 
+/* A reduction's arithmetic: combines `n` bytes (whole elements) of `in`
+ * into `inout`: inout = in o inout, or inout o in when `right`. */
+typedef void (*mmp__sched_reduce_fn)(const void *in, void *inout, size_t n,
+                                     int right, void *arg);
+
 struct mmp__sched_s {
   mmp__engine_t *e; /* NULL offline */
   mmp_comm_t *comm; /* NULL offline */
@@ -114,8 +132,18 @@ struct mmp__sched_s {
   int me;           /* this rank */
   uint32_t ctx;     /* comm->ctx + 1 */
   uint32_t seq;
+  /* The address space ops name: [0, len) is `buf`, then in_len bytes
+   * of `in` (read only: a caller's send buffer), then scratch_len bytes
+   * of scratch, one block allocated when the schedule starts (or by
+   * mmp__sched_scratch_ptr). */
   uint8_t *buf;
   size_t len;
+  const uint8_t *in;
+  size_t in_len;
+  uint8_t *scratch;
+  size_t scratch_len;
+  mmp__sched_reduce_fn reduce; /* REDUCE ops; NULL: none */
+  void *reduce_arg;
   unsigned mode; /* MMP_SEND_* for every data send */
   int source;    /* the request's status.source */
   mmp__sop_t *ops;
@@ -193,6 +221,38 @@ int mmp__sched_recvv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
 /* Marks the receive `op` as this rank's first message, and the send `op`
  * as the first message its peer receives in this collective. */
 void mmp__sched_first(mmp__sched_t *s, int op);
+/* Marks a send as carrying the header and the receive that matches it as
+ * checking it, for algorithms whose first messages are no tree (ranks
+ * exchange at once): nothing waits for the check, and a header that
+ * differs ends the collective with MMP_EMISMATCH in poison mode, without
+ * a rebuild. Not for packed ops. */
+void mmp__sched_check(mmp__sched_t *s, int op);
+
+/* Local ops (REDUCE, COPY): regions [src, src+len) and [dst, dst+len)
+ * of the address space. `right`: the source is the right operand.
+ * Return the op index or MMP_ENOMEM. Skipped in poison mode. */
+int mmp__sched_reduce(mmp__sched_t *s, size_t src, size_t dst, size_t len,
+                      int right);
+int mmp__sched_copy(mmp__sched_t *s, size_t src, size_t dst, size_t len);
+
+/* Gives the schedule a read-only input area of n bytes (a caller's send
+ * buffer; NULL offline) after its buffer; before any scratch is taken.
+ * Returns its address. */
+size_t mmp__sched_input(mmp__sched_t *s, const void *in, size_t n);
+/* Takes n bytes of scratch and returns their address. */
+size_t mmp__sched_scratch(mmp__sched_t *s, size_t n);
+/* Allocates the scratch block now (the caller fills some of it before
+ * the start); the pointer of address `at`. NULL: out of memory. */
+uint8_t *mmp__sched_scratch_ptr(mmp__sched_t *s, size_t at);
+/* Where address `at` lives. */
+static inline uint8_t *mmp__sched_at(const mmp__sched_t *s, size_t at) {
+  if (at < s->len)
+    return s->buf + at;
+  at -= s->len;
+  if (at < s->in_len)
+    return (uint8_t *)(uintptr_t)(s->in + at);
+  return s->scratch + (at - s->in_len);
+}
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
 
@@ -250,6 +310,11 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
                              void (*on_done)(mmp__sched_t *, void *),
                              void *arg);
 
+/* Runs a local op (NOP, REDUCE, COPY) on its regions at `src` and `dst`:
+ * what the executor and symbolic runs both do. */
+void mmp__sop_local(const mmp__sched_t *s, const mmp__sop_t *op,
+                    const uint8_t *src, uint8_t *dst);
+
 /* Logs the ops not yet done (debugging). */
 void mmp__sched_dump(const mmp__sched_t *s);
 
@@ -284,6 +349,17 @@ typedef struct mmp__sim_report_s {
 int mmp__sched_simulate(mmp__sched_t *const *s, int p, size_t want_len,
                         const int *init_rank, const size_t *init, int n_init,
                         mmp__sim_report_t *rep);
+
+/*
+ * The same, moving real bytes: mem[r] is rank r's whole address space
+ * (buffer, input, scratch: s[r]->len + in_len + scratch_len bytes, laid
+ * out contiguously), which a delivered message copies into and REDUCE
+ * and COPY ops work on with s[r]->reduce. So reductions can be checked
+ * by their results. mem NULL: as mmp__sched_simulate.
+ */
+int mmp__sched_simulate_ex(mmp__sched_t *const *s, int p, size_t want_len,
+                           const int *init_rank, const size_t *init, int n_init,
+                           uint8_t *const *mem, mmp__sim_report_t *rep);
 
 /* ---- Broadcast algorithms (one file each) ------------------------------
  *
@@ -631,6 +707,13 @@ void mmp__net_beta_burst(double one, double small, double large, double *beta,
  * its ranks at once (a collective call the first time; communicators made
  * from it inherit it). Lock NOT held. 0 or an error of the measurement. */
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out);
+
+/* gamma (seconds per byte reduced) on this CPU: the best of a few float
+ * sums (coll_gamma.c); rank 0's travels with the model. */
+double mmp__measure_gamma(void);
+/* gamma where the model is not measured (a saved profile, one rank):
+ * MINIMP_NET_GAMMA_NS, else this. */
+#define MMP__GAMMA_DEFAULT_NS 0.25
 
 /* ---- Per-communicator state (coll_state.c) ------------------------------ */
 

@@ -176,18 +176,22 @@ static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
   return 0;
 }
 
+/* The figures rank 0 shares: alpha, beta, burst, shared CPUs, gamma. */
+#define MODEL_FIGURES 5
+
 /* Rank 0's figures to every rank, with the binomial tree. */
-static int share(mmp__engine_t *e, mmp_comm_t *comm, double model[4]) {
+static int share(mmp__engine_t *e, mmp_comm_t *comm,
+                 double model[MODEL_FIGURES]) {
   mmp__bcast_arg_t a;
   mmp_request_t *r;
   mmp__sched_t *s;
-  int rc =
-      mmp__sched_new(e, comm, model, 4 * sizeof(double), MMP_SEND_AUTO, &s);
+  int rc = mmp__sched_new(e, comm, model, MODEL_FIGURES * sizeof(double),
+                          MMP_SEND_AUTO, &s);
 
   if (rc != 0)
     return rc;
   memset(&a, 0, sizeof(a));
-  a.len = 4 * sizeof(double);
+  a.len = MODEL_FIGURES * sizeof(double);
   a.dep = -1;
   a.phase = 1;
   rc = mmp__bcast_over_all(s, mmp__bcast_binomial_alg.build, &a);
@@ -202,7 +206,7 @@ static int share(mmp__engine_t *e, mmp_comm_t *comm, double model[4]) {
 /* The whole measurement, collective over `comm`. */
 static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   mmp__engine_t *e = mmp__eng;
-  double model[4] = {0, 0, 0, 0}, small = 0, large = 0, burst = 0;
+  double model[MODEL_FIGURES] = {0}, small = 0, large = 0, burst = 0;
   uint32_t seq;
   int rc;
 
@@ -224,6 +228,8 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
     mmp__lock(e);
     model[3] = e->cfg.cpus_shared;
     mmp__unlock(e);
+    /* The reductions' arithmetic (coll_gamma.c). */
+    model[4] = mmp__measure_gamma();
   }
   /* Every rank must decide alike: rank 0's numbers are the numbers. */
   if (rc == 0)
@@ -234,12 +240,19 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   out->beta = model[1];
   out->burst = model[2];
   out->shared_cpus = model[3] != 0;
+  out->gamma = model[4];
   MMP__LOG(MMP__LOG_DEBUG,
            "network model: alpha %.1f us, beta %.3f ns/byte, burst %.0f bytes"
            "%s",
            model[0] * 1e6, model[1] * 1e9, model[2],
            out->shared_cpus ? ", CPUs shared" : "");
   return 0;
+}
+
+/* gamma where nothing is measured: the same on every rank. */
+static double gamma_profile(const mmp__coll_config_t *cc) {
+  return (cc->net_gamma_ns >= 0 ? cc->net_gamma_ns : MMP__GAMMA_DEFAULT_NS) *
+         1e-9;
 }
 
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
@@ -253,6 +266,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
     out->beta = cc->net_beta_ns * 1e-9;
     out->burst = cc->net_burst;
     out->shared_cpus = cc->net_shared;
+    out->gamma = gamma_profile(cc);
     return 0;
   }
   if ((st = mmp__coll_state(comm)) == NULL)
@@ -266,6 +280,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
     out->beta = 1e-10;
     out->burst = 0;
     out->shared_cpus = 0;
+    out->gamma = gamma_profile(cc);
     return 0;
   }
   if ((rc = measure(comm, out)) != 0)

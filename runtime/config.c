@@ -124,6 +124,8 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   rc |=
       env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
   rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
+  rc |= env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns,
+                   &unused);
   if (rc == 0 && have_a != have_b) {
     MMP__LOG(MMP__LOG_ERROR,
              "a saved network profile needs both MINIMP_NET_ALPHA_US and "
