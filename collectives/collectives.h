@@ -130,6 +130,7 @@ struct mmp__sched_s {
   mmp_comm_t *comm; /* NULL offline */
   int p;            /* ranks of the communicator */
   int me;           /* this rank */
+  const int *node_of; /* comm rank -> node; NULL: one rank per node */
   uint32_t ctx;     /* comm->ctx + 1 */
   uint32_t seq;
   /* The address space ops name: [0, len) is `buf`, then in_len bytes
@@ -202,6 +203,10 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
  * Returns 0 or MMP_ENOMEM. */
 int mmp__sched_offline(int p, int me, void *buf, size_t len,
                        mmp__sched_t **out);
+/* An offline schedule's ranks sit on nodes node_of[0 .. p) (numbered
+ * densely from 0 in order of their lowest rank, as the runtime numbers
+ * them), which the caller keeps alive; without it each rank is a node. */
+void mmp__sched_set_nodes(mmp__sched_t *s, const int *node_of);
 
 /* Appends an op; returns its index (>= 0) or MMP_ENOMEM. The region
  * [off, off+len) lies inside the schedule's buffer. */
@@ -426,6 +431,9 @@ typedef struct mmp__bcast_cost_in_s {
   int G;
   const mmp_netmodel_t *nm;
   double (*part)(int q, double m, const mmp_netmodel_t *nm);
+  /* The same for a part that starts on rested links (the first level of
+   * a node broadcast): with the burst allowance. */
+  double (*part_rested)(int q, double m, const mmp_netmodel_t *nm);
 } mmp__bcast_cost_in_t;
 
 /* How an asked-for algorithm's open options are settled on one rank:
@@ -440,6 +448,9 @@ typedef struct mmp__bcast_env_s {
   /* The best static algorithm for q ranks: mmp__bcast_choose. */
   double (*choose)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
                    size_t *seg, int *groups);
+  /* The best flat one (no composite): mmp__bcast_choose_flat. */
+  double (*choose_flat)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
+                        size_t *seg);
 } mmp__bcast_env_t;
 
 /* A dynamic broadcast's start: everything it needs to run on its own. */
@@ -537,6 +548,15 @@ int mmp__bcast_recv(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
 int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
                     size_t off, size_t len, int phase, int after);
 
+/* Two levels, as the hierarchical and node broadcasts run them: top->outer
+ * among `outer` (its index 0 holds the data; me -1 where this rank is not
+ * in it), then top->inner within `inner` (index 0 the leader, which
+ * forwards once it holds the data), its phases MMP__LEVEL_PHASES above
+ * the outer's. Returns the last op or a negative error. */
+#define MMP__LEVEL_PHASES 19
+int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
+                      const mmp__group_t *outer, const mmp__group_t *inner);
+
 /* A NOP that completes after `dep` (if >= 0): what builders return when
  * this rank receives nothing. */
 int mmp__bcast_done(mmp__sched_t *s, int dep);
@@ -612,11 +632,16 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm);
 #define MMP__ARRIVAL_WINDOW_DIV 16
 double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm);
 
-/* 1 if AUTO should run an arrival-aware broadcast rather than the static
- * algorithm predicted to take `best` seconds (bcast_arrival.c states the
+/* 1 if AUTO should run an arrival-aware broadcast, whose sub-broadcast
+ * over all p ranks is predicted to take `sub` seconds, rather than the
+ * static algorithm predicted to take `best` (bcast_arrival.c states the
  * rule). */
 int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
-                            double best);
+                            double best, double sub);
+/* What an arrival-aware broadcast's default sub-broadcast, the pipelined
+ * chain over all p ranks in the model's segments, is predicted to take
+ * (bcast_choose.c). */
+double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm);
 #define MMP__ARRIVAL_AUTO_SHARE 0.08
 
 /* ---- Choice (bcast_choose.c): pure functions of the model --------------- */

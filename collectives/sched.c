@@ -70,6 +70,7 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
     return MMP_ENOMEM;
   s->e = e;
   s->comm = comm;
+  s->node_of = comm->node_of; /* lives as long as comm */
   s->ctx = comm->ctx + 1;
   s->seq = seq;
   return 0;
@@ -95,6 +96,11 @@ int mmp__sched_offline(int p, int me, void *buf, size_t len,
   assert(p >= 1 && me >= 0 && me < p);
   *out = sched_alloc(p, me, buf, len, MMP_SEND_AUTO);
   return *out == NULL ? MMP_ENOMEM : 0;
+}
+
+void mmp__sched_set_nodes(mmp__sched_t *s, const int *node_of) {
+  assert(s->comm == NULL && !s->started);
+  s->node_of = node_of;
 }
 
 void mmp__sched_set_header(mmp__sched_t *s, const void *hdr, size_t n,

@@ -299,7 +299,8 @@ enum {
   MMP_BCAST_ARRIVAL_B = 11,   /* arrival-aware, blocking model */
   MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
   MMP_BCAST_KNOMIAL = 13,     /* k-nomial tree, radix opts.radix */
-  MMP_BCAST_ALG_COUNT = 14
+  MMP_BCAST_NODE = 14,        /* one leader per node, then each node */
+  MMP_BCAST_ALG_COUNT = 15
 };
 
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
@@ -311,13 +312,14 @@ typedef struct mmp_bcast_opts_s {
   unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
                      not arrived) or _RNDV (move data only once they have) */
   int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
-  int inner;      /* hierarchical: algorithm inside groups; 0: automatic.
+  int inner;      /* hierarchical: algorithm inside groups; node: inside
+                     each node; 0: automatic.
                      arrival_b/_nb: the sub-group broadcast; 0: the
                      pipelined chain. Either may be one of the classic
                      algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
                      anything else is MMP_EINVAL */
-  int outer;      /* hierarchical: algorithm between leaders, as inner;
-                     0: automatic */
+  int outer;      /* hierarchical, node: algorithm between leaders, as
+                     inner; 0: automatic */
   int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
   int reserved_[7];
 } mmp_bcast_opts_t;
@@ -359,22 +361,31 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
 
-/* The network as automatic selection models it (Hockney, plus a burst). */
+/* The network as automatic selection models it (Hockney, plus a burst).
+ * Where some but not all ranks of the communicator share a node, alpha,
+ * beta and burst are the links between nodes, and alpha_node and
+ * beta_node those between ranks of one node; elsewhere the two pairs are
+ * equal. */
 typedef struct mmp_netmodel_s {
-  double alpha;    /* seconds per message */
-  double beta;     /* seconds per byte, sustained */
-  double burst;    /* bytes an idle link passes at once (0: none seen) */
-  int shared_cpus; /* 1: more ranks than CPUs share a machine */
-  double gamma;    /* seconds per byte reduced (a float sum) */
+  double alpha;      /* seconds per message */
+  double beta;       /* seconds per byte, sustained */
+  double burst;      /* bytes an idle link passes at once (0: none seen) */
+  int shared_cpus;   /* 1: more ranks than CPUs share a machine */
+  double gamma;      /* seconds per byte reduced (a float sum) */
+  int nodes;         /* nodes the communicator's ranks run on */
+  int node_size;     /* ranks on its most populated node */
+  double alpha_node; /* seconds per message within a node */
+  double beta_node;  /* seconds per byte within a node */
 } mmp_netmodel_t;
 
 /*
  * The network model automatic selection uses on `comm`. Measured the first
  * time it is needed, by all ranks at once (collective then, local
  * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
- * optionally MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS and
- * MINIMP_NET_GAMMA_NS) give a saved profile. Communicators
- * made from `comm` inherit it.
+ * optionally MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS,
+ * MINIMP_NET_GAMMA_NS and MINIMP_NET_NODE_ALPHA_US with
+ * MINIMP_NET_NODE_BETA_NS) give a saved profile. Communicators made from
+ * `comm` inherit the figures; nodes and node_size are always `comm`'s own.
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
 

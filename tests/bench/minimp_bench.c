@@ -1025,14 +1025,19 @@ static int cmd_calibrate(void) {
     fprintf(stderr, "minimp-bench calibrate needs at least 2 ranks\n");
     return 2;
   }
-  /* Exactly what automatic selection measures (collectives/select.c). */
+  /* Exactly what automatic selection measures (collectives/netmodel.c). */
   CHECK(mmp_comm_netmodel(w, &nm));
-  if (mmp_comm_rank(w) == 0)
-    printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
-           "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n"
-           "MINIMP_NET_GAMMA_NS=%.4f\n",
-           nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus,
-           nm.gamma * 1e9);
+  if (mmp_comm_rank(w) != 0)
+    return 0;
+  printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
+         "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n"
+         "MINIMP_NET_GAMMA_NS=%.4f\n",
+         nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus,
+         nm.gamma * 1e9);
+  /* Links within a node, where some ranks share one and others not. */
+  if (nm.nodes > 1 && nm.node_size > 1)
+    printf("MINIMP_NET_NODE_ALPHA_US=%.2f\nMINIMP_NET_NODE_BETA_NS=%.4f\n",
+           nm.alpha_node * 1e6, nm.beta_node * 1e9);
   return 0;
 }
 
