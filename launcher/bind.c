@@ -91,8 +91,10 @@ void mmp__bind_report(int pid, int rank, int core, const cpu_set_t *set) {
     for (c = 0; c < CPU_SETSIZE; c++)
       if (CPU_ISSET(c, &allowed) || CPU_ISSET(c, set))
         last = c;
-    n = (size_t)snprintf(line, sizeof(line), "[%s:%d] MCW rank %d bound to "
-                         "core %d: [", host, pid, rank, core);
+    n = (size_t)snprintf(line, sizeof(line),
+                         "[%s:%d] MCW rank %d bound to "
+                         "core %d: [",
+                         host, pid, rank, core);
     for (c = 0; c <= last && n + 4 < sizeof(line); c++)
       n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%c", c ? "/" : "",
                             CPU_ISSET(c, set) ? 'B' : '.');

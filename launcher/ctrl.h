@@ -82,8 +82,8 @@ int mmp__ctrl_finish(mmp__boot_wr_t *w, uint8_t type);
 
 enum {
   /* launch flags */
-  MMP__CTRL_LAUNCH_VERBOSE = 1, /* the daemon reports more */
-  MMP__CTRL_LAUNCH_BIND_CORE = 2, /* --bind-to core */
+  MMP__CTRL_LAUNCH_VERBOSE = 1,         /* the daemon reports more */
+  MMP__CTRL_LAUNCH_BIND_CORE = 2,       /* --bind-to core */
   MMP__CTRL_LAUNCH_REPORT_BINDINGS = 4, /* --report-bindings */
   MMP__CTRL_LAUNCH_WDIR = 8 /* cwd is --wdir: no fallback to $HOME */
 };

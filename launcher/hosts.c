@@ -426,8 +426,8 @@ int mmp__hosts_parse_slurm(mmp__hostlist_t *hl, const char *nodelist,
     s.slots = slots;
     s.n = 0;
     if (rc == 0)
-      rc = mmp__hostlist_expand(nodelist, hosts_slurm_one, &s, why,
-                                sizeof(why));
+      rc =
+          mmp__hostlist_expand(nodelist, hosts_slurm_one, &s, why, sizeof(why));
     free(slots);
   }
   if (rc == MMP_EINVAL)

@@ -378,6 +378,10 @@ static void run_start_failed(mmp__run_job_t *j, mmp__run_rank_t *r, int err) {
 
   if (r->remote)
     snprintf(where, sizeof(where), " on host %s", j->hl.hosts[r->host].name);
+  /* A missing --wdir fails the start as a missing program does: name both. */
+  if (j->wdir != NULL)
+    snprintf(where + strlen(where), sizeof(where) - strlen(where),
+             " in --wdir '%s'", j->wdir);
   /* libuv's codes are negated errno values here; strerror reads best. */
   if (code != 1)
     snprintf(msg, sizeof(msg), "cannot start '%s'%s: %s", j->argv[0], where,

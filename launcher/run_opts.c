@@ -179,8 +179,8 @@ static int run_parse_rank_opts(mmp__run_job_t *j, run_opt_t *o) {
   (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
   if (RUN_IS("-N") || RUN_IS("--npernode") || RUN_IS("-npernode")) {
     if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)
-      return run_usage_error("bad ranks per node '%s' for %.*s (1..%d)",
-                             o->val, (int)o->alen, o->a, RUN_MAX_RANKS);
+      return run_usage_error("bad ranks per node '%s' for %.*s (1..%d)", o->val,
+                             (int)o->alen, o->a, RUN_MAX_RANKS);
     j->npernode = (int)v;
   } else if (RUN_IS("--bind-to") || RUN_IS("-bind-to")) {
     if (strcmp(o->val, "core") != 0 && strcmp(o->val, "none") != 0)
@@ -217,24 +217,49 @@ static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
 
 /* The options that take a value. */
 static int run_takes_value(const run_opt_t *o) {
-  static const char *const names[] = {
-      "-n",         "-np",       "--np",           "--timeout",
-      "-x",         "-H",        "--host",         "-host",
-      "--hostfile", "-hostfile", "--machinefile",  "-machinefile",
-      "--map-by",   "--agent",   "--launch-agent", "--launcher",
-      "--iface",    "-N",        "--npernode",     "-npernode",
-      "--bind-to",  "-bind-to",  "--wdir",         "-wdir",
-      "--wd",       "--output-filename", "-output-filename"};
+  static const char *const names[] = {"-n",
+                                      "-np",
+                                      "--np",
+                                      "--timeout",
+                                      "-x",
+                                      "-H",
+                                      "--host",
+                                      "-host",
+                                      "--hostfile",
+                                      "-hostfile",
+                                      "--machinefile",
+                                      "-machinefile",
+                                      "--map-by",
+                                      "--agent",
+                                      "--launch-agent",
+                                      "--launcher",
+                                      "--iface",
+                                      "-N",
+                                      "--npernode",
+                                      "-npernode",
+                                      "--bind-to",
+                                      "-bind-to",
+                                      "--wdir",
+                                      "-wdir",
+                                      "--wd",
+                                      "--output-filename",
+                                      "-output-filename"};
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
 
 /* The options that take none. */
 static int run_is_flag(const run_opt_t *o) {
-  static const char *const names[] = {
-      "-h",        "--help",         "-V", "--version", "--tag-output",
-      "--verbose", "--oversubscribe", "--report-bindings",
-      "-report-bindings", "--ignore-allocation"};
+  static const char *const names[] = {"-h",
+                                      "--help",
+                                      "-V",
+                                      "--version",
+                                      "--tag-output",
+                                      "--verbose",
+                                      "--oversubscribe",
+                                      "--report-bindings",
+                                      "-report-bindings",
+                                      "--ignore-allocation"};
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
@@ -359,7 +384,8 @@ static int run_parse_rank_finish(mmp__run_job_t *j) {
   if (j->wdir != NULL && j->wdir[0] != '/') {
     if (uv_cwd(cwd, &len) != 0)
       return run_usage_error("cannot resolve --wdir '%s': no current "
-                             "directory", j->wdir);
+                             "directory",
+                             j->wdir);
     j->wdir_abs = malloc(len + strlen(j->wdir) + 2);
     if (j->wdir_abs == NULL)
       return 1;

@@ -88,6 +88,15 @@ static inline int spawn_run(char *const argv[], double timeout_s,
   return 0;
 }
 
+/* How many times `needle` occurs in `s`. */
+static inline int spawn_count(const char *s, const char *needle) {
+  int n = 0;
+
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
 /* Runs a shell command line; returns its exit status (or -1). */
 static inline int spawn_sh(const char *cmd) {
   int st = system(cmd);

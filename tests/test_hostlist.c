@@ -41,9 +41,8 @@ static int join_one(void *ctx, const char *name, size_t len) {
 
 static const char *expand(const char *spec, joined_t *j) {
   memset(j, 0, sizeof(*j));
-  assert_int_equal(mmp__hostlist_expand(spec, join_one, j, j->out,
-                                        sizeof(j->out)),
-                   0);
+  assert_int_equal(
+      mmp__hostlist_expand(spec, join_one, j, j->out, sizeof(j->out)), 0);
   return j->out;
 }
 
@@ -143,8 +142,7 @@ static void test_tasks_per_node(void **state) {
   assert_int_equal(c[3], 1);
   assert_int_equal(mmp__hostlist_tasks("16", c, 1, err, sizeof(err)), 0);
   assert_int_equal(c[0], 16);
-  assert_int_equal(mmp__hostlist_tasks("1,4(x2),3(x1)", c, 4, err,
-                                       sizeof(err)),
+  assert_int_equal(mmp__hostlist_tasks("1,4(x2),3(x1)", c, 4, err, sizeof(err)),
                    0);
   assert_int_equal(c[1], 4);
   assert_int_equal(c[3], 3);
@@ -203,15 +201,15 @@ static void test_slurm_allocation_fills_hosts(void **state) {
   mmp__hosts_fini(&hl);
 
   /* Each variable is named with its fault. */
-  assert_int_equal(mmp__hosts_parse_slurm(&hl, "node[01-03", "1", err,
-                                          sizeof(err)),
-                   MMP_EINVAL);
+  assert_int_equal(
+      mmp__hosts_parse_slurm(&hl, "node[01-03", "1", err, sizeof(err)),
+      MMP_EINVAL);
   assert_string_equal(err, "SLURM_JOB_NODELIST: unbalanced '[' at '[01-03' "
                            "in host list 'node[01-03'");
   assert_int_equal(hl.n, 0);
-  assert_int_equal(mmp__hosts_parse_slurm(&hl, "n[1-2]", "1(x3)", err,
-                                          sizeof(err)),
-                   MMP_EINVAL);
+  assert_int_equal(
+      mmp__hosts_parse_slurm(&hl, "n[1-2]", "1(x3)", err, sizeof(err)),
+      MMP_EINVAL);
   assert_string_equal(err, "SLURM_TASKS_PER_NODE: task counts '1(x3)' do not "
                            "match the 2 node(s) of the host list");
   assert_int_equal(hl.n, 0);

@@ -75,8 +75,8 @@ static int hostlist_group(hostlist_walk_t *w, const char *open,
                           (size_t)(stop - item));
     for (v = lo; v <= hi; v++) {
       /* The first number's width is the padding ("08-10" gives "09"). */
-      int n = snprintf(w->name + len, sizeof(w->name) - len, "%0*ld", (int)nlo,
-                       v);
+      int n =
+          snprintf(w->name + len, sizeof(w->name) - len, "%0*ld", (int)nlo, v);
       if (n < 0 || len + (size_t)n >= sizeof(w->name))
         return hostlist_bad(w, "host name too long", open,
                             (size_t)(close - open + 1));
@@ -157,11 +157,10 @@ int mmp__hostlist_tasks(const char *spec, int *counts, int nnodes, char *err,
     long tasks, rep = 1, i;
     if (hostlist_number(p, x != NULL ? (size_t)(x - p) : n, &tasks) != 0 ||
         tasks < 1 || tasks > (1 << 20) ||
-        (x != NULL && (n < (size_t)(x - p) + 4 || x[1] != 'x' ||
-                       p[n - 1] != ')' ||
-                       hostlist_number(x + 2, (size_t)(p + n - 1 - x - 2),
-                                       &rep) != 0 ||
-                       rep < 1))) {
+        (x != NULL &&
+         (n < (size_t)(x - p) + 4 || x[1] != 'x' || p[n - 1] != ')' ||
+          hostlist_number(x + 2, (size_t)(p + n - 1 - x - 2), &rep) != 0 ||
+          rep < 1))) {
       snprintf(err, errlen, "bad task count '%.*s' in '%s' (N or N(xR))",
                (int)n, p, spec);
       return MMP_EINVAL;
