@@ -22,8 +22,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <sys/stat.h>
-
 #include "cluster_util.h"
 
 #define HOSTS CLUSTER_HOSTS
@@ -182,27 +180,16 @@ static void test_cluster_launch_timeout(void **state) {
  * gets no host option and no agent; it must take both from the allocation.
  */
 static void test_cluster_launch_slurm_allocation(void **state) {
-  char dir[] = "/tmp/mmp-slurm-XXXXXX", stub[64], path[4200], nodes[64];
+  char dir[] = "/tmp/mmp-slurm-XXXXXX", path[4200], nodes[64];
   char line[160], outdir[64], file[128], got[128], log[64], *argv[20];
   spawn_result_t r;
-  FILE *f;
   int n = 0;
   (void)state;
 
   assert_non_null(mkdtemp(dir));
-  snprintf(stub, sizeof(stub), "%s/srun", dir);
   snprintf(log, sizeof(log), "%s/srun.log", dir);
-  f = fopen(stub, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "#!/bin/sh\n"
-          "echo \"$*\" >>%s\n"
-          "while [ \"$1\" != --nodelist ]; do shift; done\n"
-          "host=$2; shift 2\n"
-          "exec ip netns exec \"$host\" \"$@\"\n",
-          log);
-  fclose(f);
-  chmod(stub, 0755);
+  snprintf(line, sizeof(line), "echo \"$*\" >>%s", log);
+  assert_int_equal(spawn_srun_stub(dir, line, "ip netns exec"), 0);
   snprintf(path, sizeof(path), "PATH=%s:%s", dir, getenv("PATH"));
   snprintf(nodes, sizeof(nodes), "SLURM_JOB_NODELIST=%s[0-%d]",
            cluster_prefix(), HOSTS - 1);

@@ -291,23 +291,16 @@ static void test_opts_slurm_allocation_local(void **state) {
 static void test_opts_slurm_allocation_srun_agent(void **state) {
   char path[1024], stub[600];
   spawn_result_t r;
-  FILE *f;
   (void)state;
 
   /* srun's stand-in: reports its options, then starts the command on the
    * host named after --nodelist through launch_helper. */
-  snprintf(stub, sizeof(stub), "%s/srun", tmp);
-  f = fopen(stub, "w");
-  assert_non_null(f);
-  fprintf(f,
-          "#!/bin/sh\n"
-          "echo \"srun-stub: $*\" | cut -d' ' -f1-8 >&2\n"
-          "while [ \"$1\" != --nodelist ]; do shift; done\n"
-          "host=$2; shift 2\n"
-          "exec %s agent \"$host\" \"$@\"\n",
-          helper);
-  fclose(f);
-  chmod(stub, 0755);
+  snprintf(stub, sizeof(stub), "%s agent", helper);
+  assert_int_equal(spawn_srun_stub(tmp,
+                                   "echo \"srun-stub: $*\" | cut -d' ' "
+                                   "-f1-8 >&2",
+                                   stub),
+                   0);
   snprintf(path, sizeof(path), "%s:%s", tmp, getenv("PATH"));
   setenv("PATH", path, 1);
   slurm_env("node[08-09]", "2(x2)");
