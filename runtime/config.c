@@ -319,19 +319,18 @@ static const char *config_env2(const char *a, const char *b) {
 /* MINIMP_BOOT_PORTS, "LO-HI" within 1024-65535; the default if unset. */
 static int config_port_range(long *lo, long *hi) {
   const char *s = getenv("MINIMP_BOOT_PORTS");
-  char a[16], b[16];
-  const char *dash;
+  char a[16] = "";
+  size_t n;
 
   *lo = CONFIG_SLURM_PORT_LO;
   *hi = CONFIG_SLURM_PORT_HI;
   if (s == NULL || *s == '\0')
     return 0;
-  dash = strchr(s, '-');
-  if (dash == NULL || (size_t)(dash - s) >= sizeof(a) ||
-      strlen(dash + 1) >= sizeof(b) ||
-      (memcpy(a, s, (size_t)(dash - s)), a[dash - s] = '\0',
-       strcpy(b, dash + 1), mmp__parse_long(a, 1024, 65535, lo) != 0) ||
-      mmp__parse_long(b, *lo, 65535, hi) != 0) {
+  n = strcspn(s, "-");
+  if (n < sizeof(a))
+    memcpy(a, s, n), a[n] = '\0';
+  if (s[n] != '-' || n >= sizeof(a) || mmp__parse_long(a, 1024, 65535, lo) ||
+      mmp__parse_long(s + n + 1, *lo, 65535, hi)) {
     MMP__LOG(MMP__LOG_ERROR,
              "MINIMP_BOOT_PORTS='%s' is not a range LO-HI with 1024 <= LO <= "
              "HI <= 65535",
