@@ -188,7 +188,8 @@ static int run_parse_rank_opts(mmp__run_job_t *j, run_opt_t *o) {
     j->bind_core = o->val[0] == 'c';
   } else if (RUN_IS("--report-bindings") || RUN_IS("-report-bindings")) {
     j->report_bindings = 1;
-  } else if (RUN_IS("--wdir") || RUN_IS("-wdir") || RUN_IS("--wd")) {
+  } else if (RUN_IS("--wdir") || RUN_IS("-wdir") || RUN_IS("--wd") ||
+             RUN_IS("-wd")) {
     if (o->val[0] == '\0')
       return run_usage_error("option '--wdir' needs a directory");
     j->wdir = o->val;
@@ -217,49 +218,28 @@ static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
 
 /* The options that take a value. */
 static int run_takes_value(const run_opt_t *o) {
-  static const char *const names[] = {"-n",
-                                      "-np",
-                                      "--np",
-                                      "--timeout",
-                                      "-x",
-                                      "-H",
-                                      "--host",
-                                      "-host",
-                                      "--hostfile",
-                                      "-hostfile",
-                                      "--machinefile",
-                                      "-machinefile",
-                                      "--map-by",
-                                      "--agent",
-                                      "--launch-agent",
-                                      "--launcher",
-                                      "--iface",
-                                      "-N",
-                                      "--npernode",
-                                      "-npernode",
-                                      "--bind-to",
-                                      "-bind-to",
-                                      "--wdir",
-                                      "-wdir",
-                                      "--wd",
-                                      "--output-filename",
-                                      "-output-filename"};
+  /* clang-format off */
+  static const char *const names[] = {
+      "-n", "-np", "--np", "--timeout", "-x",
+      "-H", "--host", "-host", "--hostfile", "-hostfile",
+      "--machinefile", "-machinefile", "--map-by",
+      "--agent", "--launch-agent", "--launcher", "--iface",
+      "-N", "--npernode", "-npernode", "--bind-to", "-bind-to",
+      "--wdir", "-wdir", "--wd", "-wd",
+      "--output-filename", "-output-filename"};
+  /* clang-format on */
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
 
 /* The options that take none. */
 static int run_is_flag(const run_opt_t *o) {
-  static const char *const names[] = {"-h",
-                                      "--help",
-                                      "-V",
-                                      "--version",
-                                      "--tag-output",
-                                      "--verbose",
-                                      "--oversubscribe",
-                                      "--report-bindings",
-                                      "-report-bindings",
-                                      "--ignore-allocation"};
+  /* clang-format off */
+  static const char *const names[] = {
+      "-h", "--help", "-V", "--version", "--tag-output", "--verbose",
+      "--oversubscribe", "--report-bindings", "-report-bindings",
+      "--ignore-allocation"};
+  /* clang-format on */
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
