@@ -262,7 +262,7 @@ void mmp__sched_check(mmp__sched_t *s, int op) {
 void mmp__sched_first(mmp__sched_t *s, int op) {
   if (op < 0)
     return;
-  assert(s->ops[op].regs == NULL);
+  assert(s->ops[op].kind <= MMP__SOP_RECV);
   s->ops[op].flags |= MMP__SOP_FIRST;
   if (s->ops[op].kind == MMP__SOP_RECV)
     s->first = op;
@@ -367,6 +367,11 @@ int mmp__sched_prepare(mmp__sched_t *s, int from) {
       int k, ne = s->nedges, recv = s->ops[i].kind == MMP__SOP_RECV;
       if (d < 0)
         return d;
+      /* A packed first message's regions go with its data. */
+      s->ops[d].regs = s->ops[i].regs;
+      s->ops[d].nregs = s->ops[i].nregs;
+      s->ops[i].regs = NULL;
+      s->ops[i].nregs = 0;
       s->ops[i].len = 0;
       s->ops[i].off = 0;
       /* The data op inherits the dependencies and, for a receive, every
@@ -479,48 +484,65 @@ static int sched_send_poison(mmp__sched_t *s, const mmp__sop_t *op,
                                 mmp__sched_note(err, s->fail_rank), &x->req);
 }
 
+/* The data of op `op` into its message at `msg` (packed: region after
+ * region), and back. */
+static void sop_pack(const mmp__sched_t *s, const mmp__sop_t *op,
+                     uint8_t *msg) {
+  size_t at = 0;
+  int k;
+
+  if (op->regs == NULL && op->len > 0)
+    memcpy(msg, mmp__sched_at(s, op->off), op->len);
+  for (k = 0; op->regs != NULL && k < op->nregs; k++) {
+    memcpy(msg + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+}
+
+static void sop_unpack(const mmp__sched_t *s, const mmp__sop_t *op,
+                       const uint8_t *msg) {
+  size_t at = 0;
+  int k;
+
+  if (op->regs == NULL && op->len > 0)
+    memcpy(mmp__sched_at(s, op->off), msg, op->len);
+  for (k = 0; op->regs != NULL && k < op->nregs; k++) {
+    memcpy(mmp__sched_at(s, op->regs[2 * k]), msg + at, op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+}
+
 /* Lock held. A packed op goes through its tmp buffer: the sender copies
  * its regions in, the receiver takes the message whole and sop_done
  * unpacks. */
 static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
                            mmp__sexec_t *x, int tag) {
-  size_t at = 0;
-  int k;
-
+  /* In poison mode nothing is kept or sent: no room for the data. */
+  if (s->poison)
+    return op->kind == MMP__SOP_RECV
+               ? mmp__irecv_locked(s->e, s->comm, s->ctx, NULL, 0,
+                                   world_of(s, op->peer), tag, &x->req)
+               : sched_send_poison(s, op, x, tag, 0);
   x->tmp_len = op->len;
   x->tmp = malloc(op->len ? op->len : 1);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
   if (op->kind == MMP__SOP_RECV)
-    return mmp__irecv_locked(s->e, s->comm, s->ctx, s->poison ? NULL : x->tmp,
-                             s->poison ? 0 : op->len, world_of(s, op->peer),
-                             tag, &x->req);
-  if (s->poison)
-    return sched_send_poison(s, op, x, tag, 0);
-  for (k = 0; k < op->nregs; k++) {
-    memcpy(x->tmp + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
-    at += op->regs[2 * k + 1];
-  }
+    return mmp__irecv_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
+                             world_of(s, op->peer), tag, &x->req);
+  sop_pack(s, op, x->tmp);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
 
-static void sop_unpack(mmp__sched_t *s, const mmp__sop_t *op,
-                       const mmp__sexec_t *x) {
-  size_t at = 0;
-  int k;
-
-  for (k = 0; k < op->nregs; k++) {
-    memcpy(mmp__sched_at(s, op->regs[2 * k]), x->tmp + at, op->regs[2 * k + 1]);
-    at += op->regs[2 * k + 1];
-  }
-}
 
 /* Lock held. The first message: the header in its envelope, then the
  * data that rides along. */
 static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
                           mmp__sexec_t *x, int tag) {
-  x->tmp_len = MMP__HDR_SIZE + op->len;
+  /* A send in poison mode carries the header alone. */
+  x->tmp_len = MMP__HDR_SIZE +
+               (s->poison && op->kind == MMP__SOP_SEND ? 0 : op->len);
   x->tmp = calloc(1, x->tmp_len);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
@@ -539,8 +561,7 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
   memcpy(x->tmp + 4, s->hdr, s->hdr_len);
   if (s->poison)
     return sched_send_poison(s, op, x, tag, MMP__HDR_SIZE);
-  if (op->len > 0)
-    memcpy(x->tmp + MMP__HDR_SIZE, mmp__sched_at(s, op->off), op->len);
+  sop_pack(s, op, x->tmp + MMP__HDR_SIZE);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
@@ -748,6 +769,7 @@ int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got) {
   if (s->first < 0)
     return MMP_EPROTO;
   op = &s->ops[s->first];
+  assert(op->regs == NULL); /* its callers' plans pack nothing */
   want = op->len > FIRST_PIGGYBACK_MAX ? 0 : op->len;
   s->first_here = 1;
   if (s->poison)
@@ -803,8 +825,7 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   if (!noted && n == s->hdr_len && memcmp(env + 4, s->hdr, n) == 0 &&
       !(env[2] & ENV_POISON) && x->req.err == 0 &&
       got == MMP__HDR_SIZE + op->len) {
-    if (op->len > 0)
-      memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
+    sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
     return 0;
   }
   /* Disagreement, or an upstream failure: do what the sender's view
@@ -857,8 +878,7 @@ static void check_arrived(mmp__sched_t *s, const mmp__sop_t *op,
     sched_fail(s, MMP_EMISMATCH, fail_world(s, op->peer));
     return;
   }
-  if (op->len > 0)
-    memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
+  sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
 }
 
 /* Lock held: an op completed. */
@@ -907,7 +927,7 @@ static void sop_done(mmp_request_t *r, void *arg) {
       sched_fail(s, x->req.err,
                  is_failure(x->req.err) ? fail_world(s, op->peer) : -1);
     else if (op->kind == MMP__SOP_RECV && op->regs != NULL && !s->poison)
-      sop_unpack(s, op, x);
+      sop_unpack(s, op, x->tmp);
     free(x->tmp);
     x->tmp = NULL;
     x->done = 1;
