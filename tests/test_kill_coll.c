@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A rank that dies (SIGKILL) or stops (SIGSTOP) in the middle of every
- * collective algorithm: every broadcast of the descriptor table (rooted
+ * A rank that dies (SIGKILL) or stops (SIGSTOP, found by the heartbeat)
+ * in the middle of every collective algorithm: every broadcast of the descriptor table (rooted
  * at the victim and at another rank), every s-to-p algorithm, every
  * algorithm of reduce, allreduce, reduce-scatter, gather, scatter,
  * allgather and alltoall, and ibarrier. Each job of 4 ranks runs one set
@@ -25,11 +25,14 @@
 
 #define NRANKS 4
 #define VICTIM 1
-/* Heartbeat timeout for the jobs: a stopped rank is found in 2-3 s. */
-#define PEER_TIMEOUT_S 2.0
+/* Heartbeat timeout for the jobs: a stopped rank is found in 3-4 s, and
+ * a live one under TSan on a loaded machine is never taken for dead. */
+#define PEER_TIMEOUT_S 3.0
 /* Survivors report a killed rank at once (EOF); the bound leaves room
  * for sanitizers on a loaded machine. */
 #define KILL_BOUND_S 10.0
+/* A whole job: start, round 1, the loss, minimprun's stop (1.5 s). */
+#define JOB_BOUND_S 60.0
 
 static char *minimprun, *prog;
 
@@ -75,6 +78,8 @@ static void run_job(const char *set, const char *sig, int min_items) {
   if (r->status == -1 || strstr(r->out, "kc done rank 0") == NULL)
     fail_msg("job %s/%s: status %d\nstdout:\n%s\nstderr:\n%s", set, sig,
              r->status, r->out, r->err);
+  if (r->seconds > JOB_BOUND_S)
+    fail_msg("job %s/%s took %.1f s", set, sig, r->seconds);
   /* minimprun stops the job at the victim and says so. */
   if (stop)
     assert_true(r->status != 0 && r->status != 110);
@@ -99,6 +104,13 @@ static void run_job(const char *set, const char *sig, int min_items) {
   free(r);
 }
 
+/* Every algorithm of every table, and ibarrier. */
+#define COLL_ITEMS                                                             \
+  (MMP_ALLREDUCE_ALG_COUNT + MMP_REDUCE_ALG_COUNT +                            \
+   MMP_REDUCE_SCATTER_ALG_COUNT + MMP_GATHER_ALG_COUNT +                       \
+   MMP_SCATTER_ALG_COUNT + MMP_ALLGATHER_ALG_COUNT + MMP_ALLTOALL_ALG_COUNT -  \
+   7 + 1)
+
 static void test_kill_coll_bcast_killed(void **state) {
   (void)state;
   run_job("bcast", "kill", 2 * (MMP_BCAST_ALG_COUNT - 1));
@@ -111,12 +123,12 @@ static void test_kill_coll_s2p_killed(void **state) {
 
 static void test_kill_coll_coll_killed(void **state) {
   (void)state;
-  /* Every algorithm of every table, and ibarrier. */
-  run_job("coll", "kill",
-          MMP_ALLREDUCE_ALG_COUNT + MMP_REDUCE_ALG_COUNT +
-              MMP_REDUCE_SCATTER_ALG_COUNT + MMP_GATHER_ALG_COUNT +
-              MMP_SCATTER_ALG_COUNT + MMP_ALLGATHER_ALG_COUNT +
-              MMP_ALLTOALL_ALG_COUNT - 7 + 1);
+  run_job("coll", "kill", COLL_ITEMS);
+}
+
+static void test_kill_coll_bcast_stopped(void **state) {
+  (void)state;
+  run_job("bcast", "stop", 2 * (MMP_BCAST_ALG_COUNT - 1));
 }
 
 static void test_kill_coll_s2p_stopped(void **state) {
@@ -124,12 +136,19 @@ static void test_kill_coll_s2p_stopped(void **state) {
   run_job("s2p", "stop", MMP_S2P_ALG_COUNT - 1);
 }
 
+static void test_kill_coll_coll_stopped(void **state) {
+  (void)state;
+  run_job("coll", "stop", COLL_ITEMS);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kill_coll_bcast_killed),
       cmocka_unit_test(test_kill_coll_s2p_killed),
       cmocka_unit_test(test_kill_coll_coll_killed),
+      cmocka_unit_test(test_kill_coll_bcast_stopped),
       cmocka_unit_test(test_kill_coll_s2p_stopped),
+      cmocka_unit_test(test_kill_coll_coll_stopped),
   };
   char buf[32];
 
