@@ -667,8 +667,12 @@ static int recv_begin(arr_t *a) {
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
   m[3] = announced_alg(a);
   mmp__put_u64(m + 4, (uint64_t)a->len);
-  /* Posted first: with `have`, it takes the buffered header at once. */
-  rc = ctl_post(a, CTL_GROUP_RECV, a->adaptive ? -1 : a->root, NULL, cap, 0);
+  /* Posted first: with `have`, it takes the buffered header at once.
+   * From any rank (only the root sends GROUP headers) so that a lost
+   * member fails it at once: the root then stops serving (its ARRIVED
+   * receive fails the same way), and a receive from the root alone would
+   * wait for ever. */
+  rc = ctl_post(a, CTL_GROUP_RECV, -1, NULL, cap, 0);
   if (rc != 0) {
     free(m);
     return rc;
