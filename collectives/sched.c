@@ -630,9 +630,14 @@ static void sched_finish(mmp__sched_t *s) {
     fini(s, s->fini_arg);
   }
   s->creq = NULL;
-  if (s->err != 0 && s->err != MMP_EMISMATCH)
+  /* A failure names the rank where it arose (a mismatch is the caller's
+   * own error, which its code reports). */
+  if (s->err != 0 && s->err != MMP_EMISMATCH && s->fail_rank >= 0)
     MMP__LOG(MMP__LOG_WARN, "collective %u failed: %s (rank %d)", s->seq,
              mmp_err_name(s->err), s->fail_rank);
+  else if (s->err != 0 && s->err != MMP_EMISMATCH)
+    MMP__LOG(MMP__LOG_WARN, "collective %u failed: %s", s->seq,
+             mmp_err_name(s->err));
   creq->status.error = s->err;
   creq->status.bytes = s->err == 0 ? s->len : 0;
   mmp__req_complete_locked(s->e, creq, s->err);
