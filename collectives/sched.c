@@ -485,7 +485,8 @@ static int sched_send_poison(mmp__sched_t *s, const mmp__sop_t *op,
 }
 
 /* The data of op `op` into its message at `msg` (packed: region after
- * region), and back. */
+ * region), and back. An empty region may lie in no buffer at all (a
+ * NULL one), which memcpy must not be given even for 0 bytes. */
 static void sop_pack(const mmp__sched_t *s, const mmp__sop_t *op,
                      uint8_t *msg) {
   size_t at = 0;
@@ -494,7 +495,8 @@ static void sop_pack(const mmp__sched_t *s, const mmp__sop_t *op,
   if (op->regs == NULL && op->len > 0)
     memcpy(msg, mmp__sched_at(s, op->off), op->len);
   for (k = 0; op->regs != NULL && k < op->nregs; k++) {
-    memcpy(msg + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
+    if (op->regs[2 * k + 1] > 0)
+      memcpy(msg + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
 }
@@ -507,7 +509,8 @@ static void sop_unpack(const mmp__sched_t *s, const mmp__sop_t *op,
   if (op->regs == NULL && op->len > 0)
     memcpy(mmp__sched_at(s, op->off), msg, op->len);
   for (k = 0; op->regs != NULL && k < op->nregs; k++) {
-    memcpy(mmp__sched_at(s, op->regs[2 * k]), msg + at, op->regs[2 * k + 1]);
+    if (op->regs[2 * k + 1] > 0)
+      memcpy(mmp__sched_at(s, op->regs[2 * k]), msg + at, op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
 }
