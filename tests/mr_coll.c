@@ -34,6 +34,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "minimp.h"
 #include "mr_common.h"
@@ -709,6 +710,29 @@ static void test_scatter_wrong_root_is_an_error(void **state) {
   free(in);
 }
 
+/* ibarrier is a barrier: rank 1 enters 300 ms after the others, and
+ * nobody may leave before it entered. Each rank times its own call from
+ * a blocking barrier's exit, whose spread is far below the margin. */
+static void test_ibarrier_waits_for_the_last_rank(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *r;
+  double t0;
+  (void)state;
+
+  if (mr_size() < 2)
+    return;
+  assert_int_equal(mr_barrier(), 0);
+  t0 = mmp_wtime();
+  if (mr_rank() == 1)
+    usleep(300 * 1000);
+  assert_int_equal(mmp_ibarrier(w, &r), 0);
+  assert_int_equal(mmp_wait(&r, MMP_STATUS_IGNORE), 0);
+  if (mr_rank() != 1 && mmp_wtime() - t0 < 0.15)
+    fail_msg("rank %d left ibarrier %.3f s after the start, before rank 1 "
+             "entered at 0.3 s",
+             mr_rank(), mmp_wtime() - t0);
+}
+
 static void test_bad_arguments(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   double x[4] = {0}, y[4];
@@ -748,6 +772,7 @@ int main(void) {
       cmocka_unit_test(test_nonblocking_in_flight),
       cmocka_unit_test(test_inconsistent_arguments_are_an_error),
       cmocka_unit_test(test_scatter_wrong_root_is_an_error),
+      cmocka_unit_test(test_ibarrier_waits_for_the_last_rank),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
