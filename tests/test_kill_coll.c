@@ -4,8 +4,9 @@
  * in the middle of every collective algorithm: every broadcast of the descriptor table (rooted
  * at the victim and at another rank), every s-to-p algorithm, every
  * algorithm of reduce, allreduce, reduce-scatter, gather, scatter,
- * allgather and alltoall, and ibarrier. Each job of 4 ranks runs one set
- * of them at once (kill_coll.c); this checks, per item and survivor:
+ * allgather and alltoall, and ibarrier. Each job of 4 ranks (two more of
+ * 8) runs one set of them at once (kill_coll.c); this checks, per item
+ * and survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
  *    (a lost rank is no disagreement); success only where the survivor
  *    does not need the victim;
@@ -23,7 +24,6 @@
 #include "minimp.h"
 #include "spawn_util.h"
 
-#define NRANKS 4
 #define VICTIM 1
 /* Heartbeat timeout for the jobs: a stopped rank is found in 3-4 s, and
  * a live one under TSan on a loaded machine is never taken for dead. */
@@ -64,8 +64,10 @@ static void check_line(const char *out, const char *item, const char *expect,
     *worst = secs;
 }
 
-static void run_job(const char *set, const char *sig, int min_items) {
-  char *argv[] = {minimprun, "--timeout", "90",   "-n", "4",
+static void run_job(const char *set, const char *sig, int nranks,
+                    int min_items) {
+  char n[8];
+  char *argv[] = {minimprun, "--timeout", "90",   "-n", n,
                   prog,      (char *)set, (char *)sig, NULL};
   spawn_result_t *r = calloc(1, sizeof(*r));
   int stop = strcmp(sig, "stop") == 0, items = 0, rank;
@@ -74,6 +76,7 @@ static void run_job(const char *set, const char *sig, int min_items) {
   const char *line;
 
   assert_non_null(r);
+  snprintf(n, sizeof(n), "%d", nranks);
   assert_int_equal(spawn_run(argv, 110, r), 0);
   if (r->status == -1 || strstr(r->out, "kc done rank 0") == NULL)
     fail_msg("job %s/%s: status %d\nstdout:\n%s\nstderr:\n%s", set, sig,
@@ -92,15 +95,15 @@ static void run_job(const char *set, const char *sig, int min_items) {
     char item[64], expect[8];
     if (sscanf(line, "kc plan %63s %7s", item, expect) != 2)
       fail_msg("malformed plan line");
-    for (rank = 0; rank < NRANKS; rank++)
+    for (rank = 0; rank < nranks; rank++)
       if (rank != VICTIM)
         check_line(r->out, item, expect, rank, bound, &worst);
     items++;
   }
   assert_true(items >= min_items);
-  printf("%s/%s: %d algorithms, every survivor reported within %.3f s, "
-         "job %.1f s\n",
-         set, sig, items, worst, r->seconds);
+  printf("%s/%s, p = %d: %d algorithms, every survivor reported within "
+         "%.3f s, job %.1f s\n",
+         set, sig, nranks, items, worst, r->seconds);
   free(r);
 }
 
@@ -113,32 +116,43 @@ static void run_job(const char *set, const char *sig, int min_items) {
 
 static void test_kill_coll_bcast_killed(void **state) {
   (void)state;
-  run_job("bcast", "kill", 2 * (MMP_BCAST_ALG_COUNT - 1));
+  run_job("bcast", "kill", 4, 2 * (MMP_BCAST_ALG_COUNT - 1));
 }
 
 static void test_kill_coll_s2p_killed(void **state) {
   (void)state;
-  run_job("s2p", "kill", MMP_S2P_ALG_COUNT - 1);
+  run_job("s2p", "kill", 4, MMP_S2P_ALG_COUNT - 1);
 }
 
 static void test_kill_coll_coll_killed(void **state) {
   (void)state;
-  run_job("coll", "kill", COLL_ITEMS);
+  run_job("coll", "kill", 4, COLL_ITEMS);
+}
+
+/* At p = 8 the trees are deeper: causes travel through more ranks. */
+static void test_kill_coll_bcast_killed_p8(void **state) {
+  (void)state;
+  run_job("bcast", "kill", 8, 2 * (MMP_BCAST_ALG_COUNT - 1));
+}
+
+static void test_kill_coll_coll_killed_p8(void **state) {
+  (void)state;
+  run_job("coll", "kill", 8, COLL_ITEMS);
 }
 
 static void test_kill_coll_bcast_stopped(void **state) {
   (void)state;
-  run_job("bcast", "stop", 2 * (MMP_BCAST_ALG_COUNT - 1));
+  run_job("bcast", "stop", 4, 2 * (MMP_BCAST_ALG_COUNT - 1));
 }
 
 static void test_kill_coll_s2p_stopped(void **state) {
   (void)state;
-  run_job("s2p", "stop", MMP_S2P_ALG_COUNT - 1);
+  run_job("s2p", "stop", 4, MMP_S2P_ALG_COUNT - 1);
 }
 
 static void test_kill_coll_coll_stopped(void **state) {
   (void)state;
-  run_job("coll", "stop", COLL_ITEMS);
+  run_job("coll", "stop", 4, COLL_ITEMS);
 }
 
 int main(int argc, char **argv) {
@@ -146,6 +160,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_kill_coll_bcast_killed),
       cmocka_unit_test(test_kill_coll_s2p_killed),
       cmocka_unit_test(test_kill_coll_coll_killed),
+      cmocka_unit_test(test_kill_coll_bcast_killed_p8),
+      cmocka_unit_test(test_kill_coll_coll_killed_p8),
       cmocka_unit_test(test_kill_coll_bcast_stopped),
       cmocka_unit_test(test_kill_coll_s2p_stopped),
       cmocka_unit_test(test_kill_coll_coll_stopped),
