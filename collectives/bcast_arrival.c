@@ -156,8 +156,8 @@ static void adapt_record(arr_t *a);
 /* The first error is kept, except that a lost or silent rank replaces a
  * mismatch (the executor's rule, sched.c). */
 static void set_err(arr_t *a, int err) {
-  if (a->err == 0 ||
-      (a->err == MMP_EMISMATCH && (err == MMP_EPEERLOST || err == MMP_ETIMEDOUT)))
+  if (a->err == 0 || (a->err == MMP_EMISMATCH &&
+                      (err == MMP_EPEERLOST || err == MMP_ETIMEDOUT)))
     a->err = err;
 }
 
@@ -696,8 +696,8 @@ static int recv_static(arr_t *a) {
   if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
       mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
     return MMP_EPROTO;
-  poison = poison || cause != 0 || d.root != a->root ||
-           d.len != (uint64_t)a->len;
+  poison =
+      poison || cause != 0 || d.root != a->root || d.len != (uint64_t)a->len;
   if (poison) {
     set_err(a, cause != 0 ? cause : MMP_EMISMATCH);
     if (!mmp__poison_len_ok(d.len, d.seg))

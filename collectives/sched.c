@@ -538,14 +538,13 @@ static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
 
-
 /* Lock held. The first message: the header in its envelope, then the
  * data that rides along. */
 static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
                           mmp__sexec_t *x, int tag) {
   /* A send in poison mode carries the header alone. */
-  x->tmp_len = MMP__HDR_SIZE +
-               (s->poison && op->kind == MMP__SOP_SEND ? 0 : op->len);
+  x->tmp_len =
+      MMP__HDR_SIZE + (s->poison && op->kind == MMP__SOP_SEND ? 0 : op->len);
   x->tmp = calloc(1, x->tmp_len);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
@@ -701,7 +700,6 @@ static int note_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   sched_fail(s, err, rank);
   return 1;
 }
-
 
 /* Completes the first receive without posting it: its message is already
  * here (taken by a replan, or by the collective before building). */

@@ -697,7 +697,6 @@ int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
                      r);
 }
 
-
 int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                const void *buf, size_t len, int peer, int tag, unsigned mode,
                mmp_request_t *r) {

@@ -110,8 +110,8 @@ static int start_coll(item_t *it, mmp_comm_t *w, mmp_request_t **req) {
   case MMP_COLL_ALLREDUCE:
     return mmp_iallreduce(it->a, it->b, COUNT, MMP_INT32, MMP_SUM, w, &o, req);
   case MMP_COLL_REDUCE:
-    return mmp_ireduce(it->a, it->b, COUNT, MMP_INT32, MMP_SUM, it->root, w,
-                       &o, req);
+    return mmp_ireduce(it->a, it->b, COUNT, MMP_INT32, MMP_SUM, it->root, w, &o,
+                       req);
   case MMP_COLL_REDUCE_SCATTER:
     return mmp_ireduce_scatter(it->a, it->b, counts, MMP_INT32, MMP_SUM, w, &o,
                                req);
@@ -213,8 +213,8 @@ int main(int argc, char **argv) {
     rc = mmp_waitany((size_t)nitems, reqs, &at, &st);
     if (at == (size_t)-1)
       break;
-    printf("kc %s rank %d rc %s s %.3f\n", items[at].name, me,
-           mmp_err_name(rc), mmp_wtime() - t0);
+    printf("kc %s rank %d rc %s s %.3f\n", items[at].name, me, mmp_err_name(rc),
+           mmp_wtime() - t0);
     fflush(stdout);
   }
   printf("kc done rank %d\n", me);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A rank that dies (SIGKILL) or stops (SIGSTOP, found by the heartbeat)
- * in the middle of every collective algorithm: every broadcast of the descriptor table (rooted
- * at the victim and at another rank), every s-to-p algorithm, every
- * algorithm of reduce, allreduce, reduce-scatter, gather, scatter,
- * allgather and alltoall, and ibarrier. Each job of 4 ranks (two more of
- * 8) runs one set of them at once (kill_coll.c); this checks, per item
- * and survivor:
+ * in the middle of every collective algorithm: every broadcast of the
+ * descriptor table (rooted at the victim and at another rank), every s-to-p
+ * algorithm, every algorithm of reduce, allreduce, reduce-scatter, gather,
+ * scatter, allgather and alltoall, and ibarrier. Each job of 4 ranks (two more
+ * of 8) runs one set of them at once (kill_coll.c); this checks, per item and
+ * survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
  *    (a lost rank is no disagreement); success only where the survivor
  *    does not need the victim;
@@ -67,7 +67,7 @@ static void check_line(const char *out, const char *item, const char *expect,
 static void run_job(const char *set, const char *sig, int nranks,
                     int min_items) {
   char n[8];
-  char *argv[] = {minimprun, "--timeout", "90",   "-n", n,
+  char *argv[] = {minimprun, "--timeout", "90",        "-n", n,
                   prog,      (char *)set, (char *)sig, NULL};
   spawn_result_t *r = calloc(1, sizeof(*r));
   int stop = strcmp(sig, "stop") == 0, items = 0, rank;
