@@ -175,6 +175,10 @@ struct mmp_request_s {
   void (*dtor)(mmp_request_t *r); /* runs before a user request is freed */
   struct mmp__unexp_s *claimed;
   mmp_status_t status;
+  /* An opaque word an eager message carries besides its bytes (the
+   * EAGER frame's a1; 0: none): sends set it through
+   * mmp__isend_note_locked, receives find the sender's here. */
+  uint64_t note;
 };
 
 /* An arrived (or self-sent) message that no receive matched yet. */
@@ -193,6 +197,7 @@ typedef struct mmp__unexp_s {
   uint64_t cookie;        /* RTS: the sender's cookie */
   mmp_request_t *sreq;    /* self rndv: the sending request */
   mmp_request_t *claimer; /* a receive that matched it before completion */
+  uint64_t note;          /* eager and self: the sender's note */
 } mmp__unexp_t;
 
 /* ---- Outgoing frames ---------------------------------------------------- */
@@ -573,6 +578,12 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       const void *buf, size_t len, int peer, int tag,
                       unsigned mode, mmp_request_t *req);
+/* As mmp__isend_locked with mode MMP_SEND_EAGER, the message carrying
+ * `note`, which the matching receive finds in req->note (the collectives'
+ * poison: why this rank's sends go out empty). Lock held. */
+int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                           uint32_t ctx, const void *buf, size_t len, int peer,
+                           int tag, uint64_t note, mmp_request_t *req);
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       void *buf, size_t cap, int peer, int tag,
                       mmp_request_t *req);
