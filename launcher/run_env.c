@@ -174,8 +174,12 @@ char **mmp__run_remote_env(mmp__run_job_t *j) {
         !mmp__env_sets(shared, nshared, environ[k]) &&
         !mmp__env_sets(v, 3, environ[k]))
       env[n++] = environ[k];
+  /* The key reaches each daemon on its agent's standard input, and the
+   * daemon adds it for its ranks: it never crosses the control
+   * connection. */
   for (i = 0; i < nshared; i++)
-    env[n++] = shared[i];
+    if (strncmp(shared[i], "MINIMP_JOB_KEY=", 15) != 0)
+      env[n++] = shared[i];
   env[n] = NULL;
   free(shared);
   return env;
