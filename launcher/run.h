@@ -76,6 +76,7 @@ struct mmp__run_job_s {
   const char *agent;    /* --agent, as given */
   const char *launcher; /* --launcher */
   const char *iface;    /* --iface */
+  int encrypt;          /* --encrypt */
   char exe[4096];       /* our own path, the default --launcher */
   /* Placement. */
   mmp__hostlist_t hl;
@@ -84,7 +85,8 @@ struct mmp__run_job_s {
   /* The environment added to every rank: -x, then ours. */
   char **xenv; /* "NAME=VALUE", borrowed */
   int nxenv;
-  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
+  char jobvars[5][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE,
+                           _ENCRYPT */
   int njobvars;
   char *libpath; /* "LD_LIBRARY_PATH=...", owned, or NULL (run_env.c) */
   /* Bootstrap. */
