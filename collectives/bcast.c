@@ -194,12 +194,42 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   return regime;
 }
 
+/*
+ * Adaptive mode, at the root: the static choice for links as this rank's
+ * last broadcast left them. The burst allowance (docs/algorithms.md,
+ * "Burst allowance") counts only once the links have had burst·β to
+ * refill it since that broadcast ended; back to back, the choice is
+ * priced at the sustained rate. Receivers follow the root's first
+ * message, so this local clock cannot make ranks disagree.
+ */
+static int root_static_choice(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
+                              mmp__bcast_desc_t *d) {
+  mmp_netmodel_t nm;
+  size_t seg;
+  int alg, groups, rc;
+
+  if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+    return rc;
+  if (nm.burst <= 0 || mmp__coll_bcast_idle(comm) >= nm.burst * nm.beta)
+    return 0;
+  nm.burst = 0;
+  mmp__bcast_choose_auto(comm->size, (size_t)d->len, &nm, &alg, &seg,
+                         &groups);
+  if (alg == d->alg)
+    return 0;
+  d->alg = alg;
+  d->seg = seg;
+  d->groups = groups;
+  d->radix = d->inner = d->outer = 0;
+  return settle(comm, o, 1, d);
+}
+
 /* Starts an adaptive broadcast: the root runs its regime's algorithm, the
  * receivers announce themselves and follow its first message. */
 static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
                        const mmp__bcast_desc_t *stat, int pays,
                        mmp_request_t **req) {
-  mmp__bcast_desc_t arr, any = *stat;
+  mmp__bcast_desc_t arr, any = *stat, mine = *stat;
   mmp__bcast_run_t run;
   int regime = 0;
 
@@ -207,11 +237,13 @@ static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
   run.d = &any;
   any.alg = MMP_BCAST_AUTO; /* a receiver does not know yet */
   if (comm->rank == stat->root) {
-    regime = adapt_regime(comm, o, stat, pays, 0, &arr);
+    if ((regime = root_static_choice(comm, o, &mine)) != 0)
+      return regime;
+    regime = adapt_regime(comm, o, &mine, pays, 0, &arr);
     if (regime < 0)
       return regime;
-    run.d = regime ? &arr : stat;
-    run.stat = regime ? NULL : stat;
+    run.d = regime ? &arr : &mine;
+    run.stat = regime ? NULL : &mine;
   }
   run.e = mmp__eng;
   run.comm = comm;
@@ -318,7 +350,8 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
     return rc;
   rc = resolve(comm, len, comm->rank, &defaults, &d, &pays);
   /* In adaptive mode, what this rank would run as root now. */
-  if (rc == 0 && adaptive(comm, len, &defaults)) {
+  if (rc == 0 && adaptive(comm, len, &defaults) &&
+      (rc = root_static_choice(comm, &defaults, &d)) == 0) {
     rc = adapt_regime(comm, &defaults, &d, pays, 1, &arr);
     if (rc == 1)
       d = arr;

@@ -783,6 +783,8 @@ static void arr_finish(arr_t *a) {
 
   a->completed = 1;
   a->creq = NULL;
+  if (a->adaptive)
+    mmp__coll_bcast_done_locked(a->comm);
   creq->status.error = a->err;
   creq->status.bytes = a->err == 0 ? a->len : 0;
   mmp__req_complete_locked(a->e, creq, a->err);

@@ -8,6 +8,7 @@
  * inherits the model, which is the parent's network, and starts with no
  * decisions.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,26 @@ void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime) {
   st->adapt[adapt_slot_locked(st, len)].regime = regime;
   st->hint = regime;
   mmp__unlock(mmp__eng);
+}
+
+void mmp__coll_bcast_done_locked(mmp_comm_t *comm) {
+  mmp__coll_state_t *st = comm->coll;
+
+  MMP__ASSERT_LOCKED(mmp__eng);
+  if (st != NULL)
+    st->bcast_done = uv_hrtime();
+}
+
+double mmp__coll_bcast_idle(mmp_comm_t *comm) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+  uint64_t done;
+
+  if (st == NULL)
+    return INFINITY;
+  mmp__lock(mmp__eng);
+  done = st->bcast_done;
+  mmp__unlock(mmp__eng);
+  return done == 0 ? INFINITY : (double)(uv_hrtime() - done) * 1e-9;
 }
 
 void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint) {

@@ -767,6 +767,8 @@ typedef struct mmp__coll_state_s {
                                         broadcast; 0 in another */
   } adapt[4];
   int hint; /* the regime the last root announced (desc.hint) */
+  uint64_t bcast_done; /* uv_hrtime() when this rank's last adaptive
+                          broadcast completed; 0 before the first */
   struct {  /* mmp__coll_log_locked */
     uint32_t seq;
     int alg;
@@ -789,6 +791,12 @@ int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
                          double *took, int *regime);
 /* Lock NOT held. Remembers the regime this rank runs as root. */
 void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime);
+/* Lock held. This rank's part of an adaptive broadcast on `comm` is over
+ * (the links' rest starts from here: mmp__coll_bcast_idle). */
+void mmp__coll_bcast_done_locked(mmp_comm_t *comm);
+/* Lock NOT held. Seconds since this rank's last adaptive broadcast on
+ * `comm` completed; INFINITY before the first. */
+double mmp__coll_bcast_idle(mmp_comm_t *comm);
 /* Lock held. A first message told this rank the root's regime: the prior
  * for a class this rank has not rooted yet. */
 void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint);
