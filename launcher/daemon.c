@@ -41,6 +41,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "bind.h"
 #include "common.h"
 #include "ctrl.h"
 #include "minimp.h"
@@ -329,12 +330,19 @@ static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
 }
 
 /* The working directory for the ranks: minimprun's if it exists here,
- * else $HOME, as Open MPI does. */
+ * else $HOME, as Open MPI does; --wdir has no fallback (NULL: missing). */
 static const char *dmn_cwd(dmn_t *d) {
   const char *home = getenv("HOME");
+  char host[256] = "";
 
   if (access(d->launch.cwd, X_OK) == 0)
     return d->launch.cwd;
+  if (d->launch.flags & MMP__CTRL_LAUNCH_WDIR) {
+    gethostname(host, sizeof(host) - 1);
+    mmp__say("--wdir '%s': %s on host %s", d->launch.cwd, strerror(errno),
+             host);
+    return NULL;
+  }
   if (d->launch.flags & MMP__CTRL_LAUNCH_VERBOSE)
     mmp__say("directory %s does not exist here; using %s", d->launch.cwd,
              home != NULL ? home : "/");
@@ -384,9 +392,13 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   int rc, k;
 
   char **vars = malloc(((size_t)cr->nvars + 2) * sizeof(*vars));
+  cpu_set_t cpus;
+  int core;
 
   memset(&s, 0, sizeof(s));
   s.argv = d->shim;
+  s.cpus = mmp__bind_for(d->launch.flags & MMP__CTRL_LAUNCH_BIND_CORE,
+                         (int)(r - d->ranks), &cpus, &core);
   if (vars != NULL) {
     /* The key came to us through the agent, not over the network. */
     memcpy(vars, cr->vars, (size_t)cr->nvars * sizeof(*vars));
@@ -411,8 +423,9 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   }
   r->proc.data = r;
   s.exit_cb = dmn_on_exit;
-  rc = s.env != NULL ? dmn_find_program(d->launch.argv[0], s.env, cwd)
-                     : UV_ENOMEM;
+  rc = s.env == NULL ? UV_ENOMEM
+       : cwd == NULL ? UV_ENOENT
+                     : dmn_find_program(d->launch.argv[0], s.env, cwd);
   if (rc == 0) {
     rc = mmp__spawn(&d->loop, &r->proc, &s);
     if (rc != 0)
@@ -429,6 +442,8 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   } else {
     r->spawned = 1;
     r->pid = r->proc.pid;
+    if (d->launch.flags & MMP__CTRL_LAUNCH_REPORT_BINDINGS)
+      mmp__bind_report(r->pid, r->rank, core, s.cpus);
     d->nrunning++;
     if (r->in_open)
       d->stdin_rank = r;

@@ -100,8 +100,7 @@ static void test_rested_and_drained(void **state) {
   assert_true(nm.burst > 0);
   refill_us = (long)(nm.burst * nm.beta * 1e6);
   mmp__bcast_choose_auto(mr_size(), LEN, &nm, &rested, &seg, &groups);
-  nm.burst = 0;
-  mmp__bcast_choose_auto(mr_size(), LEN, &nm, &drained, &seg, &groups);
+  mmp__bcast_choose_drained(mr_size(), LEN, &nm, &drained, &seg, &groups);
   /* The profile is chosen so that the two prices disagree. */
   assert_int_not_equal(rested, drained);
 

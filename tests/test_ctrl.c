@@ -7,7 +7,8 @@
  * (garbage, a wrong key, a replayed handshake, a rank that is not the
  * host's, a clean run), and "minimprun --daemon" by a raw server (garbage,
  * a server that cannot prove the key, a LAUNCH before the proof, a whole
- * job whose rank gets the key from its daemon, a dropped connection that
+ * job whose rank gets the key from its daemon, the same in a --wdir with
+ * its bindings reported, a --wdir missing there, a dropped connection that
  * must stop its rank, a SIGKILL that must take the rank along, a program
  * that does not exist). No message carries the key.
  *
@@ -22,6 +23,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -108,6 +110,11 @@ static void test_ctrl_header_checks(void **state) {
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_ETOOBIG);
 }
 
+/* Every launch flag, so that each must survive the codec. */
+#define SAMPLE_FLAGS                                                           \
+  (MMP__CTRL_LAUNCH_VERBOSE | MMP__CTRL_LAUNCH_BIND_CORE |                     \
+   MMP__CTRL_LAUNCH_REPORT_BINDINGS | MMP__CTRL_LAUNCH_WDIR)
+
 /* A LAUNCH of 2 ranks; returns the whole message (header first). */
 static mmp__boot_wr_t sample_launch(void) {
   char *argv[] = {"/bin/prog", "arg one", "", NULL};
@@ -117,7 +124,7 @@ static mmp__boot_wr_t sample_launch(void) {
   mmp__boot_wr_t w;
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, MMP__CTRL_LAUNCH_VERBOSE, "/home/u", argv, env, 2);
+  mmp__ctrl_launch_begin(&w, SAMPLE_FLAGS, "/home/u", argv, env, 2);
   mmp__ctrl_launch_rank(&w, 3, 0, v3, 2);
   mmp__ctrl_launch_rank(&w, 7, MMP__CTRL_RANK_STDIN, v7, 1);
   assert_int_equal(mmp__ctrl_finish(&w, MMP__C_LAUNCH), 0);
@@ -134,7 +141,7 @@ static void test_ctrl_launch_round_trip(void **state) {
                                            w.len - MMP__BOOT_HDR_SIZE, &l,
                                            &why),
                    0);
-  assert_int_equal(l.flags, MMP__CTRL_LAUNCH_VERBOSE);
+  assert_int_equal(l.flags, SAMPLE_FLAGS);
   assert_string_equal(l.cwd, "/home/u");
   assert_int_equal(l.argc, 3);
   assert_string_equal(l.argv[0], "/bin/prog");
@@ -748,15 +755,49 @@ static void daemon_expect_hello(daemon_run_t *d) {
   daemon_handshake_with(d, test_key);
 }
 
-static void daemon_launch(daemon_run_t *d, char **argv) {
+/* Sends a LAUNCH of rank 5 running `argv` in `cwd` under launch `flags`;
+ * its environment holds no key. */
+static void daemon_launch_in(daemon_run_t *d, char **argv, unsigned flags,
+                             const char *cwd) {
   char *env[] = {"MMP_TEST_FROM_LAUNCH=yes", NULL};
   char *vars[] = {"MINIMP_RANK=5", NULL};
   mmp__boot_wr_t w;
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, 0, "/nonexistent/dir", argv, env, 1);
+  mmp__ctrl_launch_begin(&w, flags, cwd, argv, env, 1);
   mmp__ctrl_launch_rank(&w, 5, 0, vars, 1);
+  assert_null(memmem(w.buf, w.len, "MINIMP_JOB_KEY=", 15));
   peer_send(d->fd, MMP__C_LAUNCH, &w);
+}
+
+/* A directory that does not exist: the daemon falls back to $HOME. */
+static void daemon_launch(daemon_run_t *d, char **argv) {
+  daemon_launch_in(d, argv, 0, "/nonexistent/dir");
+}
+
+/* Reads the daemon's messages until it closes: rank 5's STARTED error in
+ * *start_err, its standard output in `out`. Returns whether BYE came. */
+static int daemon_collect(daemon_run_t *d, int *start_err, char *out,
+                          size_t outlen) {
+  uint8_t type, *body;
+  size_t len;
+  int bye = 0;
+
+  *start_err = -1;
+  out[0] = '\0';
+  while (peer_recv(d->fd, &type, &body, &len) == 0) {
+    if (type == MMP__C_STARTED && mmp__get_u32(body) == 5) {
+      *start_err = (int)mmp__get_u32(body + 8);
+    } else if (type == MMP__C_OUTPUT && mmp__get_u32(body + 4) == 1) {
+      uint32_t n = mmp__get_u32(body + 8);
+      if (strlen(out) + n < outlen)
+        strncat(out, (char *)body + 12, n);
+    } else if (type == MMP__C_BYE) {
+      bye = 1;
+    }
+    free(body);
+  }
+  return bye;
 }
 
 static void test_daemon_refuses_garbage(void **state) {
@@ -846,6 +887,53 @@ static void test_daemon_runs_a_rank_and_says_bye(void **state) {
   snprintf(want, sizeof(want), "5 yes %s\n", hex);
   assert_string_equal(out, want);
   assert_string_equal(err, "oops\n");
+}
+
+/* launch's flags and sec's key handling together: the rank runs in the
+ * --wdir the LAUNCH names, the daemon reports its binding, and the key the
+ * rank sees is the one the daemon read from its agent. */
+static void test_daemon_runs_a_rank_in_its_wdir_with_the_key(void **state) {
+  char *argv[] = {"/bin/sh", "-c", "echo $(pwd -P) $MINIMP_JOB_KEY", NULL};
+  char dir[] = "/tmp/mmp-wdir-XXXXXX", real[PATH_MAX], out[PATH_MAX + 80];
+  char want[PATH_MAX + 80], hex[2 * MMP__JOB_KEY_LEN + 1];
+  daemon_run_t d;
+  int err;
+  (void)state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_non_null(realpath(dir, real));
+  daemon_start(&d);
+  daemon_expect_hello(&d);
+  daemon_launch_in(&d, argv,
+                   MMP__CTRL_LAUNCH_WDIR | MMP__CTRL_LAUNCH_REPORT_BINDINGS,
+                   dir);
+  assert_true(daemon_collect(&d, &err, out, sizeof(out)));
+  assert_int_equal(daemon_wait(&d), 0);
+  rmdir(dir);
+  assert_int_equal(err, 0);
+  mmp__hex_encode(test_key, MMP__JOB_KEY_LEN, hex);
+  snprintf(want, sizeof(want), "%s %s\n", real, hex);
+  assert_string_equal(out, want);
+  assert_non_null(strstr(d.err, "MCW rank 5 is not bound"));
+}
+
+/* A --wdir missing on the daemon's host has no fallback: the rank does
+ * not start (UV_ENOENT in STARTED), and the daemon says which directory. */
+static void test_daemon_missing_wdir_fails_the_start(void **state) {
+  char *argv[] = {"/bin/true", NULL};
+  char out[64];
+  daemon_run_t d;
+  int err;
+  (void)state;
+
+  daemon_start(&d);
+  daemon_expect_hello(&d);
+  daemon_launch_in(&d, argv, MMP__CTRL_LAUNCH_WDIR, "/nonexistent/wdir");
+  assert_true(daemon_collect(&d, &err, out, sizeof(out)));
+  assert_int_equal(daemon_wait(&d), 0);
+  assert_int_equal(err, UV_ENOENT);
+  assert_string_equal(out, "");
+  assert_non_null(strstr(d.err, "--wdir '/nonexistent/wdir'"));
 }
 
 static void test_daemon_stops_its_rank_when_contact_is_lost(void **state) {
@@ -938,6 +1026,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_daemon_refuses_a_server_without_the_key),
       cmocka_unit_test(test_daemon_refuses_launch_before_the_proof),
       cmocka_unit_test(test_daemon_runs_a_rank_and_says_bye),
+      cmocka_unit_test(test_daemon_runs_a_rank_in_its_wdir_with_the_key),
+      cmocka_unit_test(test_daemon_missing_wdir_fails_the_start),
       cmocka_unit_test(test_daemon_stops_its_rank_when_contact_is_lost),
       cmocka_unit_test(test_daemon_killed_takes_its_rank_along),
   };
