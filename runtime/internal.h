@@ -79,6 +79,7 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
   int connect_eager; /* open every connection during init */
+  int encrypt;       /* MINIMP_ENCRYPT: seal every TCP frame */
   int shm;           /* MMP__SHM_*: MINIMP_SHM */
   uint64_t shm_ring; /* MINIMP_SHM_RING bytes; 0: automatic */
   mmp__coll_config_t coll;
@@ -90,7 +91,8 @@ enum { MMP__SHM_OFF = 0, MMP__SHM_ON = 1, MMP__SHM_RING = 2 };
 
 /*
  * Fills `cfg` with defaults, then applies the MINIMP_* tuning variables
- * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, ...). Does not touch the identity
+ * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, MINIMP_ENCRYPT, ...). Does not
+ * touch the identity
  * fields (rank, size, boot_addr, key). Returns 0, or MMP_EENV after logging
  * which variable is malformed.
  */

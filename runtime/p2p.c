@@ -1189,6 +1189,7 @@ void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
   tc->size = e->cfg.size;
   memcpy(tc->key, e->cfg.key, sizeof(tc->key));
   tc->max_frame = e->cfg.max_frame;
+  tc->encrypt = e->cfg.encrypt;
   tc->activity = &e->activity;
   cb->ctx = via;
   cb->peer_up = mmp__p2p_peer_up;
