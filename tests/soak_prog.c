@@ -18,7 +18,8 @@
  *       (/proc/self/statm) every few steps and fails (exit 2) when the
  *       last quarter's peak exceeds the first quarter's by more than
  *       SOAK_RSS_MARGIN_PCT percent and SOAK_RSS_SLACK_MB MiB both.
- *       Prints "rank R: soak ok ..." and, on rank 0, a "soak total" line.
+ *       Prints "rank R: soak ok ..." and, on rank 0, a "soak total" line
+ *       and a "soak progress" line every twentieth of the run.
  *   soak_prog chaos STEPS MAX SEED
  *       the same workload for STEPS steps (0: until stopped), each wait
  *       also watching a receive from any source on a tag nobody sends to,
@@ -373,10 +374,19 @@ static int run_soak(soak_t *k, unsigned long long target) {
   unsigned long step = 0;
   double t0 = mmp_wtime(), dt;
   long first, last, allowed;
+  unsigned long long next = target / 20;
 
   CHECK(rss != NULL, "memory");
   while (k->msgs_all < target) {
     soak_step(k, step);
+    /* Progress every twentieth of the run, so that a long run stopped
+     * early still says how far it got. */
+    if (k->rank == 0 && k->msgs_all >= next) {
+      printf("soak progress: %llu messages, %llu bytes, %.0f s, RSS %ld KiB\n",
+             k->msgs_all, k->bytes_all, mmp_wtime() - t0, rss_kib());
+      fflush(stdout);
+      next += target / 20 ? target / 20 : 1;
+    }
     if (++step % SOAK_RSS_EVERY == 0 && ns < SOAK_MAX_SAMPLES)
       rss[ns++] = rss_kib();
   }
