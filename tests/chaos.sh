@@ -41,6 +41,7 @@ LIMIT=10 # seconds from the event to every survivor's error
 "$NETCLUSTER" up "$HOSTS" 100mbit || exit 1
 TMP=$(mktemp -d)
 trap '[ "${CHAOS_KEEP:-0}" = 1 ] || "$NETCLUSTER" down; rm -rf "$TMP"' EXIT
+trap "exit 143" INT TERM
 
 now() { date +%s.%N; }
 
