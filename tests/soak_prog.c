@@ -92,15 +92,15 @@ static size_t rnd_size(uint64_t *s, size_t max) {
 }
 
 static unsigned rnd_mode(uint64_t *s) {
-  static const unsigned modes[] = {MMP_SEND_AUTO, MMP_SEND_AUTO,
-                                   MMP_SEND_EAGER, MMP_SEND_RNDV};
+  static const unsigned modes[] = {MMP_SEND_AUTO, MMP_SEND_AUTO, MMP_SEND_EAGER,
+                                   MMP_SEND_RNDV};
   return modes[rnd(s, 4)];
 }
 
 /* The seed of everything a step decides; `who` picks a sub-stream. */
 static uint64_t step_seed(const soak_t *k, unsigned long step, uint64_t who) {
-  uint64_t s = k->seed ^ (step * 0x9e3779b97f4a7c15ull) ^
-               (who * 0xd1b54a32d192ed03ull);
+  uint64_t s =
+      k->seed ^ (step * 0x9e3779b97f4a7c15ull) ^ (who * 0xd1b54a32d192ed03ull);
   return mr_next(&s);
 }
 
@@ -112,7 +112,7 @@ static double epoch_now(void) {
 
 /* Chaos: report the first error and wait to be stopped. */
 static MMP_NORETURN void chaos_report(const soak_t *k, int rc, const char *op,
-                         unsigned long step, const char *via) {
+                                      unsigned long step, const char *via) {
   printf("rank %d: error %s in %s at %.3f (step %lu, %s)\n", k->rank,
          mmp_err_name(rc), op, epoch_now(), step, via);
   fflush(stdout);
@@ -187,8 +187,8 @@ static void step_p2p(soak_t *k, unsigned long step, uint64_t *s) {
       k->msgs_all++;
       k->bytes_all += n;
       if (src == k->rank) {
-        mr_fill(k->out[i], n, step_seed(k, step, 77 + (uint64_t)i) ^
-                                  (uint64_t)src);
+        mr_fill(k->out[i], n,
+                step_seed(k, step, 77 + (uint64_t)i) ^ (uint64_t)src);
         soak_rc(k, mmp_isend_ex(k->out[i], n, to, i, w, mode, &q[nk + i]),
                 "p2p", step);
         k->bytes_mine += n;
@@ -226,8 +226,7 @@ static void step_bcast(soak_t *k, unsigned long step, uint64_t *s) {
           mmp_bcast_alg_name(o.algorithm), step);
   soak_wait(k, 1, &q, mmp_bcast_alg_name(o.algorithm), step);
   mr_fill(k->want, n, fill);
-  CHECK(memcmp(k->buf, k->want, n) == 0,
-        "bcast %s step %lu: %zu bytes from %d",
+  CHECK(memcmp(k->buf, k->want, n) == 0, "bcast %s step %lu: %zu bytes from %d",
         mmp_bcast_alg_name(o.algorithm), step, n, root);
   k->bcasts++;
 }
@@ -253,11 +252,10 @@ static void step_s2p(soak_t *k, unsigned long step, uint64_t *s) {
   snprintf(op, sizeof(op), "s2p %s", mmp_s2p_alg_name(o.algorithm));
   /* Half the time the lengths are exchanged first, as without `lens`. */
   soak_rc(k,
-          mmp_ibcast_s2p(k->out[0],
-                         k->is_src[k->rank] ? k->lens[k->rank] : 0,
+          mmp_ibcast_s2p(k->out[0], k->is_src[k->rank] ? k->lens[k->rank] : 0,
                          k->is_src[k->rank], k->buf, total,
-                         rnd(s, 2) ? k->lens : NULL, NULL, mmp_comm_world(),
-                         &o, &q),
+                         rnd(s, 2) ? k->lens : NULL, NULL, mmp_comm_world(), &o,
+                         &q),
           op, step);
   soak_wait(k, 1, &q, op, step);
   for (i = 0; i < k->p; i++) {

@@ -29,9 +29,9 @@ static const char *netcluster, *minimprun, *prog, *soak_sh, *chaos_sh;
  * neither timed out nor found the cluster missing. */
 static void run_script(const char *script, const char *a, const char *b,
                        const char *c, double limit, spawn_result_t *r) {
-  char *argv[] = {"/bin/sh",       (char *)script, (char *)netcluster,
-                  (char *)minimprun, (char *)prog, (char *)a,
-                  (char *)b,       (char *)c,      NULL};
+  char *argv[] = {"/bin/sh",         (char *)script, (char *)netcluster,
+                  (char *)minimprun, (char *)prog,   (char *)a,
+                  (char *)b,         (char *)c,      NULL};
 
   assert_int_equal(spawn_run(argv, limit, r), 0);
   if (r->status != 0)
