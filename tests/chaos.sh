@@ -86,11 +86,11 @@ while [ "$round" -le "$ROUNDS" ]; do
   rand "$HOSTS"
   victim=$R
   case $act in
-    0) action=kill ;;
-    1) action=stop ;;
+    0) action="kill" ;;
+    1) action="stop" ;;
     # minimprun runs on host 0: cutting that host off would cut minimprun
     # off from every rank, which is another test.
-    2) action=cut; rand $((HOSTS - 1)); victim=$((1 + R)) ;;
+    2) action="cut"; rand $((HOSTS - 1)); victim=$((1 + R)) ;;
   esac
   rand 3000
   delay_ms=$((500 + R))
@@ -146,7 +146,10 @@ while [ "$round" -le "$ROUNDS" ]; do
     if [ "$r" -ne "$victim" ]; then
       line=$(grep "^rank $r: error " "$out" | head -1)
       if [ -z "$line" ]; then
-        why="$why rank $r reported no error;"
+        # What it was blocked in when minimprun's SIGTERM came, if it said.
+        where=$(grep "^rank $r: stopped while " "$out" | head -1 |
+          sed 's/^rank [0-9]*: stopped while //')
+        why="$why rank $r reported no error${where:+ (stopped while $where)};"
       else
         # rank R: error NAME in OP at T (step S, VIA); OP may be two words.
         name=$(echo "$line" | awk '{print $4}')

@@ -26,8 +26,11 @@
  *       which the library fails when any peer is lost. The first error is
  *       printed as "rank R: error NAME in OP at T" (T: seconds since the
  *       epoch, which every namespace shares) and the rank then waits for
- *       minimprun to stop it. SIGTERM is ignored, so that a survivor gets
- *       minimprun's whole 1.5 s before the SIGKILL to notice the loss.
+ *       minimprun to stop it. SIGTERM only makes a rank that has not
+ *       reported say "rank R: stopped while calling|waiting on OP (step
+ *       S)", so that a survivor gets minimprun's whole 1.5 s before the
+ *       SIGKILL to notice the loss, and one that does not says where it
+ *       hangs.
  *
  * A wrong byte prints "rank R: FAILED ..." and exits 2.
  */
@@ -110,9 +113,33 @@ static double epoch_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* Where this rank is, for the SIGTERM minimprun sends when it stops the
+ * job: a survivor that never reported says what it was blocked in. */
+static char chaos_where[160];
+static size_t chaos_where_len;
+
+static void soak_at(const soak_t *k, const char *op, unsigned long step,
+                    const char *what) {
+  int n;
+
+  if (!k->chaos)
+    return;
+  n = snprintf(chaos_where, sizeof(chaos_where),
+               "rank %d: stopped while %s %s (step %lu)\n", k->rank, what, op,
+               step);
+  chaos_where_len = n > 0 && (size_t)n < sizeof(chaos_where) ? (size_t)n : 0;
+}
+
+static void chaos_on_term(int sig) {
+  (void)sig;
+  if (chaos_where_len > 0 && write(1, chaos_where, chaos_where_len) < 0)
+    chaos_where_len = 0;
+}
+
 /* Chaos: report the first error and wait to be stopped. */
 static MMP_NORETURN void chaos_report(const soak_t *k, int rc, const char *op,
                                       unsigned long step, const char *via) {
+  chaos_where_len = 0;
   printf("rank %d: error %s in %s at %.3f (step %lu, %s)\n", k->rank,
          mmp_err_name(rc), op, epoch_now(), step, via);
   fflush(stdout);
@@ -143,6 +170,7 @@ static void soak_wait(soak_t *k, size_t n, mmp_request_t **q, const char *op,
     soak_rc(k, mmp_waitall(n, q, NULL), op, step);
     return;
   }
+  soak_at(k, op, step, "waiting on");
   for (;;) {
     mmp_request_t *all[2 * SOAK_MAX_K + 2];
     size_t i, idx, live = 0;
@@ -222,6 +250,7 @@ static void step_bcast(soak_t *k, unsigned long step, uint64_t *s) {
     mr_fill(k->buf, n, fill);
   else
     memset(k->buf, 0, n);
+  soak_at(k, mmp_bcast_alg_name(o.algorithm), step, "calling");
   soak_rc(k, mmp_ibcast(k->buf, n, root, mmp_comm_world(), &o, &q),
           mmp_bcast_alg_name(o.algorithm), step);
   soak_wait(k, 1, &q, mmp_bcast_alg_name(o.algorithm), step);
@@ -251,6 +280,7 @@ static void step_s2p(soak_t *k, unsigned long step, uint64_t *s) {
             step_seed(k, step, 3) ^ (uint64_t)k->rank);
   snprintf(op, sizeof(op), "s2p %s", mmp_s2p_alg_name(o.algorithm));
   /* Half the time the lengths are exchanged first, as without `lens`. */
+  soak_at(k, op, step, "calling");
   soak_rc(k,
           mmp_ibcast_s2p(k->out[0], k->is_src[k->rank] ? k->lens[k->rank] : 0,
                          k->is_src[k->rank], k->buf, total,
@@ -279,6 +309,7 @@ static void step_allreduce(soak_t *k, unsigned long step, uint64_t *s) {
   o.algorithm = (int)rnd(s, MMP_ALLREDUCE_ALG_COUNT);
   for (i = 0; i < count; i++)
     k->red_in[i] = (int64_t)(step * 31 + i) * (k->rank + 1);
+  soak_at(k, "allreduce", step, "calling");
   soak_rc(k,
           mmp_iallreduce(k->red_in, k->red_out, count, MMP_INT64, MMP_SUM,
                          mmp_comm_world(), &o, &q),
@@ -416,7 +447,7 @@ static int run_chaos(soak_t *k, unsigned long steps) {
   unsigned long step;
   int dummy = 0;
 
-  signal(SIGTERM, SIG_IGN);
+  signal(SIGTERM, chaos_on_term);
   /* The network model AUTO needs is measured now, by everyone, unless
    * SOAK_CHAOS_MEASURE=0: a rank lost during that measurement leaves some
    * survivors waiting for ever on live partners that gave up (its
