@@ -116,7 +116,7 @@ static double epoch_now(void) {
 /* Where this rank is, for the SIGTERM minimprun sends when it stops the
  * job: a survivor that never reported says what it was blocked in. */
 static char chaos_where[160];
-static size_t chaos_where_len;
+static volatile sig_atomic_t chaos_where_len;
 
 static void soak_at(const soak_t *k, const char *op, unsigned long step,
                     const char *what) {
@@ -124,15 +124,16 @@ static void soak_at(const soak_t *k, const char *op, unsigned long step,
 
   if (!k->chaos)
     return;
+  chaos_where_len = 0; /* the handler must not see half a line */
   n = snprintf(chaos_where, sizeof(chaos_where),
                "rank %d: stopped while %s %s (step %lu)\n", k->rank, what, op,
                step);
-  chaos_where_len = n > 0 && (size_t)n < sizeof(chaos_where) ? (size_t)n : 0;
+  chaos_where_len = n > 0 && (size_t)n < sizeof(chaos_where) ? n : 0;
 }
 
 static void chaos_on_term(int sig) {
   (void)sig;
-  if (chaos_where_len > 0 && write(1, chaos_where, chaos_where_len) < 0)
+  if (chaos_where_len > 0 && write(1, chaos_where, (size_t)chaos_where_len) < 0)
     chaos_where_len = 0;
 }
 
@@ -161,7 +162,9 @@ static void soak_rc(const soak_t *k, int rc, const char *op,
 /* Waits for n requests. In chaos mode it also watches the sentinel, a
  * receive from any source that fails when any peer is lost: a rank whose
  * own partners are alive would otherwise wait on them for ever, which is
- * the application's hang, not the library's. */
+ * the application's hang, not the library's. (It also ends the wait for
+ * a collective whose live partners gave up, which is the library's: the
+ * report says which of the two ended it.) */
 static void soak_wait(soak_t *k, size_t n, mmp_request_t **q, const char *op,
                       unsigned long step) {
   int rc;
