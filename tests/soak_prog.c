@@ -51,16 +51,7 @@
 #define SOAK_SENTINEL_TAG 424242
 #define SOAK_MAX_SAMPLES (1 << 20)
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      printf("rank %d: FAILED %s: ", mr_rank(), #cond);                        \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-      fflush(stdout);                                                          \
-      exit(2);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CHECK MR_CHECK
 
 typedef struct soak_s {
   int rank, p, chaos;
