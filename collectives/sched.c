@@ -455,7 +455,11 @@ static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
                              s->poison ? 0 : op->len, world_of(s, op->peer),
                              tag, &x->req);
   for (k = 0; k < op->nregs; k++) {
-    memcpy(x->tmp + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
+    /* An empty region of a collective without a buffer (count 0) is at
+     * NULL, and memcpy from NULL is undefined even for 0 bytes. */
+    if (op->regs[2 * k + 1] > 0)
+      memcpy(x->tmp + at, mmp__sched_at(s, op->regs[2 * k]),
+             op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp,
@@ -469,7 +473,9 @@ static void sop_unpack(mmp__sched_t *s, const mmp__sop_t *op,
   int k;
 
   for (k = 0; k < op->nregs; k++) {
-    memcpy(mmp__sched_at(s, op->regs[2 * k]), x->tmp + at, op->regs[2 * k + 1]);
+    if (op->regs[2 * k + 1] > 0) /* as in sop_post_packed */
+      memcpy(mmp__sched_at(s, op->regs[2 * k]), x->tmp + at,
+             op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
 }
