@@ -27,6 +27,7 @@ PREFIX=${NETCLUSTER_PREFIX:-h}
 "$NETCLUSTER" check || exit $?
 "$NETCLUSTER" up "$HOSTS" 100mbit || exit 1
 trap '"$NETCLUSTER" down' EXIT
+trap "exit 143" INT TERM
 hostlist=$("$NETCLUSTER" hostlist "$HOSTS" "$PER")
 ip netns exec "${PREFIX}0" "$MINIMPRUN" --agent "ip netns exec" \
   --host "$hostlist" --iface eth0 --timeout "${SOAK_TIMEOUT:-86400}" \
