@@ -25,9 +25,8 @@ echo "   docs/performance.md, 'max OL_i'). Median of the rounds [lowest-highest]
 rm -f "$out"/bcast-*.csv
 r=1
 while [ "$r" -le "$rounds" ]; do
-  "$run" -n 8 "$b/tests/minimp-bench" bcast --method ol --sizes 1k,64k,1m \
-    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" \
-    --svg "$out/bcast-$r.svg" >/dev/null
+  "$run" -n 8 "$b/tests/bench/minimp-bench" bcast --method ol --sizes 1k,64k,1m \
+    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" >/dev/null
   r=$((r + 1))
 done
 python3 - "$out" "$rounds" <<'PY'
@@ -35,7 +34,9 @@ import csv, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 rows = []
 for r in range(1, rounds + 1):
-    rows += list(csv.DictReader(open("%s/bcast-%d.csv" % (out, r))))
+    # The first line of each file is a '#' comment: version, commit, host.
+    rows += list(csv.DictReader(l for l in open("%s/bcast-%d.csv" % (out, r))
+                                if l[0] != "#"))
 sizes = [1024, 65536, 1048576]
 algs, seen = [], set()
 for row in rows:
@@ -61,7 +62,7 @@ PY
 echo "(CSV and plots: $out/bcast-*.csv, $out/bcast-*.svg)"
 echo
 echo "== 2 ranks: ping-pong latency and streaming bandwidth, through shared memory"
-"$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+"$run" -n 2 "$b/tests/bench/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
 echo
 echo "== the same over TCP loopback (MINIMP_SHM=off)"
-MINIMP_SHM=off "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+MINIMP_SHM=off "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m

@@ -28,7 +28,7 @@ def per_iteration(paths):
     p = size = None
     for path in paths:
         e = defaultdict(list)
-        for r in csv.DictReader(open(path)):
+        for r in csv.DictReader(l for l in open(path) if l[0] != "#"):
             e[(r["alg"], int(r["iter"]))].append(float(r["e_us"]))
             p, size = int(r["p"]), int(r["size"])
         for (alg, k), v in e.items():

@@ -76,11 +76,13 @@ points() {
   log "$3: libminimp $algs, $size B, MAX_IF $mlist us"
   rm -f "$raw.csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 7200 "$b/tests/minimp-bench" \
+    --host "$hosts" --iface eth0 --timeout 7200 "$b/tests/bench/minimp-bench" \
     bcast --method arrival --pattern "$pat" --algs "$algs" --sizes "$size" \
     --maxif "$(echo $mlist | tr ' ' ,)" --iters "$iters" --csv "$raw.csv" \
     >&2 2>"$raw.err" || { log "$3: minimprun failed, see $raw.err"; failed=1; }
-  [ -f "$raw.csv" ] && awk -F, 'NR > 1 {
+  # minimp-bench's CSV starts with a '#' line (version, commit, date,
+  # host) and the column names.
+  [ -f "$raw.csv" ] && awk -F, '/^#/ { next } ++n > 1 {
       print "libminimp," $2 "," $1 "," $3 "," $4 "," $5 "," $8 "," $9 }' \
     "$raw.csv" >> "$csv"
   want=$(($(echo $mlist | wc -w) * ($(echo "$algs" | tr , ' ' | wc -w) + 3)))

@@ -27,7 +27,7 @@ for pat in $patterns; do
     tee -a "$out/$pat.anchors"
   echo "== $pat: libminimp"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/minimp-bench" bcast \
+    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
     --method arrival --pattern "$pat" --algs "$algs" --sizes "$size" \
     --maxif "$maxif" --iters "$iters" --csv "$out/$pat.csv" 2>/dev/null |
     tee "$out/$pat.minimp"

@@ -51,7 +51,7 @@ for r in $(seq 1 "$rounds"); do
     envs=${rest%%:*} alg=${rest#*:}
     [ "$envs" = "-" ] && envs="" || envs=$(echo "$envs" | tr , ' ')
     v=$(env $envs ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-        --host "$hosts" --iface eth0 --timeout 600 "$b/tests/minimp-bench" bcast \
+        --host "$hosts" --iface eth0 --timeout 600 "$b/tests/bench/minimp-bench" bcast \
         --method "$method" --algs "$alg" --sizes "$size" --iters "$iters" 2>/dev/null |
         awk -v m="$method" '$1 == m {print (m == "ol" ? $7 : $6)}')
     echo "$label ${v:-nan}" >> "$out"

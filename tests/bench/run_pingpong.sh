@@ -26,7 +26,7 @@ while [ "$i" -le "$reps" ]; do
   for v in default sleep; do
     if [ $v = sleep ]; then spin=0; else spin=; fi
     env MINIMP_SHM=off ${spin:+MINIMP_SPIN_US=$spin} "$b/launcher/minimprun" -n 2 \
-      "$b/tests/minimp-bench" pingpong --sizes "$commas" |
+      "$b/tests/bench/minimp-bench" pingpong --sizes "$commas" |
       awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   i=$((i + 1))
