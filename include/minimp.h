@@ -164,11 +164,14 @@ MMP_EXTERN double mmp_wtime(void);
 
 /* ---- Communicators ----------------------------------------------------- */
 
-/* The communicator of all ranks; NULL before mmp_init(). Not to be freed. */
+/* The communicator of all ranks; NULL before a successful mmp_init() and
+ * after mmp_finalize(). Not to be freed. */
 MMP_EXTERN mmp_comm_t *mmp_comm_world(void);
-/* Returns the caller's rank in `comm`, or MMP_ECOMM. */
+/* Returns the caller's rank in `comm`; MMP_ENOTINIT when called before a
+ * successful mmp_init() (a failed mmp_init left unchecked: the first such
+ * call of any function logs it once), MMP_ECOMM for another NULL. */
 MMP_EXTERN int mmp_comm_rank(const mmp_comm_t *comm);
-/* Returns the number of ranks in `comm`, or MMP_ECOMM. */
+/* Returns the number of ranks in `comm`, or an error as mmp_comm_rank. */
 MMP_EXTERN int mmp_comm_size(const mmp_comm_t *comm);
 
 /*

@@ -333,9 +333,18 @@ int mmp__config_identity(mmp__config_t *cfg) {
              size_var, cfg->size);
     return MMP_EENV;
   }
-  if (key == NULL || mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "MINIMP_JOB_KEY must be %d hex digits",
-             2 * MMP__JOB_KEY_LEN);
+  /* The key is a secret: the message gives its length, never its text. */
+  if (key == NULL) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY is not set (minimprun sets it; an embedding "
+             "tool passes the job key to mmp_init_ex)");
+    return MMP_EENV;
+  }
+  if (mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY must be %d hex digits (it has %zu characters%s)",
+             2 * MMP__JOB_KEY_LEN, strlen(key),
+             strlen(key) == 2 * MMP__JOB_KEY_LEN ? ", not all hex" : "");
     return MMP_EENV;
   }
   if (strlen(boot) >= sizeof(cfg->boot_addr)) {

@@ -365,6 +365,16 @@ typedef struct mmp__engine_s {
 /* The process-wide engine while initialised, else NULL. */
 extern mmp__engine_t *mmp__eng;
 
+/* What a public call made before a successful mmp_init returns:
+ * MMP_ENOTINIT, after logging once per process that `fn` was called. */
+int mmp__not_init(const char *fn);
+
+/* The line a rank logs when the job is aborted: by `rank` (its own
+ * `msg`, if not empty), or by the launcher when rank is -1. Writes at most
+ * `cap` bytes to buf, NUL-terminated. */
+void mmp__abort_text(char *buf, size_t cap, int rank, int code,
+                     const char *msg);
+
 /* ---- Contracts: engine.lock and loop context -------------------------- */
 
 /* Records that the calling thread now holds engine.lock (`held` 1) or is
