@@ -68,8 +68,7 @@ test-san: deps $(SAN_BUILD)/build.ninja
 	ninja -C $(SAN_BUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	meson test -C $(SAN_BUILD) --print-errorlogs --num-processes 2 \
-	  --no-suite bench
+	meson test -C $(SAN_BUILD) --print-errorlogs --num-processes 2
 
 # TSan on the tests that exercise the progress engine's threads.
 test-tsan: deps $(TSAN_BUILD)/build.ninja
@@ -81,7 +80,7 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 test: test-san test-tsan
 
 bench: build
-	@sh tests/bench/run_pingpong.sh $(BUILD)
+	@bash tests/bench/run_pingpong.sh $(BUILD)
 
 format:
 	clang-format -i include/*.h transport/*.[ch] runtime/*.[ch] \
