@@ -59,7 +59,14 @@ print("\nauto ran: 1 KiB %s, 64 KiB %s, 1 MiB %s; its row and that "
       "algorithm's row measure the same algorithm."
       % (picked.get(1024), picked.get(65536), picked.get(1048576)))
 PY
-echo "(CSV and plots: $out/bcast-*.csv, $out/bcast-*.svg)"
+# The plot needs matplotlib (make demo installs python3-matplotlib).
+if ${PYTHON:-python3} tests/bench/plot_bcast_csv.py "$out"/bcast-*.csv \
+    "$out/bcast.svg" "make demo: broadcast among 8 ranks on this machine" \
+    2>"$out/plot.err"; then
+  echo "(CSV: $out/bcast-*.csv; plot: $out/bcast.svg and .png)"
+else
+  echo "(CSV: $out/bcast-*.csv; no plot: $(tail -1 "$out/plot.err"))"
+fi
 echo
 echo "== 2 ranks: ping-pong latency and streaming bandwidth, through shared memory"
 "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m

@@ -101,6 +101,6 @@ for s in $sizes; do
   fi
   points "$s" "$m" "size-$s"
 done
-python3 "$here/plot_arrival_csv.py" "$csv" "$out/sweep-$pat"
+${PYTHON:-python3} "$here/plot_arrival_csv.py" "$csv" "$out/sweep-$pat"
 log "done: $csv, $out/sweep-$pat-maxif.svg, $out/sweep-$pat-size.svg"
 exit "$failed"

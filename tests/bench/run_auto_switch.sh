@@ -49,6 +49,6 @@ for load in $loads; do
     stress=
   fi
   echo "== $load, p = $p, $size bytes"
-  python3 "$here/plot_switch.py" "$out/switch-$load-$p-$size.svg" \
+  ${PYTHON:-python3} "$here/plot_switch.py" "$out/switch-$load-$p-$size.svg" \
     "$out"/switch-"$load-$p-$size"-*.csv
 done
