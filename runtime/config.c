@@ -124,8 +124,8 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   rc |=
       env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
   rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
-  rc |= env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns,
-                   &unused);
+  rc |=
+      env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns, &unused);
   rc |= env_double("MINIMP_NET_NODE_ALPHA_US", 1e-3, 1e9, -1,
                    &cc.net_node_alpha_us, &have_na);
   rc |= env_double("MINIMP_NET_NODE_BETA_NS", 1e-6, 1e9, -1,

@@ -21,7 +21,8 @@ echo
 echo "== Every broadcast algorithm, 8 ranks, $rounds rounds, order shuffled each round"
 echo "   Microseconds until the data reaches a rank, the slowest of 4 ranks"
 echo "   measured (each measured alone, its acknowledgement's time taken off:"
-echo "   docs/performance.md, 'max OL_i'). Median of the rounds [lowest-highest]."
+echo "   'max OL_i' of [de Supinski & Karonis 1999], docs/references.md;"
+echo "   docs/performance.md). Median of the rounds [lowest-highest]."
 rm -f "$out"/bcast-*.csv
 r=1
 while [ "$r" -le "$rounds" ]; do

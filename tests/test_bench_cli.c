@@ -117,8 +117,8 @@ static void check_provenance(const char *path, int ranks, const char *cols) {
 static void test_bench_csv_names_commit_date_host(void **state) {
   char path[] = "/tmp/mmp-bench-csv-XXXXXX";
   int fd = mkstemp(path);
-  char *argv[] = {minimprun, "-n", "2", bench, "pingpong", "--sizes", "8",
-                  "--iters", "20", "--csv", path, NULL};
+  char *argv[] = {minimprun, "-n",      "2",  bench,   "pingpong", "--sizes",
+                  "8",       "--iters", "20", "--csv", path,       NULL};
 
   (void)state;
   assert_true(fd >= 0);

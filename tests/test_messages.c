@@ -91,9 +91,9 @@ static void test_init_key_malformed_gives_length_not_key(void **state) {
   err_begin();
   assert_int_equal(mmp_init(NULL, NULL), MMP_EENV);
   err_end();
-  assert_non_null(
-      strstr(err_text, "MINIMP_JOB_KEY must be 32 hex digits (it has 3 "
-                       "characters)"));
+  assert_non_null(strstr(err_text,
+                         "MINIMP_JOB_KEY must be 32 hex digits (it has 3 "
+                         "characters)"));
   job_env(key);
   err_begin();
   assert_int_equal(mmp_init(NULL, NULL), MMP_EENV);

@@ -21,7 +21,8 @@
  * clocks differ and only per-node times e_i = f_i - a_i mean anything.
  *
  * Reported per (size, MAX_IF, algorithm), averaged over the iterations:
- *  - avg_us: the average per-node time e = mean_i e_i (seed 000, 2.2);
+ *  - avg_us: the average per-node time e = mean_i e_i ([Patarasuk & Yuan
+ * 2008], 2.2);
  *  - max_us: the worst rank's mean e_i (what the anchors print as max);
  *  - g_us: the worst per-node time of an iteration, max_i e_i;
  *  - wait_us: the part of e nobody can avoid when the root is late:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * minimp-bench bcast --method arrival: broadcasts under controlled process
- * arrival patterns (seed 000, section 5, Fig. 6 and the "20% late"
- * experiment), with the same semantics as ../shared/anchors/
+ * arrival patterns ([Patarasuk & Yuan 2008], section 5, Fig. 6 and the "20%
+ * late" experiment), with the same semantics as ../shared/anchors/
  * mpi_bcast_bench.c, so that libminimp and the anchors can be compared in
  * one run.
  */

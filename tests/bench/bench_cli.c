@@ -31,8 +31,8 @@ void cli_set_args(int argc, char **argv) {
 }
 
 const char *cli_version(void) {
-  return CLI_STR(MMP_VERSION_MAJOR) "." CLI_STR(
-      MMP_VERSION_MINOR) "." CLI_STR(MMP_VERSION_PATCH);
+  return CLI_STR(MMP_VERSION_MAJOR) "." CLI_STR(MMP_VERSION_MINOR) "." CLI_STR(
+      MMP_VERSION_PATCH);
 }
 
 const char *cli_commit(void) {
@@ -127,8 +127,7 @@ bad:
                   opt, v);
 }
 
-int cli_sizes(const char *opt, const char *list, size_t *out, int max,
-              int *n) {
+int cli_sizes(const char *opt, const char *list, size_t *out, int max, int *n) {
   char *copy = strdup(list), *tok, *save = NULL;
   int rc = 0;
 
@@ -149,8 +148,7 @@ int cli_sizes(const char *opt, const char *list, size_t *out, int max,
 }
 
 /* The names of the table, comma-separated, into buf. */
-static void cli_join(char *buf, size_t cap, cli_name_fn name,
-                     const void *ctx) {
+static void cli_join(char *buf, size_t cap, cli_name_fn name, const void *ctx) {
   const char *s;
   size_t used = 0;
   int i;

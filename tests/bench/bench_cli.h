@@ -44,8 +44,7 @@ int cli_double(const char *opt, const char *v, double lo, double hi,
 int cli_size(const char *opt, const char *v, size_t *out);
 
 /* A comma list of byte counts into out[0 .. max-1]. 0, or 2. */
-int cli_sizes(const char *opt, const char *list, size_t *out, int max,
-              int *n);
+int cli_sizes(const char *opt, const char *list, size_t *out, int max, int *n);
 
 /* A comma list of names from `name` (an "all" item stands for every name,
  * if allow_all) into their numbers. `what` names the kind in errors

@@ -1,31 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * minimp-bench: libminimp's benchmark tool, run through minimprun.
+ * minimp-bench: libminimp's benchmark tool, run through minimprun:
  *
- *   minimp-bench pingpong  [--sizes 8,64k,4m] [--iters N] [--mode M]
- *   minimp-bench bcast     [--algs all|auto,binomial,...] [--sizes 1k,64k,1m]
- *                          [--iters M] [--root R]
- *                          [--method ol|barrier|both|arrival]
- *                          [--mode auto|eager|rndv] [--segment S]
- *                          [--groups G] [--inner ALG] [--outer ALG]
- *                          [--radix K]
- *                          [--dests all|N] [--gap auto|US]
- *                          [--csv FILE] [--svg FILE]
- *                          [--pattern all|rootearly|late20|balanced|switch]
- *                          [--warm N]
- *                          [--maxif US,...|NT,...] [--tm US]
- *                          [--raw FILE]
- *   minimp-bench calibrate
- *   minimp-bench allreduce|reduce|reduce_scatter|gather|scatter|allgather|
- *                alltoall [--algs all|a,b] [--sizes 4,4k,1m] [--iters M]
- *                [--mode M] [--root R]   (coll_bench.c)
+ *   minimp-bench pingpong|bcast|s2p|calibrate|allreduce|... [OPTION]...
+ *
+ * The options, their defaults and the names they take are in one table
+ * (bench_opts below), which getopt_long, --help and the checks per command
+ * all read; minimp-bench(1) describes them for users.
  *
  * pingpong: half round trip and one-way streaming with 64 messages in
  * flight between ranks 0 and 1, exactly as ../shared/anchors/
  * mpi_pingpong.c measures Open MPI ("size half_rtt_us MBps").
  *
  * bcast: broadcast time per algorithm and size, by two methods.
- *  - ol (seed 003, de Supinski & Karonis): for each destination i, the
+ *  - ol ([de Supinski & Karonis 1999]): for each destination i, the
  *    root measures RTT_i by ping-pong with i, then times M broadcasts each
  *    followed by an ACK from i alone (E_i); OL_i = E_i - RTT_i / 2. Only
  *    the path to i is kept from pipelining, so OL_i is the latency to i;
@@ -50,15 +38,15 @@
  *    root's E_i, RTT_i and OL_i per destination.
  *  - barrier: M times a barrier then a timed broadcast, as the anchors
  *    (mpi_bcast_bench.c) do; reports the per-node time averaged over
- *    ranks and the worst rank's. The seed shows this over-estimates, so it
+ *    ranks and the worst rank's. The paper shows this over-estimates, so it
  *    is for comparison with the anchors in the same run.
- *  - arrival (seed 000, Fig. 6 and "20% late"; tests/bench/arrival.c):
- *    a barrier, a sleep per rank by --pattern bounded by each --maxif
- *    value (microseconds, or multiples of T(m) as "16T"), then the timed
- *    broadcast; reports the average and worst per-node times and the
- *    measured competitive ratio against the Lemma 2 bounds, with T(m)
- *    from --tm or measured. --svg PREFIX writes PREFIX-maxif.svg and
- *    PREFIX-size.svg (Figs. 7-10). Its own CSV columns are described
+ *  - arrival ([Patarasuk & Yuan 2008], Fig. 6 and "20% late";
+ *    tests/bench/arrival.c): a barrier, a sleep per rank by --pattern
+ *    bounded by each --maxif value (microseconds, or multiples of T(m) as
+ *    "16T"), then the timed broadcast; reports the average and worst
+ *    per-node times and the measured competitive ratio against the Lemma 2
+ *    bounds, with T(m) from --tm or measured (tests/bench/plot_arrival_csv.py
+ *    draws Figs. 7-10 from the CSV). Its own CSV columns are described
  *    there. --raw FILE keeps every rank's arrival and exit per iteration.
  *  Every algorithm runs --warm broadcasts (3 by default) before it is
  *  timed: the first use of an algorithm opens the connections its pattern
@@ -418,7 +406,7 @@ static int convert_bcast(const cmdline_t *cl, opts_t *o) {
   long x;
   int rc = 0, n, m;
 
-#define V(id) v[(id) - OPT_SIZES]
+#define V(id) v[(id)-OPT_SIZES]
   memset(o, 0, sizeof(*o));
   o->method = 3;
   o->gap_us = -1;
@@ -430,8 +418,8 @@ static int convert_bcast(const cmdline_t *cl, opts_t *o) {
   if (rc == 0 && V(OPT_ALGS))
     rc = cli_names("--algs", V(OPT_ALGS), "algorithm", name_bcast, NULL, 1,
                    o->algs, MAX_ITEMS, &o->nalgs);
-  if (rc == 0 && V(OPT_ITERS) && (rc = cli_long("--iters", V(OPT_ITERS), 1,
-                                                1000000000, &x)) == 0)
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
     o->iters = (int)x;
   if (rc == 0 && V(OPT_MODE) &&
       (rc = parse_one("--mode", V(OPT_MODE), "mode", name_in, mode_names,
@@ -505,8 +493,8 @@ static int convert_s2p(const cmdline_t *cl, s2p_bench_t *b) {
       (rc = parse_one("--sweep", V(OPT_SWEEP), "sweep", name_in, sweep_names,
                       &m)) == 0)
     b->sweeps = m == 3 ? 7 : 1 << m;
-  if (rc == 0 && V(OPT_ITERS) && (rc = cli_long("--iters", V(OPT_ITERS), 1,
-                                                1000000000, &x)) == 0)
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
     b->iters = (int)x;
   if (rc == 0 && V(OPT_ROWS) &&
       (rc = cli_long("--rows", V(OPT_ROWS), 0, 1 << 30, &x)) == 0)
@@ -532,8 +520,8 @@ static int convert_coll(const cmdline_t *cl, coll_bench_opts_t *b) {
   if (rc == 0 && V(OPT_SIZES))
     rc = cli_sizes("--sizes", V(OPT_SIZES), b->sizes, COLL_BENCH_MAX,
                    &b->nsizes);
-  if (rc == 0 && V(OPT_ITERS) && (rc = cli_long("--iters", V(OPT_ITERS), 1,
-                                                1000000000, &x)) == 0)
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
     b->iters = (int)x;
   if (rc == 0 && V(OPT_ROOT) &&
       (rc = cli_long("--root", V(OPT_ROOT), 0, 1 << 30, &x)) == 0)
@@ -546,8 +534,8 @@ static int convert_coll(const cmdline_t *cl, coll_bench_opts_t *b) {
 #undef V
 }
 
-static const char *const cmd_names[] = {"pingpong", "bcast", "s2p",
-                                        "calibrate", NULL};
+static const char *const cmd_names[] = {"pingpong", "bcast", "s2p", "calibrate",
+                                        NULL};
 
 /* Splits argv into the command and its options' texts. Returns 0, 1 when
  * --help or --version was answered, or 2 after a usage error. */
@@ -602,8 +590,7 @@ static int parse_cmdline(int argc, char **argv, cmdline_t *cl) {
   for (i = 0; i < BENCH_NOPTS; i++)
     if (cl->val[bench_opts[i].id - OPT_SIZES] != NULL &&
         !(bench_opts[i].cmds & (unsigned)cl->cmd))
-      return cli_fail("--%s is not an option of '%s'", bench_opts[i].name,
-                      cmd);
+      return cli_fail("--%s is not an option of '%s'", bench_opts[i].name, cmd);
   return 0;
 }
 
@@ -765,8 +752,8 @@ static double ol_refill_s(size_t n) {
   return (most < nm.burst ? most : (double)nm.burst) * nm.beta;
 }
 
-/* Seed 003: latency to destination i, corrected for the ACK. On the root,
- * e_rtt receives E_i and RTT_i. */
+/* [De Supinski & Karonis 1999]: latency to destination i, corrected for the
+ * ACK. On the root, e_rtt receives E_i and RTT_i. */
 static double ol_to(void *buf, size_t n, int root, int dest, int M,
                     const opts_t *o, int alg, double e_rtt[2]) {
   mmp_comm_t *w = mmp_comm_world();
@@ -992,17 +979,16 @@ static int cmd_bcast(opts_t *o) {
 /* ---- s2p ---------------------------------------------------------------- */
 
 /*
- * s-to-p broadcast, in the spirit of seed 002's Figures 3, 6 and 7. Every
- * rank times M calls, each after a barrier; the per-node time is averaged
- * over ranks (avg_us) and the slowest rank's is reported (max_us). Three
- * sweeps: time against s for each length L ("s"), time by distribution
+ * s-to-p broadcast, in the spirit of [Hambrusch et al. 1998]'s Figures 3, 6
+ * and 7. Every rank times M calls, each after a barrier; the per-node time is
+ * averaged over ranks (avg_us) and the slowest rank's is reported (max_us).
+ * Three sweeps: time against s for each length L ("s"), time by distribution
  * for one s ("dist"), and time against s with the total s L fixed
  * ("total"). Its own options:
  *   --algs all|auto,br_lin,...  --dists all|equal,...  --sources 1,4,16
  *   --sizes 4k,64k  --total 1m  --sweep s|dist|total|all  --iters M
- *   --mode auto|eager|rndv  --rows R  --csv FILE  --svg FILE
- * With --svg F, each sweep writes F with "-s", "-dist" or "-total" before
- * its extension.
+ *   --mode auto|eager|rndv  --rows R  --csv FILE
+ * tests/bench/plot_s2p_csv.py draws each sweep from the CSV.
  */
 /* Fills in what the options left open, for p ranks. */
 static void s2p_defaults(s2p_bench_t *b, int p) {
@@ -1059,7 +1045,8 @@ static void s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
 
 /* One point: s sources of distribution d with L bytes each, every
  * algorithm; prints and records the rows. */
-static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L) {
+static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s,
+                      size_t L) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), i, a;
   unsigned char *mark = malloc((size_t)p);

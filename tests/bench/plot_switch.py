@@ -5,7 +5,7 @@ file of a `--pattern switch` run (balanced for the first half of the
 iterations, rootearly for the second; tests/bench/run_auto_switch.sh).
 
 For every algorithm, the per-node time of each iteration (the average of
-e_i over the ranks, seed 000 section 2.2); several raw files of the same
+e_i over the ranks, [Patarasuk & Yuan 2008] section 2.2); several raw files of the same
 run shape are reduced to the per-iteration median. Writes one SVG with a
 line per algorithm against the iteration number (mmplot.py: SVG and PNG;
 with several files, the median and a bar from the lowest to the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Seed 000's Figures 7-10 on the emulated cluster, the anchors (Open MPI,
+# [Patarasuk & Yuan 2008]'s Figures 7-10 on the emulated cluster, the anchors (Open MPI,
 # MPICH, Gloo) measured in the same run: for one arrival PATTERN, the
 # per-node broadcast time against MAX_IF at MAXIF_SIZE, and against the
 # size at MAX_IF = SIZE_MAXIF x T(m), so that MAX_IF scales with the

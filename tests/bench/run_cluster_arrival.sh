@@ -1,5 +1,5 @@
 #!/bin/sh
-# Broadcast under process arrival patterns (seed 000, section 5) on the
+# Broadcast under process arrival patterns ([Patarasuk & Yuan 2008], section 5) on the
 # emulated cluster, beside the anchors in the same run: for each PATTERN,
 # ../shared/anchors/run_bcast.sh N SIZE ITERS MAXIF PATTERN, then
 # minimp-bench bcast --method arrival with the same sleeps. Raw outputs go

@@ -11,7 +11,7 @@
 #     sleep:MINIMP_SPIN_YIELD=0:auto yield:-:auto
 # Needs root, the cluster up (tests/netcluster up N 100mbit) and the
 # anchors built (../shared/anchors/build.sh).
-# METHOD=ol measures seed 003's max OL_i instead (minimp-bench --method ol,
+# METHOD=ol measures [de Supinski & Karonis 1999]'s max OL_i instead (minimp-bench --method ol,
 # default gap), against Open MPI only, through mpi_ol_bench.c, which this
 # script compiles into BUILD_DIR/tests with mpicc.openmpi.
 set -eu
