@@ -111,6 +111,7 @@ static void test_calls_before_init_are_enotinit_logged_once(void **state) {
   assert_int_equal(mmp_comm_rank(mmp_comm_world()), MMP_ENOTINIT);
   assert_int_equal(mmp_comm_size(mmp_comm_world()), MMP_ENOTINIT);
   assert_int_equal(mmp_send(&b, 1, 0, 0, mmp_comm_world()), MMP_ENOTINIT);
+  assert_int_equal(mmp_bcast(&b, 1, 0, mmp_comm_world()), MMP_ENOTINIT);
   assert_int_equal(mmp_comm_rank(mmp_comm_world()), MMP_ENOTINIT);
   err_end();
   assert_int_equal(count(err_text, "before a successful mmp_init"), 1);

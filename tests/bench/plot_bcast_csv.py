@@ -38,7 +38,7 @@ def main():
             d = mmplot.collect(rows, lambda r: r["alg"] if r["method"] == method
                                else None, x, lambda r: float(r[col]))
             if d:
-                panels.append((method, label, d))
+                panels.append(("--method " + method, label, d))
     reps = max(len(v) for _, _, d in panels for s in d.values() for v in s.values())
     st = mmplot.styles({n for _, _, d in panels for n in d})
     fig, axes = mmplot.figure(len(panels), title)
