@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-arrival-pattern-aware broadcasts (seed 000, Patarasuk & Yuan,
+ * Process-arrival-pattern-aware broadcasts ([Patarasuk & Yuan 2008],
  * section 4): arrival_b for the blocking model, arrival_nb for the
  * non-blocking one. Unlike the other broadcasts they have no fixed
  * schedule: the root decides at run time who gets the message next, from
@@ -51,7 +51,7 @@
  * messages on a slow network: arrival_nb when the message fits half a
  * receiver's eager buffer, else arrival_b. The sub-group broadcast of a
  * round is a pipelined chain by default, or any classic algorithm of
- * seed 001 (opts.inner; MMP__BCAST_F_SUB in its row).
+ * [Hasanov et al. 2015] (opts.inner; MMP__BCAST_F_SUB in its row).
  */
 #include <stdlib.h>
 #include <string.h>

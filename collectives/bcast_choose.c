@@ -72,8 +72,8 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * that was idle passes its first `burst` bytes at once, as through a
  * shaper's token bucket): an algorithm whose busiest link carries no more
  * than that pays its latency terms only. The choice is for a broadcast
- * that finds the links rested, as seed 003's method measures each one
- * (docs/algorithms.md, "Burst allowance").
+ * that finds the links rested, as [de Supinski & Karonis 1999]'s method
+ * measures each one (docs/algorithms.md, "Burst allowance").
  */
 static double cost_burst(const mmp__bcast_alg_t *a, int p, double m, double X,
                          int G, const mmp_netmodel_t *nm) {

@@ -594,11 +594,11 @@ size_t mmp__even_seg(size_t len, double target);
 #define MMP__POISON_MAX_SEGS (1u << 20)
 int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 
-/* What every public collective call checks first: 0, MMP_ENOTINIT or
- * MMP_ECOMM. */
+/* What every public collective call checks first: 0, MMP_ENOTINIT (logged
+ * once per process) or MMP_ECOMM. */
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {
   if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("a collective (mmp_bcast, mmp_barrier, ...)");
   return comm == NULL ? MMP_ECOMM : 0;
 }
 

@@ -176,7 +176,7 @@ int mmp_comm_split(mmp_comm_t *comm, int color, int key, mmp_comm_t **newcomm) {
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init(__func__);
   if (comm == NULL)
     return MMP_ECOMM;
   if (color < 0 && color != MMP_UNDEFINED)
@@ -209,7 +209,7 @@ int mmp_comm_dup(mmp_comm_t *comm, mmp_comm_t **newcomm) {
   if (comm == NULL) {
     if (newcomm != NULL)
       *newcomm = NULL;
-    return mmp__eng == NULL ? MMP_ENOTINIT : MMP_ECOMM;
+    return mmp__eng == NULL ? mmp__not_init(__func__) : MMP_ECOMM;
   }
   return mmp_comm_split(comm, 0, comm->rank, newcomm);
 }
@@ -226,7 +226,7 @@ int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init(__func__);
   if (comm == NULL)
     return MMP_ECOMM;
   if (n < 1 || n > comm->size || ranks == NULL)

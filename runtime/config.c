@@ -125,8 +125,8 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   rc |=
       env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
   rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
-  rc |= env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns,
-                   &unused);
+  rc |=
+      env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns, &unused);
   rc |= env_double("MINIMP_NET_NODE_ALPHA_US", 1e-3, 1e9, -1,
                    &cc.net_node_alpha_us, &have_na);
   rc |= env_double("MINIMP_NET_NODE_BETA_NS", 1e-6, 1e9, -1,
@@ -437,9 +437,18 @@ int mmp__config_identity(mmp__config_t *cfg) {
              size_var, cfg->size);
     return MMP_EENV;
   }
-  if (key == NULL || mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "MINIMP_JOB_KEY must be %d hex digits",
-             2 * MMP__JOB_KEY_LEN);
+  /* The key is a secret: the message gives its length, never its text. */
+  if (key == NULL) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY is not set (minimprun sets it; an embedding "
+             "tool passes the job key to mmp_init_ex)");
+    return MMP_EENV;
+  }
+  if (mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY must be %d hex digits (it has %zu characters%s)",
+             2 * MMP__JOB_KEY_LEN, strlen(key),
+             strlen(key) == 2 * MMP__JOB_KEY_LEN ? ", not all hex" : "");
     return MMP_EENV;
   }
   if (strlen(boot) >= sizeof(cfg->boot_addr)) {

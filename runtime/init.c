@@ -15,6 +15,7 @@
  */
 #include <assert.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,9 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
       e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST,
                                      "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
-    MMP__LOG(MMP__LOG_WARN, "job aborted by rank %d (code %d): %s", rank, code,
-             msg);
+    char text[640];
+    mmp__abort_text(text, sizeof(text), rank, code, msg);
+    MMP__LOG(MMP__LOG_WARN, "%s", text);
   }
 }
 
@@ -710,7 +712,7 @@ static void abort_task(void *arg) {
 
   MMP__ASSERT_LOOP(e);
   if (e->boot == NULL || e->boot_lost ||
-      mmp__boot_abort(e->boot, op->rc, "mmp_abort called", abort_sent, op) != 0)
+      mmp__boot_abort(e->boot, op->rc, "", abort_sent, op) != 0)
     op_finish(op, 0);
 }
 
@@ -745,9 +747,38 @@ mmp_comm_t *mmp_comm_world(void) {
 }
 
 int mmp_comm_rank(const mmp_comm_t *comm) {
-  return comm != NULL ? comm->rank : MMP_ECOMM;
+  if (comm == NULL)
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_rank") : MMP_ECOMM;
+  return comm->rank;
 }
 
 int mmp_comm_size(const mmp_comm_t *comm) {
-  return comm != NULL ? comm->size : MMP_ECOMM;
+  if (comm == NULL)
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_size") : MMP_ECOMM;
+  return comm->size;
+}
+
+int mmp__not_init(const char *fn) {
+  static atomic_int said;
+
+  /* Once: a program that ignored a failed mmp_init calls on in a loop. */
+  if (atomic_exchange(&said, 1) == 0)
+    MMP__LOG(MMP__LOG_ERROR,
+             "%s called before a successful mmp_init (did mmp_init fail "
+             "unchecked?); such calls return MMP_ENOTINIT",
+             fn);
+  return MMP_ENOTINIT;
+}
+
+void mmp__abort_text(char *buf, size_t cap, int rank, int code,
+                     const char *msg) {
+  int n;
+
+  /* Rank -1: the launcher itself stopped the job (a timeout, a signal). */
+  if (rank >= 0)
+    n = snprintf(buf, cap, "job aborted by rank %d (code %d)", rank, code);
+  else
+    n = snprintf(buf, cap, "job stopped by the launcher (code %d)", code);
+  if (n >= 0 && (size_t)n < cap && msg != NULL && msg[0] != '\0')
+    snprintf(buf + n, cap - (size_t)n, ": %s", msg);
 }

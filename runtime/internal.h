@@ -41,9 +41,9 @@ typedef struct mmp__coll_config_s {
   int net_profile;           /* MINIMP_NET_ALPHA_US and _BETA_NS were set */
   double net_alpha_us;
   double net_beta_ns;
-  double net_burst; /* MINIMP_NET_BURST_BYTES; 0 if unset */
-  int net_shared;   /* MINIMP_NET_SHARED_CPUS */
-  double net_gamma_ns; /* MINIMP_NET_GAMMA_NS; -1 if unset */
+  double net_burst;         /* MINIMP_NET_BURST_BYTES; 0 if unset */
+  int net_shared;           /* MINIMP_NET_SHARED_CPUS */
+  double net_gamma_ns;      /* MINIMP_NET_GAMMA_NS; -1 if unset */
   double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
   double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
 } mmp__coll_config_t;
@@ -372,6 +372,16 @@ typedef struct mmp__engine_s {
 
 /* The process-wide engine while initialised, else NULL. */
 extern mmp__engine_t *mmp__eng;
+
+/* What a public call made before a successful mmp_init returns:
+ * MMP_ENOTINIT, after logging once per process that `fn` was called. */
+int mmp__not_init(const char *fn);
+
+/* The line a rank logs when the job is aborted: by `rank` (its own
+ * `msg`, if not empty), or by the launcher when rank is -1. Writes at most
+ * `cap` bytes to buf, NUL-terminated. */
+void mmp__abort_text(char *buf, size_t cap, int rank, int code,
+                     const char *msg);
 
 /* ---- Contracts: engine.lock and loop context -------------------------- */
 

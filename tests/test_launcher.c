@@ -227,7 +227,9 @@ static void test_launch_abort_code(void **state) {
   LAUNCH(&r, NULL, "-n", "3", helper, "abort", "0", "5");
   assert_int_equal(r.status, 5);
   assert_non_null(strstr(r.err, "rank 0"));
-  assert_non_null(strstr(r.err, "mmp_abort"));
+  /* The call is named once, with its code, and nothing after it. */
+  assert_non_null(strstr(r.err, "called mmp_abort(5)\n"));
+  assert_null(strstr(r.err, "mmp_abort called"));
   assert_true(r.seconds < 5.0);
   assert_no_rank_left();
 }

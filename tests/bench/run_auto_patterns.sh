@@ -70,7 +70,7 @@ for p in $ps; do
         rm -rf "$d" "$g"
         echo "p=$p $load $pat $size: libminimp" >&2
         ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
-          --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/minimp-bench" \
+          --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/bench/minimp-bench" \
           bcast --method arrival --pattern "$pat" --algs "$algs" \
           --sizes "$size" --maxif "$maxif" --iters "$iters" \
           --raw "$out/raw-$pat-$load-$p-$size.csv" 2>/dev/null |

@@ -41,7 +41,7 @@ case " $parts " in *" loopback "*)
     for m in $(modes "$r"); do
       flag=; [ "$m" = sealed ] && flag=--encrypt
       env MINIMP_SHM=off "$b/launcher/minimprun" $flag -n 2 \
-        "$b/tests/minimp-bench" pingpong --sizes 8,1024,65536,4194304 |
+        "$b/tests/bench/minimp-bench" pingpong --sizes 8,1024,65536,4194304 |
         awk -v r="$r" -v m="$m" 'NF == 3 && $1 ~ /^[0-9]+$/ {
           print "loopback," m "," r ",half_rtt_us," $1 "," $2
           print "loopback," m "," r ",stream_MBps," $1 "," $3 }' >> "$csv"
@@ -63,7 +63,7 @@ case " $parts " in *" cluster "*)
       flag=; [ "$m" = sealed ] && flag=--encrypt
       ip netns exec "${pfx}0" "$b/launcher/minimprun" $flag \
         --agent "ip netns exec" --host "$hosts" --iface eth0 --timeout 600 \
-        "$b/tests/minimp-bench" bcast --algs "$algs" --sizes 1048576 \
+        "$b/tests/bench/minimp-bench" bcast --algs "$algs" --sizes 1048576 \
         --iters "$iters" --method barrier --shuffle "$r" 2>/dev/null |
         awk -v r="$r" -v m="$m" '$1 == "barrier" {
           alg = ($3 == "-" || $3 == "") ? $2 : $2 "->" $3
