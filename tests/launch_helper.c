@@ -16,6 +16,12 @@
  *                    host, when started through one); the others wait
  *   keycheck         print "key visible" if the job key appears on any
  *                    process's command line, else "key hidden"; finalize
+ *   attackboot N     rank 0 opens connections to the job's rendezvous
+ *                    (MINIMP_BOOT_ADDR): one sending garbage, one a HELLO
+ *                    with a wrong key, then N more sending garbage, each
+ *                    until the server closes it; it prints the local
+ *                    address of the first two ("garbage ADDR", "wrongkey
+ *                    ADDR"); then every rank finalizes
  *
  * It is also a stand-in for an rsh-like agent, so that minimprun's remote
  * start runs without ssh or root:
@@ -27,10 +33,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "minimp.h"
@@ -90,6 +98,92 @@ static int on_a_command_line(const char *needle) {
   return found;
 }
 
+/* Connects to "host:port" or "[v6]:port"; returns the socket or -1. */
+static int dial(const char *hostport) {
+  char host[128];
+  const char *colon = strrchr(hostport, ':');
+  struct addrinfo hints, *ai;
+  size_t n;
+  int fd;
+
+  if (colon == NULL || (n = (size_t)(colon - hostport)) >= sizeof(host))
+    return -1;
+  memcpy(host, hostport, n);
+  host[n] = '\0';
+  if (host[0] == '[') {
+    memmove(host, host + 1, n);
+    host[strcspn(host, "]")] = '\0';
+  }
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+    return -1;
+  fd = socket(ai->ai_family, SOCK_STREAM, 0);
+  if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(ai);
+  return fd;
+}
+
+/* Sends `msg` on a new connection to the rendezvous and reads until the
+ * server closes it. Prints "LABEL ADDR" (our end) unless label is NULL. */
+static int attack_once(const char *boot, const void *msg, size_t n,
+                       const char *label) {
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  char host[64], port[16], buf[256];
+  int fd = dial(boot);
+
+  if (fd < 0)
+    return -1;
+  if (label != NULL && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+      getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+                  sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+    printf("%s %s:%s\n", label, host, port);
+  if (send(fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n) {
+    close(fd);
+    return -1;
+  }
+  while (recv(fd, buf, sizeof(buf), 0) > 0)
+    continue;
+  close(fd);
+  return 0;
+}
+
+/* A rendezvous HELLO (transport/boot.h) whose key is wrong. */
+static size_t wrong_key_hello(uint8_t *out) {
+  static const uint8_t hdr[16] = {'M', 'M', 'P', 'B', 1,  1, 0, 0,
+                                  0,   0,   0,   0,   33, 0, 0, 0};
+  size_t i;
+
+  memcpy(out, hdr, sizeof(hdr));
+  for (i = 0; i < 16; i++)
+    out[16 + i] = (uint8_t)(0x5a ^ i); /* not the job's key */
+  memset(out + 32, 0, 12);             /* rank 0, size 0, pid 0 */
+  out[44] = 3;
+  out[45] = 0;
+  memcpy(out + 46, "bad", 3);
+  return 49;
+}
+
+static int attack_boot(int count) {
+  const char *boot = getenv("MINIMP_BOOT_ADDR");
+  static const char junk[32] = "GET / HTTP/1.0\r\n\r\nnot a HELLO";
+  uint8_t hello[64];
+  int i;
+
+  if (boot == NULL || attack_once(boot, junk, sizeof(junk), "garbage") != 0 ||
+      attack_once(boot, hello, wrong_key_hello(hello), "wrongkey") != 0)
+    return -1;
+  for (i = 0; i < count; i++)
+    if (attack_once(boot, junk, sizeof(junk), NULL) != 0)
+      return -1;
+  return 0;
+}
+
 /* "agent HOST CMD ARGS...": what ssh would do, on this machine. */
 static int be_agent(int argc, char **argv) {
   if (argc < 4)
@@ -140,6 +234,9 @@ int main(int argc, char **argv) {
     const char *key = getenv("MINIMP_JOB_KEY");
     printf("%d key %s\n", rank,
            key != NULL && on_a_command_line(key) ? "visible" : "hidden");
+  } else if (strcmp(argv[1], "attackboot") == 0) {
+    if (rank == 0 && attack_boot(who) != 0)
+      return 6;
   } else if (strcmp(argv[1], "hang") == 0) {
     for (;;)
       pause();

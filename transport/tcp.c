@@ -66,6 +66,7 @@ struct mmp__tp_s {
   void (*destroy_done)(void *);
   void *destroy_arg;
   _Atomic uint64_t rejected, dropped, frames_in, frames_out;
+  mmp__ratelog_t rl; /* the log's budget for rejected connections */
 };
 
 struct mmp__tp_conn_s {
@@ -103,6 +104,25 @@ struct mmp__tp_conn_s {
 
 static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
                      int bad_input);
+
+static void tcp_log_left_out(uint64_t n) {
+  if (n > 0)
+    MMP__LOG(MMP__LOG_WARN,
+             "%llu more connections rejected after the last %u logged",
+             (unsigned long long)n, MMP__RATELOG_BURST);
+}
+
+/* Anyone who can reach the port can make us reject connections, so their
+ * log lines come out of a budget. */
+static void tcp_log_reject(mmp__tp_t *tp, const char *name,
+                           const char *reason) {
+  uint64_t ended;
+  int take = mmp__ratelog_take(&tp->rl, uv_now(tp->loop), &ended);
+
+  tcp_log_left_out(ended);
+  if (take)
+    MMP__LOG(MMP__LOG_WARN, "rejected connection from %s: %s", name, reason);
+}
 
 /* ---- Object lifetime ---------------------------------------------------- */
 
@@ -668,7 +688,7 @@ static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
    * one that sent garbage is "dropped". */
   if (bad_input && !c->up_reported) {
     atomic_fetch_add_explicit(&tp->rejected, 1, memory_order_relaxed);
-    MMP__LOG(MMP__LOG_WARN, "rejected connection from %s: %s", c->name, reason);
+    tcp_log_reject(tp, c->name, reason);
   } else if (bad_input) {
     atomic_fetch_add_explicit(&tp->dropped, 1, memory_order_relaxed);
     MMP__LOG(MMP__LOG_WARN, "dropping connection to rank %d (%s): %s", c->peer,
@@ -753,10 +773,7 @@ static void tcp_accept(uv_stream_t *server, int status) {
   if (tp->npending >= tp->cfg.max_pending) {
     c->state = TCP_CLOSED;
     atomic_fetch_add_explicit(&tp->rejected, 1, memory_order_relaxed);
-    MMP__LOG(MMP__LOG_WARN,
-             "rejected connection from %s: too many unauthenticated "
-             "connections",
-             c->name);
+    tcp_log_reject(tp, c->name, "too many unauthenticated connections");
     tcp_close_handles(c);
     return;
   }
@@ -864,6 +881,7 @@ static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   tp->destroying = 1;
   tp->destroy_done = done;
   tp->destroy_arg = arg;
+  tcp_log_left_out(mmp__ratelog_end(&tp->rl));
   mmp__list_foreach(it, &tp->conns) {
     mmp__tp_conn_t *c = mmp__container_of(it, mmp__tp_conn_t, node);
     c->state = TCP_CLOSED;
