@@ -55,6 +55,7 @@ typedef struct mmp__config_s {
   char boot_addr[256];
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
+  int from_args; /* boot_addr, key and iface are mmp_init_ex's arguments */
   uint64_t eager_limit;     /* AUTO sends up to this size go eager */
   uint64_t shm_eager_limit; /* the same to peers through shared memory */
   uint64_t eager_buffer;    /* per-peer eager credit, bytes */
