@@ -96,6 +96,19 @@ int mmp__debug_shm_corrupt(int peer, int which, uint64_t value) {
   return c.rc;
 }
 
+static void stall_in_loop(void *arg) {
+  uv_sleep(*(unsigned *)arg);
+}
+
+int mmp__debug_stall_loop(unsigned ms) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (e == NULL)
+    return MMP_EINVAL;
+  mmp__engine_call(e, stall_in_loop, &ms);
+  return 0;
+}
+
 int mmp__debug_config_reload(void) {
   mmp__engine_t *e = mmp__eng;
 

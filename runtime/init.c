@@ -265,6 +265,7 @@ static void boot_connected(void *arg, int status, size_t count,
   MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
   if (e->cfg.peer_timeout_ms > 0) {
     uint64_t every = e->cfg.peer_timeout_ms / 8;
+    e->hb_at = mmp__clock_ms();
     uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
                    every ? every : 1);
   }

@@ -249,8 +249,8 @@ typedef struct mmp__peer_s {
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
   int bye;            /* the peer said BYE */
-  uint64_t last_rx;   /* loop time (ms) of the last frame from it */
-  uint64_t last_ping; /* loop time (ms) of our last PING to it */
+  uint64_t last_rx;   /* mmp__clock_ms() of the last frame from it */
+  uint64_t last_ping; /* mmp__clock_ms() of our last PING to it */
   int bye_pending;    /* finalize: send BYE once the queues drain */
   int dirty;          /* on engine.dirty */
   int down_err;
@@ -353,6 +353,7 @@ typedef struct mmp__engine_s {
   int close_timed_out;  /* finalize gave up waiting for EOFs */
   uv_timer_t timer;     /* finalize deadlines; loop context only */
   uv_timer_t heartbeat; /* liveness checks; loop context only */
+  uint64_t hb_at;       /* mmp__clock_ms() of its last tick; loop only */
   char listen_name[128];
   mmp_comm_t world;
   uint32_t next_ctx;
@@ -370,6 +371,13 @@ extern mmp__engine_t *mmp__eng;
 
 /* Records that the calling thread now holds engine.lock (`held` 1) or is
  * about to give it up (0). Debug builds only. */
+/* Milliseconds from a monotonic clock, read now. Liveness uses it rather
+ * than uv_now(), which is the time the current loop iteration began and
+ * can be seconds old after a long iteration or a descheduled thread. */
+static inline uint64_t mmp__clock_ms(void) {
+  return uv_hrtime() / 1000000;
+}
+
 static inline void mmp__lock_record(mmp__engine_t *e, int held) {
 #ifndef NDEBUG
   uintptr_t self = mmp__thread_self();
@@ -685,6 +693,10 @@ int mmp__debug_progress(mmp__debug_progress_t *out);
  * for tests that change them after init: 0, MMP_EINVAL before init, or
  * MMP_EENV (logged; the old values stay). Never called by the library. */
 int mmp__debug_config_reload(void);
+/* Runs a task in loop context that sleeps `ms` milliseconds, as a rank
+ * whose loop thread was descheduled or ran one long iteration: nothing is
+ * read meanwhile. Returns after it, 0, or MMP_EINVAL before init. */
+int mmp__debug_stall_loop(unsigned ms);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 /* The shared-memory transport's counters (all zero without it). 0 or

@@ -1066,7 +1066,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   /* peer_up let no other transport's connection up for this peer. */
   assert(e->peers[peer].via == via);
   mmp__lock(e);
-  e->peers[peer].last_rx = uv_now(&e->loop);
+  e->peers[peer].last_rx = mmp__clock_ms();
   switch (h->type) {
   case MMP__F_EAGER:
     rc = rx_eager(e, peer, h, sink);
@@ -1144,7 +1144,7 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
     return;
   }
   p->conn = conn;
-  p->last_rx = uv_now(&e->loop);
+  p->last_rx = mmp__clock_ms();
   if (e->closing) {
     p->state = MMP__P_CLOSING;
     p->bye_pending = 1;
@@ -1212,29 +1212,66 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   }
 }
 
+/* Lock held. When `p` was last heard from: its last frame, or a byte of a
+ * frame still arriving, whichever is later, never after `now`. */
+static uint64_t peer_heard_at(const mmp__peer_t *p, uint64_t now) {
+  uint64_t at = p->last_rx;
+
+  if (p->conn != NULL && p->via->ops->rx_ms != NULL) {
+    uint64_t b = p->via->ops->rx_ms(p->conn);
+    at = b > at ? b : at;
+  }
+  return at < now ? at : now;
+}
+
+/* How long the heartbeat tick came after its due time, beyond a tick's
+ * slack: time in which this rank's loop ran nothing, so it read nothing. */
+static uint64_t heartbeat_lateness(mmp__engine_t *e, uint64_t now) {
+  uint64_t every = e->cfg.peer_timeout_ms / 8, late = 0;
+
+  every = every ? every : 1;
+  if (e->hb_at != 0 && now > e->hb_at && now - e->hb_at > 2 * every)
+    late = now - e->hb_at - every;
+  e->hb_at = now;
+  return late;
+}
+
 void mmp__p2p_heartbeat(mmp__engine_t *e) {
-  uint64_t now = uv_now(&e->loop), timeout = e->cfg.peer_timeout_ms;
-  uint64_t quiet = timeout / 4;
+  uint64_t now = mmp__clock_ms(), timeout = e->cfg.peer_timeout_ms;
+  uint64_t quiet = timeout / 4, late;
   int i;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
+  late = heartbeat_lateness(e, now);
+  if (late > 0)
+    MMP__LOG(MMP__LOG_DEBUG,
+             "heartbeat %.1f s late: peers' silence in that time not counted",
+             (double)late / 1000);
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     mmp__tp_conn_t *conn = NULL;
     mmp__via_t *via = p->via;
+    uint64_t heard;
     char why[96];
 
     if (i == e->cfg.rank)
       continue;
     mmp__lock(e);
-    if (p->state == MMP__P_UP && now - p->last_rx >= timeout) {
+    if (p->state == MMP__P_UP && late > 0) {
+      /* Our loop was stalled (descheduled, or one long iteration), and
+       * timers run before the poll that would read what arrived meanwhile:
+       * only silence while we were listening counts against a peer. */
+      p->last_rx = p->last_rx + late < now ? p->last_rx + late : now;
+    }
+    heard = peer_heard_at(p, now);
+    if (p->state == MMP__P_UP && now - heard >= timeout) {
       snprintf(why, sizeof(why), "no sign of life for %.1f s",
-               (double)(now - p->last_rx) / 1000);
+               (double)(now - heard) / 1000);
       MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", i, why);
       conn = p->conn;
       mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
-    } else if (p->state == MMP__P_UP && now - p->last_rx >= quiet &&
+    } else if (p->state == MMP__P_UP && now - heard >= quiet &&
                now - p->last_ping >= quiet) {
       /* Any frame answers for it; a quiet link gets asked. */
       p->last_ping = now;

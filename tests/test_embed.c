@@ -26,25 +26,10 @@
 #include <unistd.h>
 
 #include "minimp.h"
+#include "port_util.h"
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 static const char *bad = "fedcba9876543210fedcba9876543210";
-
-/* A free port on the loopback: bind port 0, note it, close. */
-static int free_port(void) {
-  struct sockaddr_in a;
-  socklen_t len = sizeof(a);
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-  memset(&a, 0, sizeof(a));
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 /* Child body: a ring exchange over an embedded job. Exit code: 0 ok. */
 static int rank_main(int rank, int size, const char *addr, const char *k) {

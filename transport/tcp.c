@@ -86,6 +86,7 @@ struct mmp__tp_conn_s {
   _Atomic int inflight; /* uv_writes not yet completed */
   uint64_t tx_seq;
   uint64_t rx_seq;
+  uint64_t rx_ms; /* uv_hrtime() / 10^6 when bytes last arrived */
   /* Read side. Unparsed bytes are stage[rd, wr). */
   uint8_t *stage;
   size_t rd, wr;
@@ -653,6 +654,9 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
+  /* A fresh clock: a long loop iteration must not date these bytes back
+   * to its start (the heartbeat would take a live peer for a silent one). */
+  c->rx_ms = uv_hrtime() / 1000000;
   if (c->direct) {
     /* tcp_alloc offered at most the rest of the payload. */
     assert((uint64_t)nread <= c->pay_left);
@@ -892,6 +896,10 @@ static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   tcp_maybe_free(tp);
 }
 
+static uint64_t tcp_rx_ms(const mmp__tp_conn_t *c) {
+  return c->rx_ms;
+}
+
 const mmp__tp_ops_t mmp__tcp_ops = {
     .name = "tcp",
     .create = tcp_create,
@@ -902,6 +910,7 @@ const mmp__tp_ops_t mmp__tcp_ops = {
     .shutdown = tcp_shutdown,
     .abort = tcp_abort,
     .stats = tcp_stats,
+    .rx_ms = tcp_rx_ms,
     .destroy = tcp_destroy,
 };
 
