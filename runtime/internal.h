@@ -77,6 +77,7 @@ typedef struct mmp__config_s {
   int check_auto;    /* check_us is the runtime's choice */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
+  unsigned max_unexp_rts;   /* unmatched RTS entries one peer may leave */
   unsigned boot_timeout_ms;
   int connect_eager; /* open every connection during init */
   int shm;           /* MMP__SHM_*: MINIMP_SHM */
@@ -251,6 +252,8 @@ typedef struct mmp__peer_s {
   int bye;            /* the peer said BYE */
   uint64_t last_rx;   /* mmp__clock_ms() of the last frame from it */
   uint64_t last_ping; /* mmp__clock_ms() of our last PING to it */
+  unsigned unexp_rts; /* its RTS entries in engine.unexpected */
+  struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
   int bye_pending;    /* finalize: send BYE once the queues drain */
   int dirty;          /* on engine.dirty */
   int down_err;
@@ -359,6 +362,7 @@ typedef struct mmp__engine_s {
   uint32_t next_ctx;
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
+  uint64_t unexp_rts_peak; /* most RTS entries one peer had unmatched */
   uint64_t checks; /* times the progress thread woke to look (lock) */
   int finalizing;  /* inside mmp_finalize */
   int closing;     /* past the finalize fence: BYE goes out */
@@ -678,6 +682,8 @@ int mmp__debug_listen_addr(int rank, char *buf, size_t len);
 int mmp__debug_tp_stats(mmp__tp_stats_t *out);
 /* Peak of buffered unexpected eager bytes, and the per-peer credit. */
 uint64_t mmp__debug_unexp_peak(void);
+/* Most unmatched RTS entries any one peer had here at once. */
+uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {

@@ -186,6 +186,17 @@ static mmp__out_t *out_new(mmp__engine_t *e, int peer, size_t copy) {
   return o;
 }
 
+/* Lock held. Frees a frame that is done with (written, failed or never
+ * sent), forgetting it as its peer's queued PING answer. */
+static void out_release(mmp__engine_t *e, mmp__out_t *o) {
+  mmp__peer_t *p = &e->peers[o->peer];
+
+  MMP__ASSERT_LOCKED(e);
+  if (p->pong_out == o)
+    p->pong_out = NULL;
+  free(o);
+}
+
 static void mark_dirty(mmp__engine_t *e, mmp__peer_t *p) {
   if (!p->dirty) {
     p->dirty = 1;
@@ -303,6 +314,8 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
     if (req != NULL)
       req->nwrites++;
   }
+  if (o->w.hdr.type == MMP__F_PING && !(o->w.hdr.flags & MMP__FF_REQ))
+    p->pong_out = o;
   /* A partly written frame must be the very next thing on the wire. */
   if (o->w.encoded_)
     mmp__list_insert_head(q, &o->node);
@@ -384,7 +397,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
     mmp__list_remove(it);
     if (p->via->ops->write(p->conn, &o->w) != 0) {
-      free(o);
+      out_release(e, o);
       return;
     }
   }
@@ -436,7 +449,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     o->req = r;
     o->chunk = n;
     if (p->via->ops->write(p->conn, &o->w) != 0) {
-      free(o);
+      out_release(e, o);
       break;
     }
     r->nwrites++;
@@ -454,7 +467,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     p->bye_pending = 0;
     o->w.hdr.type = MMP__F_BYE;
     if (p->via->ops->write(p->conn, &o->w) != 0)
-      free(o);
+      out_release(e, o);
   }
 }
 
@@ -503,7 +516,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
   if (type == MMP__F_BYE && status == 0 && p->state == MMP__P_CLOSING &&
       p->conn != NULL)
     p->via->ops->shutdown(p->conn, 5000);
-  free(o);
+  out_release(e, o);
   pump_peer(e, peer);
   mmp__unlock(e);
 }
@@ -722,6 +735,10 @@ static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
   if (u->data != NULL && u->kind == MMP__U_EAGER) {
     assert(e->unexp_bytes >= u->len);
     e->unexp_bytes -= u->len;
+  }
+  if (u->kind == MMP__U_RTS) {
+    assert(e->peers[u->src].unexp_rts > 0);
+    e->peers[u->src].unexp_rts--;
   }
   free(u->data);
   free(u);
@@ -968,9 +985,20 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
     rndv_accept(e, r, peer, h->a0, h->a1);
     return 0;
   }
+  if (e->peers[peer].unexp_rts >= e->cfg.max_unexp_rts) {
+    /* Each entry costs memory the peer chooses: cut it off rather than
+     * let it exhaust this rank's. */
+    MMP__LOG(MMP__LOG_ERROR,
+             "rank %d left more than %u rendezvous requests unmatched here "
+             "(MINIMP_MAX_UNEXPECTED_RTS); closing its connection",
+             peer, e->cfg.max_unexp_rts);
+    return MMP_ENOMEM;
+  }
   u = calloc(1, sizeof(*u));
   if (u == NULL)
     return MMP_ENOMEM;
+  if (++e->peers[peer].unexp_rts > e->unexp_rts_peak)
+    e->unexp_rts_peak = e->peers[peer].unexp_rts;
   u->kind = MMP__U_RTS;
   u->src = peer;
   u->ctx = h->comm;
@@ -1089,7 +1117,10 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
     break;
   case MMP__F_PING:
     rc = h->len == 0 ? 0 : MMP_EPROTO;
-    if (rc == 0 && (h->flags & MMP__FF_REQ))
+    /* One answer queued at a time: a peer that floods PING|REQ and never
+     * reads must not make us queue answers without bound, and the queued
+     * one answers for all of them. */
+    if (rc == 0 && (h->flags & MMP__FF_REQ) && e->peers[peer].pong_out == NULL)
       send_ctrl(e, peer, MMP__F_PING, 0, h->a0, 0, 0);
     break;
   default:
@@ -1314,7 +1345,7 @@ static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
     assert(o->req == NULL || o->req->nwrites > 0);
     if (o->req != NULL && --o->req->nwrites == 0)
       req_complete(e, o->req, err);
-    free(o);
+    out_release(e, o);
   }
 }
 

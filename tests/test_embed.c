@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "minimp.h"
-#include "port_util.h"
+#include "embed_util.h"
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 static const char *bad = "fedcba9876543210fedcba9876543210";
@@ -61,12 +61,6 @@ static pid_t spawn(int rank, int size, const char *addr, const char *k,
     _exit(rank_main(rank, size, addr, k));
   }
   return pid;
-}
-
-static int exit_code(pid_t pid) {
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
 
 static void test_embed_host_starts_last(void **state) {

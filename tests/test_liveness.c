@@ -26,7 +26,7 @@
 
 #include "minimp.h"
 #include "runtime/internal.h"
-#include "port_util.h"
+#include "embed_util.h"
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 
@@ -37,12 +37,6 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int exit_code(pid_t pid) {
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
 
 /* Forks rank `rank` of 2 with MINIMP_PEER_TIMEOUT_MS `timeout`; the child

@@ -37,7 +37,7 @@
 #include "mr_common.h"
 #include "runtime/internal.h"
 #include "spawn_util.h"
-#include "port_util.h"
+#include "embed_util.h"
 
 #define BIG (64u << 20)      /* through 4 KiB rings: a long transfer */
 #define PEER_TIMEOUT_MS 1500 /* the heartbeat's bound in these jobs */

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A free TCP port on the loopback, for tests that host a rendezvous
- * themselves (mmp_init_ex). Header-only; include it after cmocka.h.
+ * Helpers for tests that fork the ranks of an embedded job themselves
+ * (mmp_init_ex): a free port for the rendezvous, and a child's exit code.
+ * Header-only; include it after cmocka.h.
  */
-#ifndef MMP_TESTS_PORT_UTIL_H
-#define MMP_TESTS_PORT_UTIL_H
+#ifndef MMP_TESTS_EMBED_UTIL_H
+#define MMP_TESTS_EMBED_UTIL_H
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Binds port 0 on 127.0.0.1, notes the port the kernel chose, closes. The
@@ -29,4 +31,11 @@ static inline int free_port(void) {
   return port;
 }
 
-#endif /* MMP_TESTS_PORT_UTIL_H */
+/* Reaps `pid`: its exit status, or 100 + the signal that killed it. */
+static inline int exit_code(pid_t pid) {
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+#endif /* MMP_TESTS_EMBED_UTIL_H */
