@@ -25,6 +25,7 @@
 #include "minimp.h"
 #include "mr_common.h"
 #include "runtime/internal.h"
+#include "hello_util.h"
 
 enum { N_ATTACKS = 7 };
 
@@ -73,15 +74,9 @@ static void send_all(int fd, const void *buf, size_t n) {
 /* A HELLO frame with the given key, rank and payload length field. */
 static void hello(uint8_t *out, const uint8_t *key, uint32_t rank, uint64_t len,
                   uint8_t version) {
-  mmp__frame_hdr_t h;
-
-  memset(&h, 0, sizeof(h));
-  h.type = MMP__F_HELLO;
-  h.src = rank;
-  h.len = len;
-  mmp__frame_encode(&h, out);
-  out[4] = version;
-  mmp__hello_encode(key, rank, (uint32_t)mr_size(), out + MMP__FRAME_HDR_SIZE);
+  hello_frame(out, key, rank, (uint32_t)mr_size());
+  out[4] = version;           /* frame.h: the version byte */
+  mmp__put_u64(out + 32, len); /* and the length field */
 }
 
 static void attack(int which) {

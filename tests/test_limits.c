@@ -4,8 +4,9 @@
  * more rendezvous requests unmatched than MINIMP_MAX_UNEXPECTED_RTS has its
  * connection cut (operations with it fail with MMP_EPEERLOST) and the rank
  * never holds more entries than the limit; a program that stays within the
- * limit, with many unexpected eager messages besides, works. Two forked
- * ranks of an embedded job (mmp_init_ex).
+ * limit, with many unexpected eager messages besides, works; a member that
+ * floods PING|REQ and RTS frames by hand and never reads is cut off while
+ * the rank's memory stays flat. Forked ranks of an embedded job.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,14 +14,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "minimp.h"
 #include "embed_util.h"
+#include "hello_util.h"
 #include "runtime/internal.h"
 
 static const char *key = "0123456789abcdef0123456789abcdef";
@@ -30,7 +35,8 @@ static const char *key = "0123456789abcdef0123456789abcdef";
 #define FLOOD 1000   /* RTS a misbehaving rank sends */
 #define TAG_EAGER 1000
 
-static pid_t spawn(int rank, const char *addr, int (*body)(mmp_comm_t *)) {
+static pid_t spawn(int rank, int size, const char *addr,
+                   int (*body)(mmp_comm_t *)) {
   pid_t pid = fork();
 
   assert_true(pid >= 0);
@@ -38,7 +44,7 @@ static pid_t spawn(int rank, const char *addr, int (*body)(mmp_comm_t *)) {
     alarm(30);
     if (rank == 1)
       setenv("MINIMP_MAX_UNEXPECTED_RTS", "100", 1);
-    if (mmp_init_ex(rank, 2, addr, key, NULL,
+    if (mmp_init_ex(rank, size, addr, key, NULL,
                     rank == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0) != 0)
       _exit(90);
     _exit(body(mmp_comm_world()));
@@ -51,8 +57,8 @@ static void run_pair(int (*r0)(mmp_comm_t *), int (*r1)(mmp_comm_t *)) {
   pid_t p0, p1;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
-  p1 = spawn(1, addr, r1);
-  p0 = spawn(0, addr, r0);
+  p1 = spawn(1, 2, addr, r1);
+  p0 = spawn(0, 2, addr, r0);
   assert_int_equal(exit_code(p1), 0);
   assert_int_equal(exit_code(p0), 0);
 }
@@ -150,6 +156,153 @@ static void test_limits_rts_flood_is_cut_off(void **state) {
   run_pair(flooder, flooded);
 }
 
+#define NPING 500000 /* PING|REQ frames a member sends without reading */
+
+/* A kB figure ("VmRSS:", "VmHWM:") of this process, in bytes. */
+static uint64_t proc_status_bytes(const char *field) {
+  char line[256];
+  unsigned long long kb = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+
+  if (f == NULL)
+    return 0;
+  while (fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, field, strlen(field)) == 0)
+      sscanf(line + strlen(field), "%llu", &kb);
+  fclose(f);
+  return (uint64_t)kb * 1024;
+}
+
+/* Sends `n` header-only frames of `type` as rank 2 on `fd`, numbered
+ * from *seq; RTS frames get distinct cookies and tags. 0 or -1. */
+static int raw_frames(int fd, uint8_t type, uint16_t flags, int n,
+                      uint64_t *seq) {
+  static uint8_t buf[1024 * MMP__FRAME_HDR_SIZE];
+  int done = 0;
+
+  while (done < n) {
+    int k = n - done < 1024 ? n - done : 1024, i;
+    for (i = 0; i < k; i++) {
+      mmp__frame_hdr_t h;
+      memset(&h, 0, sizeof(h));
+      h.type = type;
+      h.flags = flags;
+      h.src = 2;
+      h.seq = (*seq)++;
+      h.tag = done + i;
+      h.a0 = (uint64_t)(done + i) + 1;
+      h.a1 = 1;
+      mmp__frame_encode(&h, buf + (size_t)i * MMP__FRAME_HDR_SIZE);
+    }
+    if (send(fd, buf, (size_t)k * MMP__FRAME_HDR_SIZE, MSG_NOSIGNAL) !=
+        (ssize_t)k * MMP__FRAME_HDR_SIZE)
+      return -1;
+    done += k;
+  }
+  return 0;
+}
+
+/* Rank 2, misbehaving: connects to rank 1 by hand as itself (it holds the
+ * key), never reads after the handshake, sends NPING PING|REQ frames and
+ * then more RTS than rank 1's limit. Rank 1 must close the connection. */
+static int raw_member(mmp_comm_t *w) {
+  uint8_t k[MMP__JOB_KEY_LEN], msg[MMP__FRAME_HDR_SIZE + MMP__HELLO_LEN];
+  struct sockaddr_storage ss;
+  char addr[128];
+  uint64_t seq = 1;
+  int fd, small = 4096;
+  (void)w;
+
+  if (mmp__debug_job_key(k) != 0 || mmp__debug_listen_addr(1, addr, 128) ||
+      mmp__addr_parse(addr, &ss) != 0)
+    return 60;
+  fd = socket(ss.ss_family, SOCK_STREAM, 0);
+  if (fd < 0)
+    return 61;
+  /* Keep what the kernel holds for us small, so that rank 1's answers
+   * back up into its own memory, as they would without a bound. */
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  if (connect(fd, (struct sockaddr *)&ss,
+                        ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                : sizeof(struct sockaddr_in6)))
+    return 61;
+  hello_frame(msg, k, 2, 3);
+  if (send(fd, msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg) ||
+      recv(fd, msg, sizeof(msg), MSG_WAITALL) != (ssize_t)sizeof(msg))
+    return 62; /* the HELLO_ACK: the connection is rank 2's now */
+  if (raw_frames(fd, MMP__F_PING, MMP__FF_REQ, NPING, &seq) != 0)
+    return 63;
+  (void)raw_frames(fd, MMP__F_RTS, 0, 2 * LIMIT, &seq);
+  for (;;) { /* now read: rank 1 must have closed the connection */
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    char buf[65536];
+    ssize_t n;
+    if (poll(&pfd, 1, 10000) <= 0)
+      return 64;
+    n = recv(fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && errno == ECONNRESET))
+      break;
+    if (n < 0)
+      return 65;
+  }
+  close(fd);
+  return 0;
+}
+
+/* Rank 1: the flood must end in rank 2 being lost, with no more than the
+ * limit of RTS entries held and the PING answers not piling up: without
+ * the bound each unanswerable PING|REQ queued an answer (hundreds of
+ * MiB here). */
+static int victim(mmp_comm_t *w) {
+  uint64_t rss0 = proc_status_bytes("VmRSS:"), grew;
+  int v = 0;
+
+  if (mmp_recv(&v, sizeof(v), 2, 7, w, NULL) != MMP_EPEERLOST)
+    return 70;
+  if (mmp__debug_unexp_rts_peak() != LIMIT)
+    return 71;
+  grew = proc_status_bytes("VmHWM:") - rss0;
+  if (grew > (64u << 20)) {
+    fprintf(stderr, "rank 1 grew by %llu bytes\n", (unsigned long long)grew);
+    return 72;
+  }
+  if (mmp_send(&v, sizeof(v), 0, 9, w) != 0)
+    return 73;
+  /* Stay until rank 0 has it and leaves (then this fails). */
+  (void)mmp_recv(&v, sizeof(v), 0, 10, w, NULL);
+  return 0;
+}
+
+/* Rank 0 hosts the rendezvous until rank 1 is done. */
+static int host(mmp_comm_t *w) {
+  int v;
+  return mmp_recv(&v, sizeof(v), 1, 9, w, NULL) == 0 ? 0 : 80;
+}
+
+/* A member that floods a rank with PING|REQ and RTS frames and never
+ * reads is cut off, and the rank's memory stays bounded. */
+static void test_limits_flooding_member_is_cut_off(void **state) {
+  const char *shm = getenv("MINIMP_SHM");
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  /* Rank 1 takes rank 2's connection only over TCP: with shared memory
+   * it refuses a TCP connection from a rank on its host. */
+  setenv("MINIMP_SHM", "off", 1);
+  p[2] = spawn(2, 3, addr, raw_member);
+  p[1] = spawn(1, 3, addr, victim);
+  p[0] = spawn(0, 3, addr, host);
+  if (shm != NULL)
+    setenv("MINIMP_SHM", shm, 1);
+  else
+    unsetenv("MINIMP_SHM");
+  assert_int_equal(exit_code(p[2]), 0);
+  assert_int_equal(exit_code(p[1]), 0);
+  assert_int_equal(exit_code(p[0]), 0);
+}
+
 /* A limit that is not a number from 1 up is refused at init. */
 static void test_limits_bad_value_refused(void **state) {
   static const char *const bad[] = {"0", "-5", "lots", "99999999999"};
@@ -168,6 +321,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_limits_unexpected_within_limit_work),
       cmocka_unit_test(test_limits_rts_flood_is_cut_off),
+      cmocka_unit_test(test_limits_flooding_member_is_cut_off),
       cmocka_unit_test(test_limits_bad_value_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,7 @@
 #include "minimp.h"
 #include "transport/transport.h"
 #include "transport/util.h"
+#include "hello_util.h"
 
 #define MAXF 8
 
@@ -278,19 +279,13 @@ static void test_tcp_runtime_rejection_drops_connection(void **state) {
 /* A raw socket that completes a real handshake as rank 2. */
 static int fake_peer(int target) {
   uint8_t msg[MMP__FRAME_HDR_SIZE + MMP__HELLO_LEN], in[256];
-  mmp__frame_hdr_t h;
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   size_t got = 0;
 
   assert_int_equal(connect(fd, (struct sockaddr *)&side[target].addr,
                            sizeof(struct sockaddr_in)),
                    0);
-  memset(&h, 0, sizeof(h));
-  h.type = MMP__F_HELLO;
-  h.src = 2;
-  h.len = MMP__HELLO_LEN;
-  mmp__frame_encode(&h, msg);
-  mmp__hello_encode(key, 2, 3, msg + MMP__FRAME_HDR_SIZE);
+  hello_frame(msg, key, 2, 3);
   assert_int_equal(send(fd, msg, sizeof(msg), 0), (ssize_t)sizeof(msg));
   run_until(&side[target].ups, 1);
   /* Read the HELLO_ACK so that our next frame is the next in order. */
