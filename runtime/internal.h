@@ -328,6 +328,8 @@ typedef struct mmp__engine_s {
   int waiters;       /* threads blocked on cv */
   uint64_t app_at;   /* uv_hrtime() when an application thread last
                         used the library */
+  _Atomic uint64_t loop_at; /* uv_hrtime() when a thread last took or let
+                               go of the loop */
   int nlost;         /* peers in MMP__P_DOWN (lock) */
   uint64_t activity; /* bumped by the transport whenever bytes move;
                         loop owner only (progress.c) */

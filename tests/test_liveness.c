@@ -117,6 +117,60 @@ static void test_liveness_stalled_loop_keeps_live_peer(void **state) {
   assert_int_equal(exit_code(p0), 0);
 }
 
+/* Rank 0, with the short timeout: after a round trip, waits for rank 1's
+ * message, which comes after rank 1's busy phase. */
+static int patient_judge(mmp_comm_t *w) {
+  int v = 0;
+
+  if (mmp_recv(&v, sizeof(v), 1, 1, w, NULL) != 0 ||
+      mmp_send(&v, sizeof(v), 1, 2, w) != 0)
+    return 50;
+  if (mmp_recv(&v, sizeof(v), 1, 5, w, NULL) != 0 || v != 5)
+    return 51;
+  return mmp_finalize() == 0 ? 0 : 52;
+}
+
+/* Rank 1: inside the library for 4 x rank 0's timeout without ever
+ * waiting (sends to itself and receives of what is already there need no
+ * loop), then sends rank 0 its message. */
+static int busy_in_library(mmp_comm_t *w) {
+  double t0;
+  int v = 1;
+  char b = 0;
+
+  if (mmp_send(&v, sizeof(v), 0, 1, w) != 0 ||
+      mmp_recv(&v, sizeof(v), 0, 2, w, NULL) != 0)
+    return 55;
+  t0 = now_s();
+  while (now_s() - t0 < 4 * TIMEOUT_MS * 1e-3)
+    if (mmp_send(&b, 1, 1, 8, w) != 0 || mmp_recv(&b, 1, 1, 8, w, NULL) != 0)
+      return 56;
+  v = 5;
+  if (mmp_send(&v, sizeof(v), 0, 5, w) != 0)
+    return 57;
+  return mmp_finalize() == 0 ? 0 : 58;
+}
+
+/* A rank busy in the library without running its loop (it posted no wait)
+ * still answers its peers' PINGs: the progress thread gives the loop a
+ * pass every heartbeat period (before, it waited for the application to
+ * be idle, and rank 0 declared rank 1 lost). */
+static void test_liveness_busy_rank_stays_alive(void **state) {
+  char addr[64];
+  pid_t p0, p1;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  /* Rank 1's application never looks idle to its progress thread, even
+   * when it is descheduled for a moment on a loaded machine. */
+  setenv("MINIMP_PROGRESS_GRACE_US", "10000000", 1);
+  p1 = spawn(1, addr, "300", busy_in_library);
+  unsetenv("MINIMP_PROGRESS_GRACE_US");
+  p0 = spawn(0, addr, "300", patient_judge);
+  assert_int_equal(exit_code(p0), 0);
+  assert_int_equal(exit_code(p1), 0);
+}
+
 /* Rank 1 stops itself (SIGSTOP) after a round trip, so that the
  * connection is up on both sides (a send alone may still be queued). */
 static int stopper(mmp_comm_t *w) {
@@ -191,6 +245,7 @@ static void test_liveness_stopped_peer_is_lost_after_own_stall(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_liveness_stalled_loop_keeps_live_peer),
+      cmocka_unit_test(test_liveness_busy_rank_stays_alive),
       cmocka_unit_test(test_liveness_stopped_peer_is_lost),
       cmocka_unit_test(test_liveness_stopped_peer_is_lost_after_own_stall),
   };
