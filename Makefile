@@ -16,7 +16,7 @@ SAN_BUILD  ?= build-san
 TSAN_BUILD ?= build-tsan
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
-        iproute2
+        libsodium-dev iproute2
 
 .PHONY: all deps build demo test test-san test-tsan bench format clean
 
@@ -32,7 +32,7 @@ deps:
 	  for c in meson ninja pkg-config cc; do \
 	    command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; \
 	  done; \
-	  pkg-config --exists libuv cmocka 2>/dev/null || missing="$$missing libuv-dev cmocka-dev"; \
+	  pkg-config --exists libuv cmocka libsodium 2>/dev/null || missing="$$missing libuv-dev cmocka-dev libsodium-dev"; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

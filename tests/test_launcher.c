@@ -313,8 +313,9 @@ static void addr_after(const char *out, const char *prefix, char *addr,
   addr[n] = '\0';
 }
 
-/* At the default verbosity, connections the rendezvous rejects are
- * logged with the peer's address; a flood of 200 makes 10 lines and one
+/* At the default verbosity, connections the rendezvous rejects (garbage
+ * instead of HELLO, a PROOF under a wrong key) are logged with the peer's
+ * address; a flood of 200 makes 10 lines and one
  * that counts the rest, and the job is unharmed. */
 static void test_launch_rendezvous_rejections_are_logged(void **state) {
   char garbage[64], wrongkey[64], want[160];
@@ -327,7 +328,9 @@ static void test_launch_rendezvous_rejections_are_logged(void **state) {
   addr_after(r.out, "wrongkey ", wrongkey, sizeof(wrongkey));
   snprintf(want, sizeof(want), "rejected connection from %s: ", garbage);
   assert_non_null(strstr(r.err, want));
-  snprintf(want, sizeof(want), "rejected connection from %s: wrong job key",
+  snprintf(want, sizeof(want),
+           "rejected connection from %s: wrong job key (the client's proof "
+           "does not verify)",
            wrongkey);
   assert_non_null(strstr(r.err, want));
   assert_int_equal(count_lines(r.err, "rejected connection from"), 10);
@@ -532,6 +535,32 @@ static void test_launch_x_reaches_every_rank_once(void **state) {
   unsetenv("MINIMP_SIZE");
 }
 
+/* --encrypt gives every rank MINIMP_ENCRYPT=1, here and through the
+ * daemons, and the job runs sealed; a remote rank's key comes from its
+ * daemon, once. -x cannot undo it. */
+static void test_launch_encrypt_reaches_every_rank(void **state) {
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "--encrypt", "-n", "2", helper, "env", "MINIMP_ENCRYPT");
+  assert_int_equal(r.status, 0);
+  assert_once_per_rank(r.out, "MINIMP_ENCRYPT=1", 2);
+  REMOTE(&r, NULL, "--encrypt", "--host", "localhost,nodeA,nodeB", helper,
+         "env", "MINIMP_ENCRYPT", "MINIMP_JOB_KEY");
+  assert_int_equal(r.status, 0);
+  assert_once_per_rank(r.out, "MINIMP_ENCRYPT=1", 3);
+  assert_int_equal(count_lines(r.out, "MINIMP_JOB_KEY="), 3);
+  assert_null(strstr(r.out, "MINIMP_JOB_KEY=(unset)"));
+  LAUNCH(&r, NULL, "--encrypt", "-n", "3", helper, "ok");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "hello from"), 3);
+  LAUNCH(&r, NULL, "--encrypt", "-x", "MINIMP_ENCRYPT=0", "-n", "2", helper,
+         "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "minimprun: cannot set MINIMP_ENCRYPT with "
+                                "-x: minimprun sets it from --encrypt\n"));
+}
+
 static void test_launch_remote_places_ranks_per_host(void **state) {
   run_t r;
   (void)state;
@@ -680,6 +709,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_remote_stdin_tags_and_key),
       cmocka_unit_test(test_launch_x_refuses_launcher_variables),
       cmocka_unit_test(test_launch_x_reaches_every_rank_once),
+      cmocka_unit_test(test_launch_encrypt_reaches_every_rank),
   };
   int rc;
 

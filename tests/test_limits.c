@@ -25,14 +25,14 @@
 
 #include "minimp.h"
 #include "embed_util.h"
-#include "hello_util.h"
+#include "hs_util.h"
 #include "runtime/internal.h"
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 
-#define LIMIT 100    /* rank 1's MINIMP_MAX_UNEXPECTED_RTS */
-#define NEAGER 500   /* unexpected eager messages beside the RTS */
-#define FLOOD 1000   /* RTS a misbehaving rank sends */
+#define LIMIT 100  /* rank 1's MINIMP_MAX_UNEXPECTED_RTS */
+#define NEAGER 500 /* unexpected eager messages beside the RTS */
+#define FLOOD 1000 /* RTS a misbehaving rank sends */
 #define TAG_EAGER 1000
 
 static pid_t spawn(int rank, int size, const char *addr,
@@ -202,14 +202,42 @@ static int raw_frames(int fd, uint8_t type, uint16_t flags, int n,
   return 0;
 }
 
+/* The dialer's half of the handshake (frame.h) on a blocking socket, as
+ * rank 2 of 3 to rank 1 with key `k`: HELLO, the CHALLENGE, PROOF, and
+ * the HELLO_ACK that makes the connection rank 2's. Returns 0 if all went
+ * through; the next frame is numbered 2. */
+static int raw_handshake(int fd, const uint8_t *k) {
+  uint8_t hello[MMP__GREET_LEN], msg[MMP__FRAME_HDR_SIZE + MMP__GREET_LEN];
+  uint8_t mac[MMP__MAC_LEN];
+  size_t n;
+
+  hs_greeting(hello, 2, 3, 1, 0);
+  n = hs_frame(msg, MMP__F_HELLO, 0, 2, MMP__GREET_LEN, MMP__FRAME_VERSION,
+               hello, sizeof(hello));
+  if (send(fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n ||
+      recv(fd, msg, sizeof(msg), MSG_WAITALL) != (ssize_t)sizeof(msg) ||
+      msg[5] != MMP__F_CHALLENGE)
+    return -1;
+  hs_proof(mac, k, hello, msg + MMP__FRAME_HDR_SIZE);
+  n = hs_frame(msg, MMP__F_PROOF, 1, 2, MMP__MAC_LEN, MMP__FRAME_VERSION, mac,
+               sizeof(mac));
+  if (send(fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n ||
+      recv(fd, msg, MMP__FRAME_HDR_SIZE + MMP__MAC_LEN, MSG_WAITALL) !=
+          (ssize_t)(MMP__FRAME_HDR_SIZE + MMP__MAC_LEN) ||
+      msg[5] != MMP__F_HELLO_ACK)
+    return -1;
+  return 0;
+}
+
 /* Rank 2, misbehaving: connects to rank 1 by hand as itself (it holds the
- * key), never reads after the handshake, sends NPING PING|REQ frames and
- * then more RTS than rank 1's limit. Rank 1 must close the connection. */
+ * key and completes the challenge-response), never reads after the
+ * handshake, sends NPING PING|REQ frames and then more RTS than rank 1's
+ * limit. Rank 1 must close the connection. */
 static int raw_member(mmp_comm_t *w) {
-  uint8_t k[MMP__JOB_KEY_LEN], msg[MMP__FRAME_HDR_SIZE + MMP__HELLO_LEN];
+  uint8_t k[MMP__JOB_KEY_LEN];
   struct sockaddr_storage ss;
   char addr[128];
-  uint64_t seq = 1;
+  uint64_t seq = 2; /* after HELLO and PROOF */
   int fd, small = 4096;
   (void)w;
 
@@ -223,13 +251,11 @@ static int raw_member(mmp_comm_t *w) {
    * back up into its own memory, as they would without a bound. */
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
   if (connect(fd, (struct sockaddr *)&ss,
-                        ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
-                                                : sizeof(struct sockaddr_in6)))
+              ss.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                      : sizeof(struct sockaddr_in6)))
     return 61;
-  hello_frame(msg, k, 2, 3);
-  if (send(fd, msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg) ||
-      recv(fd, msg, sizeof(msg), MSG_WAITALL) != (ssize_t)sizeof(msg))
-    return 62; /* the HELLO_ACK: the connection is rank 2's now */
+  if (raw_handshake(fd, k) != 0)
+    return 62;
   if (raw_frames(fd, MMP__F_PING, MMP__FF_REQ, NPING, &seq) != 0)
     return 63;
   (void)raw_frames(fd, MMP__F_RTS, 0, 2 * LIMIT, &seq);
@@ -311,8 +337,7 @@ static void test_limits_bad_value_refused(void **state) {
 
   for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     setenv("MINIMP_MAX_UNEXPECTED_RTS", bad[i], 1);
-    assert_int_equal(mmp_init_ex(0, 2, "127.0.0.1:1", key, NULL, 0),
-                     MMP_EENV);
+    assert_int_equal(mmp_init_ex(0, 2, "127.0.0.1:1", key, NULL, 0), MMP_EENV);
   }
   unsetenv("MINIMP_MAX_UNEXPECTED_RTS");
 }
