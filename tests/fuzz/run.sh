@@ -23,7 +23,8 @@ if [ $# -ne 4 ]; then
   echo "usage: $0 FUZZER NAME CORPUS WORKDIR" >&2
   exit 2
 fi
-fuzzer=$1 name=$2 seeds=$3 work=$4/$2
+fuzzer=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+name=$2 seeds=$3 work=$4/$2
 runs=${FUZZ_RUNS:-20000}
 secs=${FUZZ_TIME:-0}
 seed=${FUZZ_SEED:-1}
