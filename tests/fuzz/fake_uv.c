@@ -68,6 +68,7 @@ typedef struct fuv_peer_s {
 
 typedef struct fuv_proc_s {
   uv_process_t *p;
+  int pipes[3]; /* peers of its stdin, stdout, stderr, or -1 */
   int killed;
   int exited;
 } fuv_proc_t;
@@ -86,7 +87,7 @@ static struct {
   uint64_t now, seq;
   int connect_status, spawn_status;
   unsigned fail_writes;
-  int last_connect, last_spawn[3];
+  int last_connect;
   uv_handle_t *listener;
 } fuv;
 
@@ -96,14 +97,20 @@ static void fuv_touch(const void *p) {
   (void)*(const volatile char *)p;
 }
 
-static fuv_rec_t *fuv_find(const void *h) {
+/* The record of `h` (by address only: `h` may be freed memory). */
+static fuv_rec_t *fuv_lookup(const void *h) {
   size_t i;
 
-  fuv_touch(h);
   for (i = 0; i < fuv.nrecs; i++)
     if (fuv.recs[i].h == h)
       return &fuv.recs[i];
   return NULL;
+}
+
+/* The record of a handle the code hands us, which must be valid memory. */
+static fuv_rec_t *fuv_find(const void *h) {
+  fuv_touch(h);
+  return fuv_lookup(h);
 }
 
 /* The open record of `h`; a handle never initialised, or closed, fails. */
@@ -201,7 +208,6 @@ void fuv_reset(uv_loop_t *loop) {
   memset(loop, 0, sizeof(*loop));
   fuv.loop = loop;
   fuv.last_connect = -1;
-  fuv.last_spawn[0] = fuv.last_spawn[1] = fuv.last_spawn[2] = -1;
 }
 
 /* ---- Delivery ------------------------------------------------------------- */
@@ -398,8 +404,10 @@ int fuv_last_connect(void) {
   return fuv.last_connect;
 }
 
-int fuv_last_spawn_pipe(int fd) {
-  return fd >= 0 && fd < 3 ? fuv.last_spawn[fd] : -1;
+int fuv_proc_pipe(int proc, int fd) {
+  return proc >= 0 && proc < fuv.nprocs && fd >= 0 && fd < 3
+             ? fuv.procs[proc].pipes[fd]
+             : -1;
 }
 
 void fuv_set_connect_status(int status) {
@@ -454,8 +462,9 @@ int fuv_nprocs(void) {
 
 void fuv_exit(int proc, int64_t status, int signo) {
   fuv_proc_t *p = &fuv.procs[proc];
-  fuv_rec_t *r = fuv_find(p->p);
+  fuv_rec_t *r = fuv_lookup(p->p);
 
+  /* A process whose handle was closed is of no interest to the code. */
   if (p->exited || r == NULL || r->closing)
     return;
   p->exited = 1;
@@ -694,6 +703,7 @@ int uv_timer_stop(uv_timer_t *handle) {
 int uv_spawn(uv_loop_t *loop, uv_process_t *handle,
              const uv_process_options_t *options) {
   fuv_rec_t *r = fuv_add(loop, (uv_handle_t *)handle, UV_PROCESS);
+  fuv_proc_t *proc;
   int i;
 
   fuv_touch(options->file);
@@ -702,19 +712,18 @@ int uv_spawn(uv_loop_t *loop, uv_process_t *handle,
   FUZZ_CHECK(fuv.nprocs < FUV_MAX_PROCS);
   handle->pid = FUV_PID_BASE + fuv.nprocs;
   r->exit_cb = options->exit_cb;
-  fuv.procs[fuv.nprocs].p = handle;
-  fuv.nprocs++;
-  for (i = 0; i < options->stdio_count && i < 3; i++) {
+  proc = &fuv.procs[fuv.nprocs++];
+  proc->p = handle;
+  for (i = 0; i < 3; i++) {
     fuv_rec_t *s;
-    int p;
-    fuv.last_spawn[i] = -1;
-    if (!(options->stdio[i].flags & UV_CREATE_PIPE))
+    proc->pipes[i] = -1;
+    if (i >= options->stdio_count ||
+        !(options->stdio[i].flags & UV_CREATE_PIPE))
       continue;
     s = fuv_open(options->stdio[i].data.stream);
-    p = fuv_new_peer();
-    FUZZ_CHECK(p >= 0);
-    fuv_bind(s, p);
-    fuv.last_spawn[i] = p;
+    proc->pipes[i] = fuv_new_peer();
+    FUZZ_CHECK(proc->pipes[i] >= 0);
+    fuv_bind(s, proc->pipes[i]);
   }
   return 0;
 }

@@ -55,10 +55,8 @@ size_t fuv_open_handles(void);
  * -1 when nothing listens or there are too many. */
 int fuv_incoming(void);
 
-/* The peer that the last uv_tcp_connect(), or each pipe of the last
- * uv_spawn() (stdin, stdout, stderr), is connected to; -1 if none. */
+/* The peer that the last uv_tcp_connect() is connected to; -1 if none. */
 int fuv_last_connect(void);
-int fuv_last_spawn_pipe(int fd);
 
 /* The status the next connects / spawns complete with (0: success). */
 void fuv_set_connect_status(int status);
@@ -80,10 +78,12 @@ int fuv_closed(int peer);
 int fuv_shut(int peer);
 int fuv_npeers(void);
 
-/* The processes uv_spawn() started, in order: how many, and ending one
- * (its exit callback runs from fuv_run()). The last signal
+/* The processes uv_spawn() started, in order: how many, the peer at the
+ * other end of a process's pipe on `fd` (0, 1, 2; -1 if none), and ending
+ * one (its exit callback runs from fuv_run()). The last signal
  * uv_process_kill() sent it, or 0. */
 int fuv_nprocs(void);
+int fuv_proc_pipe(int proc, int fd);
 void fuv_exit(int proc, int64_t status, int signo);
 int fuv_killed(int proc);
 
