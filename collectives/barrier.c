@@ -3,7 +3,8 @@
  * Barrier: the dissemination algorithm. In round k every rank signals
  * rank + 2^k and waits for rank - 2^k; after ceil(log2 p) rounds every rank
  * has heard, directly or not, from every other. Zero-byte messages in the
- * communicator's collective context.
+ * communicator's collective context. mmp_ibarrier runs the same rounds as
+ * a schedule.
  */
 #include <string.h>
 
@@ -40,4 +41,36 @@ int mmp_barrier(mmp_comm_t *comm) {
       rc = r2;
   }
   return rc;
+}
+
+/*
+ * The same dissemination as a schedule, so that it runs in the progress
+ * engine: round k's signal goes out once round k - 1's arrived.
+ */
+int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
+  mmp__sched_t *s;
+  int p, me, k, round = 0, prev = -1, rc;
+
+  if (req == NULL)
+    return MMP_EINVAL;
+  *req = NULL;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
+  p = comm->size;
+  me = comm->rank;
+  rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s);
+  for (k = 1; k < p && rc == 0; k <<= 1, round++) {
+    int snd = mmp__sched_send(s, (me + k) % p, 0, 0, 1 + round);
+    int rcv = mmp__sched_recv(s, (me - k + p) % p, 0, 0, 1 + round);
+    if (snd < 0 || rcv < 0)
+      rc = MMP_ENOMEM;
+    else
+      rc = mmp__sched_dep(s, prev, snd);
+    prev = rcv;
+  }
+  if (rc != 0) {
+    mmp__sched_free(s);
+    return rc;
+  }
+  return mmp__sched_start(s, req);
 }

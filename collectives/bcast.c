@@ -63,7 +63,8 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
   if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
   best = mmp__bcast_choose_auto(comm->size, len, &nm, &alg, &seg, &groups);
-  *pays = mmp__bcast_arrival_pays(comm->size, len, &nm, best);
+  *pays = mmp__bcast_arrival_pays(comm->size, len, &nm, best,
+                                  mmp__bcast_sub_cost(comm->size, len, &nm));
   memset(d, 0, sizeof(*d));
   d->alg = alg;
   d->seg = seg;
@@ -102,6 +103,7 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
   env.cfg = &mmp__eng->cfg;
   env.alg_of = mmp__bcast_alg;
   env.choose = mmp__bcast_choose;
+  env.choose_flat = mmp__bcast_choose_flat;
   if (alg->resolve != NULL && (rc = alg->resolve(d, o, &env)) != 0)
     return rc;
   /* The header carries 32 bits of segment size. */

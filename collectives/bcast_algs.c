@@ -26,7 +26,8 @@
   X(SYMMETRIC, symmetric)                                                      \
   X(ARRIVAL_B, arrival_b)                                                      \
   X(ARRIVAL_NB, arrival_nb)                                                    \
-  X(KNOMIAL, knomial)
+  X(KNOMIAL, knomial)                                                          \
+  X(NODE, node)
 
 #define DECLARE(id, row) extern const mmp__bcast_alg_t mmp__bcast_##row##_alg;
 BCAST_ALGS(DECLARE)

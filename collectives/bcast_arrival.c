@@ -976,17 +976,21 @@ double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm) {
   return w < T / MMP__ARRIVAL_WINDOW_DIV ? w : T / MMP__ARRIVAL_WINDOW_DIV;
 }
 
-/* Everyone arriving together, an arrival-aware broadcast costs a static
- * one's time plus the root's gathering window and about two latencies of
- * p ranks (the ARRIVED messages in, the GROUP headers out). Worth it when
- * that is at most MMP__ARRIVAL_AUTO_SHARE of the static time: arriving
- * apart, it is several times faster (docs/algorithms.md). */
+/* Everyone arriving together, an arrival-aware broadcast costs its
+ * sub-broadcast's time over all ranks plus the root's gathering window
+ * and about two latencies of p ranks (the ARRIVED messages in, the GROUP
+ * headers out). Worth it when that is at most MMP__ARRIVAL_AUTO_SHARE
+ * above the static choice's time: arriving apart, it is several times
+ * faster (docs/algorithms.md). Where the static choice is the pipeline
+ * itself, the rule is the overhead against that share of it; where it is
+ * a shape the sub-broadcast cannot be (the node hierarchy), the gap
+ * counts too. */
 int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
-                            double best) {
+                            double best, double sub) {
   double w = mmp__arrival_window(p, len, nm);
 
   return p >= 3 && w > 0 &&
-         w + 2 * p * nm->alpha <= MMP__ARRIVAL_AUTO_SHARE * best;
+         w + 2 * p * nm->alpha + sub <= (1 + MMP__ARRIVAL_AUTO_SHARE) * best;
 }
 
 /* The sub-group broadcast is a pipelined chain unless told otherwise, in

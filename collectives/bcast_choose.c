@@ -36,6 +36,14 @@ static double part_cost(int q, double m, const mmp_netmodel_t *nm) {
   return mmp__bcast_cost(alg, q, m, seg ? m / (double)seg : 1, 0, nm);
 }
 
+/* The same on links that are rested: the burst allowance counts. */
+static double part_rested(int q, double m, const mmp_netmodel_t *nm) {
+  int alg, groups;
+  size_t seg;
+
+  return choose(q, (size_t)m, nm, FLAT, &alg, &seg, &groups);
+}
+
 static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
                        int G, const mmp_netmodel_t *nm) {
   mmp__bcast_cost_in_t in;
@@ -50,6 +58,7 @@ static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
   in.G = G;
   in.nm = nm;
   in.part = part_cost;
+  in.part_rested = part_rested;
   return a->cost(&in);
 }
 
@@ -152,6 +161,14 @@ double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
   int groups;
 
   return choose(p, len, nm, FLAT, alg, seg, &groups);
+}
+
+double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm) {
+  size_t seg = mmp__pipeline_seg(p, len, nm);
+  double m = (double)len;
+
+  return cost_burst(mmp__bcast_alg(MMP_BCAST_PIPELINE), p, m,
+                    seg ? ceil(m / (double)seg) : 1, 0, nm);
 }
 
 /* ---- Arrival patterns: what a broadcast costs when ranks arrive apart ---- */

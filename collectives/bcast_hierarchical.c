@@ -32,12 +32,11 @@ static int group_start(int p, int G, int g) {
 
 static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
   const mmp__group_t *all = top->g;
-  int p = all->n, G = top->groups, g, i, mine = 0, done;
+  int p = all->n, G = top->groups, g, i, mine = 0;
   int v = mmp__vrank(all->me, top->root, p);
   int *leaders = malloc((size_t)G * sizeof(int));
   int *inner = malloc((size_t)p * sizeof(int));
   mmp__group_t outer_g, inner_g;
-  mmp__bcast_arg_t a = *top;
   int rc = MMP_ENOMEM;
 
   assert(G >= 1 && G <= p && top->inner != NULL && top->outer != NULL);
@@ -57,19 +56,7 @@ static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
         all->ranks[mmp__rrank(group_start(p, G, mine) + i, top->root, p)];
   inner_g.ranks = inner;
   inner_g.me = v - group_start(p, G, mine);
-
-  a.g = &outer_g;
-  a.root = 0;
-  done = top->outer->build(s, &a);
-  if (done < 0) {
-    rc = done;
-    goto out;
-  }
-  /* A leader forwards inside its group once it holds the data. */
-  a.g = &inner_g;
-  a.dep = done;
-  a.phase = top->phase + 19;
-  rc = top->inner->build(s, &a);
+  rc = mmp__bcast_levels(s, top, &outer_g, &inner_g);
 out:
   free(leaders);
   free(inner);

@@ -117,3 +117,20 @@ int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
   free(ranks);
   return rc;
 }
+
+int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
+                      const mmp__group_t *outer, const mmp__group_t *inner) {
+  mmp__bcast_arg_t a = *top;
+  int done;
+
+  a.g = outer;
+  a.root = 0;
+  done = top->outer->build(s, &a);
+  if (done < 0)
+    return done;
+  /* A leader forwards inside its group once it holds the data. */
+  a.g = inner;
+  a.dep = done;
+  a.phase = top->phase + MMP__LEVEL_PHASES;
+  return top->inner->build(s, &a);
+}

@@ -53,10 +53,22 @@ typedef struct mmp__group_s {
 
 /* ---- Schedules (sched.c) ------------------------------------------------ */
 
-enum { MMP__SOP_SEND = 1, MMP__SOP_RECV = 2, MMP__SOP_NOP = 3 };
+/* Ops. SEND, RECV and NOP move bytes or mark a point; REDUCE and COPY
+ * are local, run by the executor itself the moment they are ready:
+ * REDUCE combines region `src` into region `off` with the schedule's
+ * reduce callback, COPY copies `src` over `off`. */
+enum {
+  MMP__SOP_SEND = 1,
+  MMP__SOP_RECV = 2,
+  MMP__SOP_NOP = 3,
+  MMP__SOP_REDUCE = 4,
+  MMP__SOP_COPY = 5
+};
 
 /* Op flags. */
 #define MMP__SOP_FIRST 0x1 /* carries / receives the header */
+#define MMP__SOP_RIGHT 0x2 /* REDUCE: src is the right operand */
+#define MMP__SOP_CHECK 0x4 /* carries / checks the header, in order */
 
 typedef struct mmp__sched_s mmp__sched_t;
 
@@ -68,8 +80,9 @@ typedef struct mmp__sop_s {
   uint8_t flags;
   uint8_t phase;
   int peer;   /* comm rank */
-  size_t off; /* region of the schedule's buffer */
+  size_t off; /* region of the schedule's address space */
   size_t len;
+  size_t src;   /* REDUCE, COPY: the source region, `len` bytes */
   size_t *regs; /* packed ops: nregs (offset, length) pairs, or NULL */
   int nregs;
   int npred; /* predecessors */
@@ -107,15 +120,31 @@ typedef struct mmp__sexec_s {
 typedef int (*mmp__sched_rebuild_fn)(mmp__sched_t *s, const uint8_t *hdr,
                                      size_t n);
 
+/* A reduction's arithmetic: combines `n` bytes (whole elements) of `in`
+ * into `inout`: inout = in o inout, or inout o in when `right`. */
+typedef void (*mmp__sched_reduce_fn)(const void *in, void *inout, size_t n,
+                                     int right, void *arg);
+
 struct mmp__sched_s {
   mmp__engine_t *e; /* NULL offline */
   mmp_comm_t *comm; /* NULL offline */
   int p;            /* ranks of the communicator */
   int me;           /* this rank */
+  const int *node_of; /* comm rank -> node; NULL: one rank per node */
   uint32_t ctx;     /* comm->ctx + 1 */
   uint32_t seq;
+  /* The address space ops name: [0, len) is `buf`, then in_len bytes
+   * of `in` (read only: a caller's send buffer), then scratch_len bytes
+   * of scratch, one block allocated when the schedule starts (or by
+   * mmp__sched_scratch_ptr). */
   uint8_t *buf;
   size_t len;
+  const uint8_t *in;
+  size_t in_len;
+  uint8_t *scratch;
+  size_t scratch_len;
+  mmp__sched_reduce_fn reduce; /* REDUCE ops; NULL: none */
+  void *reduce_arg;
   unsigned mode; /* MMP_SEND_* for every data send */
   int source;    /* the request's status.source */
   mmp__sop_t *ops;
@@ -174,6 +203,10 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
  * Returns 0 or MMP_ENOMEM. */
 int mmp__sched_offline(int p, int me, void *buf, size_t len,
                        mmp__sched_t **out);
+/* An offline schedule's ranks sit on nodes node_of[0 .. p) (numbered
+ * densely from 0 in order of their lowest rank, as the runtime numbers
+ * them), which the caller keeps alive; without it each rank is a node. */
+void mmp__sched_set_nodes(mmp__sched_t *s, const int *node_of);
 
 /* Appends an op; returns its index (>= 0) or MMP_ENOMEM. The region
  * [off, off+len) lies inside the schedule's buffer. */
@@ -193,6 +226,38 @@ int mmp__sched_recvv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
 /* Marks the receive `op` as this rank's first message, and the send `op`
  * as the first message its peer receives in this collective. */
 void mmp__sched_first(mmp__sched_t *s, int op);
+/* Marks a send as carrying the header and the receive that matches it as
+ * checking it, for algorithms whose first messages are no tree (ranks
+ * exchange at once): nothing waits for the check, and a header that
+ * differs ends the collective with MMP_EMISMATCH in poison mode, without
+ * a rebuild. Not for packed ops. */
+void mmp__sched_check(mmp__sched_t *s, int op);
+
+/* Local ops (REDUCE, COPY): regions [src, src+len) and [dst, dst+len)
+ * of the address space. `right`: the source is the right operand.
+ * Return the op index or MMP_ENOMEM. Skipped in poison mode. */
+int mmp__sched_reduce(mmp__sched_t *s, size_t src, size_t dst, size_t len,
+                      int right);
+int mmp__sched_copy(mmp__sched_t *s, size_t src, size_t dst, size_t len);
+
+/* Gives the schedule a read-only input area of n bytes (a caller's send
+ * buffer; NULL offline) after its buffer; before any scratch is taken.
+ * Returns its address. */
+size_t mmp__sched_input(mmp__sched_t *s, const void *in, size_t n);
+/* Takes n bytes of scratch and returns their address. */
+size_t mmp__sched_scratch(mmp__sched_t *s, size_t n);
+/* Allocates the scratch block now (the caller fills some of it before
+ * the start); the pointer of address `at`. NULL: out of memory. */
+uint8_t *mmp__sched_scratch_ptr(mmp__sched_t *s, size_t at);
+/* Where address `at` lives. */
+static inline uint8_t *mmp__sched_at(const mmp__sched_t *s, size_t at) {
+  if (at < s->len)
+    return s->buf + at;
+  at -= s->len;
+  if (at < s->in_len)
+    return (uint8_t *)(uintptr_t)(s->in + at);
+  return s->scratch + (at - s->in_len);
+}
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
 
@@ -250,6 +315,11 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
                              void (*on_done)(mmp__sched_t *, void *),
                              void *arg);
 
+/* Runs a local op (NOP, REDUCE, COPY) on its regions at `src` and `dst`:
+ * what the executor and symbolic runs both do. */
+void mmp__sop_local(const mmp__sched_t *s, const mmp__sop_t *op,
+                    const uint8_t *src, uint8_t *dst);
+
 /* Logs the ops not yet done (debugging). */
 void mmp__sched_dump(const mmp__sched_t *s);
 
@@ -284,6 +354,17 @@ typedef struct mmp__sim_report_s {
 int mmp__sched_simulate(mmp__sched_t *const *s, int p, size_t want_len,
                         const int *init_rank, const size_t *init, int n_init,
                         mmp__sim_report_t *rep);
+
+/*
+ * The same, moving real bytes: mem[r] is rank r's whole address space
+ * (buffer, input, scratch: s[r]->len + in_len + scratch_len bytes, laid
+ * out contiguously), which a delivered message copies into and REDUCE
+ * and COPY ops work on with s[r]->reduce. So reductions can be checked
+ * by their results. mem NULL: as mmp__sched_simulate.
+ */
+int mmp__sched_simulate_ex(mmp__sched_t *const *s, int p, size_t want_len,
+                           const int *init_rank, const size_t *init, int n_init,
+                           uint8_t *const *mem, mmp__sim_report_t *rep);
 
 /* ---- Broadcast algorithms (one file each) ------------------------------
  *
@@ -350,6 +431,9 @@ typedef struct mmp__bcast_cost_in_s {
   int G;
   const mmp_netmodel_t *nm;
   double (*part)(int q, double m, const mmp_netmodel_t *nm);
+  /* The same for a part that starts on rested links (the first level of
+   * a node broadcast): with the burst allowance. */
+  double (*part_rested)(int q, double m, const mmp_netmodel_t *nm);
 } mmp__bcast_cost_in_t;
 
 /* How an asked-for algorithm's open options are settled on one rank:
@@ -364,6 +448,9 @@ typedef struct mmp__bcast_env_s {
   /* The best static algorithm for q ranks: mmp__bcast_choose. */
   double (*choose)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
                    size_t *seg, int *groups);
+  /* The best flat one (no composite): mmp__bcast_choose_flat. */
+  double (*choose_flat)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
+                        size_t *seg);
 } mmp__bcast_env_t;
 
 /* A dynamic broadcast's start: everything it needs to run on its own. */
@@ -461,6 +548,15 @@ int mmp__bcast_recv(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
 int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
                     size_t off, size_t len, int phase, int after);
 
+/* Two levels, as the hierarchical and node broadcasts run them: top->outer
+ * among `outer` (its index 0 holds the data; me -1 where this rank is not
+ * in it), then top->inner within `inner` (index 0 the leader, which
+ * forwards once it holds the data), its phases MMP__LEVEL_PHASES above
+ * the outer's. Returns the last op or a negative error. */
+#define MMP__LEVEL_PHASES 19
+int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
+                      const mmp__group_t *outer, const mmp__group_t *inner);
+
 /* A NOP that completes after `dep` (if >= 0): what builders return when
  * this rank receives nothing. */
 int mmp__bcast_done(mmp__sched_t *s, int dep);
@@ -536,11 +632,16 @@ size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm);
 #define MMP__ARRIVAL_WINDOW_DIV 16
 double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm);
 
-/* 1 if AUTO should run an arrival-aware broadcast rather than the static
- * algorithm predicted to take `best` seconds (bcast_arrival.c states the
+/* 1 if AUTO should run an arrival-aware broadcast, whose sub-broadcast
+ * over all p ranks is predicted to take `sub` seconds, rather than the
+ * static algorithm predicted to take `best` (bcast_arrival.c states the
  * rule). */
 int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
-                            double best);
+                            double best, double sub);
+/* What an arrival-aware broadcast's default sub-broadcast, the pipelined
+ * chain over all p ranks in the model's segments, is predicted to take
+ * (bcast_choose.c). */
+double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm);
 #define MMP__ARRIVAL_AUTO_SHARE 0.08
 
 /* ---- Choice (bcast_choose.c): pure functions of the model --------------- */
@@ -631,6 +732,13 @@ void mmp__net_beta_burst(double one, double small, double large, double *beta,
  * its ranks at once (a collective call the first time; communicators made
  * from it inherit it). Lock NOT held. 0 or an error of the measurement. */
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out);
+
+/* gamma (seconds per byte reduced) on this CPU: the best of a few float
+ * sums (coll_gamma.c); rank 0's travels with the model. */
+double mmp__measure_gamma(void);
+/* gamma where the model is not measured (a saved profile, one rank):
+ * MINIMP_NET_GAMMA_NS, else this. */
+#define MMP__GAMMA_DEFAULT_NS 0.25
 
 /* ---- Per-communicator state (coll_state.c) ------------------------------ */
 

@@ -9,8 +9,12 @@
  * 1-byte ring through all ranks (so it includes waiting for a CPU where
  * ranks share one), beta the slope between 64 KiB and 1 MiB ping-pongs
  * within pairs of ranks (which cancels a shaper's or switch's burst
- * allowance). Rank 0 broadcasts its figures so that every rank decides
- * alike; communicators made from this one inherit them. A saved profile
+ * allowance). Where some ranks share a node and others do not, the
+ * same is measured twice: between nodes (a ring of one leader per node,
+ * a ping-pong between two leaders) and within them (a ring in every node
+ * at once, a ping-pong between two ranks of a node). Rank 0 broadcasts
+ * its figures so that every rank decides alike; communicators made from
+ * this one inherit them. A saved profile
  * (MINIMP_NET_ALPHA_US, MINIMP_NET_BETA_NS, e.g. from `minimp-bench
  * calibrate`) skips the measurement. docs/algorithms.md ("The network
  * model") says what is measured when, and why each choice was made.
@@ -55,21 +59,30 @@ static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
  * ahead round the ring). The ring's waits sleep while it is timed, as the
  * waits of the broadcasts whose cost formulas were checked against it do
  * (docs/progress.md).
+ *
+ * The ring is `ring` (n communicator ranks, this one at index me; -1: not
+ * in it, and *alpha is 0); every rank of `c` joins the barriers.
  */
-static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
-  int p = c->size, next = (c->rank + 1) % p, prev = (c->rank + p - 1) % p;
+static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag,
+                      const int *ring, int n, int me, double *alpha) {
+  int next = n > 1 ? ring[(me + 1) % n] : 0, prev = n > 1 ? ring[(me + n - 1) % n] : 0;
   uint8_t in = 0, out = 0;
   double t0 = 0;
   int i, rc = 0, was;
 
-  *alpha = INFINITY;
+  *alpha = 0; /* not in a ring: nothing to report */
+  if (me >= 0 && n > 1)
+    *alpha = INFINITY;
   for (i = 0; i < RING_RUNS * RING_ROUNDS && rc == 0; i++) {
     mmp_request_t r[2];
     if (i % RING_ROUNDS == 0) {
+      /* Every rank joins the barriers, in a ring or not. */
       if ((rc = mmp_barrier(c)) != 0)
         break;
       t0 = mmp_wtime();
     }
+    if (me < 0 || n < 2)
+      continue;
     memset(r, 0, sizeof(r));
     was = mmp__progress_sleepy(1);
     rc = mmp__irecv(e, c, c->ctx + 1, &in, 1, mmp__comm_world(c, prev), tag,
@@ -96,17 +109,20 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, double *alpha) {
   return rc;
 }
 
-/* The slowest rank's alpha, at rank 0 (point-to-point, `tag`). */
-static int slowest_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag,
-                         double *alpha) {
-  int i, rc = 0;
-  double v;
+/* The largest of every rank's `n` figures, each on its own, at rank 0
+ * (point-to-point, `tag`): the slowest rank's alphas. */
+static int slowest(mmp__engine_t *e, mmp_comm_t *c, int tag, double *v,
+                   int n) {
+  double got[2];
+  int i, k, rc = 0;
 
+  assert(n <= 2);
   if (c->rank != 0)
-    return xfer(e, c, 1, alpha, sizeof(*alpha), 0, tag);
+    return xfer(e, c, 1, v, (size_t)n * sizeof(*v), 0, tag);
   for (i = 1; i < c->size && rc == 0; i++) {
-    rc = xfer(e, c, 0, &v, sizeof(v), i, tag);
-    *alpha = fmax(*alpha, v);
+    rc = xfer(e, c, 0, got, (size_t)n * sizeof(*v), i, tag);
+    for (k = 0; k < n && rc == 0; k++)
+      v[k] = fmax(v[k], got[k]);
   }
   return rc;
 }
@@ -176,18 +192,23 @@ static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
   return 0;
 }
 
+/* The figures rank 0 shares: alpha, beta, burst, shared CPUs, gamma, and
+ * alpha and beta within a node. */
+#define MODEL_FIGURES 7
+
 /* Rank 0's figures to every rank, with the binomial tree. */
-static int share(mmp__engine_t *e, mmp_comm_t *comm, double model[4]) {
+static int share(mmp__engine_t *e, mmp_comm_t *comm,
+                 double model[MODEL_FIGURES]) {
   mmp__bcast_arg_t a;
   mmp_request_t *r;
   mmp__sched_t *s;
-  int rc =
-      mmp__sched_new(e, comm, model, 4 * sizeof(double), MMP_SEND_AUTO, &s);
+  int rc = mmp__sched_new(e, comm, model, MODEL_FIGURES * sizeof(double),
+                          MMP_SEND_AUTO, &s);
 
   if (rc != 0)
     return rc;
   memset(&a, 0, sizeof(a));
-  a.len = 4 * sizeof(double);
+  a.len = MODEL_FIGURES * sizeof(double);
   a.dep = -1;
   a.phase = 1;
   rc = mmp__bcast_over_all(s, mmp__bcast_binomial_alg.build, &a);
@@ -199,31 +220,161 @@ static int share(mmp__engine_t *e, mmp_comm_t *comm, double model[4]) {
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }
 
+/* Where ranks sit: how many nodes, the most ranks on one, and this rank's
+ * two rings (its node's members, and one leader per node: each node's
+ * lowest rank) with its index in each, or -1. */
+typedef struct layout_s {
+  int nodes, node_size;
+  int *node_ring, n_node, me_node;
+  int *lead_ring, me_lead;
+} layout_t;
+
+static int layout_of(const mmp_comm_t *c, layout_t *l) {
+  int p = c->size, r, *count;
+
+  memset(l, 0, sizeof(*l));
+  l->nodes = mmp__comm_node_count(c);
+  count = calloc((size_t)l->nodes, sizeof(int));
+  l->node_ring = malloc((size_t)p * sizeof(int));
+  l->lead_ring = malloc((size_t)l->nodes * sizeof(int));
+  if (count == NULL || l->node_ring == NULL || l->lead_ring == NULL) {
+    free(count);
+    free(l->node_ring);
+    free(l->lead_ring);
+    return MMP_ENOMEM;
+  }
+  l->me_node = l->me_lead = -1;
+  for (r = 0; r < p; r++) {
+    int k = mmp__comm_node_of(c, r);
+    if (count[k]++ == 0) {
+      if (r == c->rank)
+        l->me_lead = k;
+      l->lead_ring[k] = r; /* nodes are numbered by their lowest rank */
+    }
+    if (k == mmp__comm_node_of(c, c->rank)) {
+      if (r == c->rank)
+        l->me_node = l->n_node;
+      l->node_ring[l->n_node++] = r;
+    }
+    l->node_size = count[k] > l->node_size ? count[k] : l->node_size;
+  }
+  free(count);
+  return 0;
+}
+
+static void layout_free(layout_t *l) {
+  free(l->node_ring);
+  free(l->lead_ring);
+}
+
+/* The first rank of the first node that holds two, and its second: the
+ * pair that measures beta within a node. */
+static void node_pair(const mmp_comm_t *c, int *a, int *b) {
+  int r, q;
+
+  *a = *b = -1;
+  for (r = 0; r < c->size && *b < 0; r++)
+    for (q = 0; q < r; q++)
+      if (mmp__comm_node_of(c, q) == mmp__comm_node_of(c, r)) {
+        *a = q;
+        *b = r;
+        break;
+      }
+}
+
+/*
+ * Where some ranks share a node and others do not: alpha by a ring of the
+ * node leaders and within a node by a ring in every node at once; beta
+ * and the burst between rank 0 and the second node's leader, and within a
+ * node between the first two ranks of one (node_pair), which send their
+ * figure to rank 0. Fills model[0..2] (between nodes) and model[5..6]
+ * (within) at rank 0.
+ */
+static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                         const layout_t *l, double model[MODEL_FIGURES]) {
+  double al[2], beta = 0, burst = 0, nb[2] = {0, 0};
+  int rc, a, b;
+
+  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4),
+                  l->node_ring, l->n_node, l->me_node, &al[1]);
+  if (rc == 0)
+    rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1),
+                    l->lead_ring, l->nodes, l->me_lead, &al[0]);
+  if (rc == 0)
+    rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), al, 2);
+  if (rc == 0 && (comm->rank == 0 || comm->rank == l->lead_ring[1]))
+    rc = pair_beta(e, comm, comm->rank == 0 ? l->lead_ring[1] : 0,
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst);
+  node_pair(comm, &a, &b);
+  assert(a >= 0 && b > a);
+  if (rc == 0 && (comm->rank == a || comm->rank == b))
+    rc = pair_beta(e, comm, comm->rank == a ? b : a,
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 5), &nb[0], &nb[1]);
+  /* The pair's lower rank tells rank 0, unless it is rank 0. */
+  if (rc == 0 && a != 0 && (comm->rank == a || comm->rank == 0))
+    rc = xfer(e, comm, comm->rank == a, nb, sizeof(nb), comm->rank == a ? 0 : a,
+              MMP__COLL_TAG(seq, MMP__PHASE_SYS + 6));
+  if (rc == 0 && comm->rank == 0) {
+    model[0] = al[0];
+    model[1] = beta;
+    model[2] = burst;
+    model[5] = al[1];
+    model[6] = nb[0];
+  }
+  return rc;
+}
+
 /* The whole measurement, collective over `comm`. */
 static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   mmp__engine_t *e = mmp__eng;
-  double model[4] = {0, 0, 0, 0}, small = 0, large = 0, burst = 0;
+  double model[MODEL_FIGURES] = {0}, large = 0, burst = 0;
+  layout_t l;
   uint32_t seq;
-  int rc;
+  int rc, mixed;
 
+  if ((rc = layout_of(comm, &l)) != 0)
+    return rc;
   mmp__lock(e);
   seq = comm->coll_seq++;
   mmp__unlock(e);
-  /* Then ranks pair up (0-1, 2-3, ...) and all measure at once, so the
-   * links are as busy as in a collective. */
-  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), &small);
-  if (rc == 0)
-    rc = slowest_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), &small);
-  if (rc == 0 && (comm->rank ^ 1) < comm->size)
-    rc = pair_beta(e, comm, comm->rank ^ 1,
-                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &large, &burst);
-  if (rc == 0 && comm->rank == 0) {
-    model[0] = small > 1e-7 ? small : 1e-7;
-    model[1] = large > 1e-12 ? large : 1e-12;
+  mixed = l.nodes > 1 && l.nodes < comm->size;
+  if (mixed) {
+    rc = measure_nodes(e, comm, seq, &l, model);
+  } else {
+    /* One kind of link: a ring through all ranks, then ranks pair up
+     * (0-1, 2-3, ...) and all measure at once, so the links are as busy
+     * as in a collective. */
+    int me = comm->rank;
+    int *all = malloc((size_t)comm->size * sizeof(int)), r;
+    if (all == NULL)
+      rc = MMP_ENOMEM;
+    for (r = 0; r < comm->size && all != NULL; r++)
+      all[r] = r;
+    if (rc == 0)
+      rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), all,
+                      comm->size, me, &model[0]);
+    free(all);
+    if (rc == 0)
+      rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), model, 1);
+    if (rc == 0 && (me ^ 1) < comm->size)
+      rc = pair_beta(e, comm, me ^ 1, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2),
+                     &large, &burst);
+    model[1] = large;
     model[2] = burst;
+    model[5] = model[0];
+    model[6] = large;
+  }
+  layout_free(&l);
+  if (rc == 0 && comm->rank == 0) {
+    model[0] = model[0] > 1e-7 ? model[0] : 1e-7;
+    model[1] = model[1] > 1e-12 ? model[1] : 1e-12;
+    model[5] = model[5] > 1e-7 ? model[5] : 1e-7;
+    model[6] = model[6] > 1e-12 ? model[6] : 1e-12;
     mmp__lock(e);
     model[3] = e->cfg.cpus_shared;
     mmp__unlock(e);
+    /* The reductions' arithmetic (coll_gamma.c). */
+    model[4] = mmp__measure_gamma();
   }
   /* Every rank must decide alike: rank 0's numbers are the numbers. */
   if (rc == 0)
@@ -234,12 +385,51 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   out->beta = model[1];
   out->burst = model[2];
   out->shared_cpus = model[3] != 0;
+  out->gamma = model[4];
+  out->alpha_node = model[5];
+  out->beta_node = model[6];
   MMP__LOG(MMP__LOG_DEBUG,
            "network model: alpha %.1f us, beta %.3f ns/byte, burst %.0f bytes"
-           "%s",
+           "%s; within a node alpha %.1f us, beta %.3f ns/byte",
            model[0] * 1e6, model[1] * 1e9, model[2],
-           out->shared_cpus ? ", CPUs shared" : "");
+           out->shared_cpus ? ", CPUs shared" : "", model[5] * 1e6,
+           model[6] * 1e9);
   return 0;
+}
+
+/* gamma where nothing is measured: the same on every rank. */
+static double gamma_profile(const mmp__coll_config_t *cc) {
+  return (cc->net_gamma_ns >= 0 ? cc->net_gamma_ns : MMP__GAMMA_DEFAULT_NS) *
+         1e-9;
+}
+
+/*
+ * The model as `comm` sees it: its own layout (nodes, node_size), and
+ * where all its ranks share one node the links within a node as its only
+ * links (a communicator made from a job that spans nodes inherits both
+ * kinds of figures).
+ */
+static void fit_layout(const mmp_comm_t *comm, mmp_netmodel_t *nm) {
+  int n = mmp__comm_node_count(comm), r, most = 1;
+
+  if (n < comm->size) {
+    int *count = calloc((size_t)n, sizeof(int));
+    for (r = 0; r < comm->size && count != NULL; r++) {
+      int k = mmp__comm_node_of(comm, r);
+      most = ++count[k] > most ? count[k] : most;
+    }
+    if (count == NULL) /* priced as one rank per node: still correct */
+      n = comm->size;
+    free(count);
+  }
+  nm->nodes = n;
+  nm->node_size = n < comm->size ? most : 1;
+  if (n == 1 && comm->size > 1 &&
+      (nm->alpha_node != nm->alpha || nm->beta_node != nm->beta)) {
+    nm->alpha = nm->alpha_node;
+    nm->beta = nm->beta_node;
+    nm->burst = 0;
+  }
 }
 
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
@@ -253,25 +443,31 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
     out->beta = cc->net_beta_ns * 1e-9;
     out->burst = cc->net_burst;
     out->shared_cpus = cc->net_shared;
+    out->gamma = gamma_profile(cc);
+    out->alpha_node = cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6
+                                                 : out->alpha;
+    out->beta_node =
+        cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
+    fit_layout(comm, out);
     return 0;
   }
   if ((st = mmp__coll_state(comm)) == NULL)
     return MMP_ENOMEM;
-  if (st->net_known) {
-    *out = st->net;
-    return 0;
-  }
-  if (comm->size < 2) {
-    out->alpha = 1e-6;
-    out->beta = 1e-10;
+  if (!st->net_known && comm->size < 2) {
+    out->alpha = out->alpha_node = 1e-6;
+    out->beta = out->beta_node = 1e-10;
     out->burst = 0;
     out->shared_cpus = 0;
-    return 0;
+    out->gamma = gamma_profile(cc);
+  } else if (!st->net_known) {
+    if ((rc = measure(comm, out)) != 0)
+      return rc;
+    st->net = *out;
+    st->net_known = 1;
+  } else {
+    *out = st->net;
   }
-  if ((rc = measure(comm, out)) != 0)
-    return rc;
-  st->net = *out;
-  st->net_known = 1;
+  fit_layout(comm, out);
   return 0;
 }
 

@@ -17,6 +17,13 @@
  * here, every receive discards its data and every send goes out empty,
  * and the collective ends with MMP_EMISMATCH on every rank downstream,
  * instead of a hang.
+ *
+ * Reductions add two local ops, REDUCE (combine one region into another
+ * with the collective's callback) and COPY, which the executor runs
+ * itself the moment they are ready, and a scratch area after the buffer,
+ * one block per schedule. Algorithms whose ranks exchange at once have no
+ * tree-like first message; their first exchanges carry the header in
+ * order (MMP__SOP_CHECK) and a differing one ends in MMP_EMISMATCH.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +40,7 @@
 #define ENV_POISON 0x1
 
 static void sop_done(mmp_request_t *r, void *arg);
+static void sched_mismatch(mmp__sched_t *s, int err);
 static void free_plan(mmp__sop_t *ops, mmp__sexec_t *x, int nops);
 
 /* ---- Building ----------------------------------------------------------- */
@@ -62,6 +70,7 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
     return MMP_ENOMEM;
   s->e = e;
   s->comm = comm;
+  s->node_of = comm->node_of; /* lives as long as comm */
   s->ctx = comm->ctx + 1;
   s->seq = seq;
   return 0;
@@ -87,6 +96,11 @@ int mmp__sched_offline(int p, int me, void *buf, size_t len,
   assert(p >= 1 && me >= 0 && me < p);
   *out = sched_alloc(p, me, buf, len, MMP_SEND_AUTO);
   return *out == NULL ? MMP_ENOMEM : 0;
+}
+
+void mmp__sched_set_nodes(mmp__sched_t *s, const int *node_of) {
+  assert(s->comm == NULL && !s->started);
+  s->node_of = node_of;
 }
 
 void mmp__sched_set_header(mmp__sched_t *s, const void *hdr, size_t n,
@@ -139,6 +153,50 @@ int mmp__sched_nop(mmp__sched_t *s) {
   return sched_add(s, MMP__SOP_NOP, -1, 0, 0, 0);
 }
 
+static int sched_local(mmp__sched_t *s, int kind, size_t src, size_t dst,
+                       size_t len, int right) {
+  int op = sched_add(s, kind, -1, dst, len, 0);
+
+  if (op >= 0) {
+    s->ops[op].src = src;
+    if (right)
+      s->ops[op].flags |= MMP__SOP_RIGHT;
+  }
+  return op;
+}
+
+int mmp__sched_reduce(mmp__sched_t *s, size_t src, size_t dst, size_t len,
+                      int right) {
+  return sched_local(s, MMP__SOP_REDUCE, src, dst, len, right);
+}
+
+int mmp__sched_copy(mmp__sched_t *s, size_t src, size_t dst, size_t len) {
+  return sched_local(s, MMP__SOP_COPY, src, dst, len, 0);
+}
+
+size_t mmp__sched_input(mmp__sched_t *s, const void *in, size_t n) {
+  assert(s->scratch_len == 0 && s->scratch == NULL);
+  s->in = in;
+  s->in_len = n;
+  return s->len;
+}
+
+size_t mmp__sched_scratch(mmp__sched_t *s, size_t n) {
+  size_t at = s->len + s->in_len + s->scratch_len;
+
+  assert(s->scratch == NULL);
+  /* Every piece aligned for any element type. */
+  s->scratch_len += (n + 15) & ~(size_t)15;
+  return at;
+}
+
+uint8_t *mmp__sched_scratch_ptr(mmp__sched_t *s, size_t at) {
+  if (s->scratch == NULL && s->scratch_len > 0 &&
+      (s->scratch = malloc(s->scratch_len)) == NULL)
+    return NULL;
+  return mmp__sched_at(s, at);
+}
+
 /* A packed op owns a copy of its regions; one region needs no packing. */
 static int sched_addv(mmp__sched_t *s, int kind, int peer, const size_t *regs,
                       int nregs, int phase) {
@@ -189,6 +247,13 @@ int mmp__sched_dep(mmp__sched_t *s, int before, int after) {
   s->edges[s->nedges][1] = after;
   s->nedges++;
   return 0;
+}
+
+void mmp__sched_check(mmp__sched_t *s, int op) {
+  if (op < 0)
+    return;
+  assert(s->ops[op].regs == NULL && s->ops[op].kind <= MMP__SOP_RECV);
+  s->ops[op].flags |= MMP__SOP_CHECK;
 }
 
 void mmp__sched_first(mmp__sched_t *s, int op) {
@@ -245,7 +310,7 @@ static int sched_chains(mmp__sched_t *s, int from) {
   }
   qsort(k, (size_t)n, sizeof(*k), cmp_chain);
   for (i = 1; i < n; i++) {
-    if (k[i].kind == MMP__SOP_NOP || k[i].kind != k[i - 1].kind ||
+    if (k[i].kind >= MMP__SOP_NOP || k[i].kind != k[i - 1].kind ||
         k[i].peer != k[i - 1].peer || k[i].phase != k[i - 1].phase)
       continue;
     s->ops[k[i].index].cprev = k[i - 1].index;
@@ -323,6 +388,17 @@ int mmp__sched_prepare(mmp__sched_t *s, int from) {
 
 /* ---- Executing ---------------------------------------------------------- */
 
+void mmp__sop_local(const mmp__sched_t *s, const mmp__sop_t *op,
+                    const uint8_t *src, uint8_t *dst) {
+  if (op->len == 0)
+    return;
+  if (op->kind == MMP__SOP_COPY)
+    memmove(dst, src, op->len);
+  else if (op->kind == MMP__SOP_REDUCE)
+    s->reduce(src, dst, op->len, (op->flags & MMP__SOP_RIGHT) != 0,
+              s->reduce_arg);
+}
+
 /* An op's predecessors are done: queue it, unless the previous op of its
  * chain still waits to be posted. */
 static void sched_ready(mmp__sched_t *s, int i) {
@@ -345,6 +421,8 @@ static int sched_exec(mmp__sched_t *s) {
   free(s->ready);
   s->ready = malloc(((size_t)s->nops + 1) * sizeof(*s->ready));
   if (s->x == NULL || s->ready == NULL)
+    return MMP_ENOMEM;
+  if (s->scratch_len > 0 && mmp__sched_scratch_ptr(s, s->len) == NULL)
     return MMP_ENOMEM;
   s->nready = s->rhead = 0;
   for (i = 0; i < s->nops; i++)
@@ -377,7 +455,7 @@ static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
                              s->poison ? 0 : op->len, world_of(s, op->peer),
                              tag, &x->req);
   for (k = 0; k < op->nregs; k++) {
-    memcpy(x->tmp + at, s->buf + op->regs[2 * k], op->regs[2 * k + 1]);
+    memcpy(x->tmp + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp,
@@ -391,7 +469,7 @@ static void sop_unpack(mmp__sched_t *s, const mmp__sop_t *op,
   int k;
 
   for (k = 0; k < op->nregs; k++) {
-    memcpy(s->buf + op->regs[2 * k], x->tmp + at, op->regs[2 * k + 1]);
+    memcpy(mmp__sched_at(s, op->regs[2 * k]), x->tmp + at, op->regs[2 * k + 1]);
     at += op->regs[2 * k + 1];
   }
 }
@@ -406,9 +484,12 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
     return MMP_ENOMEM;
   if (op->kind == MMP__SOP_RECV)
     /* From whoever sends it: a rank with the wrong root still finds out
-     * what the others think, instead of waiting on the wrong parent. */
-    return mmp__irecv_locked(s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
-                             MMP_ANY_SOURCE, tag, &x->req);
+     * what the others think, instead of waiting on the wrong parent. A
+     * checked receive (not first) comes from its own peer. */
+    return mmp__irecv_locked(
+        s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
+        (op->flags & MMP__SOP_FIRST) ? MMP_ANY_SOURCE : world_of(s, op->peer),
+        tag, &x->req);
   x->tmp[0] = ENV_MAGIC;
   x->tmp[1] = ENV_VERSION;
   x->tmp[2] = s->poison ? ENV_POISON : 0;
@@ -417,7 +498,7 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
   if (s->poison)
     x->tmp_len = MMP__HDR_SIZE;
   else if (op->len > 0)
-    memcpy(x->tmp + MMP__HDR_SIZE, s->buf + op->off, op->len);
+    memcpy(x->tmp + MMP__HDR_SIZE, mmp__sched_at(s, op->off), op->len);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
@@ -439,23 +520,26 @@ static void sop_post(mmp__sched_t *s, int i) {
   x->req.on_heap = 0;
   x->req.cb = sop_done;
   x->req.cb_arg = s;
-  if (op->kind == MMP__SOP_NOP) {
+  if (op->kind >= MMP__SOP_NOP) {
+    if (!s->poison)
+      mmp__sop_local(s, op, mmp__sched_at(s, op->src),
+                     mmp__sched_at(s, op->off));
     x->req.err = 0;
     sop_done(&x->req, s);
     return;
   }
-  if (op->flags & MMP__SOP_FIRST)
+  if (op->flags & (MMP__SOP_FIRST | MMP__SOP_CHECK))
     rc = sop_post_first(s, op, x, tag);
   else if (op->regs != NULL)
     rc = sop_post_packed(s, op, x, tag);
   else if (op->kind == MMP__SOP_SEND)
-    rc = mmp__isend_locked(s->e, s->comm, s->ctx, s->buf + op->off,
+    rc = mmp__isend_locked(s->e, s->comm, s->ctx, mmp__sched_at(s, op->off),
                            s->poison ? 0 : op->len, world_of(s, op->peer), tag,
                            s->poison ? MMP_SEND_EAGER : s->mode, &x->req);
   else
     /* In poison mode the data is not ours to keep: receive and drop it. */
     rc = mmp__irecv_locked(
-        s->e, s->comm, s->ctx, s->poison ? NULL : s->buf + op->off,
+        s->e, s->comm, s->ctx, s->poison ? NULL : mmp__sched_at(s, op->off),
         s->poison ? 0 : op->len, world_of(s, op->peer), tag, &x->req);
   if (rc != 0) {
     x->req.err = rc;
@@ -636,7 +720,7 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
       !(env[2] & ENV_POISON) && x->req.err == 0 &&
       got == MMP__HDR_SIZE + op->len) {
     if (op->len > 0)
-      memcpy(s->buf + op->off, x->tmp + MMP__HDR_SIZE, op->len);
+      memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
     return 0;
   }
   /* Disagreement: do what the sender's view implies, with empty sends. */
@@ -647,6 +731,35 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
            (env[2] & ENV_POISON) ? ", upstream disagreed" : "");
   sched_mismatch(s, MMP_EMISMATCH);
   return s->rebuild != NULL ? sched_replan(s, env + 4, n) : 0;
+}
+
+/* A checked receive completed: the header must be this rank's, and the
+ * data follows it. No rebuild: the plans of ranks that exchange at once
+ * do not depend on who sent first. */
+static void check_arrived(mmp__sched_t *s, const mmp__sop_t *op,
+                          const mmp__sexec_t *x) {
+  size_t got = x->req.status.bytes;
+  const uint8_t *env = x->tmp;
+
+  if (s->poison)
+    return;
+  if (x->req.err != 0 && x->req.err != MMP_ETRUNC) {
+    sched_mismatch(s, x->req.err);
+    return;
+  }
+  if (got != MMP__HDR_SIZE + op->len || env[0] != ENV_MAGIC ||
+      env[1] != ENV_VERSION || (env[2] & ENV_POISON) || env[3] != s->hdr_len ||
+      memcmp(env + 4, s->hdr, s->hdr_len) != 0) {
+    MMP__LOG(MMP__LOG_WARN,
+             "collective %u: rank %d's arguments differ from this rank's "
+             "(got %zu of %zu bytes%s)",
+             s->seq, op->peer, got, MMP__HDR_SIZE + op->len,
+             got >= 4 && (env[2] & ENV_POISON) ? ", it already disagreed" : "");
+    sched_mismatch(s, MMP_EMISMATCH);
+    return;
+  }
+  if (op->len > 0)
+    memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
 }
 
 /* Lock held: an op completed. */
@@ -679,6 +792,12 @@ static void sop_done(mmp_request_t *r, void *arg) {
       sched_run(s);
       return;
     }
+  } else if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_CHECK)) {
+    check_arrived(s, op, x);
+    free(x->tmp);
+    x->tmp = NULL;
+    x->done = 1;
+    s->remaining--;
   } else {
     if (op->kind == MMP__SOP_RECV && !s->poison &&
         (x->req.err != 0 || x->req.status.bytes != op->len))
@@ -712,9 +831,11 @@ void mmp__sched_dump(const mmp__sched_t *s) {
     if (x == NULL || !x->done)
       MMP__LOG(MMP__LOG_ERROR,
                "  op %d %s peer %d off %zu len %zu phase %d%s npred %d %s", i,
-               o->kind == MMP__SOP_SEND   ? "send"
-               : o->kind == MMP__SOP_RECV ? "recv"
-                                          : "nop",
+               o->kind == MMP__SOP_SEND     ? "send"
+               : o->kind == MMP__SOP_RECV   ? "recv"
+               : o->kind == MMP__SOP_REDUCE ? "reduce"
+               : o->kind == MMP__SOP_COPY   ? "copy"
+                                            : "nop",
                o->peer, o->off, o->len, o->phase,
                (o->flags & MMP__SOP_FIRST) ? " FIRST" : "",
                x != NULL ? x->npred : o->npred,
@@ -743,6 +864,7 @@ void mmp__sched_free(mmp__sched_t *s) {
   free(s->edges);
   free(s->succ);
   free(s->ready);
+  free(s->scratch);
   free(s);
 }
 

@@ -11,6 +11,11 @@
  * by byte as held or not, so a run shows that every byte reaches every
  * rank and that nobody forwards bytes it does not hold yet.
  *
+ * With memory for every rank (mmp__sched_simulate_ex), messages carry
+ * real bytes and REDUCE and COPY ops compute, with the same code the
+ * executor runs (mmp__sop_local): reductions, whose bytes are held by
+ * every rank from the start, are checked by their results.
+ *
  * This is the check that builders are right at any p, and the ground the
  * simulation of large jobs stands on.
  */
@@ -46,6 +51,9 @@ typedef struct sim_s {
   long nwork;
   chan_t *chan;
   size_t cap;
+  uint8_t *const *mem; /* rank r's address space, or NULL */
+  uint8_t *pack;       /* a packed message in transit */
+  size_t pack_cap;
   mmp__sim_report_t *rep;
 } sim_t;
 
@@ -189,6 +197,28 @@ static void sim_complete(sim_t *m, long g) {
   }
 }
 
+/* The bytes of a message, packed in region order, from rank rs's memory
+ * to rank rr's. Returns 0, or -1 out of memory. */
+static int sim_move(sim_t *m, const mmp__sop_t *snd, int rs,
+                    const mmp__sop_t *rcv, int rr) {
+  size_t k, off, len, at = 0;
+
+  if (snd->len > m->pack_cap) {
+    uint8_t *n = realloc(m->pack, snd->len);
+    if (n == NULL)
+      return -1;
+    m->pack = n;
+    m->pack_cap = snd->len;
+  }
+  for (k = 0; op_regions(snd, k, &off, &len); k++, at += len)
+    if (len > 0)
+      memcpy(m->pack + at, m->mem[rs] + off, len);
+  for (k = 0, at = 0; op_regions(rcv, k, &off, &len); k++, at += len)
+    if (len > 0)
+      memcpy(m->mem[rr] + off, m->pack + at, len);
+  return 0;
+}
+
 /* A send and its receive meet: the bytes move, both complete. */
 static void sim_deliver(sim_t *m, long gs, long gr) {
   int rs, rr;
@@ -204,6 +234,8 @@ static void sim_deliver(sim_t *m, long gs, long gr) {
   for (k = 0; op_regions(rcv, k, &off, &len); k++)
     if (off + len <= m->words * 64)
       range_set(have_of(m, rr), off, len);
+  if (m->mem != NULL && snd->len == rcv->len && sim_move(m, snd, rs, rcv, rr))
+    fail(m, "out of memory for a %zu-byte message", snd->len);
   sim_complete(m, gs);
   sim_complete(m, gr);
 }
@@ -219,7 +251,14 @@ static void sim_post(sim_t *m, long g) {
     m->st[m->base[r] + op->cnext] &= (uint8_t)~ST_HELD;
     m->work[m->nwork++] = m->base[r] + op->cnext;
   }
-  if (op->kind == MMP__SOP_NOP) {
+  if (op->kind >= MMP__SOP_NOP) {
+    if (m->mem != NULL)
+      mmp__sop_local(m->s[r], op, m->mem[r] + op->src, m->mem[r] + op->off);
+    /* A copy hands on what the source holds. */
+    if (op->kind == MMP__SOP_COPY && op->src + op->len <= m->words * 64 &&
+        op->off + op->len <= m->words * 64 &&
+        range_held(have_of(m, r), op->src, op->len))
+      range_set(have_of(m, r), op->off, op->len);
     sim_complete(m, g);
     return;
   }
@@ -290,6 +329,7 @@ static void sim_free(sim_t *m) {
   free(m->st);
   free(m->chan);
   free(m->have);
+  free(m->pack);
 }
 
 /* After the run: every op done, every byte everywhere. */
@@ -305,7 +345,7 @@ static void sim_verdict(sim_t *m, size_t want_len) {
            (m->st[g] & ST_POSTED) ? "posted" : "unposted",
            op->kind == MMP__SOP_SEND   ? "send"
            : op->kind == MMP__SOP_RECV ? "recv"
-                                       : "nop",
+                                       : "local op",
            op->peer, op->phase, op->len);
       return;
     }
@@ -319,6 +359,13 @@ static void sim_verdict(sim_t *m, size_t want_len) {
 int mmp__sched_simulate(mmp__sched_t *const *s, int p, size_t want_len,
                         const int *init_rank, const size_t *init, int n_init,
                         mmp__sim_report_t *rep) {
+  return mmp__sched_simulate_ex(s, p, want_len, init_rank, init, n_init, NULL,
+                                rep);
+}
+
+int mmp__sched_simulate_ex(mmp__sched_t *const *s, int p, size_t want_len,
+                           const int *init_rank, const size_t *init, int n_init,
+                           uint8_t *const *mem, mmp__sim_report_t *rep) {
   sim_t m;
   long g;
   int r, k, rc;
@@ -333,6 +380,7 @@ int mmp__sched_simulate(mmp__sched_t *const *s, int p, size_t want_len,
   m.s = s;
   m.p = p;
   m.rep = rep;
+  m.mem = mem;
   if ((rc = sim_alloc(&m, want_len)) != 0) {
     sim_free(&m);
     return rc;

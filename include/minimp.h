@@ -299,7 +299,8 @@ enum {
   MMP_BCAST_ARRIVAL_B = 11,   /* arrival-aware, blocking model */
   MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
   MMP_BCAST_KNOMIAL = 13,     /* k-nomial tree, radix opts.radix */
-  MMP_BCAST_ALG_COUNT = 14
+  MMP_BCAST_NODE = 14,        /* one leader per node, then each node */
+  MMP_BCAST_ALG_COUNT = 15
 };
 
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
@@ -311,13 +312,14 @@ typedef struct mmp_bcast_opts_s {
   unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
                      not arrived) or _RNDV (move data only once they have) */
   int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
-  int inner;      /* hierarchical: algorithm inside groups; 0: automatic.
+  int inner;      /* hierarchical: algorithm inside groups; node: inside
+                     each node; 0: automatic.
                      arrival_b/_nb: the sub-group broadcast; 0: the
                      pipelined chain. Either may be one of the classic
                      algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
                      anything else is MMP_EINVAL */
-  int outer;      /* hierarchical: algorithm between leaders, as inner;
-                     0: automatic */
+  int outer;      /* hierarchical, node: algorithm between leaders, as
+                     inner; 0: automatic */
   int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
   int reserved_[7];
 } mmp_bcast_opts_t;
@@ -359,21 +361,31 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
 
-/* The network as automatic selection models it (Hockney, plus a burst). */
+/* The network as automatic selection models it (Hockney, plus a burst).
+ * Where some but not all ranks of the communicator share a node, alpha,
+ * beta and burst are the links between nodes, and alpha_node and
+ * beta_node those between ranks of one node; elsewhere the two pairs are
+ * equal. */
 typedef struct mmp_netmodel_s {
-  double alpha;    /* seconds per message */
-  double beta;     /* seconds per byte, sustained */
-  double burst;    /* bytes an idle link passes at once (0: none seen) */
-  int shared_cpus; /* 1: more ranks than CPUs share a machine */
+  double alpha;      /* seconds per message */
+  double beta;       /* seconds per byte, sustained */
+  double burst;      /* bytes an idle link passes at once (0: none seen) */
+  int shared_cpus;   /* 1: more ranks than CPUs share a machine */
+  double gamma;      /* seconds per byte reduced (a float sum) */
+  int nodes;         /* nodes the communicator's ranks run on */
+  int node_size;     /* ranks on its most populated node */
+  double alpha_node; /* seconds per message within a node */
+  double beta_node;  /* seconds per byte within a node */
 } mmp_netmodel_t;
 
 /*
  * The network model automatic selection uses on `comm`. Measured the first
  * time it is needed, by all ranks at once (collective then, local
  * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
- * optionally MINIMP_NET_BURST_BYTES and MINIMP_NET_SHARED_CPUS) give a
- * saved profile. Communicators
- * made from `comm` inherit it.
+ * optionally MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS,
+ * MINIMP_NET_GAMMA_NS and MINIMP_NET_NODE_ALPHA_US with
+ * MINIMP_NET_NODE_BETA_NS) give a saved profile. Communicators made from
+ * `comm` inherit the figures; nodes and node_size are always `comm`'s own.
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
 
@@ -382,6 +394,377 @@ MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
 MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
 /* The number of an algorithm name, or MMP_EINVAL. */
 MMP_EXTERN int mmp_bcast_alg_from_name(const char *name);
+
+/* ---- Element types and reduction operations ------------------------------
+ *
+ * The reducing collectives count in elements of a type and combine them
+ * with an operation; the others count in elements too (MMP_BYTE moves
+ * bytes). Reductions are deterministic: for the same p, algorithm and
+ * input every run and every rank gets bit-identical results
+ * (docs/algorithms.md states each algorithm's order of combination).
+ */
+typedef int mmp_type_t;
+enum {
+  MMP_BYTE = 0, /* data movement; BAND, BOR, BXOR only */
+  MMP_INT8 = 1,
+  MMP_UINT8 = 2,
+  MMP_INT16 = 3,
+  MMP_UINT16 = 4,
+  MMP_INT32 = 5,
+  MMP_UINT32 = 6,
+  MMP_INT64 = 7,
+  MMP_UINT64 = 8,
+  MMP_FLOAT = 9,
+  MMP_DOUBLE = 10,
+  MMP_TYPE_BUILTIN_COUNT = 11
+};
+
+/* Bytes of one element of `type`; 0 for an unknown type. */
+MMP_EXTERN size_t mmp_type_size(mmp_type_t type);
+
+/*
+ * A type whose one element is `n` consecutive elements of the built-in
+ * type `base` (MPI_Type_contiguous): a 2 x 2 matrix is contiguous(4,
+ * MMP_DOUBLE). Collectives never cut an element, so a user operation sees
+ * whole ones; built-in operations apply to the base elements. *out is
+ * freed with mmp_type_free. Returns 0, MMP_EINVAL or MMP_ENOMEM (at most
+ * 64 such types at once).
+ */
+MMP_EXTERN int mmp_type_contiguous(size_t n, mmp_type_t base, mmp_type_t *out);
+/* Frees a type made by mmp_type_contiguous and sets *type to MMP_BYTE.
+ * Collectives in flight that use it must have completed. Returns 0 or
+ * MMP_EINVAL. */
+MMP_EXTERN int mmp_type_free(mmp_type_t *type);
+
+typedef int mmp_op_t;
+enum {
+  MMP_SUM = 1,  /* numeric types */
+  MMP_PROD = 2, /* numeric types */
+  MMP_MIN = 3,  /* numeric types */
+  MMP_MAX = 4,  /* numeric types */
+  MMP_BAND = 5, /* integers and MMP_BYTE */
+  MMP_BOR = 6,  /* integers and MMP_BYTE */
+  MMP_BXOR = 7, /* integers and MMP_BYTE */
+  MMP_LAND = 8, /* integers: nonzero is true, the result 1 or 0 */
+  MMP_LOR = 9,  /* integers */
+  MMP_OP_BUILTIN_COUNT = 10
+};
+
+/* A user operation: combines `count` elements of `in` into `inout`,
+ * inout[i] = in[i] o inout[i], where `in` comes from lower ranks than
+ * `inout` when the operation is not commutative. It must be associative,
+ * must not call libminimp, and runs in the library's progress thread. */
+typedef void (*mmp_user_fn)(const void *in, void *inout, size_t count,
+                            mmp_type_t type, void *ctx);
+
+/*
+ * Makes a user operation. `commutative` 0 restricts the collectives to
+ * algorithms that keep rank order (AUTO knows which). `ctx` is passed to
+ * every call. Every rank creates its operations in the same order (their
+ * numbers are compared across ranks). *op is freed with mmp_op_free.
+ * Returns 0, MMP_EINVAL or MMP_ENOMEM (at most 64 at once).
+ */
+MMP_EXTERN int mmp_op_create(mmp_user_fn fn, int commutative, void *ctx,
+                             mmp_op_t *op);
+/* Frees a user operation and sets *op to 0. Returns 0 or MMP_EINVAL. */
+MMP_EXTERN int mmp_op_free(mmp_op_t *op);
+
+/* The send buffer of the in-place forms: the data is taken from (and the
+ * result left in) the receive buffer, as MPI_IN_PLACE. */
+#define MMP_IN_PLACE ((void *)1)
+
+/* Options of the collectives below (one shape, a name per collective):
+ * zero-initialise with MMP_COLL_OPTS_INIT, then set what matters. */
+typedef struct mmp_coll_opts_s {
+  int algorithm;  /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
+  size_t segment; /* bytes per pipelined segment; 0: the algorithm's */
+  unsigned mode;  /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
+  int window;     /* alltoall linear: exchanges in flight; 0: the
+                     algorithm's */
+  int reserved_[8];
+} mmp_coll_opts_t;
+
+#define MMP_COLL_OPTS_INIT                                                     \
+  {                                                                            \
+    0, 0, 0, 0, {                                                              \
+      0                                                                        \
+    }                                                                          \
+  }
+typedef mmp_coll_opts_t mmp_allreduce_opts_t;
+typedef mmp_coll_opts_t mmp_reduce_opts_t;
+typedef mmp_coll_opts_t mmp_reduce_scatter_opts_t;
+typedef mmp_coll_opts_t mmp_gather_opts_t;
+typedef mmp_coll_opts_t mmp_scatter_opts_t;
+typedef mmp_coll_opts_t mmp_allgather_opts_t;
+typedef mmp_coll_opts_t mmp_alltoall_opts_t;
+#define MMP_ALLREDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_REDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_REDUCE_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_GATHER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_ALLGATHER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_ALLTOALL_OPTS_INIT MMP_COLL_OPTS_INIT
+
+/* Algorithms (docs/algorithms.md: cost, order of combination, AUTO). */
+enum {
+  MMP_ALLREDUCE_AUTO = 0,
+  MMP_ALLREDUCE_RECURSIVE_DOUBLING = 1, /* log2 p exchanges of m: small */
+  MMP_ALLREDUCE_RING = 2,               /* reduce-scatter + allgather rings */
+  MMP_ALLREDUCE_RING_SEGMENTED = 3,     /* the ring in segments: arithmetic
+                                           overlaps the network */
+  MMP_ALLREDUCE_RABENSEIFNER = 4,       /* recursive halving, then doubling */
+  MMP_ALLREDUCE_REDUCE_BCAST = 5,       /* binomial reduce, then broadcast */
+  MMP_ALLREDUCE_HIERARCHICAL = 6,       /* sqrt(p) groups: reduce, leaders'
+                                           allreduce, broadcast */
+  MMP_ALLREDUCE_ALG_COUNT = 7
+};
+enum {
+  MMP_REDUCE_AUTO = 0,
+  MMP_REDUCE_BINOMIAL = 1,     /* binomial tree, pipelined in segments */
+  MMP_REDUCE_PIPELINE = 2,     /* chain, pipelined in segments */
+  MMP_REDUCE_RABENSEIFNER = 3, /* reduce-scatter, then gather */
+  MMP_REDUCE_HIERARCHICAL = 4, /* sqrt(p) groups, then their leaders */
+  MMP_REDUCE_ALG_COUNT = 5
+};
+enum {
+  MMP_REDUCE_SCATTER_AUTO = 0,
+  MMP_REDUCE_SCATTER_RING = 1,
+  MMP_REDUCE_SCATTER_HALVING = 2, /* recursive halving */
+  MMP_REDUCE_SCATTER_PAIRWISE = 3,
+  MMP_REDUCE_SCATTER_ALG_COUNT = 4
+};
+enum {
+  MMP_GATHER_AUTO = 0,
+  MMP_GATHER_FLAT = 1,
+  MMP_GATHER_BINOMIAL = 2,
+  MMP_GATHER_ALG_COUNT = 3
+};
+enum {
+  MMP_SCATTER_AUTO = 0,
+  MMP_SCATTER_FLAT = 1,
+  MMP_SCATTER_BINOMIAL = 2,
+  MMP_SCATTER_ALG_COUNT = 3
+};
+enum {
+  MMP_ALLGATHER_AUTO = 0,
+  MMP_ALLGATHER_RING = 1,
+  MMP_ALLGATHER_BRUCK = 2,
+  MMP_ALLGATHER_RECURSIVE_DOUBLING = 3,
+  MMP_ALLGATHER_S2P = 4, /* the s-to-p machinery, s = p */
+  MMP_ALLGATHER_ALG_COUNT = 5
+};
+enum {
+  MMP_ALLTOALL_AUTO = 0,
+  MMP_ALLTOALL_PAIRWISE = 1,
+  MMP_ALLTOALL_BRUCK = 2,
+  MMP_ALLTOALL_LINEAR = 3, /* everything posted, opts.window at a time */
+  MMP_ALLTOALL_ALG_COUNT = 4
+};
+
+/*
+ * The collectives MPI and Gloo programs use, in MPI's argument order with
+ * counts in elements of `type`. Collective: every rank of `comm` calls
+ * them with the same counts, type, operation and root. Each has an _ex
+ * form with options (NULL: all defaults) and a non-blocking mmp_i... form
+ * whose *req completes with mmp_wait/mmp_test; the buffers belong to the
+ * library until then (the blocking forms: until they return). The caller
+ * keeps ownership of every pointer. MMP_IN_PLACE as sendbuf where stated.
+ *
+ * They return 0, MMP_ENOTINIT, MMP_ECOMM, MMP_EINVAL (a NULL buffer with
+ * a nonzero count, an unknown type, an operation the type does not
+ * support, an algorithm the operation rules out: a non-commutative one
+ * with an algorithm that does not keep rank order), MMP_ERANK (root),
+ * MMP_ENOMEM, MMP_EPEERLOST when a peer died, or MMP_EMISMATCH when
+ * ranks passed different counts, types, operations or roots (every rank
+ * that learns of it: the ranks that disagree and those after them;
+ * docs/algorithms.md, "Inconsistent arguments", says where it can hang).
+ */
+
+/* recvbuf = the reduction over all ranks of sendbuf (count elements).
+ * MMP_IN_PLACE: the data is in recvbuf. */
+MMP_EXTERN int mmp_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                             mmp_type_t type, mmp_op_t op, mmp_comm_t *comm);
+MMP_EXTERN int mmp_allreduce_ex(const void *sendbuf, void *recvbuf,
+                                size_t count, mmp_type_t type, mmp_op_t op,
+                                mmp_comm_t *comm,
+                                const mmp_allreduce_opts_t *opts);
+MMP_EXTERN int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                              mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                              const mmp_allreduce_opts_t *opts,
+                              mmp_request_t **req);
+
+/* The reduction lands in the root's recvbuf (ignored elsewhere, may be
+ * NULL). MMP_IN_PLACE at the root: its data is in recvbuf. */
+MMP_EXTERN int mmp_reduce(const void *sendbuf, void *recvbuf, size_t count,
+                          mmp_type_t type, mmp_op_t op, int root,
+                          mmp_comm_t *comm);
+MMP_EXTERN int mmp_reduce_ex(const void *sendbuf, void *recvbuf, size_t count,
+                             mmp_type_t type, mmp_op_t op, int root,
+                             mmp_comm_t *comm, const mmp_reduce_opts_t *opts);
+MMP_EXTERN int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                           mmp_type_t type, mmp_op_t op, int root,
+                           mmp_comm_t *comm, const mmp_reduce_opts_t *opts,
+                           mmp_request_t **req);
+
+/* The reduction of sum(recvcounts) elements, rank i keeping recvcounts[i]
+ * of them (in rank order) in recvbuf. MMP_IN_PLACE: the input is in
+ * recvbuf, which then holds all of it. */
+MMP_EXTERN int mmp_reduce_scatter(const void *sendbuf, void *recvbuf,
+                                  const size_t *recvcounts, mmp_type_t type,
+                                  mmp_op_t op, mmp_comm_t *comm);
+MMP_EXTERN int mmp_reduce_scatter_ex(const void *sendbuf, void *recvbuf,
+                                     const size_t *recvcounts, mmp_type_t type,
+                                     mmp_op_t op, mmp_comm_t *comm,
+                                     const mmp_reduce_scatter_opts_t *opts);
+MMP_EXTERN int mmp_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                                   const size_t *recvcounts, mmp_type_t type,
+                                   mmp_op_t op, mmp_comm_t *comm,
+                                   const mmp_reduce_scatter_opts_t *opts,
+                                   mmp_request_t **req);
+/* The equal-block form: every rank keeps recvcount elements. */
+MMP_EXTERN int mmp_reduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                        size_t recvcount, mmp_type_t type,
+                                        mmp_op_t op, mmp_comm_t *comm);
+MMP_EXTERN int mmp_reduce_scatter_block_ex(
+    const void *sendbuf, void *recvbuf, size_t recvcount, mmp_type_t type,
+    mmp_op_t op, mmp_comm_t *comm, const mmp_reduce_scatter_opts_t *opts);
+MMP_EXTERN int mmp_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                         size_t recvcount, mmp_type_t type,
+                                         mmp_op_t op, mmp_comm_t *comm,
+                                         const mmp_reduce_scatter_opts_t *opts,
+                                         mmp_request_t **req);
+
+/* Rank i's sendcount elements land at block i of the root's recvbuf
+ * (recvcount elements each; ignored elsewhere). MMP_IN_PLACE at the
+ * root: its block is already in place. */
+MMP_EXTERN int mmp_gather(const void *sendbuf, size_t sendcount, void *recvbuf,
+                          size_t recvcount, mmp_type_t type, int root,
+                          mmp_comm_t *comm);
+MMP_EXTERN int mmp_gather_ex(const void *sendbuf, size_t sendcount,
+                             void *recvbuf, size_t recvcount, mmp_type_t type,
+                             int root, mmp_comm_t *comm,
+                             const mmp_gather_opts_t *opts);
+MMP_EXTERN int mmp_igather(const void *sendbuf, size_t sendcount, void *recvbuf,
+                           size_t recvcount, mmp_type_t type, int root,
+                           mmp_comm_t *comm, const mmp_gather_opts_t *opts,
+                           mmp_request_t **req);
+/* Rank i's sendcount elements land at displs[i] (elements) of the root's
+ * recvbuf; recvcounts and displs are read at the root only. */
+MMP_EXTERN int mmp_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                           const size_t *recvcounts, const size_t *displs,
+                           mmp_type_t type, int root, mmp_comm_t *comm);
+MMP_EXTERN int mmp_igatherv(const void *sendbuf, size_t sendcount,
+                            void *recvbuf, const size_t *recvcounts,
+                            const size_t *displs, mmp_type_t type, int root,
+                            mmp_comm_t *comm, const mmp_gather_opts_t *opts,
+                            mmp_request_t **req);
+
+/* Block i of the root's sendbuf (sendcount elements) lands in rank i's
+ * recvbuf (recvcount). MMP_IN_PLACE as the root's recvbuf: it keeps its
+ * block where it is. */
+MMP_EXTERN int mmp_scatter(const void *sendbuf, size_t sendcount, void *recvbuf,
+                           size_t recvcount, mmp_type_t type, int root,
+                           mmp_comm_t *comm);
+MMP_EXTERN int mmp_scatter_ex(const void *sendbuf, size_t sendcount,
+                              void *recvbuf, size_t recvcount, mmp_type_t type,
+                              int root, mmp_comm_t *comm,
+                              const mmp_scatter_opts_t *opts);
+MMP_EXTERN int mmp_iscatter(const void *sendbuf, size_t sendcount,
+                            void *recvbuf, size_t recvcount, mmp_type_t type,
+                            int root, mmp_comm_t *comm,
+                            const mmp_scatter_opts_t *opts,
+                            mmp_request_t **req);
+/* sendcounts and displs (elements) are read at the root only. */
+MMP_EXTERN int mmp_scatterv(const void *sendbuf, const size_t *sendcounts,
+                            const size_t *displs, void *recvbuf,
+                            size_t recvcount, mmp_type_t type, int root,
+                            mmp_comm_t *comm);
+MMP_EXTERN int mmp_iscatterv(const void *sendbuf, const size_t *sendcounts,
+                             const size_t *displs, void *recvbuf,
+                             size_t recvcount, mmp_type_t type, int root,
+                             mmp_comm_t *comm, const mmp_scatter_opts_t *opts,
+                             mmp_request_t **req);
+
+/* Every rank's sendcount elements, in rank order, in every recvbuf.
+ * MMP_IN_PLACE: each rank's block is already at its place in recvbuf. */
+MMP_EXTERN int mmp_allgather(const void *sendbuf, size_t sendcount,
+                             void *recvbuf, size_t recvcount, mmp_type_t type,
+                             mmp_comm_t *comm);
+MMP_EXTERN int mmp_allgather_ex(const void *sendbuf, size_t sendcount,
+                                void *recvbuf, size_t recvcount,
+                                mmp_type_t type, mmp_comm_t *comm,
+                                const mmp_allgather_opts_t *opts);
+MMP_EXTERN int mmp_iallgather(const void *sendbuf, size_t sendcount,
+                              void *recvbuf, size_t recvcount, mmp_type_t type,
+                              mmp_comm_t *comm,
+                              const mmp_allgather_opts_t *opts,
+                              mmp_request_t **req);
+/* Rank i's block is recvcounts[i] elements at displs[i]; every rank
+ * passes the same arrays. */
+MMP_EXTERN int mmp_allgatherv(const void *sendbuf, size_t sendcount,
+                              void *recvbuf, const size_t *recvcounts,
+                              const size_t *displs, mmp_type_t type,
+                              mmp_comm_t *comm);
+MMP_EXTERN int mmp_iallgatherv(const void *sendbuf, size_t sendcount,
+                               void *recvbuf, const size_t *recvcounts,
+                               const size_t *displs, mmp_type_t type,
+                               mmp_comm_t *comm,
+                               const mmp_allgather_opts_t *opts,
+                               mmp_request_t **req);
+
+/* Block j of rank i's sendbuf lands as block i of rank j's recvbuf
+ * (sendcount = recvcount elements). MMP_IN_PLACE: sendbuf is recvbuf. */
+MMP_EXTERN int mmp_alltoall(const void *sendbuf, size_t sendcount,
+                            void *recvbuf, size_t recvcount, mmp_type_t type,
+                            mmp_comm_t *comm);
+MMP_EXTERN int mmp_alltoall_ex(const void *sendbuf, size_t sendcount,
+                               void *recvbuf, size_t recvcount, mmp_type_t type,
+                               mmp_comm_t *comm,
+                               const mmp_alltoall_opts_t *opts);
+MMP_EXTERN int mmp_ialltoall(const void *sendbuf, size_t sendcount,
+                             void *recvbuf, size_t recvcount, mmp_type_t type,
+                             mmp_comm_t *comm, const mmp_alltoall_opts_t *opts,
+                             mmp_request_t **req);
+/* Counts and displacements in elements, p entries each. */
+MMP_EXTERN int mmp_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                             const size_t *sdispls, void *recvbuf,
+                             const size_t *recvcounts, const size_t *rdispls,
+                             mmp_type_t type, mmp_comm_t *comm);
+MMP_EXTERN int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                              const size_t *sdispls, void *recvbuf,
+                              const size_t *recvcounts, const size_t *rdispls,
+                              mmp_type_t type, mmp_comm_t *comm,
+                              const mmp_alltoall_opts_t *opts,
+                              mmp_request_t **req);
+
+/* Non-blocking barrier: *req completes once every rank has called it. */
+MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
+
+/* An algorithm's name ("ring", "rabenseifner", ...) for collective
+ * `coll` (the MMP_COLL_* below); NULL for an unknown number. */
+enum {
+  MMP_COLL_ALLREDUCE = 1,
+  MMP_COLL_REDUCE = 2,
+  MMP_COLL_REDUCE_SCATTER = 3,
+  MMP_COLL_GATHER = 4,
+  MMP_COLL_SCATTER = 5,
+  MMP_COLL_ALLGATHER = 6,
+  MMP_COLL_ALLTOALL = 7,
+  MMP_COLL_COUNT = 8
+};
+MMP_EXTERN const char *mmp_coll_alg_name(int coll, int alg);
+/* The number of an algorithm name of `coll`, or MMP_EINVAL. */
+MMP_EXTERN int mmp_coll_alg_from_name(int coll, const char *name);
+/*
+ * What AUTO would run for collective `coll` with `count` elements of
+ * `type` per rank (reductions: the vector; the others: one block) and
+ * operation `op` (0 for data movement): fills out->algorithm and
+ * out->segment. Collective the first time on a communicator (it measures
+ * the network), local afterwards.
+ */
+MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
+                               mmp_type_t type, mmp_op_t op,
+                               mmp_coll_opts_t *out);
 
 /* ---- s-to-p broadcast -------------------------------------------------- */
 

@@ -111,7 +111,7 @@ static int env_double(const char *name, double min, double max, double def,
 int mmp__config_coll(mmp__coll_config_t *out) {
   mmp__coll_config_t cc;
   uint64_t sym_min = UINT64_MAX, window = UINT64_MAX;
-  int rc = 0, have_a, have_b, unused, shared = 0;
+  int rc = 0, have_a, have_b, have_na, have_nb, unused, shared = 0;
 
   memset(&cc, 0, sizeof(cc));
   rc |= env_size("MINIMP_BCAST_SYM_MIN", 0, 1ull << 40, &sym_min);
@@ -124,11 +124,24 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   rc |=
       env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
   rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
+  rc |= env_double("MINIMP_NET_GAMMA_NS", 0, 1e6, -1, &cc.net_gamma_ns,
+                   &unused);
+  rc |= env_double("MINIMP_NET_NODE_ALPHA_US", 1e-3, 1e9, -1,
+                   &cc.net_node_alpha_us, &have_na);
+  rc |= env_double("MINIMP_NET_NODE_BETA_NS", 1e-6, 1e9, -1,
+                   &cc.net_node_beta_ns, &have_nb);
   if (rc == 0 && have_a != have_b) {
     MMP__LOG(MMP__LOG_ERROR,
              "a saved network profile needs both MINIMP_NET_ALPHA_US and "
              "MINIMP_NET_BETA_NS (only %s is set)",
              have_a ? "MINIMP_NET_ALPHA_US" : "MINIMP_NET_BETA_NS");
+    rc = MMP_EENV;
+  }
+  /* The links within a node are part of a saved profile, both or none. */
+  if (rc == 0 && (have_na != have_nb || (have_na && !have_a))) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_NET_NODE_ALPHA_US and MINIMP_NET_NODE_BETA_NS go "
+             "together, with MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS");
     rc = MMP_EENV;
   }
   if (rc != 0)

@@ -43,6 +43,9 @@ typedef struct mmp__coll_config_s {
   double net_beta_ns;
   double net_burst; /* MINIMP_NET_BURST_BYTES; 0 if unset */
   int net_shared;   /* MINIMP_NET_SHARED_CPUS */
+  double net_gamma_ns; /* MINIMP_NET_GAMMA_NS; -1 if unset */
+  double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
+  double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
 } mmp__coll_config_t;
 
 typedef struct mmp__config_s {

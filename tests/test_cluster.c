@@ -87,10 +87,13 @@ static void test_cluster_four_hosts_of_four_ranks(void **state) {
   (void)state;
 
   /* The ranks of a host share memory; what goes between hosts still
-   * crosses the emulated links (each rank checks its host's counters). */
+   * crosses the emulated links (each rank checks its host's counters);
+   * the model, AUTO and the node broadcast know the hosts. */
   run_job_on(4, 4, "nodes", "262144", 120, &r);
   assert_int_equal(r.status, 0);
   assert_int_equal(cluster_count(r.out, "nodes ok"), 16);
+  /* The collectives see the hosts (cluster_prog.c, node_bcast). */
+  assert_int_equal(cluster_count(r.out, "node broadcast ok"), 16);
   assert_int_equal(cluster_count(r.out, "FAILED"), 0);
   cluster_assert_empty(4, 3);
 }

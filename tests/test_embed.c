@@ -223,12 +223,63 @@ static void test_embed_lost_rank_fails_any_source_waits(void **state) {
     assert_int_equal(exit_code(p[i]), 0);
 }
 
+/* A rank that dies before an allreduce: its neighbours in the ring see
+ * MMP_EPEERLOST (rank 0 receives from it first), and every other rank an
+ * error too (the dead rank's share never comes, or comes empty from a
+ * rank that already failed), never a hang. Exit codes 50.. */
+static void test_embed_lost_rank_fails_allreduce(void **state) {
+  char addr[64];
+  pid_t p[3];
+  int i;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (i = 2; i >= 0; i--) {
+    p[i] = fork();
+    assert_true(p[i] >= 0);
+    if (p[i] == 0) {
+      mmp_allreduce_opts_t o = MMP_ALLREDUCE_OPTS_INIT;
+      mmp_comm_t *w;
+      double x[100] = {0}, y[100];
+      int rc, v = 0;
+      alarm(20);
+      setenv("MINIMP_NET_ALPHA_US", "50", 1);
+      setenv("MINIMP_NET_BETA_NS", "1", 1);
+      if (mmp_init_ex(i, 3, addr, key, NULL,
+                      i == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0) != 0)
+        _exit(50);
+      w = mmp_comm_world();
+      if (i == 2) /* a round trip with rank 0, then die without a word */
+        _exit(mmp_send(&i, sizeof(i), 0, 1, w) == 0 &&
+                      mmp_recv(&v, sizeof(v), 0, 2, w, NULL) == 0
+                  ? 0
+                  : 51);
+      if (i == 0) {
+        if (mmp_recv(&v, sizeof(v), 2, 1, w, NULL) != 0)
+          _exit(52);
+        (void)mmp_send(&v, sizeof(v), 2, 2, w);
+        /* Wait until rank 2 is known to be gone. */
+        if (mmp_recv(&v, sizeof(v), 2, 9, w, NULL) != MMP_EPEERLOST)
+          _exit(53);
+      }
+      o.algorithm = MMP_ALLREDUCE_RING;
+      rc = mmp_allreduce_ex(x, y, 100, MMP_DOUBLE, MMP_SUM, w, &o);
+      if (i == 0)
+        _exit(rc == MMP_EPEERLOST ? 0 : 54);
+      _exit(rc == MMP_EPEERLOST || rc == MMP_EMISMATCH ? 0 : 55);
+    }
+  }
+  for (i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
       cmocka_unit_test(test_embed_slurm_environment),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
+      cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -393,23 +393,31 @@ static void test_bad_collective_environment_is_reported(void **state) {
   expect_env_error("MINIMP_NET_ALPHA_US", "fast");
   expect_env_error("MINIMP_NET_SHARED_CPUS", "yes");
   expect_env_error("MINIMP_NET_BURST_BYTES", "-1");
+  expect_env_error("MINIMP_NET_GAMMA_NS", "0.2x");
+  /* Links within a node only with the rest of a saved profile. */
+  expect_env_error("MINIMP_NET_NODE_ALPHA_US", "3");
   /* Half a saved profile is no profile, and says so. */
   expect_env_error("MINIMP_NET_BETA_NS", "84");
   setenv("MINIMP_NET_ALPHA_US", "80", 1);
   setenv("MINIMP_NET_BETA_NS", "84", 1);
   setenv("MINIMP_BCAST_SYM_MIN", "64k", 1);
+  setenv("MINIMP_NET_GAMMA_NS", "0.5", 1);
   memset(&c, 0, sizeof(c));
   assert_int_equal(mmp__config_tuning(&c), 0);
   assert_int_equal(c.coll.net_profile, 1);
+  assert_true(c.coll.net_gamma_ns == 0.5);
+  assert_true(c.coll.net_node_alpha_us < 0 && c.coll.net_node_beta_ns < 0);
   assert_true(c.coll.net_alpha_us == 80 && c.coll.net_beta_ns == 84);
   assert_int_equal(c.coll.bcast_sym_min, 65536);
   assert_int_equal(c.coll.arrival_window_us, -1);
   unsetenv("MINIMP_NET_ALPHA_US");
   unsetenv("MINIMP_NET_BETA_NS");
   unsetenv("MINIMP_BCAST_SYM_MIN");
+  unsetenv("MINIMP_NET_GAMMA_NS");
   memset(&c, 0, sizeof(c));
   assert_int_equal(mmp__config_tuning(&c), 0);
   assert_int_equal(c.coll.net_profile, 0);
+  assert_true(c.coll.net_gamma_ns < 0);
   assert_int_equal(c.coll.bcast_sym_min, -1);
 }
 

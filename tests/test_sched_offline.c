@@ -3,7 +3,8 @@
  * Schedules built offline: every rank's schedule of a broadcast or an
  * s-to-p, built in this one process with no engine and no sockets, for
  * every algorithm of the descriptor tables (and every inner/outer pair the
- * hierarchical broadcast allows), at every p from 1 to 64 and at p = 1000
+ * hierarchical and node broadcasts allow, the node broadcast on several
+ * layouts of ranks on nodes), at every p from 1 to 64 and at p = 1000
  * and 6142, then run symbolically against each other (sched_sim.c): every
  * send must meet exactly one receive of the same length, nobody may
  * forward bytes it does not hold yet, and every rank must end with every
@@ -28,7 +29,39 @@ static long messages_seen;
 
 /* ---- Broadcast ----------------------------------------------------------- */
 
-static void bcast_run(int p, const mmp__bcast_desc_t *d) {
+/* A node broadcast moves data between nodes only to each node's leader
+ * (its first rank in virtual order): a rank that does not lead its node
+ * receives nothing from another node. */
+static void check_node_traffic(mmp__sched_t **s, int p,
+                               const mmp__bcast_desc_t *d,
+                               const int *node_of) {
+  int r, v, i, k;
+
+  for (r = 0; r < p; r++) {
+    int leads = 1;
+    for (v = 0; v < p; v++) {
+      i = (d->root + v) % p;
+      if (i == r)
+        break;
+      if (node_of[i] == node_of[r])
+        leads = 0; /* an earlier rank of its node leads it */
+    }
+    for (k = 0; k < s[r]->nops; k++) {
+      const mmp__sop_t *op = &s[r]->ops[k];
+      if (op->kind == MMP__SOP_RECV && op->len > 0 && !leads &&
+          node_of[op->peer] != node_of[r])
+        fail_msg("node broadcast (outer %s, inner %s) p %d root %d: rank %d, "
+                 "not a leader, receives %zu bytes from rank %d of another "
+                 "node",
+                 mmp_bcast_alg_name(d->outer), mmp_bcast_alg_name(d->inner), p,
+                 d->root, r, op->len, op->peer);
+    }
+  }
+}
+
+/* node_of: the ranks' nodes (mmp__sched_set_nodes), or NULL. */
+static void bcast_run_on(int p, const mmp__bcast_desc_t *d,
+                         const int *node_of) {
   mmp__sched_t **s = calloc((size_t)p, sizeof(*s));
   size_t hold[2] = {0, (size_t)d->len};
   mmp__sim_report_t rep;
@@ -37,6 +70,8 @@ static void bcast_run(int p, const mmp__bcast_desc_t *d) {
   assert_non_null(s);
   for (r = 0; r < p; r++) {
     assert_int_equal(mmp__sched_offline(p, r, NULL, (size_t)d->len, &s[r]), 0);
+    if (node_of != NULL)
+      mmp__sched_set_nodes(s[r], node_of);
     rc = mmp__bcast_build(s[r], d);
     if (rc != 0)
       fail_msg("%s p %d root %d len %llu: rank %d builds %s",
@@ -54,9 +89,15 @@ static void bcast_run(int p, const mmp__bcast_desc_t *d) {
   /* A broadcast reaches p - 1 ranks at least once each. */
   assert_true(d->len == 0 || rep.messages >= p - 1);
   messages_seen += rep.messages;
+  if (node_of != NULL && d->alg == MMP_BCAST_NODE)
+    check_node_traffic(s, p, d, node_of);
   for (r = 0; r < p; r++)
     mmp__sched_free(s[r]);
   free(s);
+}
+
+static void bcast_run(int p, const mmp__bcast_desc_t *d) {
+  bcast_run_on(p, d, NULL);
 }
 
 static mmp__bcast_desc_t desc(int alg, int root, size_t len, size_t seg) {
@@ -145,6 +186,80 @@ static void test_bcast_hierarchical_every_pair(void **state) {
       mmp__bcast_composes(MMP_BCAST_HIERARCHICAL, MMP__BCAST_F_GROUPS));
 }
 
+/* Layout `kind` of p ranks on nodes, numbered densely in order of their
+ * lowest rank as the runtime numbers them: 0 blocks of `k` consecutive
+ * ranks (placement by slot), 1 k nodes round robin (by node), 2 uneven
+ * (a scrambled assignment to k nodes), 3 one node. */
+static void layout(int kind, int p, int k, int *node_of) {
+  int *renum = malloc((size_t)(p + k) * sizeof(int)), r, n = 0;
+
+  assert_non_null(renum);
+  for (r = 0; r < p + k; r++)
+    renum[r] = -1;
+  for (r = 0; r < p; r++) {
+    node_of[r] = kind == 0   ? r / k
+                 : kind == 1 ? r % k
+                 : kind == 2 ? (int)((r * 2654435761u) >> 7) % k
+                             : 0;
+  }
+  for (r = 0; r < p; r++) {
+    if (renum[node_of[r]] < 0)
+      renum[node_of[r]] = n++;
+    node_of[r] = renum[node_of[r]];
+  }
+  free(renum);
+}
+
+/* The node broadcast: every inner/outer pair on a few layouts, p to 48
+ * on each layout, and nodes of one rank and one node of all. Besides
+ * the simulation's checks, data crosses between nodes only to leaders. */
+static void test_bcast_node_layouts(void **state) {
+  static const int ps[] = {7, 16, 33};
+  int node_of[64], in, out, p, kind, k, i, pairs = 0;
+  (void)state;
+
+  for (in = 1; in < MMP_BCAST_ALG_COUNT; in++)
+    for (out = 1; out < MMP_BCAST_ALG_COUNT; out++) {
+      if (!mmp__bcast_composes(in, MMP__BCAST_F_GROUPS) ||
+          !mmp__bcast_composes(out, MMP__BCAST_F_GROUPS))
+        continue;
+      pairs++;
+      for (i = 0; i < 3; i++)
+        for (kind = 0; kind < 3; kind++) {
+          mmp__bcast_desc_t d =
+              desc(MMP_BCAST_NODE, (in * 5 + out + kind) % ps[i], 3001, 0);
+          p = ps[i];
+          layout(kind, p, 4, node_of);
+          d.inner = in;
+          d.outer = out;
+          d.groups = 1;
+          if (kind == 1)
+            d.seg = 1024;
+          bcast_run_on(p, &d, node_of);
+        }
+    }
+  assert_int_equal(pairs, 8 * 8);
+  for (p = 1; p <= 48; p += p < 20 ? 1 : 7)
+    for (kind = 0; kind < 4; kind++)
+      for (k = 1; k <= 5; k += 2) {
+        mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, (p * 3 + k) % p, 5000, 0);
+        layout(kind, p, k, node_of);
+        d.inner = kind == 2 ? MMP_BCAST_BINOMIAL : MMP_BCAST_PIPELINE;
+        d.outer = k == 3 ? MMP_BCAST_SCATTER_RING : MMP_BCAST_PIPELINE;
+        d.groups = 1;
+        d.seg = 2048;
+        bcast_run_on(p, &d, node_of);
+      }
+  /* Without a layout every rank is its node: the outer algorithm alone. */
+  {
+    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 3, 4000, 0);
+    d.inner = MMP_BCAST_BINOMIAL;
+    d.outer = MMP_BCAST_BINARY;
+    d.groups = 1;
+    bcast_run(20, &d);
+  }
+}
+
 /* The algorithms at 1000 and 6142 ranks. */
 static void test_bcast_large_p(void **state) {
   static const int ps[] = {1000, 6142};
@@ -173,6 +288,19 @@ static void test_bcast_large_p(void **state) {
     d.inner = MMP_BCAST_SCATTER_RD;
     d.outer = MMP_BCAST_FLAT;
     bcast_run(ps[i], &d);
+  }
+  /* Nodes of 16 and of 37 ranks. */
+  for (i = 0; i < 2; i++) {
+    int *node_of = malloc((size_t)ps[i] * sizeof(int)), r;
+    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 29, 4000, 1024);
+    assert_non_null(node_of);
+    for (r = 0; r < ps[i]; r++)
+      node_of[r] = r / (i == 0 ? 16 : 37);
+    d.inner = MMP_BCAST_BINOMIAL;
+    d.outer = MMP_BCAST_PIPELINE;
+    d.groups = 1;
+    bcast_run_on(ps[i], &d, node_of);
+    free(node_of);
   }
 }
 
@@ -364,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_every_algorithm_small_p),
       cmocka_unit_test(test_bcast_knomial_radices),
       cmocka_unit_test(test_bcast_hierarchical_every_pair),
+      cmocka_unit_test(test_bcast_node_layouts),
       cmocka_unit_test(test_bcast_large_p),
       cmocka_unit_test(test_s2p_every_algorithm_small_p),
       cmocka_unit_test(test_s2p_all_ranks_plan_is_each_ranks_plan),

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "collectives/collectives.h"
@@ -69,6 +70,67 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
   assert_int_equal(auto_chosen(16, 1 << 20, &shared),
                    chosen(16, 1 << 20, &cluster));
   assert_int_equal(auto_chosen(2, 1024, &shared), MMP_BCAST_BINOMIAL);
+}
+
+/* 4 hosts x 4 ranks: the cluster's links between nodes, shared memory's
+ * within (minimp-bench calibrate on one host reads about 3 us and
+ * 0.1 ns/byte). AUTO runs the node hierarchy at every size there, and
+ * never where it has a single level. */
+static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
+  static const size_t lens[] = {1024, 65536, 1 << 20, 4 << 20};
+  mmp_netmodel_t nm = cluster, flat;
+  (void)st;
+
+  nm.nodes = 4;
+  nm.node_size = 4;
+  nm.alpha_node = 3e-6;
+  nm.beta_node = 0.1e-9;
+  for (int i = 0; i < 4; i++) {
+    int alg, seg_alg, groups;
+    size_t seg;
+    double t, t_flat, t_in;
+    assert_int_equal(auto_chosen(16, lens[i], &nm), MMP_BCAST_NODE);
+    /* Its price: the leaders' part on rested links, then a node's. */
+    t = mmp__bcast_cost(MMP_BCAST_NODE, 16, (double)lens[i], 1, 4, &nm);
+    t_flat = mmp__bcast_choose_flat(4, lens[i], &cluster, &seg_alg, &seg);
+    flat = cluster;
+    flat.alpha = 3e-6;
+    flat.beta = 0.1e-9;
+    flat.burst = 0;
+    mmp__bcast_choose_flat(4, lens[i], &flat, &alg, &seg);
+    t_in = mmp__bcast_cost(alg, 4, (double)lens[i],
+                           seg ? (double)lens[i] / (double)seg : 1, 0, &flat);
+    assert_true(fabs(t - (t_flat + t_in)) < 1e-9);
+    /* Below the best shape that ignores nodes. */
+    mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg, &groups);
+    assert_true(t < mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg,
+                                      &groups));
+  }
+  /* Arriving together, the arrival-aware broadcast (a pipeline over all
+   * ranks, blind to nodes) does not pay against it, where against the
+   * flat pipeline it does (test_arrival_chosen_for_large_messages...). */
+  {
+    int alg, groups;
+    size_t seg;
+    double best = mmp__bcast_choose_auto(16, 1 << 20, &nm, &alg, &seg, &groups);
+    assert_false(mmp__bcast_arrival_pays(16, 1 << 20, &nm, best,
+                                         mmp__bcast_sub_cost(16, 1 << 20, &nm)));
+    best = mmp__bcast_choose_auto(16, 1 << 20, &cluster, &alg, &seg, &groups);
+    assert_true(mmp__bcast_arrival_pays(
+        16, 1 << 20, &cluster, best, mmp__bcast_sub_cost(16, 1 << 20, &cluster)));
+  }
+  /* One rank per node, or one node: no hierarchy to exploit. */
+  nm.nodes = 16;
+  nm.node_size = 1;
+  assert_int_not_equal(auto_chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
+  assert_true(isinf(mmp__bcast_cost(MMP_BCAST_NODE, 16, 1 << 20, 1, 0, &nm)));
+  nm.nodes = 1;
+  nm.node_size = 16;
+  assert_int_not_equal(auto_chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
+  /* Nor in a part of another algorithm (STATIC, FLAT). */
+  nm.nodes = 4;
+  nm.node_size = 4;
+  assert_int_not_equal(chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
 }
 
 /* The chain is the pipeline with one segment; with a burst allowance and a
@@ -140,7 +202,8 @@ static int arrival_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
   double best = mmp__bcast_choose(p, len, nm, &alg, &seg, &groups);
 
   assert_true(best > 0);
-  return mmp__bcast_arrival_pays(p, len, nm, best);
+  return mmp__bcast_arrival_pays(p, len, nm, best,
+                                 mmp__bcast_sub_cost(p, len, nm));
 }
 
 static void test_arrival_chosen_for_large_messages_on_the_cluster(void **st) {
@@ -290,6 +353,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_no_chain_where_the_pipeline_fits),
+      cmocka_unit_test(test_node_hierarchy_where_some_ranks_share_nodes),
       cmocka_unit_test(test_symmetric_where_the_message_fits_the_burst),
       cmocka_unit_test(test_even_segments),
       cmocka_unit_test(test_arrival_chosen_for_large_messages_on_the_cluster),

@@ -16,6 +16,9 @@
  *                          [--maxif US,...|NT,...] [--tm US]
  *                          [--raw FILE]
  *   minimp-bench calibrate
+ *   minimp-bench allreduce|reduce|reduce_scatter|gather|scatter|allgather|
+ *                alltoall [--algs all|a,b] [--sizes 4,4k,1m] [--iters M]
+ *                [--mode M] [--root R]   (coll_bench.c)
  *
  * pingpong: half round trip and one-way streaming with 64 messages in
  * flight between ranks 0 and 1, exactly as ../shared/anchors/
@@ -80,6 +83,7 @@
 #include <unistd.h>
 
 #include "arrival.h"
+#include "coll_bench.h"
 #include "minimp.h"
 #include "svgplot.h"
 
@@ -137,7 +141,11 @@ static int usage(void) {
           "[--sweep s|dist|total|all]\n"
           "                        [--iters M] [--mode M] [--rows R] "
           "[--csv FILE] [--svg FILE]\n"
-          "       minimp-bench calibrate\n");
+          "       minimp-bench calibrate\n"
+          "       minimp-bench allreduce|reduce|reduce_scatter|gather|scatter|"
+          "allgather|alltoall\n"
+          "                    [--algs all|a,b] [--sizes 4,4k,1m] [--iters M] "
+          "[--mode M] [--root R]\n");
   return 2;
 }
 
@@ -1017,12 +1025,19 @@ static int cmd_calibrate(void) {
     fprintf(stderr, "minimp-bench calibrate needs at least 2 ranks\n");
     return 2;
   }
-  /* Exactly what automatic selection measures (collectives/select.c). */
+  /* Exactly what automatic selection measures (collectives/netmodel.c). */
   CHECK(mmp_comm_netmodel(w, &nm));
-  if (mmp_comm_rank(w) == 0)
-    printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
-           "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n",
-           nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus);
+  if (mmp_comm_rank(w) != 0)
+    return 0;
+  printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
+         "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n"
+         "MINIMP_NET_GAMMA_NS=%.4f\n",
+         nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus,
+         nm.gamma * 1e9);
+  /* Links within a node, where some ranks share one and others not. */
+  if (nm.nodes > 1 && nm.node_size > 1)
+    printf("MINIMP_NET_NODE_ALPHA_US=%.2f\nMINIMP_NET_NODE_BETA_NS=%.4f\n",
+           nm.alpha_node * 1e6, nm.beta_node * 1e9);
   return 0;
 }
 
@@ -1030,6 +1045,18 @@ int main(int argc, char **argv) {
   opts_t o;
   s2p_bench_t sb;
   int s2p = argc >= 2 && strcmp(argv[1], "s2p") == 0, rc;
+
+  /* The collectives' modes parse their own options. */
+  if (argc >= 2 && coll_bench_mode(argv[1]) != 0) {
+    rc = mmp_init(&argc, &argv);
+    if (rc != 0) {
+      fprintf(stderr, "minimp-bench: mmp_init: %s\n", mmp_strerror(rc));
+      return 1;
+    }
+    rc = coll_bench_run(argc, argv);
+    mmp_finalize();
+    return rc;
+  }
 
   /* s2p has options of its own. */
   if (s2p ? s2p_parse(argc, argv, &sb) != 0

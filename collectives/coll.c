@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the front-ends of reduce, allreduce, reduce-scatter, gather,
+ * scatter, allgather and alltoall share: settling a call's algorithm
+ * (AUTO from the network model, over the tables of coll_algs.c), the
+ * header that carries a call's description, and running a schedule on the address space a front-end
+ * laid out (its own contribution copied in before the start, its result
+ * copied out at the end).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+#define HDR_KIND_COLL 2
+#define HDR_LEN 28
+
+size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out) {
+  memset(out, 0, HDR_LEN);
+  out[0] = HDR_KIND_COLL;
+  out[1] = (uint8_t)d->coll;
+  out[2] = (uint8_t)d->alg;
+  out[3] = (uint8_t)d->base;
+  out[4] = (uint8_t)(d->op >> 8);
+  out[5] = (uint8_t)d->op;
+  out[6] = (uint8_t)(d->window >> 8);
+  out[7] = (uint8_t)d->window;
+  mmp__put_u32(out + 8, (uint32_t)d->root);
+  mmp__put_u32(out + 12, (uint32_t)d->esize);
+  mmp__put_u64(out + 16, d->count);
+  mmp__put_u32(out + 24, (uint32_t)d->seg);
+  return HDR_LEN;
+}
+
+int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,
+                    mmp__coll_arg_t *a) {
+  const mmp__coll_alg_t *alg = mmp__coll_alg(d->coll, d->alg);
+  int rc;
+
+  if (alg == NULL || d->root < 0 || d->root >= s->p)
+    return MMP_EINVAL;
+  a->root = d->root;
+  a->esize = d->esize;
+  a->seg = d->seg;
+  a->window = d->window;
+  a->dep = -1;
+  a->phase = 1;
+  a->check = 1;
+  rc = mmp__coll_over_all(s, alg->build, a);
+  return rc < 0 ? rc : 0;
+}
+
+int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
+                      const mmp_coll_opts_t *o, double m, int noncomm) {
+  const mmp__coll_alg_t *alg;
+  mmp_netmodel_t nm;
+  int rc, need_nm;
+
+  alg = mmp__coll_alg(d->coll, o->algorithm);
+  if (o->mode > MMP_SEND_RNDV || o->window < 0 || o->segment > UINT32_MAX ||
+      (o->algorithm != 0 && alg == NULL))
+    return MMP_EINVAL;
+  /* An operation that is not commutative needs rank order. */
+  if (alg != NULL && noncomm && !(alg->flags & MMP__COLL_F_ORDERED))
+    return MMP_EINVAL;
+  need_nm =
+      alg == NULL || ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0);
+  memset(&nm, 0, sizeof(nm));
+  if (need_nm && (rc = mmp__netmodel_get(comm, &nm)) != 0)
+    return rc;
+  if (alg == NULL)
+    alg = mmp__coll_alg(d->coll,
+                        mmp__coll_choose(d->coll, comm->size, m, noncomm, &nm));
+  d->alg = alg->id;
+  d->seg = o->segment;
+  if (d->seg == 0 && (alg->flags & MMP__COLL_F_SEGMENTED))
+    d->seg = alg->segment != NULL
+                 ? alg->segment(comm->size, (size_t)m, d->esize, &nm)
+                 : mmp__coll_seg(comm->size, (size_t)m, d->esize, &nm);
+  d->seg -= d->esize ? d->seg % d->esize : 0;
+  d->window = o->window;
+  return 0;
+}
+
+int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
+                    mmp__type_info_t *ti, int *noncomm) {
+  int rc = mmp__coll_ready(comm), comm_op = 1;
+
+  if (rc == 0)
+    rc = mmp__type_info(type, ti);
+  if (rc == 0 && op != 0)
+    rc = mmp__op_check(op, type, &comm_op);
+  if (noncomm != NULL)
+    *noncomm = !comm_op;
+  return rc;
+}
+
+int mmp__coll_elems(size_t count, size_t esize, size_t *bytes) {
+  if (esize != 0 && count > SIZE_MAX / esize)
+    return MMP_ETOOBIG;
+  *bytes = count * esize;
+  return 0;
+}
+
+/* What a schedule copies out when it ends. */
+typedef struct coll_out_s {
+  void *dst;
+  size_t at, len;
+} coll_out_t;
+
+static void coll_fini(mmp__sched_t *s, void *arg) {
+  coll_out_t *o = arg;
+
+  if (s->err == 0 && o->len > 0)
+    memcpy(o->dst, mmp__sched_at(s, o->at), o->len);
+  free(o);
+}
+
+int mmp__coll_sched_new(mmp_comm_t *comm, const mmp__coll_desc_t *d,
+                        mmp_type_t type, unsigned mode, void *buf, size_t len,
+                        const void *in, size_t in_len, mmp__sched_t **out) {
+  uint8_t hdr[MMP__HDR_MAX];
+  int rc = mmp__sched_new(mmp__eng, comm, buf, len, mode, out);
+
+  if (rc != 0)
+    return rc;
+  mmp__sched_input(*out, in, in_len);
+  mmp__sched_set_header(*out, hdr, mmp__coll_desc_encode(d, hdr), NULL);
+  (*out)->reduce = mmp__reduce_apply;
+  (*out)->reduce_arg = mmp__reduce_arg(d->op, type);
+  (*out)->source = d->root;
+  return 0;
+}
+
+int mmp__coll_start(mmp__sched_t *s, const void *fill, size_t fill_at,
+                    size_t fill_len, void *out, size_t out_at, size_t out_len,
+                    mmp_request_t **req) {
+  coll_out_t *o = NULL;
+  uint8_t *at;
+
+  if (s->scratch_len > 0 && mmp__sched_scratch_ptr(s, s->len) == NULL) {
+    mmp__sched_free(s);
+    return MMP_ENOMEM;
+  }
+  if (fill_len > 0) {
+    at = mmp__sched_at(s, fill_at);
+    if (at != fill)
+      memmove(at, fill, fill_len);
+  }
+  if (out_len > 0) {
+    if ((o = malloc(sizeof(*o))) == NULL) {
+      mmp__sched_free(s);
+      return MMP_ENOMEM;
+    }
+    o->dst = out;
+    o->at = out_at;
+    o->len = out_len;
+    s->fini = coll_fini;
+    s->fini_arg = o;
+  }
+  /* mmp__sched_start frees the schedule on failure; fini never ran. */
+  {
+    int rc = mmp__sched_start(s, req);
+    if (rc != 0)
+      free(o);
+    return rc;
+  }
+}
+
+int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count, mmp_type_t type,
+                    mmp_op_t op, mmp_coll_opts_t *out) {
+  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
+  int reducing = coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_REDUCE_SCATTER;
+  int rc, noncomm;
+  mmp__type_info_t ti;
+  mmp__coll_desc_t d;
+  size_t len;
+
+  if (out == NULL || mmp__coll_table(coll) == NULL || (reducing && op == 0))
+    return MMP_EINVAL;
+  if ((rc = mmp__coll_check(comm, type, reducing ? op : 0, &ti, &noncomm)) !=
+          0 ||
+      (rc = mmp__coll_elems(count, ti.size, &len)) != 0)
+    return rc;
+  memset(&d, 0, sizeof(d));
+  d.coll = coll;
+  d.esize = ti.size;
+  rc = mmp__coll_resolve(comm, &d, &defaults, (double)len, noncomm);
+  if (rc != 0)
+    return rc;
+  *out = defaults;
+  out->algorithm = d.alg;
+  out->segment = d.seg;
+  return 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * minimp-bench's modes for the collectives MPI and Gloo programs use:
+ *
+ *   minimp-bench allreduce|reduce|alltoall|gather|allgather|reduce_scatter
+ *                [--algs all|auto,ring,...] [--sizes 4,4k,64k,1m,16m]
+ *                [--iters M] [--mode auto|eager|rndv] [--root R]
+ *
+ * The anchors' method (tests/bench/mpi_coll_bench.c, gloo_allreduce_bench.cc):
+ * M times a barrier, then the timed call; each rank averages its times,
+ * and the row gives the mean over ranks and the worst rank's. Sizes are
+ * bytes: of the float vector for allreduce, reduce and reduce_scatter
+ * (the whole vector), of one rank's block for gather and allgather, of
+ * one pair's block for alltoall. Rows, on stdout:
+ *   coll,<collective>,<alg>,<chosen>,p,size,avg_us,max_us
+ * where `chosen` names the algorithm AUTO picked for "auto".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_bench.h"
+#include "minimp.h"
+
+#define MAX_ITEMS 32
+
+typedef struct cb_s {
+  int coll;
+  int algs[MAX_ITEMS], nalgs;
+  size_t sizes[MAX_ITEMS];
+  int nsizes, iters, root;
+  unsigned mode;
+} cb_t;
+
+static const char *const coll_names[MMP_COLL_COUNT] = {
+    [MMP_COLL_ALLREDUCE] = "allreduce",
+    [MMP_COLL_REDUCE] = "reduce",
+    [MMP_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [MMP_COLL_GATHER] = "gather",
+    [MMP_COLL_SCATTER] = "scatter",
+    [MMP_COLL_ALLGATHER] = "allgather",
+    [MMP_COLL_ALLTOALL] = "alltoall",
+};
+
+int coll_bench_mode(const char *name) {
+  int c;
+
+  for (c = 1; c < MMP_COLL_COUNT; c++)
+    if (strcmp(name, coll_names[c]) == 0)
+      return c;
+  return 0;
+}
+
+static int cb_size(const char *t, size_t *out) {
+  char *end;
+  double v = strtod(t, &end);
+
+  if (end == t || v < 0)
+    return -1;
+  if (*end == 'k' || *end == 'K')
+    v *= 1024, end++;
+  else if (*end == 'm' || *end == 'M')
+    v *= 1024 * 1024, end++;
+  if (*end != '\0')
+    return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+static int cb_parse(int argc, char **argv, cb_t *b) {
+  int i;
+
+  memset(b, 0, sizeof(*b));
+  b->coll = coll_bench_mode(argv[1]);
+  b->iters = 20;
+  for (i = 2; i + 1 < argc; i += 2) {
+    char *s = argv[i + 1], *tok, *save = NULL;
+    if (strcmp(argv[i], "--algs") == 0) {
+      for (tok = strtok_r(s, ",", &save); tok && b->nalgs < MAX_ITEMS;
+           tok = strtok_r(NULL, ",", &save)) {
+        if (strcmp(tok, "all") == 0) {
+          int a;
+          for (a = 0; mmp_coll_alg_name(b->coll, a) && b->nalgs < MAX_ITEMS;
+               a++)
+            b->algs[b->nalgs++] = a;
+          continue;
+        }
+        if ((b->algs[b->nalgs] = mmp_coll_alg_from_name(b->coll, tok)) < 0)
+          return -1;
+        b->nalgs++;
+      }
+    } else if (strcmp(argv[i], "--sizes") == 0) {
+      for (tok = strtok_r(s, ",", &save); tok && b->nsizes < MAX_ITEMS;
+           tok = strtok_r(NULL, ",", &save))
+        if (cb_size(tok, &b->sizes[b->nsizes++]) != 0)
+          return -1;
+    } else if (strcmp(argv[i], "--iters") == 0) {
+      b->iters = atoi(s);
+    } else if (strcmp(argv[i], "--root") == 0) {
+      b->root = atoi(s);
+    } else if (strcmp(argv[i], "--mode") == 0) {
+      b->mode = strcmp(s, "eager") == 0  ? MMP_SEND_EAGER
+                : strcmp(s, "rndv") == 0 ? MMP_SEND_RNDV
+                                         : MMP_SEND_AUTO;
+    } else {
+      return -1;
+    }
+  }
+  if (b->nalgs == 0)
+    b->algs[b->nalgs++] = 0;
+  if (b->nsizes == 0)
+    b->sizes[b->nsizes++] = 65536;
+  return b->iters > 0 ? 0 : -1;
+}
+
+/* One call of the collective with `n` bytes (see the comment above). */
+static int cb_once(const cb_t *b, const mmp_coll_opts_t *o, size_t n, float *in,
+                   float *out) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t f = n / sizeof(float);
+
+  switch (b->coll) {
+  case MMP_COLL_ALLREDUCE:
+    return mmp_allreduce_ex(in, out, f, MMP_FLOAT, MMP_SUM, w, o);
+  case MMP_COLL_REDUCE:
+    return mmp_reduce_ex(in, out, f, MMP_FLOAT, MMP_SUM, b->root, w, o);
+  case MMP_COLL_REDUCE_SCATTER:
+    return mmp_reduce_scatter_block_ex(in, out, f / mmp_comm_size(w), MMP_FLOAT,
+                                       MMP_SUM, w, o);
+  case MMP_COLL_GATHER:
+    return mmp_gather_ex(in, n, out, n, MMP_BYTE, b->root, w, o);
+  case MMP_COLL_SCATTER:
+    return mmp_scatter_ex(in, n, out, n, MMP_BYTE, b->root, w, o);
+  case MMP_COLL_ALLGATHER:
+    return mmp_allgather_ex(in, n, out, n, MMP_BYTE, w, o);
+  default:
+    return mmp_alltoall_ex(in, n, out, n, MMP_BYTE, w, o);
+  }
+}
+
+int coll_bench_run(int argc, char **argv) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), me = mmp_comm_rank(w), a, k, i, rc = 0;
+  cb_t b;
+
+  if (cb_parse(argc, argv, &b) != 0 || b.root < 0 || b.root >= p) {
+    if (me == 0)
+      fprintf(stderr,
+              "usage: minimp-bench %s [--algs all|a,b] [--sizes "
+              "4,4k,1m] [--iters M] [--mode M] [--root R]\n",
+              argv[1]);
+    return 2;
+  }
+  for (k = 0; k < b.nsizes; k++) {
+    size_t n = b.sizes[k], big = n * (size_t)p + 16;
+    float *in = calloc(big / sizeof(float) + 1, sizeof(float));
+    float *out = calloc(big / sizeof(float) + 1, sizeof(float));
+    if (in == NULL || out == NULL)
+      return 1;
+    for (a = 0; a < b.nalgs && rc == 0; a++) {
+      mmp_coll_opts_t o = MMP_COLL_OPTS_INIT, chosen;
+      double sum = 0, t[2], avg[2];
+      o.algorithm = b.algs[a];
+      o.mode = b.mode;
+      chosen.algorithm = o.algorithm;
+      if (o.algorithm == 0 &&
+          mmp_coll_select(
+              w, b.coll,
+              b.coll <= MMP_COLL_REDUCE_SCATTER
+                  ? n / sizeof(float) /
+                        (b.coll == MMP_COLL_REDUCE_SCATTER ? p : 1)
+                  : n,
+              b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_FLOAT : MMP_BYTE,
+              b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_SUM : 0, &chosen) != 0)
+        chosen.algorithm = -1;
+      /* Two untimed calls: connections and the model are set up. */
+      for (i = 0; i < 2 && rc == 0; i++)
+        rc = cb_once(&b, &o, n, in, out);
+      for (i = 0; i < b.iters && rc == 0; i++) {
+        double t0;
+        rc = mmp_barrier(w);
+        t0 = mmp_wtime();
+        if (rc == 0)
+          rc = cb_once(&b, &o, n, in, out);
+        sum += mmp_wtime() - t0;
+      }
+      if (rc != 0) {
+        fprintf(stderr, "minimp-bench %s %s %zu: %s\n", argv[1],
+                mmp_coll_alg_name(b.coll, o.algorithm), n, mmp_strerror(rc));
+        break;
+      }
+      t[0] = t[1] = sum / b.iters;
+      rc = mmp_allreduce(t, avg, 1, MMP_DOUBLE, MMP_SUM, w);
+      if (rc == 0)
+        rc = mmp_allreduce(t + 1, avg + 1, 1, MMP_DOUBLE, MMP_MAX, w);
+      if (rc == 0 && me == 0) {
+        printf("coll,%s,%s,%s,%d,%zu,%.1f,%.1f\n", argv[1],
+               mmp_coll_alg_name(b.coll, o.algorithm),
+               o.algorithm == 0 && chosen.algorithm >= 0
+                   ? mmp_coll_alg_name(b.coll, chosen.algorithm)
+                   : "-",
+               p, n, avg[0] / p * 1e6, avg[1] * 1e6);
+        fflush(stdout);
+      }
+    }
+    free(in);
+    free(out);
+  }
+  return rc == 0 ? 0 : 1;
+}

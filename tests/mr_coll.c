@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reduce, allreduce, reduce-scatter, gather(v), scatter(v), allgather(v),
+ * alltoall(v) and ibarrier across ranks, run through minimprun for p in
+ * {1, 2, 3, 5, 8, 13, 16}, against serial references computed by every
+ * rank from the same seeds.
+ *
+ * What runs (kept to a few seconds per p, as the whole suite runs twice
+ * under sanitizers on 2 cores):
+ * - every algorithm of every collective at counts 0, 1, p - 1 and p + 3
+ *   (not divisible by p), doubles summed, checked bit for bit against the
+ *   reference where the sum is exact (small integers in doubles); and
+ *   again all eager and all by rendezvous;
+ * - every type x every operation it supports at 7 elements, with AUTO,
+ *   exact (integers wrap, as the reference does);
+ * - large vectors on a subset: 96 Ki floats for every allreduce and
+ *   reduce algorithm, 24 KiB blocks for the data-movement ones; floats
+ *   with random values: bit-identical on every rank and in a second run,
+ *   and within p * eps * sum |x| of the serial sum;
+ * - a non-commutative user operation (2 x 2 integer matrix product, a
+ *   contiguous type of 4 int64) against the rank-order product, for every
+ *   algorithm that keeps rank order;
+ * - the in-place forms; several non-blocking calls in flight; ibarrier;
+ * - inconsistent counts and operations end in MMP_EMISMATCH, and the
+ *   next collective works; bad arguments.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "minimp.h"
+#include "mr_common.h"
+
+/* ---- References ---------------------------------------------------------- */
+
+/* Rank r's element e of a vector for test `seed`: small integers, so
+ * that double sums are exact whatever the order. */
+static double small_val(uint64_t seed, int r, size_t e) {
+  uint64_t s = seed * 7919 + (uint64_t)r * 104729 + e;
+  return (double)(mr_next(&s) % 2001) - 1000.0;
+}
+
+static void fill_small(double *v, size_t n, uint64_t seed, int r) {
+  size_t e;
+
+  for (e = 0; e < n; e++)
+    v[e] = small_val(seed, r, e);
+}
+
+static double small_sum(uint64_t seed, int p, size_t e) {
+  double s = 0;
+  int r;
+
+  for (r = 0; r < p; r++)
+    s += small_val(seed, r, e);
+  return s;
+}
+
+static void expect_sums(const double *got, size_t n, uint64_t seed, int p,
+                        size_t e0, const char *what, int alg) {
+  size_t e;
+
+  for (e = 0; e < n; e++)
+    if (got[e] != small_sum(seed, p, e0 + e))
+      fail_msg("%s alg %d n %zu: element %zu is %g, not %g", what, alg, n, e,
+               got[e], small_sum(seed, p, e0 + e));
+}
+
+/* ---- Every algorithm, small counts ------------------------------------- */
+
+/* The mode every case below runs its collectives in. */
+static unsigned case_mode = MMP_SEND_AUTO;
+
+static void counts_of(int p, size_t c[4]) {
+  c[0] = 0;
+  c[1] = 1;
+  c[2] = p > 1 ? (size_t)p - 1 : 2;
+  c[3] = (size_t)p + 3;
+}
+
+static void allreduce_case(int alg, size_t n, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  double *in = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int rc;
+
+  fill_small(in, n, seed, mr_rank());
+  o.algorithm = alg;
+  o.mode = case_mode;
+  rc = mmp_allreduce_ex(in, out, n, MMP_DOUBLE, MMP_SUM, w, &o);
+  if (rc != 0)
+    fail_msg("allreduce %s n %zu: %s",
+             mmp_coll_alg_name(MMP_COLL_ALLREDUCE, alg), n, mmp_err_name(rc));
+  expect_sums(out, n, seed, mr_size(), 0, "allreduce", alg);
+  /* In place. */
+  assert_int_equal(
+      mmp_allreduce_ex(MMP_IN_PLACE, in, n, MMP_DOUBLE, MMP_SUM, w, &o), 0);
+  expect_sums(in, n, seed, mr_size(), 0, "allreduce in place", alg);
+  free(in);
+  free(out);
+}
+
+static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  double *in = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int me = mr_rank(), rc;
+
+  fill_small(in, n, seed, me);
+  o.algorithm = alg;
+  o.mode = case_mode;
+  rc = mmp_reduce_ex(in, me == root ? out : NULL, n, MMP_DOUBLE, MMP_SUM, root,
+                     w, &o);
+  if (rc != 0)
+    fail_msg("reduce %s n %zu root %d: %s",
+             mmp_coll_alg_name(MMP_COLL_REDUCE, alg), n, root,
+             mmp_err_name(rc));
+  if (me == root)
+    expect_sums(out, n, seed, mr_size(), 0, "reduce", alg);
+  /* In place at the root. */
+  rc = mmp_reduce_ex(me == root ? MMP_IN_PLACE : in, me == root ? in : NULL, n,
+                     MMP_DOUBLE, MMP_SUM, root, w, &o);
+  assert_int_equal(rc, 0);
+  if (me == root)
+    expect_sums(in, n, seed, mr_size(), 0, "reduce in place", alg);
+  free(in);
+  free(out);
+}
+
+static void reduce_scatter_case(int alg, size_t n, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  size_t total = n * (size_t)p, *counts = malloc((size_t)p * sizeof(size_t));
+  size_t off = 0, vtotal = 0;
+  double *in = malloc(total * 8 + 8), *out = malloc(total * 8 + 8);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+
+  o.algorithm = alg;
+  o.mode = case_mode;
+  fill_small(in, total, seed, me);
+  assert_int_equal(
+      mmp_reduce_scatter_block_ex(in, out, n, MMP_DOUBLE, MMP_SUM, w, &o), 0);
+  expect_sums(out, n, seed, p, (size_t)me * n, "reduce_scatter_block", alg);
+  /* Uneven counts, in place. */
+  for (i = 0; i < p; i++) {
+    counts[i] = n + (size_t)(i % 3);
+    if (i < me)
+      off += counts[i];
+    vtotal += counts[i];
+  }
+  in = realloc(in, vtotal * 8 + 8);
+  fill_small(in, vtotal, seed + 1, me);
+  assert_int_equal(mmp_reduce_scatter_ex(MMP_IN_PLACE, in, counts, MMP_DOUBLE,
+                                         MMP_SUM, w, &o),
+                   0);
+  expect_sums(in, counts[me], seed + 1, p, off, "reduce_scatter", alg);
+  free(counts);
+  free(in);
+  free(out);
+}
+
+/* Byte k of the block rank `from` gives rank `to` (-1: everyone). */
+static uint8_t bb(int from, int to, size_t k, uint64_t seed) {
+  uint64_t s =
+      seed ^ ((uint64_t)(from + 1) << 40) ^ ((uint64_t)(to + 2) << 20) ^ k;
+  return (uint8_t)mr_next(&s);
+}
+
+static void check_block(const uint8_t *got, size_t n, int from, int to,
+                        uint64_t seed, const char *what) {
+  size_t k;
+
+  for (k = 0; k < n; k++)
+    if (got[k] != bb(from, to, k, seed))
+      fail_msg("%s: byte %zu of rank %d's block is wrong", what, k, from);
+}
+
+static void gather_case(int alg, size_t n, int root, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  uint8_t *mine = malloc(n + 1), *all = malloc(n * (size_t)p + 1);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int rc;
+
+  o.algorithm = alg;
+  o.mode = case_mode;
+  for (size_t k = 0; k < n; k++)
+    mine[k] = bb(me, -1, k, seed);
+  rc = mmp_gather_ex(mine, n, all, n, MMP_BYTE, root, w, &o);
+  if (rc != 0)
+    fail_msg("gather %d n %zu: %s", alg, n, mmp_err_name(rc));
+  if (me == root)
+    for (i = 0; i < p; i++)
+      check_block(all + (size_t)i * n, n, i, -1, seed, "gather");
+  /* Scatter it back, the root's own block in place. */
+  memset(mine, 0, n + 1);
+  if (me == root)
+    for (i = 0; i < p; i++)
+      for (size_t k = 0; k < n; k++)
+        all[(size_t)i * n + k] = bb(root, i, k, seed);
+  rc = mmp_scatter_ex(all, n, me == root ? MMP_IN_PLACE : mine, n, MMP_BYTE,
+                      root, w, &o);
+  if (rc != 0)
+    fail_msg("scatter %d n %zu: %s", alg, n, mmp_err_name(rc));
+  if (me != root)
+    check_block(mine, n, root, me, seed, "scatter");
+  free(mine);
+  free(all);
+}
+
+static void allgather_case(int alg, size_t n, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  size_t *cnt = malloc((size_t)p * sizeof(size_t)),
+         *dsp = malloc((size_t)p * sizeof(size_t)), at = 0;
+  uint8_t *all = malloc(3 * (n + 3) * (size_t)p + 1), *mine = malloc(n + 4);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int rc;
+
+  o.algorithm = alg;
+  o.mode = case_mode;
+  for (size_t k = 0; k < n + 3; k++)
+    mine[k] = bb(me, -1, k, seed);
+  rc = mmp_allgather_ex(mine, n, all, n, MMP_BYTE, w, &o);
+  if (rc != 0)
+    fail_msg("allgather %s n %zu: %s",
+             mmp_coll_alg_name(MMP_COLL_ALLGATHER, alg), n, mmp_err_name(rc));
+  for (i = 0; i < p; i++)
+    check_block(all + (size_t)i * n, n, i, -1, seed, "allgather");
+  /* allgatherv: uneven counts, gaps (the s-to-p form falls back to the
+   * ring when asked by AUTO, and refuses gaps when asked for). */
+  for (i = 0; i < p; i++) {
+    cnt[i] = n + (size_t)(i % 3);
+    dsp[i] = at;
+    at += cnt[i] + (alg == MMP_ALLGATHER_S2P ? 0 : (size_t)(i % 2));
+  }
+  memcpy(all + dsp[me], mine, cnt[me]); /* in place */
+  rc = mmp_allgatherv(MMP_IN_PLACE, 0, all, cnt, dsp, MMP_BYTE, w);
+  assert_int_equal(rc, 0);
+  for (i = 0; i < p; i++)
+    check_block(all + dsp[i], cnt[i], i, -1, seed, "allgatherv");
+  free(cnt);
+  free(dsp);
+  free(all);
+  free(mine);
+}
+
+static void alltoall_case(int alg, size_t n, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  uint8_t *out = malloc(n * (size_t)p + 1), *in = malloc(n * (size_t)p + 1);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int rc;
+
+  o.algorithm = alg;
+  o.mode = case_mode;
+  o.window = alg == MMP_ALLTOALL_LINEAR ? 2 : 0;
+  for (i = 0; i < p; i++)
+    for (size_t k = 0; k < n; k++)
+      out[(size_t)i * n + k] = bb(me, i, k, seed);
+  rc = mmp_alltoall_ex(out, n, in, n, MMP_BYTE, w, &o);
+  if (rc != 0)
+    fail_msg("alltoall %s n %zu: %s", mmp_coll_alg_name(MMP_COLL_ALLTOALL, alg),
+             n, mmp_err_name(rc));
+  for (i = 0; i < p; i++)
+    check_block(in + (size_t)i * n, n, i, me, seed, "alltoall");
+  /* In place. */
+  rc = mmp_alltoall_ex(MMP_IN_PLACE, n, out, n, MMP_BYTE, w, &o);
+  assert_int_equal(rc, 0);
+  for (i = 0; i < p; i++)
+    check_block(out + (size_t)i * n, n, i, me, seed, "alltoall in place");
+  free(out);
+  free(in);
+}
+
+static void test_every_algorithm(void **state) {
+  int p = mr_size(), alg, k, coll;
+  size_t c[4];
+  (void)state;
+
+  counts_of(p, c);
+  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+    for (alg = 0; mmp_coll_alg_name(coll, alg) != NULL; alg++)
+      for (k = 0; k < 4; k++) {
+        uint64_t seed = (uint64_t)coll * 1000 + (uint64_t)alg * 10 + k;
+        switch (coll) {
+        case MMP_COLL_ALLREDUCE:
+          allreduce_case(alg, c[k], seed);
+          break;
+        case MMP_COLL_REDUCE:
+          reduce_case(alg, c[k], k % 2 ? 0 : p - 1, seed);
+          break;
+        case MMP_COLL_REDUCE_SCATTER:
+          reduce_scatter_case(alg, c[k], seed);
+          break;
+        case MMP_COLL_GATHER:
+          gather_case(alg, c[k], k % 2 ? p / 2 : 0, seed);
+          break;
+        case MMP_COLL_ALLGATHER:
+          allgather_case(alg, c[k], seed);
+          break;
+        case MMP_COLL_ALLTOALL:
+          alltoall_case(alg, c[k], seed);
+          break;
+        }
+      }
+}
+
+/* Every algorithm of every collective with every data message eager, then
+ * with every one by rendezvous (moved only once the receiver is there). */
+static void test_every_algorithm_both_modes(void **state) {
+  int p = mr_size(), alg, m;
+  static const unsigned modes[] = {MMP_SEND_EAGER, MMP_SEND_RNDV};
+  size_t n = (size_t)p + 3;
+  (void)state;
+
+  for (m = 0; m < 2; m++) {
+    case_mode = modes[m];
+    for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++)
+      allreduce_case(alg, n, 900 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_REDUCE_ALG_COUNT; alg++)
+      reduce_case(alg, n, p / 2, 910 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_REDUCE_SCATTER_ALG_COUNT; alg++)
+      reduce_scatter_case(alg, n, 920 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_GATHER_ALG_COUNT; alg++)
+      gather_case(alg, 5000, p - 1, 930 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_ALLGATHER_ALG_COUNT; alg++)
+      allgather_case(alg, 5000, 940 + (uint64_t)alg);
+    for (alg = 1; alg < MMP_ALLTOALL_ALG_COUNT; alg++)
+      alltoall_case(alg, 5000, 950 + (uint64_t)alg);
+  }
+  case_mode = MMP_SEND_AUTO;
+}
+
+/* ---- Every type and operation ------------------------------------------- */
+
+/* The value of rank r's element e as a 64-bit integer: small, signed. */
+static int64_t ival(int type, int op, int r, size_t e) {
+  uint64_t s = (uint64_t)type * 131 + (uint64_t)op * 17 + (uint64_t)r * 7 + e;
+  int64_t v = (int64_t)(mr_next(&s) % 9) - 4;
+
+  if (op == MMP_PROD)
+    v = v % 2 + (v < 0 ? -1 : 1); /* -2 .. 2 without 0: no wrap at p 16 */
+  if (type == MMP_BYTE || type == MMP_UINT8 || type == MMP_UINT16 ||
+      type == MMP_UINT32 || type == MMP_UINT64)
+    v = v < 0 ? -v : v;
+  return v;
+}
+
+static int64_t iop(int op, int64_t a, int64_t b) {
+  switch (op) {
+  case MMP_SUM:
+    return a + b;
+  case MMP_PROD:
+    return a * b;
+  case MMP_MIN:
+    return a < b ? a : b;
+  case MMP_MAX:
+    return a > b ? a : b;
+  case MMP_BAND:
+    return a & b;
+  case MMP_BOR:
+    return a | b;
+  case MMP_BXOR:
+    return a ^ b;
+  case MMP_LAND:
+    return a && b;
+  default:
+    return a || b;
+  }
+}
+
+static void put(void *buf, int type, size_t e, int64_t v) {
+  switch (type) {
+  case MMP_BYTE:
+  case MMP_UINT8:
+  case MMP_INT8:
+    ((int8_t *)buf)[e] = (int8_t)v;
+    break;
+  case MMP_INT16:
+  case MMP_UINT16:
+    ((int16_t *)buf)[e] = (int16_t)v;
+    break;
+  case MMP_INT32:
+  case MMP_UINT32:
+    ((int32_t *)buf)[e] = (int32_t)v;
+    break;
+  case MMP_INT64:
+  case MMP_UINT64:
+    ((int64_t *)buf)[e] = v;
+    break;
+  case MMP_FLOAT:
+    ((float *)buf)[e] = (float)v;
+    break;
+  default:
+    ((double *)buf)[e] = (double)v;
+  }
+}
+
+static void test_every_type_and_operation(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), type, op, r, ran = 0;
+  enum { N = 7 };
+  (void)state;
+
+  for (type = MMP_BYTE; type < MMP_TYPE_BUILTIN_COUNT; type++)
+    for (op = MMP_SUM; op < MMP_OP_BUILTIN_COUNT; op++) {
+      uint8_t in[8 * N], out[8 * N], want[8 * N];
+      size_t e;
+      int rc;
+      for (e = 0; e < N; e++) {
+        int64_t acc = ival(type, op, 0, e);
+        for (r = 1; r < p; r++)
+          acc = iop(op, acc, ival(type, op, r, e));
+        put(in, type, e, ival(type, op, me, e));
+        put(want, type, e, acc);
+      }
+      rc = mmp_allreduce(in, out, N, type, op, w);
+      if (rc == MMP_EINVAL)
+        continue; /* an operation the type does not support */
+      if (rc != 0 || memcmp(out, want, N * mmp_type_size(type)) != 0)
+        fail_msg("allreduce type %d op %d: %s", type, op, mmp_err_name(rc));
+      rc = mmp_reduce(in, out, N, type, op, p - 1, w);
+      assert_int_equal(rc, 0);
+      if (me == p - 1)
+        assert_memory_equal(out, want, N * mmp_type_size(type));
+      ran++;
+    }
+  /* Every numeric type x SUM, PROD, MIN, MAX; integers x 5 more. */
+  assert_int_equal(ran, 10 * 4 + 8 * 5 + 3);
+}
+
+/* ---- Large vectors: floats, bit for bit -------------------------------- */
+
+static void test_large_floats_deterministic(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), alg, coll;
+  size_t n = 96 * 1024, e;
+  float *in = malloc(n * 4), *a = malloc(n * 4), *b = malloc(n * 4);
+  uint64_t *sums = malloc((size_t)p * 8), mine;
+  (void)state;
+
+  for (e = 0; e < n; e++) {
+    uint64_t s = (uint64_t)me * 1000003 + e;
+    in[e] = (float)((double)(mr_next(&s) >> 11) / 9007199254740992.0 - 0.5);
+  }
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_REDUCE; coll++)
+    for (alg = 1; mmp_coll_alg_name(coll, alg) != NULL; alg++) {
+      mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+      o.algorithm = alg;
+      o.mode = case_mode;
+      if (coll == MMP_COLL_ALLREDUCE) {
+        assert_int_equal(mmp_allreduce_ex(in, a, n, MMP_FLOAT, MMP_SUM, w, &o),
+                         0);
+        assert_int_equal(mmp_allreduce_ex(in, b, n, MMP_FLOAT, MMP_SUM, w, &o),
+                         0);
+      } else {
+        assert_int_equal(mmp_reduce_ex(in, a, n, MMP_FLOAT, MMP_SUM, 0, w, &o),
+                         0);
+        assert_int_equal(mmp_reduce_ex(in, b, n, MMP_FLOAT, MMP_SUM, 0, w, &o),
+                         0);
+        if (me != 0)
+          continue;
+      }
+      /* The same bits in both runs, and within the bound of the serial
+       * sum: p eps sum |x| (each |x| < 0.5). */
+      assert_memory_equal(a, b, n * 4);
+      for (e = 0; e < n; e += 97) {
+        double ref = 0, bound = 0;
+        for (int r = 0; r < p; r++) {
+          uint64_t s = (uint64_t)r * 1000003 + e;
+          float x =
+              (float)((double)(mr_next(&s) >> 11) / 9007199254740992.0 - 0.5);
+          ref += x;
+          bound += fabs(x);
+        }
+        if (fabs(a[e] - ref) > p * FLT_EPSILON * bound + 1e-30)
+          fail_msg("%s: element %zu %g, serial %g",
+                   mmp_coll_alg_name(coll, alg), e, a[e], ref);
+      }
+      if (coll != MMP_COLL_ALLREDUCE)
+        continue;
+      /* Every rank the same bits. */
+      mine = mr_checksum(a, n * 4);
+      assert_int_equal(mmp_allgather(&mine, 1, sums, 1, MMP_UINT64, w), 0);
+      for (int r = 0; r < p; r++)
+        if (sums[r] != mine)
+          fail_msg("%s: rank %d's result differs", mmp_coll_alg_name(coll, alg),
+                   r);
+    }
+  free(in);
+  free(a);
+  free(b);
+  free(sums);
+}
+
+static void test_large_blocks(void **state) {
+  int alg, p = mr_size();
+  size_t n = p > 8 ? 8 * 1024 : 24 * 1024;
+  (void)state;
+
+  for (alg = 1; mmp_coll_alg_name(MMP_COLL_ALLGATHER, alg) != NULL; alg++)
+    allgather_case(alg, n, 5);
+  for (alg = 1; mmp_coll_alg_name(MMP_COLL_ALLTOALL, alg) != NULL; alg++)
+    alltoall_case(alg, n, 6);
+  for (alg = 1; mmp_coll_alg_name(MMP_COLL_GATHER, alg) != NULL; alg++)
+    gather_case(alg, n, p - 1, 7);
+  for (alg = 1; mmp_coll_alg_name(MMP_COLL_REDUCE_SCATTER, alg) != NULL; alg++)
+    reduce_scatter_case(alg, n, 8);
+}
+
+/* ---- A non-commutative operation ---------------------------------------- */
+
+/* 2 x 2 integer matrices, inout = in x inout (wrapping). */
+static void matmul(const void *in, void *inout, size_t count, mmp_type_t type,
+                   void *ctx) {
+  const uint64_t *a = in;
+  uint64_t *b = inout;
+  size_t i;
+  (void)type;
+  (void)ctx;
+
+  for (i = 0; i < count; i++, a += 4, b += 4) {
+    uint64_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    memcpy(b, c, sizeof(c));
+  }
+}
+
+static void matrix(int r, size_t e, uint64_t m[4]) {
+  uint64_t s = (uint64_t)r * 31 + e * 1009;
+  int k;
+
+  for (k = 0; k < 4; k++)
+    m[k] = mr_next(&s) % 7;
+}
+
+static void test_noncommutative_rank_order(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), r, coll, alg;
+  size_t n = (size_t)p + 3, e;
+  mmp_type_t mat;
+  mmp_op_t op;
+  uint64_t *in = malloc(n * 32), *out = malloc(n * 32), *want = malloc(n * 32);
+  (void)state;
+
+  assert_int_equal(mmp_type_contiguous(4, MMP_UINT64, &mat), 0);
+  assert_int_equal(mmp_type_size(mat), 32);
+  assert_int_equal(mmp_op_create(matmul, 0, NULL, &op), 0);
+  for (e = 0; e < n; e++) {
+    uint64_t acc[4], m[4];
+    matrix(0, e, acc);
+    for (r = 1; r < p; r++) {
+      matrix(r, e, m);
+      /* acc = acc x m: the lower ranks on the left. */
+      matmul(acc, m, 1, mat, NULL);
+      memcpy(acc, m, sizeof(m));
+    }
+    memcpy(want + 4 * e, acc, 32);
+    matrix(me, e, in + 4 * e);
+  }
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_REDUCE; coll++)
+    for (alg = 0; mmp_coll_alg_name(coll, alg) != NULL; alg++) {
+      mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+      int rc;
+      o.algorithm = alg;
+      o.mode = case_mode;
+      memset(out, 0, n * 32);
+      rc = coll == MMP_COLL_ALLREDUCE
+               ? mmp_allreduce_ex(in, out, n, mat, op, w, &o)
+               : mmp_reduce_ex(in, out, n, mat, op, p / 2, w, &o);
+      if (rc == MMP_EINVAL)
+        continue; /* the ring does not keep rank order */
+      if (rc != 0)
+        fail_msg("%s: %s", mmp_coll_alg_name(coll, alg), mmp_err_name(rc));
+      if ((coll == MMP_COLL_ALLREDUCE || me == p / 2) &&
+          memcmp(out, want, n * 32) != 0)
+        fail_msg("%s %s: not the rank-order product",
+                 coll == 1 ? "allreduce" : "reduce",
+                 mmp_coll_alg_name(coll, alg));
+    }
+  /* Reduce-scatter: pairwise keeps rank order; AUTO picks it. */
+  {
+    uint64_t *v = malloc(n * (size_t)p * 32);
+    for (e = 0; e < n * (size_t)p; e++)
+      matrix(me, e % n, v + 4 * e);
+    assert_int_equal(mmp_reduce_scatter_block(v, out, n, mat, op, w), 0);
+    assert_memory_equal(out, want, n * 32);
+    free(v);
+  }
+  {
+    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+    o.algorithm = MMP_ALLREDUCE_RING;
+    assert_int_equal(mmp_allreduce_ex(in, out, n, mat, op, w, &o),
+                     p > 0 ? MMP_EINVAL : 0);
+  }
+  assert_int_equal(mmp_op_free(&op), 0);
+  assert_int_equal(mmp_type_free(&mat), 0);
+  free(in);
+  free(out);
+  free(want);
+}
+
+/* ---- Non-blocking, mismatches, bad arguments ----------------------------- */
+
+static void test_nonblocking_in_flight(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), k;
+  enum { K = 4, N = 1000 };
+  double in[K][N], out[K][N];
+  mmp_request_t *r[K + 2];
+  int32_t g[64], one = me;
+  (void)state;
+
+  for (k = 0; k < K; k++) {
+    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+    o.algorithm = k % (MMP_ALLREDUCE_ALG_COUNT - 1) + 1;
+    fill_small(in[k], N, 77 + (uint64_t)k, me);
+    assert_int_equal(
+        mmp_iallreduce(in[k], out[k], N, MMP_DOUBLE, MMP_SUM, w, &o, &r[k]), 0);
+  }
+  assert_int_equal(mmp_ibarrier(w, &r[K]), 0);
+  assert_int_equal(mmp_iallgather(&one, 1, g, 1, MMP_INT32, w, NULL, &r[K + 1]),
+                   0);
+  assert_int_equal(mmp_waitall(K + 2, r, NULL), 0);
+  for (k = 0; k < K; k++)
+    expect_sums(out[k], N, 77 + (uint64_t)k, p, 0, "iallreduce", k);
+  for (k = 0; k < p; k++)
+    assert_int_equal(g[k], k);
+}
+
+static void test_inconsistent_arguments_are_an_error(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), alg, rc;
+  double in[64], out[64];
+  (void)state;
+
+  if (p < 2)
+    return;
+  fill_small(in, 64, 3, me);
+  for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++) {
+    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+    o.algorithm = alg;
+    o.mode = case_mode;
+    /* Rank 1 passes another count, then another operation. */
+    rc = mmp_allreduce_ex(in, out, me == 1 ? 40 : 41, MMP_DOUBLE, MMP_SUM, w,
+                          &o);
+    if (me == 1 && rc != MMP_EMISMATCH)
+      fail_msg("%s: rank 1 got %s", mmp_coll_alg_name(1, alg),
+               mmp_err_name(rc));
+    rc = mmp_allreduce_ex(in, out, 41, MMP_DOUBLE, me == 1 ? MMP_MAX : MMP_SUM,
+                          w, &o);
+    if (me == 1 && rc != MMP_EMISMATCH)
+      fail_msg("%s op: rank 1 got %s", mmp_coll_alg_name(1, alg),
+               mmp_err_name(rc));
+    /* The next one works everywhere. */
+    assert_int_equal(mr_barrier(), 0);
+    assert_int_equal(mmp_allreduce_ex(in, out, 41, MMP_DOUBLE, MMP_SUM, w, &o),
+                     0);
+    expect_sums(out, 41, 3, p, 0, "after a mismatch", alg);
+  }
+  /* Gather: a block of another size reaches the root as a mismatch. */
+  rc = mmp_gather(in, me == p - 1 ? 3 : 4, out, 4, MMP_DOUBLE, 0, w);
+  if (me == 0)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  assert_int_equal(mr_barrier(), 0);
+}
+
+static void test_bad_arguments(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  double x[4] = {0}, y[4];
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  mmp_request_t *r = (mmp_request_t *)&o;
+  (void)state;
+
+  assert_int_equal(mmp_allreduce(NULL, y, 4, MMP_DOUBLE, MMP_SUM, w),
+                   MMP_EINVAL);
+  assert_int_equal(mmp_allreduce(x, y, 4, 99, MMP_SUM, w), MMP_EINVAL);
+  assert_int_equal(mmp_allreduce(x, y, 4, MMP_DOUBLE, MMP_BAND, w), MMP_EINVAL);
+  assert_int_equal(mmp_allreduce(x, y, 4, MMP_DOUBLE, 0, w), MMP_EINVAL);
+  assert_int_equal(mmp_allreduce(x, y, 4, MMP_BYTE, MMP_SUM, w), MMP_EINVAL);
+  assert_int_equal(mmp_allreduce(x, y, 4, MMP_DOUBLE, MMP_SUM, NULL),
+                   MMP_ECOMM);
+  assert_int_equal(mmp_reduce(x, y, 4, MMP_DOUBLE, MMP_SUM, mr_size(), w),
+                   MMP_ERANK);
+  o.algorithm = 99;
+  assert_int_equal(mmp_iallreduce(x, y, 4, MMP_DOUBLE, MMP_SUM, w, &o, &r),
+                   MMP_EINVAL);
+  assert_null(r);
+  assert_int_equal(mmp_gather(x, 1, y, 1, MMP_DOUBLE, -1, w), MMP_ERANK);
+  assert_int_equal(mmp_alltoall(x, 1, y, 2, MMP_DOUBLE, w), MMP_EINVAL);
+  assert_int_equal(mmp_ibarrier(w, NULL), MMP_EINVAL);
+  assert_int_equal(mmp_type_contiguous(0, MMP_DOUBLE, NULL), MMP_EINVAL);
+  assert_int_equal(mmp_op_create(NULL, 1, NULL, NULL), MMP_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_algorithm),
+      cmocka_unit_test(test_every_algorithm_both_modes),
+      cmocka_unit_test(test_every_type_and_operation),
+      cmocka_unit_test(test_large_floats_deterministic),
+      cmocka_unit_test(test_large_blocks),
+      cmocka_unit_test(test_noncommutative_rank_order),
+      cmocka_unit_test(test_nonblocking_in_flight),
+      cmocka_unit_test(test_inconsistent_arguments_are_an_error),
+      cmocka_unit_test(test_bad_arguments),
+  };
+  return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
+}
