@@ -39,7 +39,7 @@ enum { K_SIZE, K_UINT, K_INT, K_DOUBLE, K_WORD, K_TEXT };
 typedef struct cfg_var_s {
   const char *name;
   int kind;
-  double min, max; /* K_SIZE, K_UINT, K_INT, K_DOUBLE */
+  double min, max;   /* K_SIZE, K_UINT, K_INT, K_DOUBLE */
   const char *words; /* K_WORD: the accepted values, space-separated */
 } cfg_var_t;
 
@@ -63,6 +63,9 @@ static const cfg_var_t cfg_vars[] = {
     {"MINIMP_NET_ALPHA_US", K_DOUBLE, 1e-3, 1e9, NULL},
     {"MINIMP_NET_BETA_NS", K_DOUBLE, 1e-6, 1e9, NULL},
     {"MINIMP_NET_BURST_BYTES", K_DOUBLE, 0, 1e15, NULL},
+    {"MINIMP_NET_GAMMA_NS", K_DOUBLE, 0, 1e6, NULL},
+    {"MINIMP_NET_NODE_ALPHA_US", K_DOUBLE, 1e-3, 1e9, NULL},
+    {"MINIMP_NET_NODE_BETA_NS", K_DOUBLE, 1e-6, 1e9, NULL},
     {"MINIMP_LOG", K_WORD, 0, 0, "error warn info debug"},
     {"MINIMP_CONNECT", K_WORD, 0, 0, "lazy eager"},
     {"MINIMP_SHM", K_WORD, 0, 0, "off on ring"},
@@ -81,7 +84,7 @@ static const cfg_var_t cfg_vars[] = {
 };
 
 #define CFG_NVARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
-#define CFG_NTUNING 22 /* the entries up to MINIMP_SHM */
+#define CFG_NTUNING 25 /* the entries up to MINIMP_SHM */
 
 /* What the harness expects of one variable. */
 typedef struct cfg_want_s {
@@ -169,8 +172,7 @@ static void cfg_expect(const cfg_var_t *v, cfg_want_t *w) {
     break;
   case K_DOUBLE:
     w->num = strtod(w->s, &end);
-    w->ok = end != w->s && *end == '\0' && w->num >= v->min &&
-            w->num <= v->max;
+    w->ok = end != w->s && *end == '\0' && w->num >= v->min && w->num <= v->max;
     break;
   case K_WORD: {
     const char *p = v->words;
@@ -191,12 +193,17 @@ static void cfg_expect(const cfg_var_t *v, cfg_want_t *w) {
   }
 }
 
-/* ---- Tuning ---------------------------------------------------------------- */
+/* ---- Tuning ----------------------------------------------------------------
+ */
 
 #define W(name) (&want[cfg_find(name)])
 
 static uint64_t cfg_size_or(const cfg_want_t *w, uint64_t dflt) {
   return w->present ? w->u : dflt;
+}
+
+static double cfg_num_or(const cfg_want_t *w, double dflt) {
+  return w->present ? w->num : dflt;
 }
 
 static void cfg_check_tuning(const cfg_want_t *want, int shared) {
@@ -213,10 +220,17 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
   window = cfg_size_or(W("MINIMP_RNDV_WINDOW"), 2u << 20);
   if (expect_ok && (ring & (ring - 1)) != 0)
     expect_ok = 0;
-  if (expect_ok && W("MINIMP_NET_ALPHA_US")->present !=
-                       W("MINIMP_NET_BETA_NS")->present)
+  if (expect_ok &&
+      W("MINIMP_NET_ALPHA_US")->present != W("MINIMP_NET_BETA_NS")->present)
     expect_ok = 0;
   if (expect_ok && chunk > frame)
+    expect_ok = 0;
+  /* The links within a node: both or neither, and only beside the links
+   * between nodes. */
+  if (expect_ok && (W("MINIMP_NET_NODE_ALPHA_US")->present !=
+                        W("MINIMP_NET_NODE_BETA_NS")->present ||
+                    (W("MINIMP_NET_NODE_ALPHA_US")->present &&
+                     !W("MINIMP_NET_ALPHA_US")->present)))
     expect_ok = 0;
 
   memset(&cfg, 0xa5, sizeof(cfg));
@@ -225,15 +239,15 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
   FUZZ_CHECK(rc == 0 || rc == MMP_EENV);
   FUZZ_CHECK((rc == 0) == expect_ok);
   /* MINIMP_LOG applies as soon as it is read, right or not. */
-  FUZZ_CHECK(mmp__log_level ==
-             (W("MINIMP_LOG")->present && W("MINIMP_LOG")->ok
-                  ? W("MINIMP_LOG")->word
-                  : MMP__LOG_WARN));
+  FUZZ_CHECK(mmp__log_level == (W("MINIMP_LOG")->present && W("MINIMP_LOG")->ok
+                                    ? W("MINIMP_LOG")->word
+                                    : MMP__LOG_WARN));
   mmp__log_level = -1;
   if (rc != 0)
     return;
 
-  FUZZ_CHECK(cfg.eager_limit == cfg_size_or(W("MINIMP_EAGER_LIMIT"), 60 * 1024));
+  FUZZ_CHECK(cfg.eager_limit ==
+             cfg_size_or(W("MINIMP_EAGER_LIMIT"), 60 * 1024));
   FUZZ_CHECK(cfg.shm_eager_limit ==
              cfg_size_or(W("MINIMP_EAGER_LIMIT"), 128 * 1024));
   FUZZ_CHECK(cfg.eager_buffer == cfg_size_or(W("MINIMP_EAGER_BUFFER"), 0));
@@ -241,10 +255,10 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
   FUZZ_CHECK(cfg.chunk <= cfg.max_frame);
   FUZZ_CHECK(cfg.window == (window > chunk ? window : chunk));
   FUZZ_CHECK(cfg.shm_ring == ring);
-  FUZZ_CHECK(cfg.shm == (W("MINIMP_SHM")->present ? W("MINIMP_SHM")->word
-                                                   : MMP__SHM_ON));
-  FUZZ_CHECK(cfg.connect_eager == (W("MINIMP_CONNECT")->present &&
-                                   W("MINIMP_CONNECT")->word == 1));
+  FUZZ_CHECK(cfg.shm ==
+             (W("MINIMP_SHM")->present ? W("MINIMP_SHM")->word : MMP__SHM_ON));
+  FUZZ_CHECK(cfg.connect_eager ==
+             (W("MINIMP_CONNECT")->present && W("MINIMP_CONNECT")->word == 1));
   FUZZ_CHECK(cfg.grace_us == cfg_size_or(W("MINIMP_PROGRESS_GRACE_US"), 1000));
   FUZZ_CHECK(cfg.handshake_ms ==
              cfg_size_or(W("MINIMP_HANDSHAKE_TIMEOUT_MS"), 10000));
@@ -261,15 +275,14 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
                   ? (int64_t)W("MINIMP_BCAST_ARRIVAL_WINDOW_US")->u
                   : -1));
   FUZZ_CHECK(cfg.coll.net_profile == W("MINIMP_NET_ALPHA_US")->present);
-  FUZZ_CHECK(cfg.coll.net_alpha_us == (W("MINIMP_NET_ALPHA_US")->present
-                                           ? W("MINIMP_NET_ALPHA_US")->num
-                                           : 0));
-  FUZZ_CHECK(cfg.coll.net_beta_ns == (W("MINIMP_NET_BETA_NS")->present
-                                          ? W("MINIMP_NET_BETA_NS")->num
-                                          : 0));
-  FUZZ_CHECK(cfg.coll.net_burst == (W("MINIMP_NET_BURST_BYTES")->present
-                                        ? W("MINIMP_NET_BURST_BYTES")->num
-                                        : 0));
+  FUZZ_CHECK(cfg.coll.net_alpha_us == cfg_num_or(W("MINIMP_NET_ALPHA_US"), 0));
+  FUZZ_CHECK(cfg.coll.net_beta_ns == cfg_num_or(W("MINIMP_NET_BETA_NS"), 0));
+  FUZZ_CHECK(cfg.coll.net_burst == cfg_num_or(W("MINIMP_NET_BURST_BYTES"), 0));
+  FUZZ_CHECK(cfg.coll.net_gamma_ns == cfg_num_or(W("MINIMP_NET_GAMMA_NS"), -1));
+  FUZZ_CHECK(cfg.coll.net_node_alpha_us ==
+             cfg_num_or(W("MINIMP_NET_NODE_ALPHA_US"), -1));
+  FUZZ_CHECK(cfg.coll.net_node_beta_ns ==
+             cfg_num_or(W("MINIMP_NET_NODE_BETA_NS"), -1));
   FUZZ_CHECK(cfg.coll.net_shared ==
              (int)cfg_size_or(W("MINIMP_NET_SHARED_CPUS"), 0));
 
@@ -277,21 +290,21 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
    * when init learns more, must not take the user's values for its own. */
   for (i = 0; i < 2; i++) {
     int sh = i == 0 ? shared : !shared;
-    int yield = W("MINIMP_SPIN_YIELD")->present
-                    ? (int)W("MINIMP_SPIN_YIELD")->u
-                    : sh;
+    int yield =
+        W("MINIMP_SPIN_YIELD")->present ? (int)W("MINIMP_SPIN_YIELD")->u : sh;
     mmp__config_shared(&cfg, sh);
     FUZZ_CHECK(cfg.cpus_shared == sh);
     FUZZ_CHECK(cfg.spin_yield == yield);
     FUZZ_CHECK(cfg.check_us ==
-               cfg_size_or(W("MINIMP_PROGRESS_CHECK_US"),
-                           sh ? 64000 : 4000));
-    FUZZ_CHECK(cfg.spin_us == cfg_size_or(W("MINIMP_SPIN_US"),
-                                          !sh ? 50 : yield ? 1000 : 0));
+               cfg_size_or(W("MINIMP_PROGRESS_CHECK_US"), sh ? 64000 : 4000));
+    FUZZ_CHECK(cfg.spin_us == cfg_size_or(W("MINIMP_SPIN_US"), !sh     ? 50
+                                                               : yield ? 1000
+                                                                       : 0));
   }
 }
 
-/* ---- Identity ---------------------------------------------------------------- */
+/* ---- Identity
+ * ---------------------------------------------------------------- */
 
 static int cfg_hex_ok(const char *s, uint8_t key[MMP__JOB_KEY_LEN]) {
   int i;
@@ -346,10 +359,9 @@ static void cfg_check_identity(const cfg_want_t *want) {
       lrank = (int)id->u;
   }
   lsize = ls->present ? (int)ls->u : (int)size->u;
-  ok = rank->present && size->present && boot->present &&
-       rank->u < size->u && cfg_hex_ok(key->s, k) && strlen(boot->s) < 256 &&
-       lr->ok && ls->ok && lrank >= 0 && host->ok &&
-       (iface->s == NULL || strlen(iface->s) < 128);
+  ok = rank->present && size->present && boot->present && rank->u < size->u &&
+       cfg_hex_ok(key->s, k) && strlen(boot->s) < 256 && lr->ok && ls->ok &&
+       lrank >= 0 && host->ok && (iface->s == NULL || strlen(iface->s) < 128);
   FUZZ_CHECK((rc == 0) == ok);
   if (rc != 0)
     return;
@@ -393,7 +405,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 static void cfg_put(fuzz_buf_t *b, const char *name, const char *value) {
   fuzz_buf_u8(b, (uint8_t)cfg_find(name));
@@ -447,6 +460,12 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   cfg_put(&b, "MINIMP_BCAST_SYM_MIN", "3k");
   cfg_put(&b, "MINIMP_BCAST_ARRIVAL_WINDOW_US", "0");
   cfg_emit(emit, "network-model", &b);
+  cfg_put(&b, "MINIMP_NET_GAMMA_NS", "0.25");
+  cfg_put(&b, "MINIMP_NET_NODE_ALPHA_US", "1e-3");
+  cfg_put(&b, "MINIMP_NET_NODE_BETA_NS", "0.1");
+  cfg_emit(emit, "node-model", &b);
+  cfg_put(&b, "MINIMP_NET_NODE_BETA_NS", "");
+  cfg_emit(emit, "half-a-node-model", &b);
   cfg_put(&b, "MINIMP_NET_ALPHA_US", "nan");
   cfg_emit(emit, "half-a-model", &b);
   cfg_put(&b, "MINIMP_RANK", "3");
