@@ -578,6 +578,14 @@ static void fuv_addr(struct sockaddr *name, int *namelen, int port) {
   *namelen = (int)sizeof(sin);
 }
 
+/* No descriptor: code that would use the socket itself (setsockopt,
+ * sendmsg) must cope with not having one, as it does when libuv fails. */
+int uv_fileno(const uv_handle_t *handle, uv_os_fd_t *fd) {
+  fuv_open(handle);
+  *fd = -1;
+  return UV_EBADF;
+}
+
 int uv_tcp_getsockname(const uv_tcp_t *handle, struct sockaddr *name,
                        int *namelen) {
   fuv_open(handle);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A stand-in for the part of libuv that the rendezvous server and client
- * and the launcher's control connections use, so that a harness drives
- * their per-connection state machines without a socket, a process or a
- * clock. fake_uv.c defines uv_tcp_init(), uv_write(), uv_close(),
+ * A stand-in for the part of libuv that the rendezvous server and client,
+ * the launcher's control connections and the TCP transport use, so that a
+ * harness drives their per-connection state machines without a socket, a
+ * process or a clock. fake_uv.c defines uv_tcp_init(), uv_write(), uv_close(),
  * uv_timer_start(), uv_spawn() and the rest under libuv's own names; an
  * executable that links it uses those instead of the shared library's
  * (libuv still supplies uv_strerror(), uv_buf_init() and the like).

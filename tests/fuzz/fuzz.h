@@ -67,6 +67,9 @@ void fuzz_buf_u16(fuzz_buf_t *b, uint16_t v);
 void fuzz_buf_u32(fuzz_buf_t *b, uint32_t v);
 /* A u16 length, then the bytes: what fuzz_bytes() reads back. */
 void fuzz_buf_bytes(fuzz_buf_t *b, const void *data, size_t n);
+/* An action of a structured harness in a seed: three bytes, the action,
+ * which connection or process it picks, and its small argument. */
+void fuzz_buf_op(fuzz_buf_t *b, int op, int pick, int arg);
 void fuzz_buf_free(fuzz_buf_t *b);
 /* 1 if both hold the same bytes. */
 int fuzz_buf_equal(const fuzz_buf_t *a, const fuzz_buf_t *b);

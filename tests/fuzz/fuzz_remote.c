@@ -141,7 +141,7 @@ static void rmf_agent_output(void *ctx, int id, int fd, const char *data,
     h->agent_eof[fd - 1] = 1;
 }
 
-/* ---- What the harness sent ------------------------------------------------ */
+/* ---- What the harness sent ----------------------------------------------- */
 
 static int rmf_sent_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
@@ -182,7 +182,7 @@ static void rmf_send(rmf_conn_t *c, const void *p, size_t n, size_t chunk) {
   fuv_send(c->peer, p, n, chunk);
 }
 
-/* ---- What the server wrote -------------------------------------------------- */
+/* ---- What the server wrote ----------------------------------------------- */
 
 static int rmf_got_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
@@ -259,7 +259,7 @@ static void rmf_check_output(void) {
   }
 }
 
-/* ---- Actions ----------------------------------------------------------------- */
+/* ---- Actions ------------------------------------------------------------- */
 
 static void rmf_msg(rmf_conn_t *c, mmp__boot_wr_t *w, uint8_t type,
                     size_t chunk) {
@@ -275,9 +275,26 @@ static uint32_t rmf_rank(fuzz_in_t *in) {
 }
 
 enum {
-  A_CONNECT, A_RAW, A_HELLO, A_STARTED, A_OUTPUT, A_EXIT, A_BYE, A_ACK,
-  A_ERROR, A_EOF, A_RESET, A_AGENT_OUT, A_AGENT_EOF, A_AGENT_EXIT, A_TIME,
-  A_KILL, A_SIGNAL, A_FAIL_WRITES, A_RUN, A_COUNT
+  A_CONNECT,
+  A_RAW,
+  A_HELLO,
+  A_STARTED,
+  A_OUTPUT,
+  A_EXIT,
+  A_BYE,
+  A_ACK,
+  A_ERROR,
+  A_EOF,
+  A_RESET,
+  A_AGENT_OUT,
+  A_AGENT_EOF,
+  A_AGENT_EXIT,
+  A_TIME,
+  A_KILL,
+  A_SIGNAL,
+  A_FAIL_WRITES,
+  A_RUN,
+  A_COUNT
 };
 
 static void rmf_conn_action(int op, rmf_conn_t *c, size_t chunk,
@@ -448,8 +465,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.launcher = "minimprun";
   o.stdin_rank = -1;
   fuv_set_spawn_status(rmf.spawn_failed ? UV_ENOENT : 0);
-  FUZZ_CHECK(mmp__remote_start(&rmf.loop, &o, hosts, rmf.nhosts, &cb,
-                               &rmf.rm) == 0);
+  FUZZ_CHECK(
+      mmp__remote_start(&rmf.loop, &o, hosts, rmf.nhosts, &cb, &rmf.rm) == 0);
   FUZZ_CHECK(fuv_nprocs() == (rmf.spawn_failed ? 0 : rmf.nhosts));
   while (in.left > 0)
     rmf_action(&in);
@@ -469,8 +486,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   strcat(keyline, "\n");
   for (i = 0; i < fuv_nprocs(); i++) {
     const fuzz_buf_t *k = fuv_output(fuv_proc_pipe(i, 0));
-    FUZZ_CHECK(k->len == strlen(keyline) &&
-               memcmp(k->p, keyline, k->len) == 0);
+    FUZZ_CHECK(k->len == strlen(keyline) && memcmp(k->p, keyline, k->len) == 0);
     FUZZ_CHECK(fuv_closed(fuv_proc_pipe(i, 0)));
   }
   if (getenv("FUZZ_TRACE") != NULL)
@@ -489,16 +505,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
-
-static void rmf_op(fuzz_buf_t *b, int op, int pick, int chunk) {
-  fuzz_buf_u8(b, (uint8_t)op);
-  fuzz_buf_u8(b, (uint8_t)pick);
-  fuzz_buf_u8(b, (uint8_t)chunk);
-}
+/* ---- Seeds --------------------------------------------------------------- */
 
 static void rmf_seed_hello(fuzz_buf_t *b, int conn, int host, int how) {
-  rmf_op(b, A_HELLO, conn, 0);
+  fuzz_buf_op(b, A_HELLO, conn, 0);
   fuzz_buf_u8(b, (uint8_t)how);
   fuzz_buf_u8(b, (uint8_t)host);
   fuzz_buf_bytes(b, "node", 4);
@@ -506,7 +516,7 @@ static void rmf_seed_hello(fuzz_buf_t *b, int conn, int host, int how) {
 
 static void rmf_seed_rank(fuzz_buf_t *b, int op, int conn, int rank, int a,
                           int c) {
-  rmf_op(b, op, conn, 0);
+  fuzz_buf_op(b, op, conn, 0);
   fuzz_buf_u8(b, (uint8_t)rank);
   if (op == A_OUTPUT) {
     fuzz_buf_u8(b, (uint8_t)a);
@@ -523,13 +533,13 @@ void fuzz_seeds(fuzz_emit_fn emit) {
 
   /* Two hosts: both daemons connect, start their ranks, print, exit, BYE. */
   fuzz_buf_u8(&b, 1);
-  rmf_op(&b, A_AGENT_OUT, 0, 2);
+  fuzz_buf_op(&b, A_AGENT_OUT, 0, 2);
   fuzz_buf_bytes(&b, "Warning: added host key\n", 24);
   for (h = 0; h < 2; h++) {
-    rmf_op(&b, A_CONNECT, 0, 0);
+    fuzz_buf_op(&b, A_CONNECT, 0, 0);
     rmf_seed_hello(&b, h, h, 0);
   }
-  rmf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
   for (h = 0; h < 2; h++) {
     rmf_seed_rank(&b, A_STARTED, h, h, 1000 + h, 0);
     rmf_seed_rank(&b, A_STARTED, h, h + 2, 2000 + h, 0);
@@ -537,15 +547,15 @@ void fuzz_seeds(fuzz_emit_fn emit) {
     rmf_seed_rank(&b, A_OUTPUT, h, h + 2, 2, 0);
     rmf_seed_rank(&b, A_EXIT, h, h, 0, 0);
     rmf_seed_rank(&b, A_EXIT, h, h + 2, 0, 9);
-    rmf_op(&b, A_ACK, h, 0);
+    fuzz_buf_op(&b, A_ACK, h, 0);
     fuzz_buf_u32(&b, 100);
-    rmf_op(&b, A_BYE, h, 0);
+    fuzz_buf_op(&b, A_BYE, h, 0);
   }
-  rmf_op(&b, A_RUN, 0, 0);
-  rmf_op(&b, A_AGENT_EOF, 0, 0);
-  rmf_op(&b, A_AGENT_EXIT, 0, 0);
-  rmf_op(&b, A_AGENT_EXIT, 1, 0);
-  rmf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_AGENT_EOF, 0, 0);
+  fuzz_buf_op(&b, A_AGENT_EXIT, 0, 0);
+  fuzz_buf_op(&b, A_AGENT_EXIT, 1, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
   emit("two-hosts", b.p, b.len);
   b.len = 0;
 
@@ -553,41 +563,40 @@ void fuzz_seeds(fuzz_emit_fn emit) {
    * rank that runs elsewhere, no HELLO at all; then a kill and a signal. */
   fuzz_buf_u8(&b, 2 | 8);
   for (h = 0; h < 6; h++)
-    rmf_op(&b, A_CONNECT, 0, 0);
+    fuzz_buf_op(&b, A_CONNECT, 0, 0);
   rmf_seed_hello(&b, 0, 0, 0x80 | 3);
   rmf_seed_hello(&b, 1, 0, 0x40);
   rmf_seed_hello(&b, 2, 3, 0);
   rmf_seed_hello(&b, 3, 1, 0);
   rmf_seed_hello(&b, 4, 1, 0);
-  rmf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
   rmf_seed_rank(&b, A_STARTED, 3, 0, 1, 0);
-  rmf_op(&b, A_SIGNAL, 0, 1);
-  rmf_op(&b, A_KILL, 0, 0);
-  rmf_op(&b, A_RUN, 0, 0);
-  rmf_op(&b, A_TIME, 0, 5);
+  fuzz_buf_op(&b, A_SIGNAL, 0, 1);
+  fuzz_buf_op(&b, A_KILL, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_TIME, 0, 5);
   emit("strangers-and-kill", b.p, b.len);
   b.len = 0;
 
   /* The agent dies with last words; a daemon's connection drops; no
    * daemon for the third host within the start deadline. */
   fuzz_buf_u8(&b, 2);
-  rmf_op(&b, A_AGENT_OUT, 0, 3);
-  fuzz_buf_bytes(&b, "ssh: connect to host node1: Connection refused\n",
-                 47);
-  rmf_op(&b, A_AGENT_EXIT, 0, 255);
-  rmf_op(&b, A_CONNECT, 0, 0);
+  fuzz_buf_op(&b, A_AGENT_OUT, 0, 3);
+  fuzz_buf_bytes(&b, "ssh: connect to host node1: Connection refused\n", 47);
+  fuzz_buf_op(&b, A_AGENT_EXIT, 0, 255);
+  fuzz_buf_op(&b, A_CONNECT, 0, 0);
   rmf_seed_hello(&b, 0, 1, 0);
-  rmf_op(&b, A_RUN, 0, 0);
-  rmf_op(&b, A_RESET, 0, 0);
-  rmf_op(&b, A_TIME, 0, 2);
-  rmf_op(&b, A_TIME, 0, 6);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_RESET, 0, 0);
+  fuzz_buf_op(&b, A_TIME, 0, 2);
+  fuzz_buf_op(&b, A_TIME, 0, 6);
   emit("agent-dies-daemon-lost", b.p, b.len);
   b.len = 0;
 
   /* No agent can be started at all. */
   fuzz_buf_u8(&b, 1 | 4);
-  rmf_op(&b, A_RUN, 0, 0);
-  rmf_op(&b, A_KILL, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
+  fuzz_buf_op(&b, A_KILL, 0, 0);
   emit("no-agent", b.p, b.len);
   fuzz_buf_free(&b);
 }

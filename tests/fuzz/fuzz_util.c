@@ -103,6 +103,12 @@ void fuzz_buf_bytes(fuzz_buf_t *b, const void *data, size_t n) {
   fuzz_buf_put(b, data, n);
 }
 
+void fuzz_buf_op(fuzz_buf_t *b, int op, int pick, int arg) {
+  fuzz_buf_u8(b, (uint8_t)op);
+  fuzz_buf_u8(b, (uint8_t)pick);
+  fuzz_buf_u8(b, (uint8_t)arg);
+}
+
 void fuzz_buf_free(fuzz_buf_t *b) {
   free(b->p);
   b->p = NULL;
