@@ -32,8 +32,12 @@ FUZZ_CI_RUNS ?= 20000
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
         iproute2
-# What the fuzz harnesses need besides: clang and its libFuzzer.
-FUZZ_PKGS := clang libclang-rt-dev
+# What the fuzz harnesses need besides: clang and its libFuzzer, which
+# Debian 12 and later ship in libclang-rt-NN-dev (libclang-rt-dev names the
+# default version); older releases have it in clang's own dependencies, so
+# libclang-rt-dev is asked for only where the archive has it.
+FUZZ_PKGS := clang
+FUZZ_RT   := libclang-rt-dev
 
 .PHONY: all deps build demo test test-san test-tsan bench format clean \
         fuzz fuzz-deps test-fuzz
@@ -105,15 +109,17 @@ FUZZ_PROBE = printf '%s\n' '\#include <stddef.h>' '\#include <stdint.h>' \
 
 fuzz-deps:
 	@if ! $(FUZZ_PROBE); then \
+	  pkgs="$(FUZZ_PKGS)"; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing: $(FUZZ_PKGS)"; \
-	    apt-get update -q >/dev/null && \
+	    apt-get update -q >/dev/null; \
+	    apt-cache show $(FUZZ_RT) >/dev/null 2>&1 && pkgs="$$pkgs $(FUZZ_RT)"; \
+	    echo "installing: $$pkgs"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-	      --no-install-recommends $(FUZZ_PKGS) >/dev/null; \
+	      --no-install-recommends $$pkgs >/dev/null; \
 	  fi; \
 	  if ! $(FUZZ_PROBE); then \
 	    echo "missing: clang with libFuzzer (clang -fsanitize=fuzzer)"; \
-	    echo "install with: sudo apt-get install -y $(FUZZ_PKGS)"; \
+	    echo "install with: sudo apt-get install -y $(FUZZ_PKGS) $(FUZZ_RT)"; \
 	    exit 1; \
 	  fi; \
 	fi
