@@ -107,8 +107,8 @@ FUZZ_PROBE = printf '%s\n' '\#include <stddef.h>' '\#include <stdint.h>' \
   'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n ? 0 : 0; }' | \
   clang -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1
 
-fuzz-deps:
-	@if ! $(FUZZ_PROBE); then \
+# Succeeds once clang with libFuzzer works; says what is missing if not.
+FUZZ_DEPS_SH = if ! $(FUZZ_PROBE); then \
 	  pkgs="$(FUZZ_PKGS)"; \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -q >/dev/null; \
@@ -117,12 +117,14 @@ fuzz-deps:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	      --no-install-recommends $$pkgs >/dev/null; \
 	  fi; \
-	  if ! $(FUZZ_PROBE); then \
+	  $(FUZZ_PROBE) || { \
 	    echo "missing: clang with libFuzzer (clang -fsanitize=fuzzer)"; \
 	    echo "install with: sudo apt-get install -y $(FUZZ_PKGS) $(FUZZ_RT)"; \
-	    exit 1; \
-	  fi; \
+	    false; }; \
 	fi
+
+fuzz-deps:
+	@$(FUZZ_DEPS_SH)
 
 $(FUZZ_BUILD)/build.ninja: | deps fuzz-deps
 	CC=clang meson setup $(FUZZ_BUILD) --buildtype=debugoptimized \
@@ -139,7 +141,7 @@ fuzz: deps fuzz-deps $(FUZZ_BUILD)/build.ninja
 # Part of `make test`: a short run of every harness, skipped (and said so)
 # where clang with libFuzzer cannot be had.
 test-fuzz:
-	@if $(MAKE) --no-print-directory fuzz-deps; then \
+	@if { $(FUZZ_DEPS_SH); }; then \
 	  $(MAKE) --no-print-directory fuzz FUZZ_RUNS=$(FUZZ_CI_RUNS) \
 	    FUZZ_TIME=60 FUZZ_JOBS=2 FUZZ=; \
 	else \
