@@ -18,9 +18,8 @@
  *
  * Invariants:
  *  - peer_up(p) only once a connection proved it is rank p of this job
- *    (tcpf_proof: the handshake rule of main's codec; the one function to
- *    change when the handshake does), each proof used at most once, and
- *    never for a rank already up;
+ *    (tcpf_proof), each proof used at most once, and never for a rank
+ *    already up;
  *  - frame() and frame_done() only from a rank that is up, in pairs, with
  *    a known data type, the rank as source and len within the limit;
  *  - what the transport writes parses as frames in sequence from 0 with
@@ -30,6 +29,12 @@
  *  - a write's callback runs exactly once unless write() failed; after
  *    abort() the rank is down; no callback but writes' after destroy();
  *    every handle is closed and no memory is left.
+ *
+ * All that depends on main's handshake (the key in HELLO and HELLO_ACK)
+ * is in three functions: tcpf_proof (what proves a rank), tcpf_check_hs_out
+ * (what the transport must send) and tcpf_handshake (what a peer sends).
+ * A challenge-response handshake changes those three (tcpf_handshake can
+ * read the transport's challenge from fuv_output() first).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +90,7 @@ static uint8_t tcpf_sinkbuf[TCPF_SIZE][TCPF_SINK];
  * connection we made) of sequence 0 whose 32-byte payload carries the job
  * key, the job's size and a rank of the job other than ours (on an
  * accepted connection also the header's source; on one we made, the rank
- * we called). A challenge-response handshake replaces this function.
+ * we called).
  */
 static int tcpf_proof(const tcpf_conn_t *c) {
   mmp__frame_hdr_t h;
