@@ -240,6 +240,11 @@ int mmp__hosts_parse_text(mmp__hostlist_t *hl, const char *fname,
     const char *hash = memchr(p, '#', (size_t)(eol - p));
     int rc;
     lineno++;
+    /* A hostfile is text: a NUL byte would cut the name or count that an
+     * error quotes, and so make the message point at the wrong thing. */
+    if (memchr(p, '\0', (size_t)(eol - p)) != NULL)
+      return hosts_err(err, errlen, "%s:%ld: a NUL byte (not a text file?)",
+                       fname, lineno);
     rc = hosts_file_line(hl, fname, lineno, p, hash != NULL ? hash : eol, err,
                          errlen);
     if (rc != 0)

@@ -12,7 +12,7 @@
  * Invariants:
  *  - parsing returns 0 or MMP_EINVAL with a message, one line unless it
  *    quotes a --host value with a newline; a hostfile's message names the
- *    file and a line that exists;
+ *    file and a line that exists; a hostfile with a NUL byte fails;
  *  - every host accepted has a valid name (1..255 bytes of letters,
  *    digits and ".-_:@%", not starting with '-'), appears once, and has
  *    1..MMP__HOST_MAX_SLOTS slots;
@@ -158,6 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mmp__hostlist_t hl;
   char err[512], *text;
   int flags, n, rc, lines = 1;
+  const char *nul;
   size_t i;
 
   if (size < 3)
@@ -181,6 +182,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   else
     rc = mmp__hosts_parse_list(&hl, text, err, sizeof(err));
   FUZZ_CHECK(rc == 0 || rc == MMP_EINVAL);
+  /* A hostfile with a NUL byte is refused, at its line at the latest, and
+   * there said so (not as a bad count cut at the NUL). */
+  nul = flags & 1 ? memchr(text, '\0', size) : NULL;
+  FUZZ_CHECK(nul == NULL || rc != 0);
   if (rc != 0) {
     long line = 0;
     /* One line; but a --host value is quoted as given, newlines and all
@@ -190,6 +195,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (flags & 1) {
       FUZZ_CHECK(sscanf(err, "hf:%ld: ", &line) == 1);
       FUZZ_CHECK(line >= 1 && line <= lines);
+      if (nul != NULL) {
+        long at = 1;
+        for (i = 0; text + i < nul; i++)
+          at += text[i] == '\n';
+        FUZZ_CHECK(line <= at);
+        FUZZ_CHECK(line < at || strstr(err, "NUL byte") != NULL);
+      }
     }
   } else {
     hosts_check_list(&hl);
