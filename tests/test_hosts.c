@@ -176,6 +176,20 @@ static void test_hostfile_errors_name_the_line(void **state) {
                    "hosts.txt:2: host 'a' has more than 1048576 slots");
 }
 
+static void test_hostfile_nul_byte_is_named(void **state) {
+  static const char text[] = "a slots=2\nb slots=2\0\nc\n";
+  mmp__hostlist_t hl;
+  char err[256];
+
+  (void)state;
+  mmp__hosts_init(&hl);
+  assert_int_equal(mmp__hosts_parse_text(&hl, "hosts.txt", text,
+                                         sizeof(text) - 1, err, sizeof(err)),
+                   MMP_EINVAL);
+  assert_string_equal(err, "hosts.txt:2: a NUL byte (not a text file?)");
+  mmp__hosts_fini(&hl);
+}
+
 static void test_hostfile_from_disk(void **state) {
   mmp__hostlist_t *hl = *state;
   char path[] = "/tmp/mmp-hosts-XXXXXX", err[512];
@@ -327,6 +341,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_hostfile_parses_lines, setup,
                                       teardown),
       cmocka_unit_test(test_hostfile_errors_name_the_line),
+      cmocka_unit_test(test_hostfile_nul_byte_is_named),
       cmocka_unit_test_setup_teardown(test_hostfile_from_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_map_by_slot_fills_hosts_in_turn,
                                       setup, teardown),
