@@ -118,7 +118,7 @@ struct arr_s {
   int hint;
   uint64_t t0;  /* root: uv_hrtime() at the start */
   double *when; /* root, adaptive: seconds from t0 to each ARRIVED */
-  double took;  /* root, static regime: seconds its own part took; 0 open */
+  double took;  /* root, adaptive: seconds its own part took; 0 open */
   int stat_sub; /* root: the static broadcast runs as a sub-schedule */
   int recorded; /* root: the pattern went to the state */
   uint32_t seq;
@@ -352,8 +352,7 @@ static void adapt_record(arr_t *a) {
 
   /* Once every receiver is heard and, for a static broadcast, the root's
    * part is over: that time is the model's check. */
-  if (a->when == NULL || a->recorded || a->nheard < a->p - 1 ||
-      (a->stat_sub && a->took == 0))
+  if (a->when == NULL || a->recorded || a->nheard < a->p - 1 || a->took == 0)
     return;
   a->recorded = 1;
   if ((off = malloc((size_t)a->p * sizeof(double))) == NULL)
@@ -361,7 +360,7 @@ static void adapt_record(arr_t *a) {
   off[0] = 0;
   for (v = 1; v < a->p; v++)
     off[v] = a->when[mmp__rrank(v, a->root, a->p)];
-  mmp__coll_adapt_record_locked(a->comm, a->len, off, a->took);
+  mmp__coll_adapt_record_locked(a->comm, a->len, off, a->took, !a->stat_sub);
   free(off);
 }
 
@@ -783,6 +782,14 @@ static void arr_finish(arr_t *a) {
 
   a->completed = 1;
   a->creq = NULL;
+  if (a->adaptive)
+    mmp__coll_bcast_done_locked(a->comm);
+  /* The root of an arrival-aware run has served the last receiver: its
+   * time is that regime's check (a static run's was taken in sub_done). */
+  if (a->me == a->root && a->when != NULL && a->err == 0 && a->took == 0) {
+    a->took = fmax((double)(uv_hrtime() - a->t0) * 1e-9, 1e-9);
+    adapt_record(a);
+  }
   creq->status.error = a->err;
   creq->status.bytes = a->err == 0 ? a->len : 0;
   mmp__req_complete_locked(a->e, creq, a->err);

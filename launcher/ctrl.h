@@ -81,7 +81,11 @@ int mmp__ctrl_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
 int mmp__ctrl_finish(mmp__boot_wr_t *w, uint8_t type);
 
 enum {
-  MMP__CTRL_LAUNCH_VERBOSE = 1 /* launch flags: the daemon reports more */
+  /* launch flags */
+  MMP__CTRL_LAUNCH_VERBOSE = 1,         /* the daemon reports more */
+  MMP__CTRL_LAUNCH_BIND_CORE = 2,       /* --bind-to core */
+  MMP__CTRL_LAUNCH_REPORT_BINDINGS = 4, /* --report-bindings */
+  MMP__CTRL_LAUNCH_WDIR = 8 /* cwd is --wdir: no fallback to $HOME */
 };
 enum {
   MMP__CTRL_RANK_STDIN = 1 /* rank flags: gets the job's standard input */

@@ -39,6 +39,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "bind.h"
 #include "common.h"
 #include "ctrl.h"
 #include "minimp.h"
@@ -318,12 +319,19 @@ static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
 }
 
 /* The working directory for the ranks: minimprun's if it exists here,
- * else $HOME, as Open MPI does. */
+ * else $HOME, as Open MPI does; --wdir has no fallback (NULL: missing). */
 static const char *dmn_cwd(dmn_t *d) {
   const char *home = getenv("HOME");
+  char host[256] = "";
 
   if (access(d->launch.cwd, X_OK) == 0)
     return d->launch.cwd;
+  if (d->launch.flags & MMP__CTRL_LAUNCH_WDIR) {
+    gethostname(host, sizeof(host) - 1);
+    mmp__say("--wdir '%s': %s on host %s", d->launch.cwd, strerror(errno),
+             host);
+    return NULL;
+  }
   if (d->launch.flags & MMP__CTRL_LAUNCH_VERBOSE)
     mmp__say("directory %s does not exist here; using %s", d->launch.cwd,
              home != NULL ? home : "/");
@@ -372,8 +380,13 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   uint32_t v[3];
   int rc, k;
 
+  cpu_set_t cpus;
+  int core;
+
   memset(&s, 0, sizeof(s));
   s.argv = d->shim;
+  s.cpus = mmp__bind_for(d->launch.flags & MMP__CTRL_LAUNCH_BIND_CORE,
+                         (int)(r - d->ranks), &cpus, &core);
   s.env = mmp__env_merge(environ, d->launch.env, (size_t)d->launch.nenv,
                          cr->vars, (size_t)cr->nvars);
   s.cwd = cwd;
@@ -392,8 +405,9 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   }
   r->proc.data = r;
   s.exit_cb = dmn_on_exit;
-  rc = s.env != NULL ? dmn_find_program(d->launch.argv[0], s.env, cwd)
-                     : UV_ENOMEM;
+  rc = s.env == NULL ? UV_ENOMEM
+       : cwd == NULL ? UV_ENOENT
+                     : dmn_find_program(d->launch.argv[0], s.env, cwd);
   if (rc == 0) {
     rc = mmp__spawn(&d->loop, &r->proc, &s);
     if (rc != 0)
@@ -409,6 +423,8 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   } else {
     r->spawned = 1;
     r->pid = r->proc.pid;
+    if (d->launch.flags & MMP__CTRL_LAUNCH_REPORT_BINDINGS)
+      mmp__bind_report(r->pid, r->rank, core, s.cpus);
     d->nrunning++;
     if (r->in_open)
       d->stdin_rank = r;

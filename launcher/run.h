@@ -56,6 +56,7 @@ struct mmp__run_rank_s {
   int lost;   /* its bootstrap connection ended without BYE */
   char lost_reason[128];
   char tag[24]; /* "[3] " with --tag-output, else "" */
+  int outfd[2]; /* --output-filename: its stdout and stderr files, or 0 */
   mmp__run_out_t out[2];
 };
 
@@ -76,6 +77,14 @@ struct mmp__run_job_s {
   const char *agent;    /* --agent, as given */
   const char *launcher; /* --launcher */
   const char *iface;    /* --iface */
+  int ignore_alloc;     /* --ignore-allocation */
+  const char *alloc;    /* "Slurm" or "PBS": the hosts came from it */
+  int npernode;         /* -N: ranks per host, 0 if not given */
+  int bind_core;        /* --bind-to core */
+  int report_bindings;  /* --report-bindings */
+  const char *wdir;     /* --wdir, made absolute; NULL: ours */
+  char *wdir_abs;       /* owned copy of an absolute --wdir */
+  const char *outdir;   /* --output-filename */
   char exe[4096];       /* our own path, the default --launcher */
   /* Placement. */
   mmp__hostlist_t hl;

@@ -311,8 +311,13 @@ static void boot_start_task(void *arg) {
                                 e->cfg.size, e->cfg.key, e->cfg.handshake_ms,
                                 &scb, &e->bootsrv, name, sizeof(name));
     if (rc != 0) {
-      MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s",
-               e->cfg.boot_addr, mmp_strerror(rc));
+      MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s%s",
+               e->cfg.boot_addr, mmp_strerror(rc),
+               e->cfg.boot_derived
+                   ? " (the port comes from SLURM_JOB_ID and SLURM_STEP_ID; "
+                     "set MINIMP_BOOT_PORTS to another range, or "
+                     "MINIMP_BOOT_ADDR)"
+                   : "");
       op_finish(op, rc);
       return;
     }

@@ -56,6 +56,7 @@ typedef struct mmp__config_s {
   int singleton; /* no launcher, no rendezvous: a job of one */
   int host_boot; /* serve the rendezvous from this process */
   char boot_addr[256];
+  int boot_derived; /* boot_addr derived from a Slurm step (config.c) */
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
   uint64_t eager_limit;     /* AUTO sends up to this size go eager */

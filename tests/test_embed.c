@@ -110,15 +110,14 @@ static void test_embed_wrong_key_is_refused(void **state) {
   assert_int_equal(exit_code(p[1]), 0);
 }
 
-/* srun starts every task alike; Slurm names the rank, the user the
- * rendezvous, and MINIMP_BOOT_HOST=1 lets rank 0 serve it. */
-static void test_embed_slurm_environment(void **state) {
-  char addr[64], nt[8], id[8];
+/* Four tasks started alike, as srun starts them, with only Slurm's
+ * variables, the key and `extra` ("NAME=VALUE" entries, NULL-terminated);
+ * each sends its rank to rank 0. */
+static void slurm_job(const char *const *extra) {
+  char nt[8], id[8];
   pid_t p[4];
   int i;
-  (void)state;
 
-  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
   for (i = 3; i >= 0; i--) {
     p[i] = fork();
     assert_true(p[i] >= 0);
@@ -129,12 +128,13 @@ static void test_embed_slurm_environment(void **state) {
       snprintf(id, sizeof(id), "%d", i);
       unsetenv("MINIMP_RANK");
       unsetenv("MINIMP_SIZE");
+      unsetenv("MINIMP_BOOT_ADDR");
       setenv("SLURM_NTASKS", nt, 1);
       setenv("SLURM_PROCID", id, 1);
       setenv("SLURM_LOCALID", id, 1);
-      setenv("MINIMP_BOOT_ADDR", addr, 1);
       setenv("MINIMP_JOB_KEY", key, 1);
-      setenv("MINIMP_BOOT_HOST", "1", 1);
+      for (const char *const *e = extra; *e != NULL; e++)
+        putenv((char *)*e);
       rc = mmp_init(NULL, NULL);
       if (rc != 0)
         _exit(30);
@@ -160,6 +160,35 @@ static void test_embed_slurm_environment(void **state) {
   }
   for (i = 0; i < 4; i++)
     assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* The user names the rendezvous, and MINIMP_BOOT_HOST=1 lets rank 0
+ * serve it. */
+static void test_embed_slurm_environment(void **state) {
+  char addr[64];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "MINIMP_BOOT_ADDR=127.0.0.1:%d", free_port());
+  {
+    const char *const extra[] = {addr, "MINIMP_BOOT_HOST=1", NULL};
+    slurm_job(extra);
+  }
+}
+
+/* Nothing named: the rendezvous is the step's first node (127.0.0.1 of
+ * the list) at the port derived from the job and step, within a range of
+ * one free port here so that the test cannot collide. */
+static void test_embed_slurm_derived_rendezvous(void **state) {
+  char ports[64];
+  int port = free_port();
+  (void)state;
+
+  snprintf(ports, sizeof(ports), "MINIMP_BOOT_PORTS=%d-%d", port, port);
+  {
+    const char *const extra[] = {ports, "SLURM_JOB_ID=77", "SLURM_STEP_ID=1",
+                                 "SLURM_STEP_NODELIST=127.0.0.[1-4]", NULL};
+    slurm_job(extra);
+  }
 }
 
 /* Rank 0 of the job below; exit codes 40.. name what went wrong. */
@@ -278,6 +307,7 @@ int main(void) {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
       cmocka_unit_test(test_embed_slurm_environment),
+      cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
       cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
   };

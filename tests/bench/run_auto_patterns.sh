@@ -56,13 +56,15 @@ for p in $ps; do
           2>/dev/null | tail -1)
         echo "$o" | awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
           'NF == 3 { print pat "," l "," p ",openmpi,-," $1 "," mx "," $2 "," $3 }' >> "$csv"
-        d=$(mktemp -d); g=$(mktemp); i=0
+        d=$(mktemp -d); g=$(mktemp); i=0; gp=
         while [ $i -lt "$p" ]; do
           timeout 1200 ip netns exec $pfx$i "$abin/bcast_gloo" $i "$p" "$d" eth0 \
             "$size" "$iters" "$maxif" "$apat" >> "$g" 2>/dev/null &
+          gp="$gp $!"
           i=$((i + 1))
         done
-        wait
+        # Only Gloo's ranks: a bare wait would wait for stress-ng too.
+        wait $gp
         awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
           'NF == 3 { print pat "," l "," p ",gloo,-," $1 "," mx "," $2 "," $3 }' "$g" >> "$csv"
         rm -rf "$d" "$g"
