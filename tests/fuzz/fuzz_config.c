@@ -33,6 +33,7 @@
 #include "fuzz.h"
 #include "minimp.h"
 #include "runtime/internal.h"
+#include "transport/hostlist.h"
 
 enum { K_SIZE, K_UINT, K_INT, K_DOUBLE, K_WORD, K_TEXT };
 
@@ -81,6 +82,14 @@ static const cfg_var_t cfg_vars[] = {
     {"MINIMP_JOB_KEY", K_TEXT, 0, 0, NULL},
     {"MINIMP_IFACE", K_TEXT, 0, 0, NULL},
     {"MINIMP_BOOT_HOST", K_WORD, 0, 0, "0 1"},
+    /* What a rank started by srun derives its rendezvous from. */
+    {"SLURM_STEP_NODELIST", K_TEXT, 0, 0, NULL},
+    {"SLURM_JOB_NODELIST", K_TEXT, 0, 0, NULL},
+    {"SLURM_JOB_ID", K_TEXT, 0, 0, NULL},
+    {"SLURM_JOBID", K_TEXT, 0, 0, NULL},
+    {"SLURM_STEP_ID", K_TEXT, 0, 0, NULL},
+    {"SLURM_STEPID", K_TEXT, 0, 0, NULL},
+    {"MINIMP_BOOT_PORTS", K_TEXT, 0, 0, NULL},
 };
 
 #define CFG_NVARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
@@ -324,6 +333,54 @@ static int cfg_hex_ok(const char *s, uint8_t key[MMP__JOB_KEY_LEN]) {
   return 1;
 }
 
+/* The first set one of two variables, as Slurm spells some both ways. */
+static const char *cfg_env2(const cfg_want_t *want, const char *a,
+                            const char *b) {
+  return W(a)->present ? W(a)->s : W(b)->s;
+}
+
+static int cfg_first_host(void *ctx, const char *name, size_t len) {
+  memcpy(ctx, name, len);
+  ((char *)ctx)[len] = '\0';
+  return 1;
+}
+
+/* The rendezvous a rank started by srun derives (docs/embedding.md): the
+ * step's first node, at LO + (job * 16 + step) mod (HI - LO + 1) within
+ * MINIMP_BOOT_PORTS (default 20000-29999). Returns 0 or -1. */
+static int cfg_derived_boot(const cfg_want_t *want, char *out, size_t len) {
+  const char *nodes =
+      cfg_env2(want, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST");
+  const char *job_s = cfg_env2(want, "SLURM_JOB_ID", "SLURM_JOBID");
+  const char *step_s = cfg_env2(want, "SLURM_STEP_ID", "SLURM_STEPID");
+  const char *ports = W("MINIMP_BOOT_PORTS")->s;
+  char host[MMP__HOSTLIST_MAX_NAME + 1], lo_s[16], err[400];
+  long job, step, lo = 20000, hi = 29999;
+  size_t n;
+
+  if (nodes == NULL || job_s == NULL || step_s == NULL ||
+      !cfg_ref_long(job_s, &job) || job < 0 || job > 4294967295L ||
+      !cfg_ref_long(step_s, &step) || step < 0 || step > 4294967295L)
+    return -1;
+  if (ports != NULL && ports[0] != '\0') {
+    n = strcspn(ports, "-");
+    if (n >= sizeof(lo_s) || ports[n] != '-')
+      return -1;
+    memcpy(lo_s, ports, n);
+    lo_s[n] = '\0';
+    if (!cfg_ref_long(lo_s, &lo) || lo < 1024 || lo > 65535 ||
+        !cfg_ref_long(ports + n + 1, &hi) || hi < lo || hi > 65535)
+      return -1;
+  }
+  if (mmp__hostlist_expand(nodes, cfg_first_host, host, err, sizeof(err)) != 1)
+    return -1;
+  snprintf(
+      out, len, strchr(host, ':') != NULL ? "[%s]:%ld" : "%s:%ld", host,
+      lo + (long)(((unsigned long long)job * 16u + (unsigned long long)step) %
+                  (unsigned long long)(hi - lo + 1)));
+  return 0;
+}
+
 static void cfg_check_identity(const cfg_want_t *want) {
   const cfg_want_t *rank = W("MINIMP_RANK"), *size = W("MINIMP_SIZE");
   const cfg_want_t *boot = W("MINIMP_BOOT_ADDR"), *key = W("MINIMP_JOB_KEY");
@@ -331,16 +388,29 @@ static void cfg_check_identity(const cfg_want_t *want) {
   const cfg_want_t *host = W("MINIMP_BOOT_HOST"), *iface = W("MINIMP_IFACE");
   mmp__config_t cfg;
   uint8_t k[MMP__JOB_KEY_LEN];
-  int rc, ok, lrank, lsize;
+  int rc, ok, lrank, lsize, derived = 0;
+  char dboot[300];
+  cfg_want_t dw;
 
-  if (rank->s == NULL && size->s == NULL && W("SLURM_PROCID")->s != NULL &&
-      W("SLURM_NTASKS")->s != NULL && boot->s != NULL) {
-    rank = W("SLURM_PROCID");
-    size = W("SLURM_NTASKS");
-  }
   memset(&cfg, 0, sizeof(cfg));
   rc = mmp__config_identity(&cfg);
   FUZZ_CHECK(rc == 0 || rc == MMP_EENV);
+  if (rank->s == NULL && size->s == NULL && W("SLURM_PROCID")->s != NULL &&
+      W("SLURM_NTASKS")->s != NULL && (boot->s != NULL || key->s != NULL)) {
+    rank = W("SLURM_PROCID");
+    size = W("SLURM_NTASKS");
+    if (boot->s == NULL) {
+      if (cfg_derived_boot(want, dboot, sizeof(dboot)) != 0) {
+        FUZZ_CHECK(rc == MMP_EENV);
+        return;
+      }
+      memset(&dw, 0, sizeof(dw));
+      dw.s = dboot;
+      dw.present = dw.ok = 1;
+      boot = &dw;
+      derived = 1;
+    }
+  }
   if (!rank->ok || !size->ok) {
     FUZZ_CHECK(rc == MMP_EENV);
     return;
@@ -370,8 +440,9 @@ static void cfg_check_identity(const cfg_want_t *want) {
   FUZZ_CHECK(memcmp(cfg.key, k, sizeof(k)) == 0);
   FUZZ_CHECK(strcmp(cfg.boot_addr, boot->s) == 0);
   FUZZ_CHECK(cfg.local_rank == lrank && cfg.local_size == lsize);
+  FUZZ_CHECK(cfg.boot_derived == derived);
   FUZZ_CHECK(cfg.host_boot ==
-             (host->present && host->word == 1 && cfg.rank == 0));
+             ((host->present ? host->word == 1 : derived) && cfg.rank == 0));
   FUZZ_CHECK(strcmp(cfg.iface, iface->s != NULL ? iface->s : "") == 0);
 }
 
@@ -488,5 +559,21 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   cfg_put(&b, "MINIMP_BOOT_ADDR", "h:1");
   cfg_put(&b, "MINIMP_JOB_KEY", "0011");
   cfg_emit(emit, "identity-bad", &b);
+  cfg_put(&b, "SLURM_PROCID", "0");
+  cfg_put(&b, "SLURM_NTASKS", "4");
+  cfg_put(&b, "MINIMP_JOB_KEY", "00112233445566778899aabbccddeeff");
+  cfg_put(&b, "SLURM_STEP_NODELIST", "node[07-09],gpu1");
+  cfg_put(&b, "SLURM_JOB_ID", "1234");
+  cfg_put(&b, "SLURM_STEP_ID", "3");
+  cfg_put(&b, "MINIMP_BOOT_PORTS", "20000-20015");
+  cfg_emit(emit, "identity-srun-derived", &b);
+  cfg_put(&b, "SLURM_PROCID", "1");
+  cfg_put(&b, "SLURM_NTASKS", "2");
+  cfg_put(&b, "MINIMP_JOB_KEY", "00112233445566778899aabbccddeeff");
+  cfg_put(&b, "SLURM_JOB_NODELIST", "[::1]");
+  cfg_put(&b, "SLURM_JOBID", "7");
+  cfg_put(&b, "SLURM_STEPID", "x");
+  cfg_put(&b, "MINIMP_BOOT_PORTS", "2000-1999");
+  cfg_emit(emit, "identity-srun-bad", &b);
   fuzz_buf_free(&b);
 }
