@@ -31,7 +31,7 @@ FUZZ      ?=
 FUZZ_CI_RUNS ?= 20000
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
-        iproute2
+        libsodium-dev iproute2
 # What the fuzz harnesses need besides: clang and its libFuzzer, which
 # Debian 12 and later ship in libclang-rt-NN-dev (libclang-rt-dev names the
 # default version); older releases have it in clang's own dependencies, so
@@ -54,7 +54,7 @@ deps:
 	  for c in meson ninja pkg-config cc; do \
 	    command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; \
 	  done; \
-	  pkg-config --exists libuv cmocka 2>/dev/null || missing="$$missing libuv-dev cmocka-dev"; \
+	  pkg-config --exists libuv cmocka libsodium 2>/dev/null || missing="$$missing libuv-dev cmocka-dev libsodium-dev"; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

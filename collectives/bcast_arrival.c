@@ -153,8 +153,11 @@ static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
 static void adapt_record(arr_t *a);
 
+/* The first error is kept, except that a lost or silent rank replaces a
+ * mismatch (the executor's rule, sched.c). */
 static void set_err(arr_t *a, int err) {
-  if (a->err == 0)
+  if (a->err == 0 || (a->err == MMP_EMISMATCH &&
+                      (err == MMP_EPEERLOST || err == MMP_ETIMEDOUT)))
     a->err = err;
 }
 
@@ -663,8 +666,12 @@ static int recv_begin(arr_t *a) {
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
   m[3] = announced_alg(a);
   mmp__put_u64(m + 4, (uint64_t)a->len);
-  /* Posted first: with `have`, it takes the buffered header at once. */
-  rc = ctl_post(a, CTL_GROUP_RECV, a->adaptive ? -1 : a->root, NULL, cap, 0);
+  /* Posted first: with `have`, it takes the buffered header at once.
+   * From any rank (only the root sends GROUP headers) so that a lost
+   * member fails it at once: the root then stops serving (its ARRIVED
+   * receive fails the same way), and a receive from the root alone would
+   * wait for ever. */
+  rc = ctl_post(a, CTL_GROUP_RECV, -1, NULL, cap, 0);
   if (rc != 0) {
     free(m);
     return rc;
@@ -681,14 +688,17 @@ static int recv_static(arr_t *a) {
   const uint8_t *hdr;
   mmp__bcast_desc_t d;
   arr_sub_t *sub;
-  int poison, rc;
+  int poison, rc, lost;
+  /* A parent in poison mode says why: a failure upstream is no mismatch. */
+  int cause = mmp__sched_note_decode(a->group->req.note, a->e->cfg.size, &lost);
 
   if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
       mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
     return MMP_EPROTO;
-  poison = poison || d.root != a->root || d.len != (uint64_t)a->len;
+  poison =
+      poison || cause != 0 || d.root != a->root || d.len != (uint64_t)a->len;
   if (poison) {
-    set_err(a, MMP_EMISMATCH);
+    set_err(a, cause != 0 ? cause : MMP_EMISMATCH);
     if (!mmp__poison_len_ok(d.len, d.seg))
       return MMP_EPROTO;
   }
@@ -702,6 +712,10 @@ static int recv_static(arr_t *a) {
     return rc;
   sub->s->poison = poison;
   sub->poisoned = poison;
+  if (poison) { /* what its own poisoned sends pass on */
+    sub->s->err = cause != 0 ? cause : MMP_EMISMATCH;
+    sub->s->fail_rank = lost;
+  }
   mmp__sched_set_header(sub->s, hdr, hlen, NULL);
   if ((rc = a->build(sub->s, &d)) != 0)
     return rc;

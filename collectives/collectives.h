@@ -165,8 +165,10 @@ struct mmp__sched_s {
   int running; /* the executor is on the stack (no re-entry) */
   int started;
   int first;  /* index of the FIRST receive, -1 at the root */
-  int poison; /* arguments disagreed: every send goes out empty */
+  int poison; /* arguments disagreed or a rank failed: every send goes out
+                 empty, with a note of err and fail_rank */
   int err;
+  int fail_rank; /* world rank where err arose, -1: unknown */
   uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
   size_t hdr_len;
   mmp__sched_rebuild_fn rebuild;
@@ -260,6 +262,15 @@ static inline uint8_t *mmp__sched_at(const mmp__sched_t *s, size_t at) {
 }
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
+
+/* The note a send in poison mode carries (the EAGER frame's a1): the
+ * cause `err` (< 0) and the world rank where it arose (-1: unknown),
+ * with a magic byte so that 0 means no note. */
+uint64_t mmp__sched_note(int err, int rank);
+/* The cause of a received note (0: none), and in *rank the rank it names
+ * if it is one of the p world ranks (else -1). A note no sender writes
+ * gives MMP_EMISMATCH. */
+int mmp__sched_note_decode(uint64_t note, int p, int *rank);
 
 /* The collective's header inside a received first message of n bytes:
  * *hdr, *hlen, and whether the sender ran in poison mode. 0, or

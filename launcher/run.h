@@ -77,6 +77,7 @@ struct mmp__run_job_s {
   const char *agent;    /* --agent, as given */
   const char *launcher; /* --launcher */
   const char *iface;    /* --iface */
+  int encrypt;          /* --encrypt */
   int ignore_alloc;     /* --ignore-allocation */
   const char *alloc;    /* "Slurm" or "PBS": the hosts came from it */
   int npernode;         /* -N: ranks per host, 0 if not given */
@@ -93,7 +94,8 @@ struct mmp__run_job_s {
   /* The environment added to every rank: -x, then ours. */
   char **xenv; /* "NAME=VALUE", borrowed */
   int nxenv;
-  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
+  char jobvars[5][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE,
+                           _ENCRYPT */
   int njobvars;
   char *libpath; /* "LD_LIBRARY_PATH=...", owned, or NULL (run_env.c) */
   /* Bootstrap. */

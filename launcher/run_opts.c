@@ -50,6 +50,9 @@ static void run_usage(FILE *f) {
              "(default: ours)\n"
              "  --iface SPEC       interface or CIDR the job uses (exported as "
              "MINIMP_IFACE)\n"
+             "  --encrypt          seal every TCP frame between ranks "
+             "(exported as\n"
+             "                     MINIMP_ENCRYPT=1; docs/security.md)\n"
              "  --ignore-allocation  do not take the hosts from a Slurm or "
              "PBS allocation\n"
              "  -N, --npernode N   N ranks on every host (its slots become "
@@ -238,7 +241,7 @@ static int run_is_flag(const run_opt_t *o) {
   static const char *const names[] = {
       "-h", "--help", "-V", "--version", "--tag-output", "--verbose",
       "--oversubscribe", "--report-bindings", "-report-bindings",
-      "--ignore-allocation"};
+      "--ignore-allocation", "--encrypt"};
   /* clang-format on */
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
@@ -275,6 +278,8 @@ static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
     j->verbose = 1;
   } else if (RUN_IS("--oversubscribe")) {
     j->oversubscribe = 1;
+  } else if (RUN_IS("--encrypt")) {
+    j->encrypt = 1;
   } else if (RUN_IS("-x")) {
     if (!run_valid_var(o->val))
       return run_usage_error("bad variable '%s' for -x", o->val);
@@ -389,8 +394,9 @@ static int run_parse_finish(mmp__run_job_t *j) {
     if (owned != NULL)
       return run_usage_error(
           "cannot set %s with -x: minimprun sets it %s", owned,
-          strcmp(owned, "MINIMP_IFACE") == 0 ? "from --iface"
-                                             : "for every rank");
+          strcmp(owned, "MINIMP_IFACE") == 0     ? "from --iface"
+          : strcmp(owned, "MINIMP_ENCRYPT") == 0 ? "from --encrypt"
+                                                 : "for every rank");
   }
   if (j->hostfile != NULL && j->have_hosts)
     return run_usage_error("give either --host or --hostfile, not both");

@@ -221,6 +221,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
   cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
   cfg->connect_eager = 0;
+  cfg->encrypt = 0;
   cfg->shm = MMP__SHM_ON;
   cfg->shm_ring = 0;
 
@@ -252,6 +253,9 @@ int mmp__config_tuning(mmp__config_t *cfg) {
       rc = MMP_EENV;
     }
   }
+  /* Off by default: sealing costs a pass over every byte (docs/security.md,
+   * docs/performance.md), and most clusters' networks are trusted. */
+  rc |= env_int("MINIMP_ENCRYPT", 0, 1, &cfg->encrypt, &present);
   rc |= env_shm(cfg);
   rc |= mmp__config_coll(&cfg->coll);
   if (rc != 0)

@@ -117,24 +117,55 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 
 /* ---- Start-up ----------------------------------------------------------- */
 
-/* A published record is "ADDRESS IDENTITY" (mmp__local_identity). Parses
- * rank i's address and points *ident at the rest. Returns 0, or -1 if
- * malformed. */
+/* A published record is "ADDRESS SEALING IDENTITY": where the rank
+ * listens, "sealed" or "plain" (its MINIMP_ENCRYPT), and its host
+ * identity (mmp__local_identity). */
+#define INIT_SEALED "sealed"
+#define INIT_PLAIN "plain"
+
+/* Parses rank i's record: its address, whether it seals (*sealed), and
+ * *ident pointing at the rest. Returns 0, or -1 if malformed. */
 static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
-                        char *rec, size_t cap, const char **ident) {
-  char *sp;
+                        char *rec, size_t cap, int *sealed,
+                        const char **ident) {
+  char *sp, *mode;
 
   if (len == 0 || len >= cap)
     return -1;
   memcpy(rec, v, len);
   rec[len] = '\0';
   sp = strchr(rec, ' ');
+  if (sp == NULL)
+    return -1;
+  *sp++ = '\0';
+  mode = sp;
+  sp = strchr(mode, ' ');
   if (sp != NULL)
     *sp++ = '\0';
   *ident = sp != NULL ? sp : "";
+  if (strcmp(mode, INIT_SEALED) != 0 && strcmp(mode, INIT_PLAIN) != 0)
+    return -1;
+  *sealed = strcmp(mode, INIT_SEALED) == 0;
   if (mmp__addr_parse(rec, &e->peers[i].addr) != 0)
     return -1;
   e->peers[i].have_addr = 1;
+  return 0;
+}
+
+/* Every rank must seal its TCP frames, or none: a mixed job would fail
+ * only at the first message between two that differ (or never, between
+ * ranks that share memory), so init refuses it on every rank. Returns 0
+ * or MMP_EENV (logged). */
+static int check_sealing(const mmp__engine_t *e, const int *sealed) {
+  for (int i = 0; i < e->cfg.size; i++) {
+    if (sealed[i] == (e->cfg.encrypt != 0))
+      continue;
+    MMP__LOG(MMP__LOG_ERROR,
+             "rank %d runs with MINIMP_ENCRYPT=%d and this rank with "
+             "MINIMP_ENCRYPT=%d: every rank of a job must agree",
+             i, sealed[i], e->cfg.encrypt != 0);
+    return MMP_EENV;
+  }
   return 0;
 }
 
@@ -148,6 +179,7 @@ static void got_addrs(void *arg, int status, size_t count,
   mmp__engine_t *e = op->e;
   const char **ident;
   char *recs;
+  int *sealed;
   size_t i;
   int r = 0;
 
@@ -160,25 +192,30 @@ static void got_addrs(void *arg, int status, size_t count,
   }
   ident = calloc(count, sizeof(*ident));
   recs = malloc(count * INIT_RECORD_MAX);
-  if (ident == NULL || recs == NULL) {
+  sealed = calloc(count, sizeof(*sealed));
+  if (ident == NULL || recs == NULL || sealed == NULL) {
     free(ident);
     free(recs);
+    free(sealed);
     op_finish(op, MMP_ENOMEM);
     return;
   }
   mmp__lock(e);
   for (i = 0; i < count && r == 0; i++)
     r = parse_record(e, (int)i, values[i], lens[i], recs + i * INIT_RECORD_MAX,
-                     INIT_RECORD_MAX, &ident[i]);
+                     INIT_RECORD_MAX, &sealed[i], &ident[i]);
   mmp__unlock(e);
   if (r != 0) {
     MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
+  } else if ((r = check_sealing(e, sealed)) != 0) {
+    op_finish(op, r);
   } else {
     mmp__local_setup(e, ident, local_done, op);
   }
   free(ident);
   free(recs);
+  free(sealed);
 }
 
 static void put_done(void *arg, int status, size_t count,
@@ -255,7 +292,8 @@ static void boot_connected(void *arg, int status, size_t count,
   {
     char rec[512], ident[256];
     mmp__local_identity(e, ident, sizeof(ident));
-    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, ident);
+    snprintf(rec, sizeof(rec), "%s %s %s", e->listen_name,
+             e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, ident);
     rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
   }
   if (rc != 0)

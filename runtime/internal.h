@@ -79,6 +79,7 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
   int connect_eager; /* open every connection during init */
+  int encrypt;       /* MINIMP_ENCRYPT: seal every TCP frame */
   int shm;           /* MMP__SHM_*: MINIMP_SHM */
   uint64_t shm_ring; /* MINIMP_SHM_RING bytes; 0: automatic */
   mmp__coll_config_t coll;
@@ -90,7 +91,8 @@ enum { MMP__SHM_OFF = 0, MMP__SHM_ON = 1, MMP__SHM_RING = 2 };
 
 /*
  * Fills `cfg` with defaults, then applies the MINIMP_* tuning variables
- * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, ...). Does not touch the identity
+ * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, MINIMP_ENCRYPT, ...). Does not
+ * touch the identity
  * fields (rank, size, boot_addr, key). Returns 0, or MMP_EENV after logging
  * which variable is malformed.
  */
@@ -175,6 +177,10 @@ struct mmp_request_s {
   void (*dtor)(mmp_request_t *r); /* runs before a user request is freed */
   struct mmp__unexp_s *claimed;
   mmp_status_t status;
+  /* An opaque word an eager message carries besides its bytes (the
+   * EAGER frame's a1; 0: none): sends set it through
+   * mmp__isend_note_locked, receives find the sender's here. */
+  uint64_t note;
 };
 
 /* An arrived (or self-sent) message that no receive matched yet. */
@@ -193,6 +199,7 @@ typedef struct mmp__unexp_s {
   uint64_t cookie;        /* RTS: the sender's cookie */
   mmp_request_t *sreq;    /* self rndv: the sending request */
   mmp_request_t *claimer; /* a receive that matched it before completion */
+  uint64_t note;          /* eager and self: the sender's note */
 } mmp__unexp_t;
 
 /* ---- Outgoing frames ---------------------------------------------------- */
@@ -573,6 +580,12 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       const void *buf, size_t len, int peer, int tag,
                       unsigned mode, mmp_request_t *req);
+/* As mmp__isend_locked with mode MMP_SEND_EAGER, the message carrying
+ * `note`, which the matching receive finds in req->note (the collectives'
+ * poison: why this rank's sends go out empty). Lock held. */
+int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                           uint32_t ctx, const void *buf, size_t len, int peer,
+                           int tag, uint64_t note, mmp_request_t *req);
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       void *buf, size_t cap, int peer, int tag,
                       mmp_request_t *req);

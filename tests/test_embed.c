@@ -3,9 +3,11 @@
  * Embedding without minimprun: forked processes call mmp_init_ex with an
  * explicit rank, size, rendezvous address and job key; rank 0 serves the
  * rendezvous and starts last. An intruder with a wrong key that tries to
- * join as rank 1 first is refused, and the real job is undisturbed. And
- * with no launcher to stop the job, a rank that dies makes receives from
- * any source fail, and an arrival-aware broadcast waiting for it.
+ * join as rank 1 first is refused, and the real job is undisturbed. A job
+ * whose ranks all set MINIMP_ENCRYPT=1 runs; one where they disagree
+ * fails at init on every rank. And with no launcher to stop the job, a
+ * rank that dies makes receives from any source fail, and an
+ * arrival-aware broadcast waiting for it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,16 +65,25 @@ static int rank_main(int rank, int size, const char *addr, const char *k) {
   return mmp_finalize() == 0 ? 0 : 24;
 }
 
-static pid_t spawn(int rank, int size, const char *addr, const char *k,
-                   int delay_ms) {
+/* A rank in a child process; `encrypt` (if not NULL) is its
+ * MINIMP_ENCRYPT. */
+static pid_t spawn_env(int rank, int size, const char *addr, const char *k,
+                       int delay_ms, const char *encrypt) {
   pid_t pid = fork();
 
   assert_true(pid >= 0);
   if (pid == 0) {
+    if (encrypt != NULL)
+      setenv("MINIMP_ENCRYPT", encrypt, 1);
     usleep((useconds_t)delay_ms * 1000);
     _exit(rank_main(rank, size, addr, k));
   }
   return pid;
+}
+
+static pid_t spawn(int rank, int size, const char *addr, const char *k,
+                   int delay_ms) {
+  return spawn_env(rank, size, addr, k, delay_ms, NULL);
 }
 
 static int exit_code(pid_t pid) {
@@ -108,6 +119,32 @@ static void test_embed_wrong_key_is_refused(void **state) {
   p[1] = spawn(1, 2, addr, key, 0);
   assert_int_equal(exit_code(p[0]), 0);
   assert_int_equal(exit_code(p[1]), 0);
+}
+
+static void test_embed_encrypted_job_runs(void **state) {
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (int i = 0; i < 3; i++)
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "1");
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* One rank seals, the others do not: every rank's init fails with
+ * MMP_EENV (exit 21), none hangs. */
+static void test_embed_mixed_encryption_fails(void **state) {
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (int i = 0; i < 3; i++)
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, i == 2 ? "1" : "0");
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 21);
 }
 
 /* Four tasks started alike, as srun starts them, with only Slurm's
@@ -306,6 +343,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
+      cmocka_unit_test(test_embed_encrypted_job_runs),
+      cmocka_unit_test(test_embed_mixed_encryption_fails),
       cmocka_unit_test(test_embed_slurm_environment),
       cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
