@@ -74,4 +74,10 @@ void fuzz_buf_free(fuzz_buf_t *b);
 /* 1 if both hold the same bytes. */
 int fuzz_buf_equal(const fuzz_buf_t *a, const fuzz_buf_t *b);
 
+/* libsodium's random numbers, made a fixed sequence for every harness (a
+ * constructor installs it before anything calls sodium_init), so that the
+ * nonces of the v2 handshakes replay exactly. fuzz_random_reset() restarts
+ * the sequence; harnesses that handshake call it per input. */
+void fuzz_random_reset(void);
+
 #endif /* MMP_TESTS_FUZZ_H */
