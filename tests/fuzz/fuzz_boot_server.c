@@ -7,16 +7,21 @@
  *
  * Input: a flags byte (bits 0-1: job size - 1; bit 2: debug logging, so
  * that the log lines are formatted too), then actions until the input
- * ends: connect; send raw bytes or a well-formed HELLO (right or wrong
- * key, rank, size), PUT, GETALL, GET, FENCE, ABORT, SUSPECT or BYE on a
- * connection, in reads of any size; EOF or reset; let time pass; make
+ * ends: connect; send raw bytes, a well-formed HELLO (a fresh nonce, any
+ * rank, right or wrong size), a PROOF over that HELLO and the server's
+ * CHALLENGE (right, under a wrong key, or the server's role reflected),
+ * PUT, GETALL, GET, FENCE, ABORT, SUSPECT or BYE on a connection, in reads
+ * of any size (bootstrap version 2); EOF or reset; let time pass; make
  * writes fail; broadcast an EVENT; run the loop. Then the server is
  * stopped and the loop run until nothing is left.
  *
  * Invariants:
  *  - what the server writes to each connection is a stream of valid
- *    server messages: WELCOME first and once, and only after a HELLO with
- *    the job's key; before it only an ERROR; nothing after an ERROR;
+ *    server messages: CHALLENGE first and once (a 32-byte nonce), then
+ *    WELCOME once, and only after a HELLO and then a PROOF that verifies
+ *    under the job key over that HELLO and the CHALLENGE, itself carrying
+ *    the server's proof over both; before it only an ERROR; nothing after
+ *    an ERROR;
  *    VALUES and FENCE_DONE only in reply to a GET, GETALL or FENCE of that
  *    connection, VALUES with one value per rank for GETALL and one for
  *    GET; bodies exactly as boot.h describes them;
@@ -33,6 +38,7 @@
 #include "fake_uv.h"
 #include "fuzz.h"
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/boot.h"
 #include "transport/transport.h"
 #include "transport/util.h"
@@ -47,7 +53,11 @@ typedef struct bsf_conn_s {
   /* The requests it sent, parsed as the server parses them. */
   mmp__boot_rx_t sent;
   int sent_bad; /* the stream stopped parsing */
-  int keyed;    /* a HELLO with the job's key went first */
+  int keyed;    /* a HELLO, then a PROOF under the job's key */
+  uint8_t *hello; /* the body of the first message sent, if a HELLO */
+  uint32_t hello_len;
+  uint8_t challenge[MMP__NONCE_LEN]; /* the server's CHALLENGE */
+  int challenged;
   int nmsgs;
   struct {
     uint32_t id;
@@ -122,6 +132,21 @@ static void bsf_stopped(void *arg) {
 
 /* ---- What the harness sent ---------------------------------------------------- */
 
+/* 1 if `mac` is `role`'s proof over the HELLO sent and the CHALLENGE. */
+static int bsf_verify(const bsf_conn_t *c, int role, const uint8_t *mac) {
+  mmp__auth_t a;
+  int ok;
+
+  mmp__auth_begin(&a, bsf_key, MMP__AUTH_BOOT, c->hello, c->hello_len,
+                  c->challenge, sizeof(c->challenge));
+  ok = mmp__auth_check(&a, role,
+                       role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE
+                                                : MMP__AUTH_ACCEPT,
+                       mac);
+  mmp__auth_end(&a);
+  return ok;
+}
+
 static int bsf_sent_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
   return mmp__boot_hdr_decode(rx->hbuf, MMP__BOOT_MAX_BODY, &rx->hdr, why);
@@ -132,9 +157,16 @@ static void bsf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
   bsf_conn_t *c = ctx;
   int i;
 
-  if (c->nmsgs++ == 0)
-    c->keyed = h->type == MMP__B_HELLO && h->len >= MMP__JOB_KEY_LEN &&
-               memcmp(body, bsf_key, MMP__JOB_KEY_LEN) == 0;
+  if (c->nmsgs == 0 && h->type == MMP__B_HELLO) {
+    c->hello = malloc(h->len + 1);
+    FUZZ_CHECK(c->hello != NULL);
+    memcpy(c->hello, body, h->len);
+    c->hello_len = h->len;
+  }
+  if (c->nmsgs++ == 1)
+    c->keyed = c->hello != NULL && c->challenged &&
+               h->type == MMP__B_PROOF && h->len == MMP__MAC_LEN &&
+               bsf_verify(c, MMP__AUTH_DIALER, body);
   if (h->type != MMP__B_GET && h->type != MMP__B_GETALL &&
       h->type != MMP__B_FENCE)
     return;
@@ -214,12 +246,20 @@ static void bsf_got_message(void *ctx, const mmp__boot_hdr_t *h,
   mmp__boot_rd_init(&rd, body, h->len);
   c->replies++;
   FUZZ_CHECK(!c->errored); /* nothing follows an ERROR */
-  FUZZ_CHECK(c->welcomed || h->type == MMP__B_WELCOME ||
+  FUZZ_CHECK(c->challenged || h->type == MMP__B_CHALLENGE ||
              h->type == MMP__B_ERROR);
+  FUZZ_CHECK(c->welcomed || h->type == MMP__B_CHALLENGE ||
+             h->type == MMP__B_WELCOME || h->type == MMP__B_ERROR);
   switch (h->type) {
+  case MMP__B_CHALLENGE:
+    FUZZ_CHECK(!c->challenged && h->len == MMP__NONCE_LEN);
+    memcpy(c->challenge, body, MMP__NONCE_LEN);
+    c->challenged = 1;
+    break;
   case MMP__B_WELCOME:
-    FUZZ_CHECK(!c->welcomed && h->len == 0);
+    FUZZ_CHECK(!c->welcomed && h->len == MMP__MAC_LEN);
     FUZZ_CHECK(c->keyed);
+    FUZZ_CHECK(bsf_verify(c, MMP__AUTH_LISTENER, body));
     c->welcomed = 1;
     break;
   case MMP__B_VALUES:
@@ -316,17 +356,14 @@ static void bsf_send_msg(bsf_conn_t *c, mmp__boot_wr_t *w, uint8_t type,
   free(w->buf);
 }
 
-/*
- * HELLO as a rank's client writes it (boot_client.c): the key as 16 raw
- * bytes, rank, size, pid, host. The handshake being rewritten replaces
- * this one function.
- */
-static void bsf_hello(mmp__boot_wr_t *w, const uint8_t *key, uint32_t rank,
-                      uint32_t size, const char *host, size_t hlen) {
-  int i;
+/* HELLO as a rank's client writes it (boot_client.c): a fresh nonce, rank,
+ * size, pid, host. */
+static void bsf_hello(mmp__boot_wr_t *w, uint32_t rank, uint32_t size,
+                      const char *host, size_t hlen) {
+  uint8_t nonce[MMP__NONCE_LEN];
 
-  for (i = 0; i < MMP__JOB_KEY_LEN; i += 4)
-    mmp__boot_wr_u32(w, mmp__get_u32(key + i));
+  mmp__auth_nonce(nonce);
+  mmp__boot_wr_raw(w, nonce, sizeof(nonce));
   mmp__boot_wr_u32(w, rank);
   mmp__boot_wr_u32(w, size);
   mmp__boot_wr_u32(w, 1234);
@@ -334,7 +371,7 @@ static void bsf_hello(mmp__boot_wr_t *w, const uint8_t *key, uint32_t rank,
 }
 
 enum {
-  A_CONNECT, A_RAW, A_HELLO, A_PUT, A_GETALL, A_GET, A_FENCE, A_ABORT,
+  A_CONNECT, A_RAW, A_HELLO, A_PROOF, A_PUT, A_GETALL, A_GET, A_FENCE, A_ABORT,
   A_SUSPECT, A_BYE, A_EOF, A_RESET, A_TIME, A_FAIL_WRITES, A_BROADCAST,
   A_RUN, A_COUNT
 };
@@ -367,13 +404,27 @@ static void bsf_action(fuzz_in_t *in) {
     bsf_send(c, p, n, chunk);
     break;
   case A_HELLO: {
-    uint8_t how = fuzz_u8(in), key[MMP__JOB_KEY_LEN];
-    memcpy(key, bsf_key, sizeof(key));
-    key[how % MMP__JOB_KEY_LEN] ^= how & 0x80 ? 1 : 0;
+    uint8_t how = fuzz_u8(in);
     n = fuzz_bytes(in, &p, 300);
-    bsf_hello(&w, key, fuzz_below(in, (uint32_t)bsf.size + 1),
+    bsf_hello(&w, fuzz_below(in, (uint32_t)bsf.size + 1),
               (uint32_t)bsf.size + (how & 0x40 ? 1 : 0), (const char *)p, n);
     bsf_send_msg(c, &w, MMP__B_HELLO, 0, chunk);
+    break;
+  }
+  case A_PROOF: {
+    /* Over the first HELLO sent (nothing if none) and the CHALLENGE seen;
+     * 0x80: under a wrong key; 0x01: the server's role. */
+    uint8_t how = fuzz_u8(in), key[MMP__JOB_KEY_LEN], mac[MMP__MAC_LEN];
+    mmp__auth_t a;
+    memcpy(key, bsf_key, sizeof(key));
+    key[how % MMP__JOB_KEY_LEN] ^= how & 0x80 ? 1 : 0;
+    mmp__auth_begin(&a, key, MMP__AUTH_BOOT, c->hello, c->hello_len,
+                    c->challenge, sizeof(c->challenge));
+    mmp__auth_mac(&a, how & 1 ? MMP__AUTH_LISTENER : MMP__AUTH_DIALER,
+                  how & 1 ? MMP__AUTH_ACCEPT : MMP__AUTH_PROVE, mac);
+    mmp__auth_end(&a);
+    mmp__boot_wr_raw(&w, mac, sizeof(mac));
+    bsf_send_msg(c, &w, MMP__B_PROOF, 0, chunk);
     break;
   }
   case A_PUT:
@@ -449,6 +500,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&bsf, 0, sizeof(bsf));
   fuv_reset(&bsf.loop);
   fuzz_in_init(&in, data, size);
+  fuzz_random_reset();
   flags = fuzz_u8(&in);
   bsf.size = 1 + (flags & 3);
   mmp__log_level = flags & 4 ? MMP__LOG_DEBUG : -1;
@@ -479,6 +531,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(fuv_closed(bsf.conns[i].peer));
     mmp__boot_rx_fini(&bsf.conns[i].sent);
     mmp__boot_rx_fini(&bsf.conns[i].got);
+    free(bsf.conns[i].hello);
   }
   fuv_reset(&bsf.loop);
   mmp__log_level = -1;
@@ -495,11 +548,16 @@ static void bsf_op(fuzz_buf_t *b, int op, int conn, int chunk) {
   fuzz_buf_u8(b, (uint8_t)chunk);
 }
 
+/* HELLO (`how`'s 0x40: a wrong size), then, after the loop, PROOF
+ * (`how`'s other bits: 0x80 a wrong key, 0x01 reflected). */
 static void bsf_seed_hello(fuzz_buf_t *b, int conn, int rank, int how) {
   bsf_op(b, A_HELLO, conn, 0);
   fuzz_buf_u8(b, (uint8_t)how);
   fuzz_buf_bytes(b, "node1", 5);
   fuzz_buf_u8(b, (uint8_t)rank);
+  bsf_op(b, A_RUN, 0, 0);
+  bsf_op(b, A_PROOF, conn, 0);
+  fuzz_buf_u8(b, (uint8_t)(how & ~0x40));
 }
 
 static void bsf_seed_named(fuzz_buf_t *b, int op, int conn, int rank, int id) {
@@ -538,14 +596,23 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   emit("job-of-two", b.p, b.len);
   b.len = 0;
 
-  /* Wrong key, wrong size, a rank twice, silence until the deadline. */
+  /* Wrong key, wrong size, a rank twice, a reflected proof, a PROOF
+   * before HELLO, a HELLO and no PROOF until the deadline. */
   fuzz_buf_u8(&b, 2 | 4);
-  for (r = 0; r < 4; r++)
+  for (r = 0; r < 7; r++)
     bsf_op(&b, A_CONNECT, 0, 0);
+  bsf_op(&b, A_RUN, 0, 0);
   bsf_seed_hello(&b, 0, 0, 0x80 | 5);
   bsf_seed_hello(&b, 1, 1, 0x40);
   bsf_seed_hello(&b, 2, 2, 0);
   bsf_seed_hello(&b, 3, 2, 0);
+  bsf_seed_hello(&b, 4, 0, 1);
+  bsf_op(&b, A_PROOF, 5, 0);
+  fuzz_buf_u8(&b, 0);
+  bsf_op(&b, A_HELLO, 6, 0);
+  fuzz_buf_u8(&b, 0);
+  fuzz_buf_bytes(&b, "node2", 5);
+  fuzz_buf_u8(&b, 1);
   bsf_op(&b, A_RUN, 0, 0);
   bsf_op(&b, A_TIME, 0, 5);
   emit("bad-hellos-and-timeout", b.p, b.len);
@@ -581,7 +648,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   bsf_op(&b, A_CONNECT, 0, 0);
   bsf_op(&b, A_CONNECT, 0, 0);
   bsf_op(&b, A_RAW, 0, 1);
-  fuzz_buf_bytes(&b, "MMPB\001\001\000\000\000\000\000\000\377\377\000\000",
+  fuzz_buf_bytes(&b, "MMPB\002\001\000\000\000\000\000\000\377\377\000\000",
                  16);
   bsf_op(&b, A_RAW, 1, 3);
   fuzz_buf_bytes(&b, "GET / HTTP/1.0\r\n\r\n", 18);
