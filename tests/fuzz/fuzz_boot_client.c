@@ -13,9 +13,15 @@
  * and the loop run until nothing is left.
  *
  * Invariants:
- *  - what the client writes is HELLO with its key, rank and size, then
- *    the requests it was asked for, in order, each with an id of its own,
+ *  - what the client writes is HELLO with a nonce, its rank and size, then
+ *    PROOF (only after the server's CHALLENGE, and verifying under the job
+ *    key over that HELLO and the CHALLENGE; bootstrap version 2), then the
+ *    requests it was asked for, in order, each with an id of its own,
  *    then at most a BYE, and nothing after it;
+ *  - the start callback says success only after a WELCOME carrying the
+ *    server's proof over both (the harness's A_WELCOME spoils it under a
+ *    wrong key or with the client's role), where the server sent nothing
+ *    but what the harness built;
  *  - the start callback runs once, each accepted request's callback once
  *    (a refused one never), close's callback once and last, cb->lost at
  *    most once (with 0 only after close), nothing after close's callback;
@@ -31,6 +37,7 @@
 #include "fake_uv.h"
 #include "fuzz.h"
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/boot.h"
 #include "transport/transport.h"
 #include "transport/util.h"
@@ -66,6 +73,12 @@ static struct {
   size_t wrote_off;
   int wrote_peer;
   int nwritten; /* its messages, HELLO first */
+  uint8_t hello[MMP__BOOT_HDR_SIZE + 512]; /* its HELLO's body */
+  uint32_t hello_len;
+  uint8_t challenge[MMP__NONCE_LEN]; /* the CHALLENGE sent on this peer */
+  int challenged;
+  int proved;  /* the client's PROOF went out and verified */
+  int welcome; /* a WELCOME with the server's right proof was sent */
   int next_req; /* the request the next message must be */
   uint32_t ids[BCF_MAX_REQS + 2];
   int nids;
@@ -81,6 +94,7 @@ static void bcf_on_start(void *arg, int status, size_t count,
   (void)lens;
   FUZZ_CHECK(!bcf.close_calls && bcf.start_calls++ == 0);
   FUZZ_CHECK(status <= 0 && count == 0);
+  FUZZ_CHECK(status != 0 || bcf.raw || bcf.welcome);
   bcf.start_status = status;
 }
 
@@ -152,11 +166,25 @@ static void bcf_wrote_message(void *ctx, const mmp__boot_hdr_t *h,
   (void)ctx;
   FUZZ_CHECK(!bcf.bye); /* nothing after BYE */
   if (bcf.nwritten++ == 0) {
-    FUZZ_CHECK(h->type == MMP__B_HELLO && h->len >= MMP__JOB_KEY_LEN + 12);
-    FUZZ_CHECK(memcmp(body, bcf_key, MMP__JOB_KEY_LEN) == 0);
-    FUZZ_CHECK(mmp__get_u32(body + 16) == (uint32_t)bcf.rank);
-    FUZZ_CHECK(mmp__get_u32(body + 20) == (uint32_t)bcf.size);
+    FUZZ_CHECK(h->type == MMP__B_HELLO && h->len >= MMP__NONCE_LEN + 14);
+    FUZZ_CHECK(h->len <= sizeof(bcf.hello));
+    FUZZ_CHECK(mmp__get_u32(body + 32) == (uint32_t)bcf.rank);
+    FUZZ_CHECK(mmp__get_u32(body + 36) == (uint32_t)bcf.size);
+    memcpy(bcf.hello, body, h->len);
+    bcf.hello_len = h->len;
     bcf.ids[bcf.nids++] = h->id;
+    return;
+  }
+  if (bcf.nwritten == 2) {
+    mmp__auth_t a;
+    FUZZ_CHECK(h->type == MMP__B_PROOF && h->len == MMP__MAC_LEN);
+    FUZZ_CHECK(bcf.challenged);
+    mmp__auth_begin(&a, bcf_key, MMP__AUTH_BOOT, bcf.hello, bcf.hello_len,
+                    bcf.challenge, sizeof(bcf.challenge));
+    FUZZ_CHECK(bcf.raw ||
+               mmp__auth_check(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, body));
+    mmp__auth_end(&a);
+    bcf.proved = 1;
     return;
   }
   /* A fresh id for every message (ids are given when a request is made,
@@ -201,6 +229,7 @@ static void bcf_check_output(void) {
   if (p != bcf.wrote_peer) {
     /* A new connection (after a refused one) starts over with HELLO. */
     FUZZ_CHECK(bcf.nwritten == 0);
+    bcf.challenged = 0;
     bcf.wrote_peer = p;
     bcf.wrote_off = 0;
   }
@@ -265,7 +294,7 @@ static void bcf_made(uint8_t type, int rc) {
 }
 
 enum {
-  A_RAW, A_WELCOME, A_VALUES, A_FENCE_DONE, A_EVENT, A_ERROR, A_PUT,
+  A_RAW, A_CHALLENGE, A_WELCOME, A_VALUES, A_FENCE_DONE, A_EVENT, A_ERROR, A_PUT,
   A_GETALL, A_GET, A_FENCE, A_ABORT, A_SUSPECT, A_CLOSE, A_EOF, A_RESET,
   A_TIME, A_FAIL_WRITES, A_RUN, A_COUNT
 };
@@ -339,9 +368,37 @@ static void bcf_action(fuzz_in_t *in) {
       bcf.raw = 1;
     }
     break;
-  case A_WELCOME:
+  case A_CHALLENGE: {
+    /* A fresh nonce; the first on a connection is the one that counts. */
+    uint8_t nonce[MMP__NONCE_LEN];
+    mmp__auth_nonce(nonce);
+    if (!bcf.challenged && p >= 0 && p == bcf.wrote_peer) {
+      memcpy(bcf.challenge, nonce, sizeof(nonce));
+      bcf.challenged = 1;
+    }
+    mmp__boot_wr_raw(&w, nonce, chunk & 0x80 ? 31 : sizeof(nonce));
+    bcf_reply(&w, MMP__B_CHALLENGE, 0, chunk);
+    break;
+  }
+  case A_WELCOME: {
+    /* The server's proof over the HELLO written and the CHALLENGE sent;
+     * 0x80: under a wrong key; 0x01: the client's role. */
+    uint8_t how = fuzz_u8(in), key[MMP__JOB_KEY_LEN], mac[MMP__MAC_LEN];
+    mmp__auth_t a;
+    memcpy(key, bcf_key, sizeof(key));
+    key[how % MMP__JOB_KEY_LEN] ^= how & 0x80 ? 1 : 0;
+    mmp__auth_begin(&a, key, MMP__AUTH_BOOT, bcf.hello, bcf.hello_len,
+                    bcf.challenge, sizeof(bcf.challenge));
+    mmp__auth_mac(&a, how & 1 ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER,
+                  how & 1 ? MMP__AUTH_PROVE : MMP__AUTH_ACCEPT, mac);
+    mmp__auth_end(&a);
+    if (!(how & 0x81) && bcf.challenged && bcf.nwritten > 0 &&
+        p == bcf.wrote_peer)
+      bcf.welcome = 1;
+    mmp__boot_wr_raw(&w, mac, sizeof(mac));
     bcf_reply(&w, MMP__B_WELCOME, 0, chunk);
     break;
+  }
   case A_VALUES:
     r = bcf_target(in, &id);
     count = fuzz_u8(in);
@@ -418,6 +475,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   memset(&bcf, 0, sizeof(bcf));
   bcf.wrote_peer = -1;
+  fuzz_random_reset();
   fuv_reset(&bcf.loop);
   fuzz_in_init(&in, data, size);
   flags = fuzz_u8(&in);
@@ -469,13 +527,22 @@ static void bcf_op(fuzz_buf_t *b, int op, int chunk) {
   fuzz_buf_u8(b, (uint8_t)chunk);
 }
 
+/* The server's side of the handshake: CHALLENGE, the loop (PROOF), and
+ * WELCOME (`how` as A_WELCOME reads it; 0: the right proof). */
+static void bcf_seed_welcome(fuzz_buf_t *b, int chunk, int how) {
+  bcf_op(b, A_CHALLENGE, 0);
+  bcf_op(b, A_RUN, 0);
+  bcf_op(b, A_WELCOME, chunk);
+  fuzz_buf_u8(b, (uint8_t)how);
+}
+
 void fuzz_seeds(fuzz_emit_fn emit) {
   fuzz_buf_t b = {0};
   int k;
 
   /* A rank of three: put, getall, get, fence, answered; then close. */
   fuzz_buf_u8(&b, 2 | 1 << 2);
-  bcf_op(&b, A_WELCOME, 0);
+  bcf_seed_welcome(&b, 0, 0);
   bcf_op(&b, A_PUT, 0);
   fuzz_buf_u8(&b, 0);
   fuzz_buf_bytes(&b, "127.0.0.1:4001", 14);
@@ -512,7 +579,8 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   /* Refused, redialled, then an ERROR about a pending GETALL. */
   fuzz_buf_u8(&b, 1 | 16 | 32);
   bcf_op(&b, A_TIME, 2);
-  bcf_op(&b, A_WELCOME, 1);
+  bcf_op(&b, A_RUN, 0);
+  bcf_seed_welcome(&b, 1, 0);
   bcf_op(&b, A_GETALL, 0);
   fuzz_buf_u8(&b, 1);
   bcf_op(&b, A_RUN, 0);
@@ -539,7 +607,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   /* Garbage from the server, a reset, requests after the loss. */
   fuzz_buf_u8(&b, 0);
   bcf_op(&b, A_RAW, 3);
-  fuzz_buf_bytes(&b, "MMPB\001\002\000\000\000\000\000\000\000\000\000\000"
+  fuzz_buf_bytes(&b, "MMPB\002\002\000\000\000\000\000\000\000\000\000\000"
                      "MMPB\001\006\000\000\007\000\000\000\004\000\000\000",
                  32);
   bcf_op(&b, A_RESET, 0);
@@ -547,5 +615,28 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   bcf_op(&b, A_FENCE, 0);
   fuzz_buf_u8(&b, 0);
   emit("garbage", b.p, b.len);
+  b.len = 0;
+
+  /* Servers that do not hold the key: a WELCOME under a wrong key, one
+   * reflecting the client's proof, one without a CHALLENGE first; a short
+   * CHALLENGE. */
+  for (k = 0; k < 4; k++) {
+    fuzz_buf_u8(&b, 1 | 64);
+    bcf_op(&b, A_GETALL, 0);
+    fuzz_buf_u8(&b, 0);
+    if (k < 2) {
+      bcf_seed_welcome(&b, 0, k == 0 ? 0x80 | 3 : 1);
+    } else if (k == 2) {
+      bcf_op(&b, A_WELCOME, 0);
+      fuzz_buf_u8(&b, 0);
+    } else {
+      bcf_op(&b, A_CHALLENGE, 0x80);
+    }
+    bcf_op(&b, A_RUN, 0);
+    char name[32];
+    snprintf(name, sizeof(name), "impostor-%d", k);
+    emit(name, b.p, b.len);
+    b.len = 0;
+  }
   fuzz_buf_free(&b);
 }
