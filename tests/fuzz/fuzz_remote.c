@@ -9,9 +9,10 @@
  *
  * Input: a flags byte (bits 0-1: 1 to 3 hosts, two ranks each; bit 2: the
  * agents cannot be started; bit 3: debug logging), then actions until the
- * input ends: connect; send raw bytes or a well-formed HELLO (right or
- * wrong key, any host index), STARTED, OUTPUT, EXIT, BYE, STDIN_ACK or
- * ERROR; EOF or reset; an agent writes, closes its output or exits; time
+ * input ends: connect; send raw bytes, a well-formed HELLO (a fresh
+ * nonce, any host index), a PROOF over it and minimprun's CHALLENGE (right,
+ * under a wrong key, reflected, short; control version 2), STARTED,
+ * OUTPUT, EXIT, BYE, STDIN_ACK or ERROR; EOF or reset; an agent writes, closes its output or exits; time
  * passes; kill or signal the job; make writes fail; run the loop. Then the
  * server is stopped, the agents exit and the loop runs until nothing is
  * left.
@@ -19,10 +20,12 @@
  * Invariants:
  *  - each agent is given the job key on its standard input, one line,
  *    which is then closed;
- *  - a connection gets LAUNCH only after a HELLO with the job's key, and
- *    exactly the LAUNCH of the host it named, at most one connection per
- *    host; before it only an ERROR, after an ERROR nothing; KILL and
- *    SIGNAL well formed;
+ *  - a connection gets CHALLENGE first (a 32-byte nonce), then WELCOME
+ *    only after a HELLO and a PROOF that verifies under the job key over
+ *    that HELLO and the CHALLENGE, carrying minimprun's own proof, then
+ *    exactly the LAUNCH of the host the HELLO named, at most one
+ *    connection per host; before it only an ERROR, after an ERROR
+ *    nothing; KILL and SIGNAL well formed;
  *  - started, output and exited name ranks of a host that said HELLO and
  *    was not reported lost; output on fd 1 or 2 in chunks of at most
  *    MMP__CTRL_CHUNK bytes; host_lost at most once per host; an agent's
@@ -39,6 +42,7 @@
 #include "fuzz.h"
 #include "launcher/ctrl.h"
 #include "launcher/remote.h"
+#include "transport/auth.h"
 #include "minimp.h"
 #include "transport/transport.h"
 #include "transport/util.h"
@@ -58,7 +62,12 @@ typedef struct rmf_host_s {
 typedef struct rmf_conn_s {
   int peer;
   int nsent;      /* messages the harness sent, parsed as the server does */
-  int hello_host; /* host index of a first HELLO with the job's key, or -1 */
+  int hello_host; /* host index of a first HELLO proved by a PROOF, or -1 */
+  uint8_t *hello; /* the body of the first message sent, if a HELLO */
+  uint32_t hello_len;
+  uint8_t challenge[MMP__NONCE_LEN]; /* minimprun's CHALLENGE */
+  int challenged;
+  int welcomed;
   mmp__boot_rx_t sent;
   int sent_bad;
   mmp__boot_rx_t got; /* what the server wrote, parsed */
@@ -148,18 +157,36 @@ static int rmf_sent_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   return mmp__ctrl_hdr_decode(rx->hbuf, &rx->hdr, why);
 }
 
+/* 1 if `mac` is `role`'s proof over the HELLO sent and the CHALLENGE. */
+static int rmf_verify(const rmf_conn_t *c, int role, const uint8_t *mac) {
+  mmp__auth_t a;
+  int ok;
+
+  mmp__auth_begin(&a, rmf_key, MMP__AUTH_CTRL, c->hello, c->hello_len,
+                  c->challenge, sizeof(c->challenge));
+  ok = mmp__auth_check(&a, role,
+                       role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE
+                                                : MMP__AUTH_ACCEPT,
+                       mac);
+  mmp__auth_end(&a);
+  return ok;
+}
+
 static void rmf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
                              const uint8_t *body) {
   rmf_conn_t *c = ctx;
-  mmp__boot_rd_t rd;
-  const uint8_t *key;
 
-  if (c->nsent++ != 0 || h->type != MMP__C_HELLO)
-    return;
-  mmp__boot_rd_init(&rd, body, h->len);
-  if (mmp__boot_rd_blob(&rd, &key, MMP__JOB_KEY_LEN) == MMP__JOB_KEY_LEN &&
-      memcmp(key, rmf_key, MMP__JOB_KEY_LEN) == 0)
-    c->hello_host = (int)mmp__boot_rd_u32(&rd);
+  if (c->nsent == 0 && h->type == MMP__C_HELLO) {
+    c->hello = malloc(h->len + 1);
+    FUZZ_CHECK(c->hello != NULL);
+    memcpy(c->hello, body, h->len);
+    c->hello_len = h->len;
+  }
+  if (c->nsent++ == 1 && c->hello != NULL && c->challenged &&
+      h->type == MMP__C_PROOF && h->len == MMP__MAC_LEN &&
+      c->hello_len >= MMP__NONCE_LEN + 4 &&
+      rmf_verify(c, MMP__AUTH_DIALER, body))
+    c->hello_host = (int)mmp__get_u32(c->hello + MMP__NONCE_LEN);
 }
 
 static void rmf_sent_error(void *ctx, int err, const char *why) {
@@ -199,11 +226,25 @@ static void rmf_got_message(void *ctx, const mmp__boot_hdr_t *h,
 
   mmp__boot_rd_init(&rd, body, h->len);
   FUZZ_CHECK(!c->errored);
-  FUZZ_CHECK(c->launched || h->type == MMP__C_LAUNCH ||
+  FUZZ_CHECK(c->challenged || h->type == MMP__C_CHALLENGE ||
+             h->type == MMP__C_ERROR);
+  FUZZ_CHECK(c->launched || h->type == MMP__C_CHALLENGE ||
+             h->type == MMP__C_WELCOME || h->type == MMP__C_LAUNCH ||
              h->type == MMP__C_ERROR);
   switch (h->type) {
+  case MMP__C_CHALLENGE:
+    FUZZ_CHECK(!c->challenged && h->len == MMP__NONCE_LEN);
+    memcpy(c->challenge, body, MMP__NONCE_LEN);
+    c->challenged = 1;
+    break;
+  case MMP__C_WELCOME:
+    FUZZ_CHECK(!c->welcomed && h->len == MMP__MAC_LEN);
+    FUZZ_CHECK(c->hello_host >= 0);
+    FUZZ_CHECK(rmf_verify(c, MMP__AUTH_LISTENER, body));
+    c->welcomed = 1;
+    break;
   case MMP__C_LAUNCH:
-    FUZZ_CHECK(!c->launched);
+    FUZZ_CHECK(!c->launched && c->welcomed);
     FUZZ_CHECK(c->hello_host >= 0 && c->hello_host < rmf.nhosts);
     host = &rmf.hosts[c->hello_host];
     FUZZ_CHECK(!host->launched);
@@ -278,6 +319,7 @@ enum {
   A_CONNECT,
   A_RAW,
   A_HELLO,
+  A_PROOF,
   A_STARTED,
   A_OUTPUT,
   A_EXIT,
@@ -310,15 +352,31 @@ static void rmf_conn_action(int op, rmf_conn_t *c, size_t chunk,
     rmf_send(c, p, n, chunk);
     break;
   case A_HELLO: {
-    uint8_t key[MMP__JOB_KEY_LEN], how = fuzz_u8(in);
-    memcpy(key, rmf_key, sizeof(key));
-    key[how % MMP__JOB_KEY_LEN] ^= how & 0x80 ? 1 : 0;
-    mmp__boot_wr_blob(&w, key, how & 0x40 ? 15 : MMP__JOB_KEY_LEN);
+    /* A daemon's HELLO: a fresh nonce (0x40: one byte short), host. */
+    uint8_t nonce[MMP__NONCE_LEN], how = fuzz_u8(in);
+    mmp__auth_nonce(nonce);
+    mmp__boot_wr_raw(&w, nonce, how & 0x40 ? 31 : sizeof(nonce));
     mmp__boot_wr_u32(&w, fuzz_below(in, (uint32_t)rmf.nhosts + 1));
     mmp__boot_wr_u32(&w, 4321);
     n = fuzz_bytes(in, &p, 300);
     mmp__boot_wr_str(&w, (const char *)p, n);
     rmf_msg(c, &w, MMP__C_HELLO, chunk);
+    break;
+  }
+  case A_PROOF: {
+    /* Over the first HELLO sent and the CHALLENGE seen; 0x80: under a
+     * wrong key; 0x01: minimprun's role; 0x40: one byte short. */
+    uint8_t how = fuzz_u8(in), key[MMP__JOB_KEY_LEN], mac[MMP__MAC_LEN];
+    mmp__auth_t a;
+    memcpy(key, rmf_key, sizeof(key));
+    key[how % MMP__JOB_KEY_LEN] ^= how & 0x80 ? 1 : 0;
+    mmp__auth_begin(&a, key, MMP__AUTH_CTRL, c->hello, c->hello_len,
+                    c->challenge, sizeof(c->challenge));
+    mmp__auth_mac(&a, how & 1 ? MMP__AUTH_LISTENER : MMP__AUTH_DIALER,
+                  how & 1 ? MMP__AUTH_ACCEPT : MMP__AUTH_PROVE, mac);
+    mmp__auth_end(&a);
+    mmp__boot_wr_raw(&w, mac, how & 0x40 ? 31 : sizeof(mac));
+    rmf_msg(c, &w, MMP__C_PROOF, chunk);
     break;
   }
   case A_STARTED:
@@ -444,6 +502,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&rmf, 0, sizeof(rmf));
   fuv_reset(&rmf.loop);
   fuzz_in_init(&in, data, size);
+  fuzz_random_reset();
   flags = fuzz_u8(&in);
   rmf.nhosts = 1 + (flags & 3) % RMF_MAX_HOSTS;
   rmf.spawn_failed = (flags & 4) != 0;
@@ -497,6 +556,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (i = 0; i < rmf.nconns; i++) {
     mmp__boot_rx_fini(&rmf.conns[i].sent);
     mmp__boot_rx_fini(&rmf.conns[i].got);
+    free(rmf.conns[i].hello);
   }
   for (h = 0; h < rmf.nhosts; h++)
     fuzz_buf_free(&rmf.hosts[h].launch);
@@ -507,11 +567,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
 /* ---- Seeds --------------------------------------------------------------- */
 
+/* HELLO, the loop, PROOF (`how` as A_PROOF reads it; 0: right). */
 static void rmf_seed_hello(fuzz_buf_t *b, int conn, int host, int how) {
   fuzz_buf_op(b, A_HELLO, conn, 0);
-  fuzz_buf_u8(b, (uint8_t)how);
+  fuzz_buf_u8(b, 0);
   fuzz_buf_u8(b, (uint8_t)host);
   fuzz_buf_bytes(b, "node", 4);
+  fuzz_buf_op(b, A_RUN, 0, 0);
+  fuzz_buf_op(b, A_PROOF, conn, 0);
+  fuzz_buf_u8(b, (uint8_t)how);
 }
 
 static void rmf_seed_rank(fuzz_buf_t *b, int op, int conn, int rank, int a,
@@ -559,16 +623,19 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   emit("two-hosts", b.p, b.len);
   b.len = 0;
 
-  /* Strangers: a wrong key, a short key, a bad index, a host twice, a
-   * rank that runs elsewhere, no HELLO at all; then a kill and a signal. */
+  /* Strangers: a wrong key, a short proof, a bad index, a host twice, a
+   * rank that runs elsewhere, a reflected proof, no HELLO at all; then a
+   * kill and a signal. */
   fuzz_buf_u8(&b, 2 | 8);
-  for (h = 0; h < 6; h++)
+  for (h = 0; h < 7; h++)
     fuzz_buf_op(&b, A_CONNECT, 0, 0);
+  fuzz_buf_op(&b, A_RUN, 0, 0);
   rmf_seed_hello(&b, 0, 0, 0x80 | 3);
   rmf_seed_hello(&b, 1, 0, 0x40);
   rmf_seed_hello(&b, 2, 3, 0);
   rmf_seed_hello(&b, 3, 1, 0);
   rmf_seed_hello(&b, 4, 1, 0);
+  rmf_seed_hello(&b, 6, 2, 1);
   fuzz_buf_op(&b, A_RUN, 0, 0);
   rmf_seed_rank(&b, A_STARTED, 3, 0, 1, 0);
   fuzz_buf_op(&b, A_SIGNAL, 0, 1);
