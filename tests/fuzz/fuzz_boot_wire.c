@@ -112,6 +112,21 @@ static uint32_t wire_blob(wire_rd_t *w, size_t max, mmp__boot_wr_t *out) {
   return (uint32_t)n;
 }
 
+/* A fixed-size field (a nonce, a proof), read with mmp__boot_rd_raw. */
+static void wire_raw(wire_rd_t *w, size_t n, mmp__boot_wr_t *out) {
+  int was_bad = w->rd.bad;
+  const uint8_t *b = mmp__boot_rd_raw(&w->rd, n);
+
+  wire_rd_sane(w);
+  if (b == NULL) {
+    FUZZ_CHECK(w->rd.bad);
+    return;
+  }
+  FUZZ_CHECK(!w->rd.bad && b >= w->body && b + n <= w->body + w->len);
+  if (!was_bad)
+    mmp__boot_wr_raw(out, b, n);
+}
+
 /* Reads `body` as the fields of `type` (boot.h), writing each field read
  * into `out`. Returns 1 if the body was exactly those fields. */
 static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
@@ -119,8 +134,7 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
 
   switch (type) {
   case MMP__B_HELLO:
-    for (i = 0; i < MMP__JOB_KEY_LEN / 4; i++)
-      wire_u32(w, out); /* the key: 16 raw bytes */
+    wire_raw(w, MMP__NONCE_LEN, out); /* version 2: a nonce, no key */
     wire_u32(w, out);   /* rank */
     wire_u32(w, out);   /* size */
     wire_u32(w, out);   /* pid */
@@ -157,7 +171,14 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
     wire_u32(w, out);
     wire_str(w, 4096, out);
     break;
-  default: /* WELCOME, FENCE_DONE, BYE: empty */
+  case MMP__B_CHALLENGE:
+    wire_raw(w, MMP__NONCE_LEN, out);
+    break;
+  case MMP__B_PROOF:
+  case MMP__B_WELCOME:
+    wire_raw(w, MMP__MAC_LEN, out);
+    break;
+  default: /* FENCE_DONE, BYE: empty */
     break;
   }
   return !w->rd.bad && w->rd.left == 0;
@@ -323,22 +344,24 @@ static void wire_emit(fuzz_emit_fn emit, const char *name, uint8_t limit,
 }
 
 void fuzz_seeds(fuzz_emit_fn emit) {
-  static const uint8_t key[MMP__JOB_KEY_LEN] = "0123456789abcdef";
+  static const uint8_t nonce[MMP__NONCE_LEN] =
+      "0123456789abcdef0123456789abcdef";
   fuzz_buf_t s = {0};
   mmp__boot_wr_t w;
   uint8_t hdr[MMP__BOOT_HDR_SIZE];
   mmp__boot_hdr_t h;
-  int i;
 
-  /* A client's session: HELLO, PUT, GETALL, GET, FENCE, SUSPECT, BYE. */
+  /* A client's session: HELLO, PROOF, PUT, GETALL, GET, FENCE, SUSPECT,
+   * BYE. */
   mmp__boot_wr_init(&w);
-  for (i = 0; i < 4; i++)
-    mmp__boot_wr_u32(&w, mmp__get_u32(key + 4 * i));
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
   mmp__boot_wr_u32(&w, 1);
   mmp__boot_wr_u32(&w, 4);
   mmp__boot_wr_u32(&w, 4242);
   mmp__boot_wr_str(&w, "node1", 5);
   wire_msg(&s, &w, MMP__B_HELLO, 0);
+  mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
+  wire_msg(&s, &w, MMP__B_PROOF, 0);
   mmp__boot_wr_str(&w, "addr", 4);
   mmp__boot_wr_blob(&w, "127.0.0.1:4000", 14);
   wire_msg(&s, &w, MMP__B_PUT, 0);
@@ -358,7 +381,11 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   wire_emit(emit, "client-session-closed-after-2", 7 | 2 << 3, &s);
   s.len = 0;
 
-  /* A server's replies: WELCOME, VALUES, FENCE_DONE, EVENT, ERROR. */
+  /* A server's replies: CHALLENGE, WELCOME, VALUES, FENCE_DONE, EVENT,
+   * ERROR. */
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+  wire_msg(&s, &w, MMP__B_CHALLENGE, 0);
+  mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
   wire_msg(&s, &w, MMP__B_WELCOME, 0);
   mmp__boot_wr_u32(&w, 3);
   mmp__boot_wr_blob(&w, "a", 1);
@@ -389,6 +416,11 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   hdr[6] = 1; /* reserved */
   fuzz_buf_put(&s, hdr, sizeof(hdr));
   wire_emit(emit, "reserved-set", 7, &s);
+  s.len = 0;
+  mmp__boot_hdr_encode(&h, hdr);
+  hdr[4] = 1; /* an older peer: version 1 sent the key in clear */
+  fuzz_buf_put(&s, hdr, sizeof(hdr));
+  wire_emit(emit, "version-1", 7, &s);
   s.len = 0;
   mmp__boot_hdr_encode(&h, hdr);
   hdr[5] = MMP__B_TYPE_MAX + 1;

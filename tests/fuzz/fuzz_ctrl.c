@@ -10,8 +10,9 @@
  * Invariants:
  *  - the header decoder returns 0, MMP_EPROTO or MMP_ETOOBIG (only for a
  *    body over its type's cap: 64 MiB for LAUNCH, 1 MiB for the rest),
- *    with a reason; an accepted header has a known type and encodes back
- *    to the same 16 bytes;
+ *    with a reason; an accepted header has a known type (the v2
+ *    handshake's CHALLENGE, PROOF and WELCOME included) and encodes back
+ *    to the same 16 bytes; a version 1 header is refused as such;
  *  - a LAUNCH body decodes to at least one argument and one rank, ranks in
  *    0..2^24-1, NULL-terminated lists, and variables that have a name and
  *    '='; encoding the decoded form gives back the body byte for byte;
@@ -34,6 +35,8 @@ static void ctrl_check_header(const uint8_t in[MMP__BOOT_HDR_SIZE]) {
   FUZZ_CHECK(rc == 0 || rc == MMP_EPROTO || rc == MMP_ETOOBIG);
   if (rc != 0) {
     FUZZ_CHECK(why != NULL && why[0] != '\0');
+    if (mmp__get_u32(in) == MMP__CTRL_MAGIC && in[4] == 1)
+      FUZZ_CHECK(strstr(why, "version 1") != NULL);
     if (rc == MMP_ETOOBIG)
       FUZZ_CHECK(mmp__get_u32(in + 12) >
                  (in[5] == MMP__C_LAUNCH ? MMP__CTRL_MAX_LAUNCH
@@ -158,6 +161,29 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   mmp__boot_wr_u32(&w, (uint32_t)MMP_EPROTO);
   mmp__boot_wr_str(&w, "bad job key", 11);
   ctrl_seed(emit, "error", &w, MMP__C_ERROR);
+  /* The v2 handshake: HELLO (nonce, host, pid, hostname), CHALLENGE,
+   * PROOF, WELCOME; and a version 1 HELLO. */
+  {
+    uint8_t nonce[MMP__NONCE_LEN];
+    memset(nonce, 0x5a, sizeof(nonce));
+    mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+    mmp__boot_wr_u32(&w, 1);
+    mmp__boot_wr_u32(&w, 4321);
+    mmp__boot_wr_str(&w, "node1", 5);
+    if (mmp__ctrl_finish(&w, MMP__C_HELLO) != 0)
+      abort();
+    emit("hello", w.buf, w.len);
+    w.buf[4] = 1;
+    emit("hello-version-1", w.buf, w.len);
+    free(w.buf);
+    mmp__boot_wr_init(&w);
+    mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+    ctrl_seed(emit, "challenge", &w, MMP__C_CHALLENGE);
+    mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
+    ctrl_seed(emit, "proof", &w, MMP__C_PROOF);
+    mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
+    ctrl_seed(emit, "welcome", &w, MMP__C_WELCOME);
+  }
   mmp__boot_hdr_encode(&(mmp__boot_hdr_t){MMP__C_LAUNCH, 0,
                                           MMP__CTRL_MAX_LAUNCH + 1},
                        hdr);
