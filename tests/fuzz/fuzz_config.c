@@ -16,7 +16,8 @@
  *  - mmp__config_tuning fails (MMP_EENV) exactly when a set variable is
  *    malformed or out of range, or the values conflict (chunk above the
  *    maximum frame, a ring that is not a power of two, half a network
- *    model); otherwise every field is the value given or its default;
+ *    model); otherwise every field is the value given or its default (MINIMP_ENCRYPT
+ *    too: 0 or 1, off by default);
  *  - the automatic spin, yield and check choices follow docs/progress.md
  *    and never override a value the user set;
  *  - mmp__config_identity accepts a job of one without any variable, or a
@@ -70,6 +71,7 @@ static const cfg_var_t cfg_vars[] = {
     {"MINIMP_LOG", K_WORD, 0, 0, "error warn info debug"},
     {"MINIMP_CONNECT", K_WORD, 0, 0, "lazy eager"},
     {"MINIMP_SHM", K_WORD, 0, 0, "off on ring"},
+    {"MINIMP_ENCRYPT", K_INT, 0, 1, NULL}, /* seal every TCP frame */
     /* The identity: checked by their own rules below. */
     {"MINIMP_RANK", K_INT, 0, (1 << 24) - 1, NULL},
     {"MINIMP_SIZE", K_INT, 1, 1 << 24, NULL},
@@ -93,7 +95,7 @@ static const cfg_var_t cfg_vars[] = {
 };
 
 #define CFG_NVARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
-#define CFG_NTUNING 25 /* the entries up to MINIMP_SHM */
+#define CFG_NTUNING 26 /* the entries up to MINIMP_ENCRYPT */
 
 /* What the harness expects of one variable. */
 typedef struct cfg_want_s {
@@ -220,7 +222,7 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
   int rc, expect_ok = 1, i;
   uint64_t chunk, frame, ring, window;
 
-  FUZZ_CHECK(strcmp(cfg_vars[CFG_NTUNING - 1].name, "MINIMP_SHM") == 0);
+  FUZZ_CHECK(strcmp(cfg_vars[CFG_NTUNING - 1].name, "MINIMP_ENCRYPT") == 0);
   for (i = 0; i < CFG_NTUNING; i++)
     expect_ok &= want[i].ok;
   chunk = cfg_size_or(W("MINIMP_RNDV_CHUNK"), 512u * 1024);
@@ -268,6 +270,7 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
              (W("MINIMP_SHM")->present ? W("MINIMP_SHM")->word : MMP__SHM_ON));
   FUZZ_CHECK(cfg.connect_eager ==
              (W("MINIMP_CONNECT")->present && W("MINIMP_CONNECT")->word == 1));
+  FUZZ_CHECK(cfg.encrypt == (int)cfg_size_or(W("MINIMP_ENCRYPT"), 0));
   FUZZ_CHECK(cfg.grace_us == cfg_size_or(W("MINIMP_PROGRESS_GRACE_US"), 1000));
   FUZZ_CHECK(cfg.handshake_ms ==
              cfg_size_or(W("MINIMP_HANDSHAKE_TIMEOUT_MS"), 10000));
@@ -504,6 +507,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   cfg_put(&b, "MINIMP_SHM", "ring");
   cfg_put(&b, "MINIMP_CONNECT", "eager");
   cfg_put(&b, "MINIMP_LOG", "debug");
+  cfg_put(&b, "MINIMP_ENCRYPT", "1");
   cfg_emit(emit, "sizes-at-bounds", &b);
   cfg_put(&b, "MINIMP_EAGER_LIMIT", "18446744073709551615");
   cfg_put(&b, "MINIMP_MAX_FRAME", "16777216g");
@@ -514,6 +518,8 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   cfg_emit(emit, "chunk-above-frame", &b);
   cfg_put(&b, "MINIMP_SHM_RING", "12k");
   cfg_emit(emit, "ring-not-power-of-two", &b);
+  cfg_put(&b, "MINIMP_ENCRYPT", "yes");
+  cfg_emit(emit, "encrypt-not-0-or-1", &b);
   cfg_put(&b, "MINIMP_SPIN_US", " 1000");
   cfg_put(&b, "MINIMP_SPIN_YIELD", "1");
   cfg_put(&b, "MINIMP_PROGRESS_GRACE_US", "+10");
