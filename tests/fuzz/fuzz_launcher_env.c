@@ -195,6 +195,9 @@ static void le_check_env(mmp__run_job_t *j) {
   FUZZ_CHECK(strcmp(le_only(shared, "MINIMP_SIZE"), j->jobvars[0]) == 0);
   FUZZ_CHECK(le_only(shared, "MINIMP_BOOT_ADDR") != NULL);
   FUZZ_CHECK(le_only(shared, "MINIMP_JOB_KEY") != NULL);
+  if (j->encrypt)
+    FUZZ_CHECK(strcmp(le_only(shared, "MINIMP_ENCRYPT"), "MINIMP_ENCRYPT=1") ==
+               0);
   if (j->iface != NULL)
     FUZZ_CHECK(strcmp(le_only(shared, "MINIMP_IFACE"), j->jobvars[3]) == 0);
   else
@@ -208,8 +211,12 @@ static void le_check_env(mmp__run_job_t *j) {
   remote = mmp__run_remote_env(j);
   FUZZ_CHECK(remote != NULL);
   le_no_twice(remote);
+  /* Everything shared but the key, which never crosses the control
+   * connection (its daemon got it from the agent and adds it). */
   for (i = 0; i < nshared; i++)
-    FUZZ_CHECK(le_only(remote, shared[i]) == shared[i]);
+    if (!le_same_name(shared[i], "MINIMP_JOB_KEY="))
+      FUZZ_CHECK(le_only(remote, shared[i]) == shared[i]);
+  FUZZ_CHECK(le_only(remote, "MINIMP_JOB_KEY") == NULL);
   for (k = 3; k < 6; k++)
     FUZZ_CHECK(le_only(remote, owned[k]) == NULL);
   for (k = 0; environ[k] != NULL; k++) {
@@ -350,6 +357,8 @@ void fuzz_seeds(fuzz_emit_fn emit) {
           LE_LIST("-n", "2", "-x", "MINIMP_SIZE=9", "prog"));
   le_seed(emit, "iface-export", LE_NONE, "",
           LE_LIST("--iface=eth0", "-n", "1", "-x", "MINIMP_IFACE=lo", "prog"));
+  le_seed(emit, "encrypt", LE_NONE, "",
+          LE_LIST("--encrypt", "-n", "2", "-x", "MINIMP_ENCRYPT=0", "prog"));
   le_seed(emit, "iface-export-alone", LE_LIST("MINIMP_IFACE=lo0"), "",
           LE_LIST("-n", "1", "-x", "MINIMP_IFACE", "prog"));
   le_seed(emit, "hosts", LE_NONE, "",
