@@ -6,15 +6,30 @@
 #
 #   make demo    build (release) and run the demonstration job
 #   make test    build with ASan+UBSan and run the whole suite, then the
-#                threaded tests under TSan
+#                threaded tests under TSan, then a short run of every fuzz
+#                harness (skipped without clang and libFuzzer)
 #   make bench   ping-pong benchmark beside Open MPI (see docs/performance.md)
 #   make plots   redraw docs/img/ from docs/data/ (matplotlib; SVG and PNG)
 #   make build   release build only, in build/
+#   make fuzz    build the fuzz harnesses with clang and libFuzzer and run
+#                each (FUZZ_RUNS executions, FUZZ_TIME seconds at most;
+#                FUZZ=name... picks some; see docs/testing.md)
 #   make clean
 
 BUILD      ?= build
 SAN_BUILD  ?= build-san
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+
+# make fuzz: executions per harness (-1: until FUZZ_TIME), seconds per
+# harness (0: no limit), harnesses run at once, which harnesses (all when
+# empty, else names such as "frame hosts").
+FUZZ_RUNS ?= 100000
+FUZZ_TIME ?= 0
+FUZZ_JOBS ?= 1
+FUZZ      ?=
+# make test: every harness for this many executions, at most 60 s each.
+FUZZ_CI_RUNS ?= 20000
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
         libsodium-dev iproute2
@@ -23,8 +38,15 @@ PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
 PLOT_PKGS := python3-matplotlib
 PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 
+# What the fuzz harnesses need besides: clang and its libFuzzer, which
+# Debian 12 and later ship in libclang-rt-NN-dev (libclang-rt-dev names the
+# default version); older releases have it in clang's own dependencies, so
+# libclang-rt-dev is asked for only where the archive has it.
+FUZZ_PKGS := clang
+FUZZ_RT   := libclang-rt-dev
+
 .PHONY: all deps plot-deps build demo test test-san test-tsan bench plots \
-        format clean
+        format clean fuzz fuzz-deps test-fuzz
 
 all: build
 
@@ -97,7 +119,55 @@ test-tsan: deps $(TSAN_BUILD)/build.ninja
 	meson test -C $(TSAN_BUILD) --print-errorlogs --num-processes 2 \
 	  --suite unit --suite net --suite coll --wrapper 'setarch -R'
 
-test: test-san test-tsan
+# clang with libFuzzer: a program using it must link. Installed like the
+# other packages when run as root on Debian; otherwise the exact command.
+FUZZ_PROBE = printf '%s\n' '\#include <stddef.h>' '\#include <stdint.h>' \
+  'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);' \
+  'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n ? 0 : 0; }' | \
+  clang -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1
+
+# Succeeds once clang with libFuzzer works; says what is missing if not.
+FUZZ_DEPS_SH = if ! $(FUZZ_PROBE); then \
+	  pkgs="$(FUZZ_PKGS)"; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -q >/dev/null; \
+	    apt-cache show $(FUZZ_RT) >/dev/null 2>&1 && pkgs="$$pkgs $(FUZZ_RT)"; \
+	    echo "installing: $$pkgs"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	      --no-install-recommends $$pkgs >/dev/null; \
+	  fi; \
+	  $(FUZZ_PROBE) || { \
+	    echo "missing: clang with libFuzzer (clang -fsanitize=fuzzer)"; \
+	    echo "install with: sudo apt-get install -y $(FUZZ_PKGS) $(FUZZ_RT)"; \
+	    false; }; \
+	fi
+
+fuzz-deps:
+	@$(FUZZ_DEPS_SH)
+
+$(FUZZ_BUILD)/build.ninja: | deps fuzz-deps
+	CC=clang meson setup $(FUZZ_BUILD) --buildtype=debugoptimized \
+	  -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
+
+# One line per harness: executions, rate, libFuzzer's cov and ft. A crash
+# or a failed invariant fails the target and names the input.
+fuzz: deps fuzz-deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_TIME=$(FUZZ_TIME) \
+	meson test -C $(FUZZ_BUILD) --suite fuzz --num-processes $(FUZZ_JOBS) \
+	  --timeout-multiplier 0 --verbose $(addprefix fuzz_,$(FUZZ))
+
+# Part of `make test`: a short run of every harness, skipped (and said so)
+# where clang with libFuzzer cannot be had.
+test-fuzz:
+	@if { $(FUZZ_DEPS_SH); }; then \
+	  $(MAKE) --no-print-directory fuzz FUZZ_RUNS=$(FUZZ_CI_RUNS) \
+	    FUZZ_TIME=60 FUZZ_JOBS=2 FUZZ=; \
+	else \
+	  echo "test-fuzz: skipped: no clang with libFuzzer"; \
+	fi
+
+test: test-san test-tsan test-fuzz
 
 bench: build
 	@bash tests/bench/run_pingpong.sh $(BUILD)
@@ -120,4 +190,4 @@ format:
 	  launcher/*.c tests/*.[ch] tests/bench/*.c examples/*.c
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -817,6 +817,14 @@ static int tcp_header(mmp__tp_conn_t *c) {
       tcp_fail(c, MMP_EPROTO, "handshake frame has the wrong length", 1);
       return -1;
     }
+    /* Each side receives two: greeting and proof. A third can only come
+     * while our HELLO_NACK is being written (the connection still
+     * handshaking); answering it would reuse that NACK's write while it
+     * is queued and count the connection out of npending twice. */
+    if (c->hs_got == 2) {
+      tcp_fail(c, MMP_EPROTO, "handshake frame after the handshake", 1);
+      return -1;
+    }
     c->hs_got++;
     c->sink.buf = c->hs_in;
     c->sink.len = (size_t)c->cur.len;
