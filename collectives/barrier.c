@@ -10,7 +10,7 @@
 
 #include "collectives.h"
 
-int mmp_barrier(mmp_comm_t *comm) {
+static int barrier_body(mmp_comm_t *comm) {
   mmp__engine_t *e = mmp__eng;
   int p, me, k, round = 0, rc = 0;
   uint32_t seq;
@@ -43,11 +43,16 @@ int mmp_barrier(mmp_comm_t *comm) {
   return rc;
 }
 
+int mmp_barrier(mmp_comm_t *comm) {
+  mmp__api_enter();
+  return mmp__api_leave(barrier_body(comm), __func__);
+}
+
 /*
  * The same dissemination as a schedule, so that it runs in the progress
  * engine: round k's signal goes out once round k - 1's arrived.
  */
-int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
+static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
   mmp__sched_t *s;
   int p, me, k, round = 0, prev = -1, rc;
 
@@ -73,4 +78,9 @@ int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
     return rc;
   }
   return mmp__sched_start(s, req);
+}
+
+int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ibarrier_body(comm, req), __func__);
 }

@@ -256,8 +256,8 @@ static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
   return 0;
 }
 
-int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
-               const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
+                       const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
   const mmp_bcast_opts_t *o = opts != NULL ? opts : &defaults;
   const mmp__bcast_alg_t *alg;
@@ -307,6 +307,12 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   return mmp__sched_start(s, req);
 }
 
+int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
+               const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, req), __func__);
+}
+
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
   mmp__bcast_desc_t d, arr;
@@ -339,11 +345,13 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
 int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
                  const mmp_bcast_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ibcast(buf, len, root, comm, opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ibcast(buf, len, root, comm, opts, &r), &r,
+                       __func__);
 }
 
 int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm) {
-  return mmp_bcast_ex(buf, len, root, comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_bcast_ex(buf, len, root, comm, NULL), __func__);
 }

@@ -126,6 +126,9 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
 
 /* Flags for mmp_init_ex(). */
 #define MMP_INIT_HOST_RENDEZVOUS 1u /* this process serves `rendezvous` */
+/* No progress thread: the caller drives progress from its own event loop
+ * with mmp_progress_fd() and mmp_progress() (as MINIMP_PROGRESS=external). */
+#define MMP_INIT_EXTERNAL_PROGRESS 2u
 
 /*
  * Initialises the library without minimprun. All `size` processes call it
@@ -135,8 +138,9 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
  * that address for the whole job (it must then stay alive until every rank
  * has finalised). `iface` selects the address to listen on (interface name
  * or CIDR); NULL picks the address that reaches the rendezvous.
- * The strings are only read during the call.
- * Returns as mmp_init(), plus MMP_EINVAL for bad arguments.
+ * With MMP_INIT_EXTERNAL_PROGRESS no progress thread is started (see
+ * mmp_progress_fd). The strings are only read during the call.
+ * Returns as mmp_init(), plus MMP_EINVAL for bad arguments or flags.
  */
 MMP_EXTERN int mmp_init_ex(int rank, int size, const char *rendezvous,
                            const char *job_key, const char *iface,
@@ -161,6 +165,70 @@ MMP_EXTERN MMP_NORETURN void mmp_abort(int code);
 /* Seconds since an arbitrary point, monotonic, sub-microsecond resolution.
  * The clock is the same for every process on one machine. */
 MMP_EXTERN double mmp_wtime(void);
+
+/* ---- Embedding: external progress, logging, errors --------------------- */
+
+/*
+ * The descriptor to watch for readability when the library runs without a
+ * progress thread (MMP_INIT_EXTERNAL_PROGRESS or MINIMP_PROGRESS=external).
+ * It is level-triggered: it stays readable while progress is possible (a
+ * socket is ready, another thread queued work, a library timer is due)
+ * and mmp_progress() has not yet made it. The library owns it: never read,
+ * write or close it. It stays the same until mmp_finalize().
+ * Returns the descriptor (>= 0), MMP_ENOTINIT, or MMP_ENOTSUP when a
+ * progress thread runs (the default).
+ */
+MMP_EXTERN int mmp_progress_fd(void);
+
+/*
+ * Makes whatever progress is possible now without blocking: reads what
+ * arrived, writes what is queued, runs due timers and completes requests.
+ * Call it when mmp_progress_fd() is readable. Harmless with a progress
+ * thread, and while another thread is blocked in the library (that thread
+ * is making the progress then). Returns 0, MMP_ENOTINIT, or MMP_EINVAL
+ * when called from inside the library (a user reduction operation).
+ */
+MMP_EXTERN int mmp_progress(void);
+
+/* Log levels, most severe first; a level passes the messages at it and
+ * above it in severity. */
+enum {
+  MMP_LOG_ERROR = 0,
+  MMP_LOG_WARN = 1, /* the default (MINIMP_LOG=warn) */
+  MMP_LOG_INFO = 2,
+  MMP_LOG_DEBUG = 3
+};
+
+/* Receives one log line: its level, and the text without a newline, with
+ * the prefix "minimp[rank R] level: " left out. `line` is valid only during
+ * the call. */
+typedef void (*mmp_log_fn)(int level, const char *line, void *userdata);
+
+/*
+ * Routes the library's log lines to fn(level, line, userdata) instead of
+ * stderr; fn NULL restores stderr. May be called at any time, before
+ * mmp_init too. fn runs in whichever thread logs: an application thread
+ * inside a library call, the progress thread, or the thread inside
+ * mmp_progress(); several may call it at once. It must not call libminimp.
+ * Once this returns, the previous fn is no longer running and will not be
+ * called again. Returns 0, or MMP_EINVAL when called from inside fn.
+ */
+MMP_EXTERN int mmp_set_log_fn(mmp_log_fn fn, void *userdata);
+
+/* Drops messages less severe than `level` (MMP_LOG_*), as MINIMP_LOG does;
+ * mmp_init applies MINIMP_LOG when it is set. Returns 0 or MMP_EINVAL. */
+MMP_EXTERN int mmp_set_log_level(int level);
+
+/*
+ * `on` 1: a library call that fails logs "<function>: <error>" and aborts
+ * the job with mmp_abort(MMP_FATAL_EXIT), so minimprun exits non-zero
+ * naming the rank (MPI's MPI_ERRORS_ARE_FATAL). `on` 0: calls return
+ * their error codes (the default). MINIMP_ERRORS=fatal or =return sets it
+ * at init. Process-wide; any thread, any time. Returns the old setting.
+ */
+MMP_EXTERN int mmp_set_errors_fatal(int on);
+/* The exit code of a job aborted by a fatal error. */
+#define MMP_FATAL_EXIT 70
 
 /* ---- Communicators ----------------------------------------------------- */
 

@@ -547,7 +547,8 @@ static int runtime_start(const mmp__config_t *cfg) {
   if (rc == 0 && !cfg->singleton)
     rc = boot_phase(e);
   if (rc == 0)
-    rc = mmp__engine_start_thread(e);
+    rc = cfg->progress_external ? mmp__engine_external(e)
+                                : mmp__engine_start_thread(e);
   if (rc != 0) {
     teardown(e);
     return rc;
@@ -556,7 +557,7 @@ static int runtime_start(const mmp__config_t *cfg) {
   return 0;
 }
 
-int mmp_init(int *argc, char ***argv) {
+static int init_body(int *argc, char ***argv) {
   mmp__config_t cfg;
   int rc;
   (void)argc;
@@ -578,15 +579,21 @@ int mmp_init(int *argc, char ***argv) {
   return rc;
 }
 
-int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
-                const char *iface, unsigned flags) {
+int mmp_init(int *argc, char ***argv) {
+  mmp__api_enter();
+  return mmp__api_leave(init_body(argc, argv), __func__);
+}
+
+static int init_ex_body(int rank, int size, const char *rendezvous,
+                        const char *job_key, const char *iface,
+                        unsigned flags) {
   mmp__config_t cfg;
   int rc;
 
   if (size < 1 || rank < 0 || rank >= size || rendezvous == NULL ||
       job_key == NULL || strlen(rendezvous) >= sizeof(cfg.boot_addr) ||
       (iface != NULL && strlen(iface) >= sizeof(cfg.iface)) ||
-      (flags & ~MMP_INIT_HOST_RENDEZVOUS) != 0)
+      (flags & ~(MMP_INIT_HOST_RENDEZVOUS | MMP_INIT_EXTERNAL_PROGRESS)) != 0)
     return MMP_EINVAL;
   uv_once(&init_once, init_mutex_once);
   uv_mutex_lock(&init_mutex);
@@ -604,6 +611,8 @@ int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
     cfg.local_rank = rank;
     cfg.local_size = size;
     cfg.host_boot = (flags & MMP_INIT_HOST_RENDEZVOUS) != 0;
+    if (flags & MMP_INIT_EXTERNAL_PROGRESS)
+      cfg.progress_external = 1;
     strcpy(cfg.boot_addr, rendezvous);
     if (iface != NULL)
       strcpy(cfg.iface, iface);
@@ -613,7 +622,14 @@ int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
   return rc;
 }
 
-int mmp_finalize(void) {
+int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
+                const char *iface, unsigned flags) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      init_ex_body(rank, size, rendezvous, job_key, iface, flags), __func__);
+}
+
+static int finalize_body(void) {
   mmp__engine_t *e;
   int rc = 0;
   op_t op;
@@ -645,6 +661,11 @@ int mmp_finalize(void) {
   teardown(e);
   uv_mutex_unlock(&init_mutex);
   return rc;
+}
+
+int mmp_finalize(void) {
+  mmp__api_enter();
+  return mmp__api_leave(finalize_body(), __func__);
 }
 
 int mmp_initialized(void) {

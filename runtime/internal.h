@@ -41,11 +41,12 @@ typedef struct mmp__coll_config_s {
   int net_profile;           /* MINIMP_NET_ALPHA_US and _BETA_NS were set */
   double net_alpha_us;
   double net_beta_ns;
-  double net_burst; /* MINIMP_NET_BURST_BYTES; 0 if unset */
-  int net_shared;   /* MINIMP_NET_SHARED_CPUS */
-  double net_gamma_ns; /* MINIMP_NET_GAMMA_NS; -1 if unset */
+  double net_burst;         /* MINIMP_NET_BURST_BYTES; 0 if unset */
+  int net_shared;           /* MINIMP_NET_SHARED_CPUS */
+  double net_gamma_ns;      /* MINIMP_NET_GAMMA_NS; -1 if unset */
   double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
   double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
+  unsigned timeout_ms;      /* MINIMP_COLL_TIMEOUT_MS; 0: collectives wait on */
 } mmp__coll_config_t;
 
 typedef struct mmp__config_s {
@@ -77,9 +78,12 @@ typedef struct mmp__config_s {
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
-  int connect_eager; /* open every connection during init */
-  int shm;           /* MMP__SHM_*: MINIMP_SHM */
-  uint64_t shm_ring; /* MINIMP_SHM_RING bytes; 0: automatic */
+  int connect_eager;     /* open every connection during init */
+  int shm;               /* MMP__SHM_*: MINIMP_SHM */
+  uint64_t shm_ring;     /* MINIMP_SHM_RING bytes; 0: automatic */
+  int progress_external; /* MINIMP_PROGRESS=external or
+                            MMP_INIT_EXTERNAL_PROGRESS: no progress thread,
+                            the embedder drives the loop (mmp_progress) */
   mmp__coll_config_t coll;
 } mmp__config_t;
 
@@ -358,6 +362,10 @@ typedef struct mmp__engine_s {
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
   uint64_t checks; /* times the progress thread woke to look (lock) */
+  int ext_fd;      /* external progress: the descriptor the embedder
+                      watches (epoll of libuv's and ext_timer), else -1 */
+  int ext_timer;   /* timerfd: libuv's next timer, when the embedder
+                      drives the loop; else -1 */
   int finalizing;  /* inside mmp_finalize */
   int closing;     /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
@@ -480,9 +488,14 @@ int mmp__progress_sleepy(int on);
 /* Requests moving more than this many bytes are waited for sleepily. */
 #define MMP__BULK_BYTES (4u * 1024)
 
-/* Lock NOT held. Makes one non-blocking pass over the loop if no thread
- * owns it. */
+/* Lock NOT held. Makes a non-blocking pass over the loop if no thread
+ * owns it (external progress: passes while bytes move). */
 void mmp__progress_poke(mmp__engine_t *e);
+
+/* Lock NOT held, before any progress. Sets up external progress instead
+ * of the progress thread: the descriptor of mmp_progress_fd. Returns 0 or
+ * MMP_EIO (the descriptors are closed by mmp__engine_fini either way). */
+int mmp__engine_external(mmp__engine_t *e);
 
 /* Lock NOT held, not in loop context. Runs fn(arg) in loop context (lock
  * not held) and returns once it has. */
@@ -660,6 +673,20 @@ void mmp__comm_ext_free(mmp_comm_t *c);
 static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
   return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
 }
+
+/* ---- Errors (errors.c) ------------------------------------------------- */
+
+/*
+ * Bracket a public call that may fail: mmp__api_enter() on entry, and
+ * return mmp__api_leave(rc, __func__). When the outermost such call of the
+ * thread fails and errors are fatal (mmp_set_errors_fatal), it logs the
+ * function and the error and aborts the job; otherwise it returns rc.
+ */
+void mmp__api_enter(void);
+int mmp__api_leave(int rc, const char *fn);
+/* The blocking form of a non-blocking call that returned rc and *req:
+ * waits for *req if rc is 0, then leaves as mmp__api_leave. */
+int mmp__api_wait(int rc, mmp_request_t **req, const char *fn);
 
 /* ---- Test introspection (debug.c) -------------------------------------- */
 

@@ -40,6 +40,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -77,6 +80,29 @@ static int engine_tp_poll(mmp__engine_t *e, int arm) {
  * instead, the loop only makes a pass. */
 static void engine_sleep(mmp__engine_t *e) {
   uv_run(&e->loop, engine_tp_poll(e, 1) ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+}
+
+/* Loop context, lock not held; external progress only. Makes the
+ * embedder's descriptor say whether progress is due before anything else
+ * arrives: libuv's timers (the descriptor shows only libuv's sockets) and
+ * callbacks it left pending are turned into the timerfd's expiry, and
+ * shared memory arms its doorbell, as before any sleep. */
+static void engine_ext_arm(mmp__engine_t *e) {
+  struct itimerspec its;
+  int ms;
+
+  MMP__ASSERT_LOOP(e);
+  if (e->ext_fd < 0)
+    return;
+  ms = engine_tp_poll(e, 1) ? 0 : uv_backend_timeout(&e->loop);
+  memset(&its, 0, sizeof(its));
+  if (ms == 0)
+    its.it_value.tv_nsec = 1; /* due now; all zero would disarm */
+  else if (ms > 0) {
+    its.it_value.tv_sec = ms / 1000;
+    its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+  }
+  timerfd_settime(e->ext_timer, 0, &its, NULL);
 }
 
 /* The calling thread becomes the one that runs the loop. The loop's owner
@@ -144,6 +170,8 @@ int mmp__engine_init(mmp__engine_t *e) {
   e->app_at = uv_hrtime();
   atomic_init(&e->lock_owner, 0);
   atomic_init(&e->loop_thread, 0);
+  e->ext_fd = -1;
+  e->ext_timer = -1;
   mmp__loop_share(&e->loop);
   return 0;
 }
@@ -213,6 +241,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
         poll = 0;
     }
   }
+  engine_ext_arm(e);
   loop_leave(e);
   if (yield) {
     int spun_out = uv_hrtime() - start > (uint64_t)e->cfg.spin_us * 1000;
@@ -252,6 +281,22 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   mmp__unlock(e);
 }
 
+/* Loop context, lock not held. Passes over the loop without blocking.
+ * For an embedder's loop it goes on while bytes keep moving (up to a
+ * bound), because libuv registers the sockets a pass's callbacks start
+ * watching only at the next pass; then the descriptor is re-armed. */
+static void engine_passes(mmp__engine_t *e) {
+  uint64_t seen;
+  int n = 0;
+
+  MMP__ASSERT_LOOP(e);
+  do {
+    seen = e->activity;
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+  } while (e->ext_fd >= 0 && (e->activity != seen || n == 0) && ++n < 16);
+  engine_ext_arm(e);
+}
+
 void mmp__progress_poke(mmp__engine_t *e) {
   MMP__ASSERT_UNLOCKED(e);
   if (mmp__in_loop())
@@ -261,7 +306,7 @@ void mmp__progress_poke(mmp__engine_t *e) {
     e->owner = MMP__OWN_APP;
     mmp__unlock(e);
     loop_enter(e);
-    uv_run(&e->loop, UV_RUN_NOWAIT);
+    engine_passes(e);
     loop_leave(e);
     mmp__lock(e);
     assert(e->owner == MMP__OWN_APP);
@@ -274,6 +319,52 @@ void mmp__progress_poke(mmp__engine_t *e) {
    * drives progress itself again instead of through its wake-ups. */
   e->app_at = uv_hrtime();
   mmp__unlock(e);
+}
+
+int mmp__engine_external(mmp__engine_t *e) {
+  struct epoll_event ev;
+  struct itimerspec its;
+
+  assert(!e->thread_started); /* the two ways exclude each other */
+  e->ext_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  e->ext_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (e->ext_timer < 0 || e->ext_fd < 0)
+    return MMP_EIO;
+  memset(&ev, 0, sizeof(ev));
+  ev.events = EPOLLIN;
+  if (epoll_ctl(e->ext_fd, EPOLL_CTL_ADD, e->ext_timer, &ev) != 0 ||
+      epoll_ctl(e->ext_fd, EPOLL_CTL_ADD, uv_backend_fd(&e->loop), &ev) != 0)
+    return MMP_EIO;
+  /* Due at once: the first mmp_progress() sets it from libuv's timers. */
+  memset(&its, 0, sizeof(its));
+  its.it_value.tv_nsec = 1;
+  timerfd_settime(e->ext_timer, 0, &its, NULL);
+  return 0;
+}
+
+int mmp_progress_fd(void) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  return e->ext_fd >= 0 ? e->ext_fd : MMP_ENOTSUP;
+}
+
+int mmp_progress(void) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t expirations;
+
+  if (e == NULL)
+    return MMP_ENOTINIT;
+  /* Called back from the loop (a user operation): it is running already. */
+  if (mmp__in_loop())
+    return MMP_EINVAL;
+  /* The expiry is consumed here; the next pass sets the timer again. */
+  if (e->ext_timer >= 0 &&
+      read(e->ext_timer, &expirations, sizeof(expirations)) < 0)
+    expirations = 0;
+  mmp__progress_poke(e);
+  return 0;
 }
 
 typedef struct engine_call_s {
@@ -479,6 +570,10 @@ void mmp__engine_fini(mmp__engine_t *e) {
   mmp__loop_share(NULL);
   if (uv_loop_close(&e->loop) != 0)
     MMP__LOG(MMP__LOG_WARN, "event loop closed with handles still open");
+  if (e->ext_fd >= 0)
+    close(e->ext_fd);
+  if (e->ext_timer >= 0)
+    close(e->ext_timer);
   uv_cond_destroy(&e->prog_cv);
   uv_cond_destroy(&e->cv);
   uv_mutex_destroy(&e->lock);
