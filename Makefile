@@ -16,6 +16,7 @@ SAN_BUILD  ?= build-san
 TSAN_BUILD ?= build-tsan
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
+        libev-dev \
         iproute2
 
 .PHONY: all deps build demo test test-san test-tsan bench format clean
