@@ -82,7 +82,7 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
     a.nm = &nm;
   }
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, hi, NULL, 0, &s);
+    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, hi, NULL, 0, &s);
   if (rc != 0) {
     free(cnt);
     return rc;

@@ -51,7 +51,7 @@ static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
       return rc;
     a.nm = &nm;
   }
-  rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, len, NULL, 0, &s);
+  rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, len, NULL, 0, &s);
   if (rc != 0)
     return rc;
   a.len = len;

@@ -77,7 +77,7 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
       o->algorithm != MMP_ALLTOALL_BRUCK)
     d.alg = MMP_ALLTOALL_PAIRWISE;
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, rhi,
+    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, rhi,
                              in_place ? NULL : sendbuf, in_place ? 0 : shi, &s);
   if (rc != 0) {
     free(cnt);

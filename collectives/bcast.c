@@ -293,6 +293,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);
   if (rc != 0)
     return rc;
+  mmp__sched_set_timeout(s, o->timeout_ms);
   mmp__lock(mmp__eng);
   mmp__coll_log_locked(comm, s->seq, d.alg);
   mmp__unlock(mmp__eng);

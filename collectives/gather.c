@@ -101,7 +101,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
                     (!gather && c->sendbuf == NULL && hi > 0)))
       rc = MMP_EINVAL;
     if (rc == 0)
-      rc = mmp__coll_sched_new(c->comm, &d, c->type, o.mode,
+      rc = mmp__coll_sched_new(c->comm, &d, c->type, &o,
                                gather ? c->recvbuf : NULL, gather ? hi : 0,
                                gather ? NULL : c->sendbuf, gather ? 0 : hi, &s);
     /* The root's own block, unless it is in place. */
@@ -119,7 +119,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
       rc = MMP_EINVAL;
     if (rc == 0)
       rc = mmp__coll_sched_new(
-          c->comm, &d, c->type, o.mode, gather ? NULL : c->recvbuf,
+          c->comm, &d, c->type, &o, gather ? NULL : c->recvbuf,
           gather ? 0 : mine, gather ? c->sendbuf : NULL, gather ? mine : 0, &s);
   } else {
     /* Its subtree's blocks, in scratch laid out as the root's buffer. */
@@ -128,8 +128,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
     if (rc == 0 && blk > 0 && (size_t)p > SIZE_MAX / blk)
       rc = MMP_ETOOBIG;
     if (rc == 0)
-      rc = mmp__coll_sched_new(c->comm, &d, c->type, o.mode, NULL, 0, NULL, 0,
-                               &s);
+      rc = mmp__coll_sched_new(c->comm, &d, c->type, &o, NULL, 0, NULL, 0, &s);
     if (rc == 0) {
       int i;
       at = mmp__sched_scratch(s, blk * (size_t)p);

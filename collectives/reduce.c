@@ -52,7 +52,7 @@ static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
   d.count = count;
   if ((rc = mmp__coll_resolve(comm, &d, o, (double)len, noncomm)) != 0)
     return rc;
-  rc = mmp__coll_sched_new(comm, &d, type, o->mode, is_root ? recvbuf : NULL,
+  rc = mmp__coll_sched_new(comm, &d, type, o, is_root ? recvbuf : NULL,
                            is_root ? len : 0, NULL, 0, &s);
   if (rc != 0)
     return rc;
@@ -147,7 +147,7 @@ static int rs_start(const void *sendbuf, void *recvbuf, const size_t *counts,
   if (rc == 0)
     rc = mmp__coll_resolve(comm, &d, o, (double)len / p, noncomm);
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, NULL, 0, NULL, 0, &s);
+    rc = mmp__coll_sched_new(comm, &d, type, o, NULL, 0, NULL, 0, &s);
   if (rc != 0) {
     free(cnt);
     return rc;

@@ -120,6 +120,7 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
   rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &s);
   if (rc == 0) {
+    mmp__sched_set_timeout(s, a->o->timeout_ms);
     rc = mmp__s2p_build(s, x, alg);
     if (rc != 0)
       mmp__sched_free(s);

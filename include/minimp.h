@@ -374,27 +374,32 @@ enum {
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
  * matters: `MMP_BCAST_OPTS_INIT`. */
 typedef struct mmp_bcast_opts_s {
-  int algorithm;  /* MMP_BCAST_*; AUTO by default */
-  size_t segment; /* bytes per segment (symmetric: per sub-segment of a
-                     piece); 0: the algorithm's choice */
-  unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
-                     not arrived) or _RNDV (move data only once they have) */
-  int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
-  int inner;      /* hierarchical: algorithm inside groups; node: inside
-                     each node; 0: automatic.
-                     arrival_b/_nb: the sub-group broadcast; 0: the
-                     pipelined chain. Either may be one of the classic
-                     algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
-                     anything else is MMP_EINVAL */
-  int outer;      /* hierarchical, node: algorithm between leaders, as
-                     inner; 0: automatic */
-  int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
-  int reserved_[7];
+  int algorithm;       /* MMP_BCAST_*; AUTO by default */
+  size_t segment;      /* bytes per segment (symmetric: per sub-segment of a
+                          piece); 0: the algorithm's choice */
+  unsigned mode;       /* MMP_SEND_AUTO, _EAGER (push to receivers that have
+                          not arrived) or _RNDV (move data only once they have) */
+  int groups;          /* hierarchical: G; 0 means ceil(sqrt(p)) */
+  int inner;           /* hierarchical: algorithm inside groups; node: inside
+                          each node; 0: automatic.
+                          arrival_b/_nb: the sub-group broadcast; 0: the
+                          pipelined chain. Either may be one of the classic
+                          algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
+                          anything else is MMP_EINVAL */
+  int outer;           /* hierarchical, node: algorithm between leaders, as
+                          inner; 0: automatic */
+  int radix;           /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
+  unsigned timeout_ms; /* give up after this many milliseconds: the call
+                         (or the request) fails with MMP_ETIMEDOUT and the
+                         communicator is unusable for collectives (docs/
+                         embedding.md); 0: MINIMP_COLL_TIMEOUT_MS, whose
+                         default 0 waits for ever */
+  int reserved_[6];
 } mmp_bcast_opts_t;
 
 #define MMP_BCAST_OPTS_INIT                                                    \
   {                                                                            \
-    0, 0, 0, 0, 0, 0, 0, {                                                     \
+    0, 0, 0, 0, 0, 0, 0, 0, {                                                  \
       0                                                                        \
     }                                                                          \
   }
@@ -544,17 +549,18 @@ MMP_EXTERN int mmp_op_free(mmp_op_t *op);
 /* Options of the collectives below (one shape, a name per collective):
  * zero-initialise with MMP_COLL_OPTS_INIT, then set what matters. */
 typedef struct mmp_coll_opts_s {
-  int algorithm;  /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
-  size_t segment; /* bytes per pipelined segment; 0: the algorithm's */
-  unsigned mode;  /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
-  int window;     /* alltoall linear: exchanges in flight; 0: the
-                     algorithm's */
-  int reserved_[8];
+  int algorithm;       /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
+  size_t segment;      /* bytes per pipelined segment; 0: the algorithm's */
+  unsigned mode;       /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
+  int window;          /* alltoall linear: exchanges in flight; 0: the
+                          algorithm's */
+  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
+  int reserved_[7];
 } mmp_coll_opts_t;
 
 #define MMP_COLL_OPTS_INIT                                                     \
   {                                                                            \
-    0, 0, 0, 0, {                                                              \
+    0, 0, 0, 0, 0, {                                                           \
       0                                                                        \
     }                                                                          \
   }
@@ -869,12 +875,13 @@ typedef struct mmp_s2p_opts_s {
   unsigned mode; /* MMP_SEND_AUTO, _EAGER or _RNDV for every data message */
   int rows;      /* logical grid rows, a divisor of p; 0: the largest
                     divisor of p not above sqrt(p) */
-  int reserved_[8];
+  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
+  int reserved_[7];
 } mmp_s2p_opts_t;
 
 #define MMP_S2P_OPTS_INIT                                                      \
   {                                                                            \
-    0, 0, 0, {                                                                 \
+    0, 0, 0, 0, {                                                              \
       0                                                                        \
     }                                                                          \
   }

@@ -5,6 +5,7 @@
  * error does (returned, or fatal to the job); and where log lines go.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "internal.h"
 
@@ -53,9 +54,11 @@ void mmp__api_enter(void) {
 int mmp__api_leave(int rc, const char *fn) {
   assert(errors_depth > 0); /* paired with mmp__api_enter */
   if (--errors_depth == 0 && rc < 0 && atomic_load(&errors_fatal)) {
-    MMP__LOG(MMP__LOG_ERROR, "%s failed: %s (%s); errors are fatal, aborting",
-             fn, mmp_err_name(rc), mmp_strerror(rc));
-    mmp_abort(MMP_FATAL_EXIT);
+    char why[160];
+    snprintf(why, sizeof(why), "%s failed: %s (%s)", fn, mmp_err_name(rc),
+             mmp_strerror(rc));
+    MMP__LOG(MMP__LOG_ERROR, "%s; errors are fatal, aborting", why);
+    mmp__abort_with(MMP_FATAL_EXIT, why);
   }
   return rc;
 }

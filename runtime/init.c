@@ -41,6 +41,7 @@ typedef struct op_s {
   mmp__task_t task;
   int done;
   int rc;
+  const char *why; /* abort: the reason the launcher reports */
   struct sockaddr_storage boot_sa;
   struct sockaddr_storage local;
 } op_t;
@@ -688,11 +689,15 @@ static void abort_task(void *arg) {
 
   MMP__ASSERT_LOOP(e);
   if (e->boot == NULL || e->boot_lost ||
-      mmp__boot_abort(e->boot, op->rc, "mmp_abort called", abort_sent, op) != 0)
+      mmp__boot_abort(e->boot, op->rc, op->why, abort_sent, op) != 0)
     op_finish(op, 0);
 }
 
 void mmp_abort(int code) {
+  mmp__abort_with(code, "mmp_abort called");
+}
+
+void mmp__abort_with(int code, const char *why) {
   mmp__engine_t *e = mmp__eng;
 
   fflush(stdout);
@@ -702,6 +707,7 @@ void mmp_abort(int code) {
     memset(&op, 0, sizeof(op));
     op.e = e;
     op.rc = code;
+    op.why = why;
     mmp__lock(e);
     mmp__engine_post_locked(e, &op.task, abort_task, &op);
     mmp__unlock(e);

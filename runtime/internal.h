@@ -287,6 +287,8 @@ struct mmp_comm_s {
   int *local_of; /* world rank -> comm rank or -1; NULL means identity */
   int *node_of;  /* comm rank -> node; NULL: one rank per node */
   int nnodes;
+  atomic_int coll_err; /* 0, or the error every collective on it returns
+                          (MMP_ETIMEDOUT once one timed out) */
 };
 
 /* Tags in a communicator's collective context (ctx + 1), which user
@@ -311,6 +313,16 @@ typedef struct mmp__task_s {
   mmp__task_fn fn;
   void *arg;
 } mmp__task_t;
+
+/* A cancellable one-shot deadline, embedded in its owner (see
+ * mmp__deadline_start_locked). Zero-initialised it is not armed. */
+typedef struct mmp__deadline_s {
+  mmp__list_t node; /* on engine.deadlines while armed */
+  uint64_t due;     /* uv_hrtime() nanoseconds */
+  void (*cb)(void *arg);
+  void *arg;
+  int armed;
+} mmp__deadline_t;
 
 typedef struct mmp__engine_s {
   mmp__config_t cfg;
@@ -352,10 +364,14 @@ typedef struct mmp__engine_s {
   mmp__boot_client_t *boot;    /* loop context only */
   mmp__boot_server_t *bootsrv; /* loop context only */
   int boot_lost;
-  int boot_all_done;    /* hosting: every rank said BYE */
-  int close_timed_out;  /* finalize gave up waiting for EOFs */
-  uv_timer_t timer;     /* finalize deadlines; loop context only */
-  uv_timer_t heartbeat; /* liveness checks; loop context only */
+  int boot_all_done;         /* hosting: every rank said BYE */
+  int close_timed_out;       /* finalize gave up waiting for EOFs */
+  uv_timer_t timer;          /* finalize deadlines; loop context only */
+  uv_timer_t heartbeat;      /* liveness checks; loop context only */
+  uv_timer_t deadline_timer; /* the earliest deadline; loop context only */
+  mmp__list_t deadlines;     /* armed mmp__deadline_t (lock) */
+  mmp__task_t deadline_task; /* sets deadline_timer from the loop */
+  int deadline_posted;       /* deadline_task is queued (lock) */
   char listen_name[128];
   mmp_comm_t world;
   uint32_t next_ctx;
@@ -523,6 +539,17 @@ int mmp__in_loop(void);
 int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
                             void (*cb)(void *arg), void *arg);
 
+/*
+ * Lock held. Arms `d` (caller's memory, not armed) to run cb(arg) in loop
+ * context with engine.lock held, `ms` milliseconds from now, unless
+ * mmp__deadline_stop_locked comes first. The owner may free `d` once it
+ * is not armed: after cb started, or after the stop.
+ */
+void mmp__deadline_start_locked(mmp__engine_t *e, mmp__deadline_t *d,
+                                unsigned ms, void (*cb)(void *arg), void *arg);
+/* Lock held. Disarms `d` if it is armed; cb will not run. */
+void mmp__deadline_stop_locked(mmp__engine_t *e, mmp__deadline_t *d);
+
 /* ---- Point-to-point (p2p.c) -------------------------------------------- */
 
 /* Transport callbacks (loop context). `ctx` is the mmp__via_t of the
@@ -684,6 +711,9 @@ static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
  */
 void mmp__api_enter(void);
 int mmp__api_leave(int rc, const char *fn);
+/* mmp_abort(code) with `why` as the reason the launcher reports. Never
+ * returns. */
+MMP_NORETURN void mmp__abort_with(int code, const char *why);
 /* The blocking form of a non-blocking call that returned rc and *req:
  * waits for *req if rc is 0, then leaves as mmp__api_leave. */
 int mmp__api_wait(int rc, mmp_request_t **req, const char *fn);

@@ -159,6 +159,8 @@ int mmp__engine_init(mmp__engine_t *e) {
   uv_timer_init(&e->loop, &e->timer);
   uv_timer_init(&e->loop, &e->heartbeat);
   e->heartbeat.data = e;
+  uv_timer_init(&e->loop, &e->deadline_timer);
+  e->deadline_timer.data = e;
   if (uv_mutex_init(&e->lock) != 0 || uv_cond_init(&e->cv) != 0 ||
       uv_cond_init(&e->prog_cv) != 0)
     return MMP_ENOMEM;
@@ -166,6 +168,7 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->unexpected);
   mmp__list_init(&e->dirty);
   mmp__list_init(&e->tasks);
+  mmp__list_init(&e->deadlines);
   e->owner = MMP__OWN_NONE;
   e->app_at = uv_hrtime();
   atomic_init(&e->lock_owner, 0);
@@ -468,6 +471,97 @@ int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
   return 0;
 }
 
+/* ---- Cancellable deadlines ---------------------------------------------- */
+
+/* Lock held. The earliest armed deadline, or 0 for none. */
+static uint64_t deadline_next_locked(mmp__engine_t *e) {
+  mmp__list_t *it;
+  uint64_t next = 0;
+
+  mmp__list_foreach(it, &e->deadlines) {
+    mmp__deadline_t *d = mmp__container_of(it, mmp__deadline_t, node);
+    if (next == 0 || d->due < next)
+      next = d->due;
+  }
+  return next;
+}
+
+static void deadline_fired(uv_timer_t *h);
+
+/* Loop context, lock held. Points the engine's timer at the earliest
+ * deadline. */
+static void deadline_rearm_locked(mmp__engine_t *e) {
+  uint64_t next = deadline_next_locked(e), now = uv_hrtime();
+
+  MMP__ASSERT_LOOP(e);
+  if (next == 0)
+    uv_timer_stop(&e->deadline_timer);
+  else /* rounded up: firing early would only arm it again */
+    uv_timer_start(&e->deadline_timer, deadline_fired,
+                   next > now ? (next - now + 999999) / 1000000 : 0, 0);
+}
+
+/* Loop context: runs what is due. A callback may start or stop others,
+ * hence the fresh look after each. */
+static void deadline_fired(uv_timer_t *h) {
+  mmp__engine_t *e = h->data;
+  mmp__list_t *it;
+  int again = 1;
+
+  MMP__ASSERT_LOOP(e);
+  mmp__lock(e);
+  while (again) {
+    uint64_t now = uv_hrtime();
+    again = 0;
+    mmp__list_foreach(it, &e->deadlines) {
+      mmp__deadline_t *d = mmp__container_of(it, mmp__deadline_t, node);
+      if (d->due <= now) {
+        mmp__list_remove(&d->node);
+        d->armed = 0;
+        d->cb(d->arg);
+        again = 1;
+        break;
+      }
+    }
+  }
+  deadline_rearm_locked(e);
+  mmp__unlock(e);
+}
+
+/* Loop context (a task), lock not held. */
+static void deadline_task(void *arg) {
+  mmp__engine_t *e = arg;
+
+  mmp__lock(e);
+  e->deadline_posted = 0;
+  deadline_rearm_locked(e);
+  mmp__unlock(e);
+}
+
+void mmp__deadline_start_locked(mmp__engine_t *e, mmp__deadline_t *d,
+                                unsigned ms, void (*cb)(void *arg), void *arg) {
+  MMP__ASSERT_LOCKED(e);
+  assert(!d->armed);
+  d->due = uv_hrtime() + (uint64_t)ms * 1000000;
+  d->cb = cb;
+  d->arg = arg;
+  d->armed = 1;
+  mmp__list_insert_tail(&e->deadlines, &d->node);
+  /* Only the loop's owner may set the timer. */
+  if (!e->deadline_posted) {
+    e->deadline_posted = 1;
+    mmp__engine_post_locked(e, &e->deadline_task, deadline_task, e);
+  }
+}
+
+void mmp__deadline_stop_locked(mmp__engine_t *e, mmp__deadline_t *d) {
+  MMP__ASSERT_LOCKED(e);
+  if (d->armed) {
+    mmp__list_remove(&d->node);
+    d->armed = 0;
+  }
+}
+
 void mmp__engine_notify_locked(mmp__engine_t *e) {
   MMP__ASSERT_LOCKED(e);
   if (e->waiters > 0)
@@ -563,6 +657,7 @@ void mmp__engine_fini(mmp__engine_t *e) {
   MMP__ASSERT_UNLOCKED(e);
   uv_close((uv_handle_t *)&e->timer, engine_closed);
   uv_close((uv_handle_t *)&e->heartbeat, engine_closed);
+  uv_close((uv_handle_t *)&e->deadline_timer, engine_closed);
   uv_close((uv_handle_t *)&e->wakeup, engine_closed);
   /* Whatever handles remain are closing; let their callbacks run. */
   uv_run(&e->loop, UV_RUN_DEFAULT);
