@@ -348,7 +348,9 @@ MMP_EXTERN int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
 
 /* ---- Collectives ------------------------------------------------------- */
 
-/* Blocks until every rank of `comm` has called it. */
+/* Blocks until every rank of `comm` has called it. Returns 0,
+ * MMP_ENOTINIT, MMP_ECOMM, MMP_EPEERLOST, or MMP_ETIMEDOUT after
+ * MINIMP_COLL_TIMEOUT_MS (when set). */
 MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
 
 /* Broadcast algorithms (docs/algorithms.md has each one's cost). */
@@ -407,7 +409,8 @@ typedef struct mmp_bcast_opts_s {
 /*
  * Broadcasts `len` bytes of `buf` from `root` to every rank of `comm`.
  * Collective: every rank passes the same root and length. Returns 0,
- * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, or MMP_EMISMATCH when
+ * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, MMP_ETIMEDOUT (opts'
+ * timeout_ms, MINIMP_COLL_TIMEOUT_MS; docs/embedding.md), or MMP_EMISMATCH when
  * this rank's arguments (or an upstream rank's) disagree with the root's.
  * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
  * static algorithm and an arrival-aware one from how late the ranks
@@ -526,7 +529,9 @@ enum {
 /* A user operation: combines `count` elements of `in` into `inout`,
  * inout[i] = in[i] o inout[i], where `in` comes from lower ranks than
  * `inout` when the operation is not commutative. It must be associative,
- * must not call libminimp, and runs in the library's progress thread. */
+ * must not call libminimp, and runs in whichever thread drives the
+ * library's loop (the progress thread, or a thread inside a library call
+ * or mmp_progress). */
 typedef void (*mmp_user_fn)(const void *in, void *inout, size_t count,
                             mmp_type_t type, void *ctx);
 
@@ -648,7 +653,8 @@ enum {
  * a nonzero count, an unknown type, an operation the type does not
  * support, an algorithm the operation rules out: a non-commutative one
  * with an algorithm that does not keep rank order), MMP_ERANK (root),
- * MMP_ENOMEM, MMP_EPEERLOST when a peer died, or MMP_EMISMATCH when
+ * MMP_ENOMEM, MMP_EPEERLOST when a peer died, MMP_ETIMEDOUT (opts'
+ * timeout_ms, MINIMP_COLL_TIMEOUT_MS), or MMP_EMISMATCH when
  * ranks passed different counts, types, operations or roots (every rank
  * that learns of it: the ranks that disagree and those after them;
  * docs/algorithms.md, "Inconsistent arguments", says where it can hang).
@@ -909,7 +915,7 @@ typedef struct mmp_s2p_opts_s {
  * The caller keeps ownership of every pointer. Returns 0, MMP_EINVAL (bad
  * arguments, lens[rank] not matching is_source/sendlen, rows not
  * dividing p), MMP_ENOTINIT, MMP_ECOMM, MMP_ETOOBIG (lengths overflow),
- * MMP_ETRUNC, MMP_ENOMEM, MMP_EPEERLOST or MMP_EMISMATCH.
+ * MMP_ETRUNC, MMP_ENOMEM, MMP_EPEERLOST, MMP_ETIMEDOUT or MMP_EMISMATCH.
  */
 MMP_EXTERN int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
                              void *recvbuf, size_t recvcap, const size_t *lens,
