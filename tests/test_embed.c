@@ -10,7 +10,9 @@
  * level filters them; a collective that a rank never joins times out
  * within its bound (blocking, and polled with external progress) and
  * leaves the communicator failing collectives while point-to-point works;
- * with errors fatal, minimprun exits non-zero naming the rank and error.
+ * with errors fatal, minimprun exits non-zero naming the rank and error;
+ * the progress calls answer as documented in each progress mode, and bad
+ * MINIMP_PROGRESS, MINIMP_ERRORS and MINIMP_COLL_TIMEOUT_MS fail init.
  *
  * Run as: test_embed MINIMPRUN ERRORS_HELPER
  */
@@ -304,14 +306,29 @@ static void log_cb(int level, const char *line, void *userdata) {
   seen->nested_rc = mmp_set_log_fn(NULL, NULL);
 }
 
-/* A one-rank embedded job, up and down; 0 or the error. */
-static int one_rank_job(void) {
+/* Up a one-rank embedded job with extra init flags; 0 or the error. */
+static int one_rank_init(unsigned flags) {
   char addr[64];
-  int rc;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
-  rc = mmp_init_ex(0, 1, addr, key, NULL, MMP_INIT_HOST_RENDEZVOUS);
+  return mmp_init_ex(0, 1, addr, key, NULL, MMP_INIT_HOST_RENDEZVOUS | flags);
+}
+
+/* A one-rank embedded job, up and down; 0 or the error. */
+static int one_rank_job(void) {
+  int rc = one_rank_init(0);
+
   return rc != 0 ? rc : mmp_finalize();
+}
+
+/* 1 unless `name`=`value` makes init fail with MMP_EENV. */
+static int bad_variable(const char *name, const char *value) {
+  int rc;
+
+  setenv(name, value, 1);
+  rc = mmp_init(NULL, NULL);
+  unsetenv(name);
+  return rc != MMP_EENV;
 }
 
 /* Child body. Exit codes 40.. */
@@ -337,6 +354,10 @@ static int log_main(void) {
   if (mmp_init(NULL, NULL) != MMP_EENV || seen.shm_level != MMP_LOG_ERROR)
     return 44;
   unsetenv("MINIMP_SHM");
+  if (bad_variable("MINIMP_PROGRESS", "sideways") ||
+      bad_variable("MINIMP_ERRORS", "maybe") ||
+      bad_variable("MINIMP_COLL_TIMEOUT_MS", "-3"))
+    return 46;
   /* Back to stderr: the callback sees nothing more. */
   seen.lines = 0;
   if (mmp_set_log_fn(NULL, NULL) != 0 || one_rank_job() != 0 || seen.lines != 0)
@@ -344,17 +365,49 @@ static int log_main(void) {
   return 0;
 }
 
-static void test_embed_log_fn_and_level(void **state) {
-  pid_t p;
-  (void)state;
+/* Runs body() in a child process, which must exit 0 within 20 s. */
+static void run_child(int (*body)(void)) {
+  pid_t p = fork();
 
-  p = fork();
   assert_true(p >= 0);
   if (p == 0) {
     alarm(20);
-    _exit(log_main());
+    _exit(body());
   }
   assert_int_equal(exit_code(p), 0);
+}
+
+static void test_embed_log_fn_and_level(void **state) {
+  (void)state;
+  run_child(log_main);
+}
+
+/* Child body: the progress calls' answers in each mode. Exit codes 70.. */
+static int progress_calls_main(void) {
+  int fd;
+
+  if (mmp_progress_fd() != MMP_ENOTINIT || mmp_progress() != MMP_ENOTINIT)
+    return 70;
+  if (one_rank_init(0x80) != MMP_EINVAL) /* an unknown flag */
+    return 71;
+  /* With the progress thread there is no descriptor to watch. */
+  if (one_rank_init(0) != 0 || mmp_progress_fd() != MMP_ENOTSUP ||
+      mmp_progress() != 0 || mmp_finalize() != 0)
+    return 72;
+  if (one_rank_init(MMP_INIT_EXTERNAL_PROGRESS) != 0 ||
+      (fd = mmp_progress_fd()) < 0 || mmp_progress() != 0 ||
+      mmp_progress_fd() != fd || mmp_finalize() != 0)
+    return 73;
+  setenv("MINIMP_PROGRESS", "external", 1);
+  if (one_rank_init(0) != 0 || mmp_progress_fd() < 0 || mmp_finalize() != 0)
+    return 74;
+  unsetenv("MINIMP_PROGRESS");
+  return 0;
+}
+
+static void test_embed_progress_calls(void **state) {
+  (void)state;
+  run_child(progress_calls_main);
 }
 
 #define TIMEOUT_MS 300
@@ -485,6 +538,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
       cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
       cmocka_unit_test(test_embed_log_fn_and_level),
+      cmocka_unit_test(test_embed_progress_calls),
       cmocka_unit_test(test_embed_collective_times_out),
       cmocka_unit_test(test_embed_errors_fatal_from_environment),
       cmocka_unit_test(test_embed_errors_fatal_from_call),
