@@ -92,6 +92,7 @@ static void engine_ext_arm(mmp__engine_t *e) {
   int ms;
 
   MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
   if (e->ext_fd < 0)
     return;
   ms = engine_tp_poll(e, 1) ? 0 : uv_backend_timeout(&e->loop);
@@ -244,7 +245,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
         poll = 0;
     }
   }
-  engine_ext_arm(e);
+  if (e->ext_fd >= 0) {
+    /* Shared memory's poll calls back into the runtime, which locks. */
+    mmp__unlock(e);
+    engine_ext_arm(e);
+    mmp__lock(e);
+  }
   loop_leave(e);
   if (yield) {
     int spun_out = uv_hrtime() - start > (uint64_t)e->cfg.spin_us * 1000;
