@@ -114,10 +114,17 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
 
 /* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
  * rank that passes the same length. */
+/* A timeout applies (the options' or MINIMP_COLL_TIMEOUT_MS). The
+ * arrival-aware broadcasts cannot give up, so AUTO keeps to the static
+ * algorithms then, and asking for one of them is MMP_ENOTSUP. */
+static int timed(const mmp_bcast_opts_t *o) {
+  return o->timeout_ms > 0 || mmp__eng->cfg.coll.timeout_ms > 0;
+}
+
 static int adaptive(const mmp_comm_t *comm, size_t len,
                     const mmp_bcast_opts_t *o) {
   return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
-         len >= MMP__ADAPT_MIN;
+         len >= MMP__ADAPT_MIN && !timed(o);
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
@@ -132,7 +139,7 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
   if (auto_pick) {
     if ((rc = auto_choose(comm, len, d, pays)) != 0)
       return rc;
-    if (*pays && !adaptive(comm, len, o)) {
+    if (*pays && !adaptive(comm, len, o) && !timed(o)) {
       d->alg = arrival_alg(len);
       d->seg = 0;
       d->groups = 0;
@@ -277,6 +284,8 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (adaptive(comm, len, o))
     return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
+  if ((alg->flags & MMP__BCAST_F_DYNAMIC) && timed(o))
+    return MMP_ENOTSUP;
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
     mmp__bcast_run_t run;
     memset(&run, 0, sizeof(run));

@@ -395,7 +395,8 @@ typedef struct mmp_bcast_opts_s {
                          (or the request) fails with MMP_ETIMEDOUT and the
                          communicator is unusable for collectives (docs/
                          embedding.md); 0: MINIMP_COLL_TIMEOUT_MS, whose
-                         default 0 waits for ever */
+                         default 0 waits for ever. The arrival-aware
+                         algorithms cannot give up: MMP_ENOTSUP */
   int reserved_[6];
 } mmp_bcast_opts_t;
 

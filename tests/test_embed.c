@@ -417,11 +417,17 @@ static void test_embed_progress_calls(void **state) {
  * external progress). Returns 0 or an exit code 60.. */
 static int timeout_allreduce(int rank, mmp_comm_t *w) {
   mmp_allreduce_opts_t o = MMP_ALLREDUCE_OPTS_INIT;
+  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
   double x[64] = {0}, y[64], t0 = mmp_wtime(), took;
   mmp_request_t *r;
   int rc, flag = 0;
 
   o.timeout_ms = TIMEOUT_MS;
+  /* An arrival-aware broadcast cannot give up: refused, nothing sent. */
+  b.algorithm = MMP_BCAST_ARRIVAL_B;
+  b.timeout_ms = TIMEOUT_MS;
+  if (mmp_bcast_ex(x, sizeof(x), 0, w, &b) != MMP_ENOTSUP)
+    return 67;
   if (rank == 0) {
     o.mode = MMP_SEND_RNDV;
     rc = mmp_allreduce_ex(x, y, 64, MMP_DOUBLE, MMP_SUM, w, &o);
