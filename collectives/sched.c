@@ -851,7 +851,7 @@ static void sop_done(mmp_request_t *r, void *arg) {
   mmp__sched_t *s = arg;
   mmp__sexec_t *x = mmp__container_of(r, mmp__sexec_t, req);
   const mmp__sop_t *op;
-  int i, k;
+  int i, k, detached;
 
   MMP__ASSERT_LOCKED(s->e);
   /* Only the current plan's ops run; a replan retires the old one. */
@@ -863,6 +863,9 @@ static void sop_done(mmp_request_t *r, void *arg) {
   op = &s->ops[i];
   if (x->done)
     return;
+  /* Read now: once sched_run completes the request, its waiter may free
+   * s; only a detached schedule (no request) is still ours after it. */
+  detached = s->detached;
   if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_FIRST)) {
     int replanned;
     /* Done before a replan retires the rest of the plan, so that it is
@@ -874,7 +877,8 @@ static void sop_done(mmp_request_t *r, void *arg) {
     x->tmp = NULL;
     if (replanned) {
       sched_run(s);
-      sched_detached_check(s); /* may free s */
+      if (detached)
+        sched_detached_check(s); /* may free s */
       return;
     }
   } else if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_CHECK)) {
@@ -903,7 +907,8 @@ static void sop_done(mmp_request_t *r, void *arg) {
       sched_ready(s, j);
   }
   sched_run(s);
-  sched_detached_check(s); /* may free s */
+  if (detached)
+    sched_detached_check(s); /* may free s */
 }
 
 void mmp__sched_dump(const mmp__sched_t *s) {
