@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allgather on the s-to-p machinery (seed 002 with s = p): every rank a
- * source, the blocks in rank order, and the s-to-p algorithm AUTO would
+ * Allgather on the s-to-p machinery ([Hambrusch et al. 1998] with s = p): every
+ * rank a source, the blocks in rank order, and the s-to-p algorithm AUTO would
  * choose for these lengths (s2p_choose.c: the ring, Br_Lin, the grid
  * algorithms, 2-Step, PersAlltoAll), priced by running its plan; Br_Lin
  * without a model. Its cost is that algorithm's.

@@ -56,11 +56,15 @@ int mmp_barrier(mmp_comm_t *comm) {
 
 /*
  * The same dissemination as a schedule, so that it runs in the progress
- * engine: round k's signal goes out once round k - 1's arrived.
+ * engine: round k's signal goes out once the signals of every earlier
+ * round arrived. Waiting for round k - 1's alone would break the
+ * barrier from p = 8 on: what a rank passes on must include all it has
+ * heard, or a rank leaves before some rank entered (test_kill_coll at
+ * p = 8 saw it, and mr_coll checks it).
  */
 static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
   mmp__sched_t *s;
-  int p, me, k, round = 0, prev = -1, rc;
+  int p, me, k, round = 0, heard = -1, rc;
 
   if (req == NULL)
     return MMP_EINVAL;
@@ -73,11 +77,16 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
   for (k = 1; k < p && rc == 0; k <<= 1, round++) {
     int snd = mmp__sched_send(s, (me + k) % p, 0, 0, 1 + round);
     int rcv = mmp__sched_recv(s, (me - k + p) % p, 0, 0, 1 + round);
-    if (snd < 0 || rcv < 0)
+    int all = mmp__sched_nop(s); /* every signal so far is in */
+    if (snd < 0 || rcv < 0 || all < 0)
       rc = MMP_ENOMEM;
-    else
-      rc = mmp__sched_dep(s, prev, snd);
-    prev = rcv;
+    if (rc == 0)
+      rc = mmp__sched_dep(s, heard, snd);
+    if (rc == 0)
+      rc = mmp__sched_dep(s, heard, all);
+    if (rc == 0)
+      rc = mmp__sched_dep(s, rcv, all);
+    heard = all;
   }
   if (rc != 0) {
     mmp__sched_free(s);

@@ -168,9 +168,10 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   const mmp__config_t *cfg = &mmp__eng->cfg;
   double *hist =
       malloc(MMP__ADAPT_HISTORY * (size_t)comm->size * sizeof(double));
-  double window, took[MMP__ADAPT_HISTORY];
-  mmp_netmodel_t nm, seen;
-  int n, prev, regime, rc;
+  double window, took[MMP__ADAPT_HISTORY], arr_took[MMP__ADAPT_HISTORY];
+  double was[2], scale[2];
+  mmp_netmodel_t nm, seen, seen_arr;
+  int n, prev, regime, rc, nb;
 
   if (hist == NULL)
     return MMP_ENOMEM;
@@ -185,20 +186,66 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
     free(hist);
     return rc;
   }
-  n = mmp__coll_adapt_read(comm, len, hist, took, &prev);
+  n = mmp__coll_adapt_read(comm, len, hist, took, arr_took, &prev, was);
   window = cfg->coll.arrival_window_us >= 0
                ? cfg->coll.arrival_window_us * 1e-6
                : mmp__arrival_window(comm->size, len, &nm);
-  /* The model as this root's own static broadcasts bore it out. */
-  mmp__adapt_model(stat, comm->size, hist, took, n, &nm, &seen);
+  nb = arr->alg == MMP_BCAST_ARRIVAL_NB;
+  /* The model as this root's own static broadcasts bore it out, and as
+   * its arrival-aware ones did; a regime that has not run yet borrows
+   * the other's figure, and each is kept once its runs have left the
+   * history, so that neither is priced by the bare model against a
+   * corrected other. */
+  scale[0] =
+      mmp__adapt_model(stat, comm->size, hist, took, n, &nm, was[0], &seen);
+  scale[1] = mmp__adapt_arr_scale(nb, arr->seg, window, comm->size, len, hist,
+                                  arr_took, n, &nm, was[1]);
+  if (!peek && (scale[0] != was[0] || scale[1] != was[1]))
+    mmp__coll_adapt_set_scales(comm, len, scale);
+  seen_arr = seen;
+  if (scale[1] > 0) {
+    seen_arr.alpha = nm.alpha * scale[1];
+    seen_arr.beta = nm.beta * scale[1];
+    if (scale[0] == 0)
+      seen = seen_arr;
+  }
   regime = prev > 0 ? prev - 1 : pays;
-  regime =
-      mmp__bcast_adapt_decide(stat, arr->alg == MMP_BCAST_ARRIVAL_NB, arr->seg,
-                              comm->size, hist, n, regime, &seen, window);
+  regime = mmp__bcast_adapt_decide(stat, nb, arr->seg, comm->size, hist, n,
+                                   regime, &seen, &seen_arr, window);
   free(hist);
   if (!peek)
     mmp__coll_adapt_decided(comm, len, regime + 1);
   return regime;
+}
+
+/*
+ * Adaptive mode, at the root: the static choice for links as this rank's
+ * last broadcast left them. The burst allowance (docs/algorithms.md,
+ * "Burst allowance") counts only once the links have had burst·β to
+ * refill it since that broadcast ended; back to back, a choice that
+ * relied on it gives way (mmp__bcast_choose_drained). Receivers follow
+ * the root's first message, so this local clock cannot make ranks
+ * disagree.
+ */
+static int root_static_choice(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
+                              mmp__bcast_desc_t *d) {
+  mmp_netmodel_t nm;
+  size_t seg;
+  int alg, groups, rc;
+
+  if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+    return rc;
+  if (nm.burst <= 0 || mmp__coll_bcast_idle(comm) >= nm.burst * nm.beta)
+    return 0;
+  mmp__bcast_choose_drained(comm->size, (size_t)d->len, &nm, &alg, &seg,
+                            &groups);
+  if (alg == d->alg)
+    return 0;
+  d->alg = alg;
+  d->seg = seg;
+  d->groups = groups;
+  d->radix = d->inner = d->outer = 0;
+  return settle(comm, o, 1, d);
 }
 
 /* Starts an adaptive broadcast: the root runs its regime's algorithm, the
@@ -206,7 +253,7 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
 static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
                        const mmp__bcast_desc_t *stat, int pays,
                        mmp_request_t **req) {
-  mmp__bcast_desc_t arr, any = *stat;
+  mmp__bcast_desc_t arr, any = *stat, mine = *stat;
   mmp__bcast_run_t run;
   int regime = 0;
 
@@ -214,11 +261,16 @@ static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
   run.d = &any;
   any.alg = MMP_BCAST_AUTO; /* a receiver does not know yet */
   if (comm->rank == stat->root) {
-    regime = adapt_regime(comm, o, stat, pays, 0, &arr);
+    if ((regime = root_static_choice(comm, o, &mine)) != 0)
+      return regime;
+    regime = adapt_regime(comm, o, &mine, pays, 0, &arr);
     if (regime < 0)
       return regime;
-    run.d = regime ? &arr : stat;
-    run.stat = regime ? NULL : stat;
+    MMP__LOG(MMP__LOG_DEBUG, "AUTO, %llu bytes from rank %d: %s",
+             (unsigned long long)mine.len, comm->rank,
+             mmp_bcast_alg_name(regime ? arr.alg : mine.alg));
+    run.d = regime ? &arr : &mine;
+    run.stat = regime ? NULL : &mine;
   }
   run.e = mmp__eng;
   run.comm = comm;
@@ -334,7 +386,8 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
     return rc;
   rc = resolve(comm, len, comm->rank, &defaults, &d, &pays);
   /* In adaptive mode, what this rank would run as root now. */
-  if (rc == 0 && adaptive(comm, len, &defaults)) {
+  if (rc == 0 && adaptive(comm, len, &defaults) &&
+      (rc = root_static_choice(comm, &defaults, &d)) == 0) {
     rc = adapt_regime(comm, &defaults, &d, pays, 1, &arr);
     if (rc == 1)
       d = arr;

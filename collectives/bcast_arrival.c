@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-arrival-pattern-aware broadcasts (seed 000, Patarasuk & Yuan,
+ * Process-arrival-pattern-aware broadcasts ([Patarasuk & Yuan 2008],
  * section 4): arrival_b for the blocking model, arrival_nb for the
  * non-blocking one. Unlike the other broadcasts they have no fixed
  * schedule: the root decides at run time who gets the message next, from
@@ -51,7 +51,7 @@
  * messages on a slow network: arrival_nb when the message fits half a
  * receiver's eager buffer, else arrival_b. The sub-group broadcast of a
  * round is a pipelined chain by default, or any classic algorithm of
- * seed 001 (opts.inner; MMP__BCAST_F_SUB in its row).
+ * [Hasanov et al. 2015] (opts.inner; MMP__BCAST_F_SUB in its row).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +118,7 @@ struct arr_s {
   int hint;
   uint64_t t0;  /* root: uv_hrtime() at the start */
   double *when; /* root, adaptive: seconds from t0 to each ARRIVED */
-  double took;  /* root, static regime: seconds its own part took; 0 open */
+  double took;  /* root, adaptive: seconds its own part took; 0 open */
   int stat_sub; /* root: the static broadcast runs as a sub-schedule */
   int recorded; /* root: the pattern went to the state */
   uint32_t seq;
@@ -153,8 +153,11 @@ static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
 static void adapt_record(arr_t *a);
 
+/* The first error is kept, except that a lost or silent rank replaces a
+ * mismatch (the executor's rule, sched.c). */
 static void set_err(arr_t *a, int err) {
-  if (a->err == 0)
+  if (a->err == 0 || (a->err == MMP_EMISMATCH &&
+                      (err == MMP_EPEERLOST || err == MMP_ETIMEDOUT)))
     a->err = err;
 }
 
@@ -352,8 +355,7 @@ static void adapt_record(arr_t *a) {
 
   /* Once every receiver is heard and, for a static broadcast, the root's
    * part is over: that time is the model's check. */
-  if (a->when == NULL || a->recorded || a->nheard < a->p - 1 ||
-      (a->stat_sub && a->took == 0))
+  if (a->when == NULL || a->recorded || a->nheard < a->p - 1 || a->took == 0)
     return;
   a->recorded = 1;
   if ((off = malloc((size_t)a->p * sizeof(double))) == NULL)
@@ -361,7 +363,7 @@ static void adapt_record(arr_t *a) {
   off[0] = 0;
   for (v = 1; v < a->p; v++)
     off[v] = a->when[mmp__rrank(v, a->root, a->p)];
-  mmp__coll_adapt_record_locked(a->comm, a->len, off, a->took);
+  mmp__coll_adapt_record_locked(a->comm, a->len, off, a->took, !a->stat_sub);
   free(off);
 }
 
@@ -664,8 +666,12 @@ static int recv_begin(arr_t *a) {
   m[2] = (uint8_t)(have ? ARR_HAVE : 0);
   m[3] = announced_alg(a);
   mmp__put_u64(m + 4, (uint64_t)a->len);
-  /* Posted first: with `have`, it takes the buffered header at once. */
-  rc = ctl_post(a, CTL_GROUP_RECV, a->adaptive ? -1 : a->root, NULL, cap, 0);
+  /* Posted first: with `have`, it takes the buffered header at once.
+   * From any rank (only the root sends GROUP headers) so that a lost
+   * member fails it at once: the root then stops serving (its ARRIVED
+   * receive fails the same way), and a receive from the root alone would
+   * wait for ever. */
+  rc = ctl_post(a, CTL_GROUP_RECV, -1, NULL, cap, 0);
   if (rc != 0) {
     free(m);
     return rc;
@@ -682,14 +688,17 @@ static int recv_static(arr_t *a) {
   const uint8_t *hdr;
   mmp__bcast_desc_t d;
   arr_sub_t *sub;
-  int poison, rc;
+  int poison, rc, lost;
+  /* A parent in poison mode says why: a failure upstream is no mismatch. */
+  int cause = mmp__sched_note_decode(a->group->req.note, a->e->cfg.size, &lost);
 
   if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
       mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
     return MMP_EPROTO;
-  poison = poison || d.root != a->root || d.len != (uint64_t)a->len;
+  poison =
+      poison || cause != 0 || d.root != a->root || d.len != (uint64_t)a->len;
   if (poison) {
-    set_err(a, MMP_EMISMATCH);
+    set_err(a, cause != 0 ? cause : MMP_EMISMATCH);
     if (!mmp__poison_len_ok(d.len, d.seg))
       return MMP_EPROTO;
   }
@@ -703,6 +712,10 @@ static int recv_static(arr_t *a) {
     return rc;
   sub->s->poison = poison;
   sub->poisoned = poison;
+  if (poison) { /* what its own poisoned sends pass on */
+    sub->s->err = cause != 0 ? cause : MMP_EMISMATCH;
+    sub->s->fail_rank = lost;
+  }
   mmp__sched_set_header(sub->s, hdr, hlen, NULL);
   if ((rc = a->build(sub->s, &d)) != 0)
     return rc;
@@ -783,6 +796,14 @@ static void arr_finish(arr_t *a) {
 
   a->completed = 1;
   a->creq = NULL;
+  if (a->adaptive)
+    mmp__coll_bcast_done_locked(a->comm);
+  /* The root of an arrival-aware run has served the last receiver: its
+   * time is that regime's check (a static run's was taken in sub_done). */
+  if (a->me == a->root && a->when != NULL && a->err == 0 && a->took == 0) {
+    a->took = fmax((double)(uv_hrtime() - a->t0) * 1e-9, 1e-9);
+    adapt_record(a);
+  }
   creq->status.error = a->err;
   creq->status.bytes = a->err == 0 ? a->len : 0;
   mmp__req_complete_locked(a->e, creq, a->err);

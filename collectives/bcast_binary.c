@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Binary tree broadcast (seed 001, section 2.1.4).
+ * Binary tree broadcast ([Hasanov et al. 2015], section 2.1.4).
  *
  * In virtual ranks, v receives from (v - 1) / 2 and sends to 2v + 1 and
  * 2v + 2. Each level costs two messages from the last rank of the level

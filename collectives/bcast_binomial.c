@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Binomial tree broadcast (seed 001, section 2.1.6).
+ * Binomial tree broadcast ([Hasanov et al. 2015], section 2.1.6).
  *
  * In virtual ranks (relative to the root), v receives from v minus its
  * lowest set bit and sends to v + 2^j for every 2^j below that bit, the

@@ -72,8 +72,8 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * that was idle passes its first `burst` bytes at once, as through a
  * shaper's token bucket): an algorithm whose busiest link carries no more
  * than that pays its latency terms only. The choice is for a broadcast
- * that finds the links rested, as seed 003's method measures each one
- * (docs/algorithms.md, "Burst allowance").
+ * that finds the links rested, as [de Supinski & Karonis 1999]'s method
+ * measures each one (docs/algorithms.md, "Burst allowance").
  */
 static double cost_burst(const mmp__bcast_alg_t *a, int p, double m, double X,
                          int G, const mmp_netmodel_t *nm) {
@@ -149,6 +149,24 @@ static double choose(int p, size_t len, const mmp_netmodel_t *nm,
 double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg, int *groups) {
   return choose(p, len, nm, TOP, alg, seg, groups);
+}
+
+void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
+                               int *alg, size_t *seg, int *groups) {
+  const mmp__bcast_alg_t *a;
+
+  choose(p, len, nm, TOP, alg, seg, groups);
+  a = mmp__bcast_alg(*alg);
+  if (nm->burst <= 0 || a->link_bytes == NULL ||
+      a->link_bytes(p, (double)len) > nm->burst)
+    return;
+  /* Measured, not priced: Hockney's alpha per segment overprices the
+   * pipeline near the burst (11.9 ms at 64 KiB, p = 16, against 3.1
+   * measured) and the formulas then prefer scatter-allgathers that
+   * measured 2x slower (docs/algorithms.md, "Rested or drained links"). */
+  *alg = MMP_BCAST_PIPELINE;
+  *seg = mmp__pipeline_seg(p, len, nm);
+  *groups = 0;
 }
 
 double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm, int *alg,
@@ -233,9 +251,22 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
-                      const double *took, int n, const mmp_netmodel_t *nm,
-                      mmp_netmodel_t *out) {
+/* The median of r[0..nr), within [1/MMP__ADAPT_SCALE, MMP__ADAPT_SCALE];
+ * `prev` when nr is 0. */
+static double median_scale(double *r, int nr, double prev) {
+  double scale;
+
+  if (nr == 0)
+    return prev;
+  qsort(r, (size_t)nr, sizeof(double), cmp_double);
+  scale = nr % 2 ? r[nr / 2] : (r[nr / 2 - 1] + r[nr / 2]) / 2;
+  return fmin(fmax(scale, 1 / MMP__ADAPT_SCALE), MMP__ADAPT_SCALE);
+}
+
+double mmp__adapt_model(const mmp__bcast_desc_t *stat, int p,
+                        const double *hist, const double *took, int n,
+                        const mmp_netmodel_t *nm, double prev,
+                        mmp_netmodel_t *out) {
   double r[MMP__ADAPT_HISTORY], scale;
   int k, nr = 0;
 
@@ -245,13 +276,12 @@ void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
     if (took[k] > 0 && want > 0)
       r[nr++] = took[k] / want;
   }
-  if (nr == 0)
-    return;
-  qsort(r, (size_t)nr, sizeof(double), cmp_double);
-  scale = nr % 2 ? r[nr / 2] : (r[nr / 2 - 1] + r[nr / 2]) / 2;
-  scale = fmin(fmax(scale, 1 / MMP__ADAPT_SCALE), MMP__ADAPT_SCALE);
-  out->alpha *= scale;
-  out->beta *= scale;
+  scale = median_scale(r, nr, prev);
+  if (scale > 0) {
+    out->alpha *= scale;
+    out->beta *= scale;
+  }
+  return scale;
 }
 
 /*
@@ -262,9 +292,9 @@ void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
  * not arrived when nobody waits (that receiver then finds it on arrival).
  * Every ARRIVED and GROUP message adds alpha.
  */
-double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
-                            const double *off, const mmp_netmodel_t *nm,
-                            double window) {
+static double arrival_sim(int nb, int p, size_t len, size_t seg,
+                          const double *off, const mmp_netmodel_t *nm,
+                          double window, double *root_end) {
   double m = (double)len, X = seg ? ceil(m / (double)seg) : 1;
   double t = nm->alpha + m / X * nm->beta, T = nm->alpha + m * nm->beta;
   double now = 0, sum = 0;
@@ -321,13 +351,47 @@ double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
     idle = 1;
   }
   free(done);
+  *root_end = now;
   return (sum + now) / p;
+}
+
+double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
+                            const double *off, const mmp_netmodel_t *nm,
+                            double window) {
+  double end;
+
+  return arrival_sim(nb, p, len, seg, off, nm, window, &end);
+}
+
+double mmp__predict_arrival_root(int nb, int p, size_t len, size_t seg,
+                                 const double *off, const mmp_netmodel_t *nm,
+                                 double window) {
+  double end = INFINITY;
+
+  arrival_sim(nb, p, len, seg, off, nm, window, &end);
+  return end;
+}
+
+double mmp__adapt_arr_scale(int nb, size_t seg, double window, int p,
+                            size_t len, const double *hist,
+                            const double *arr_took, int n,
+                            const mmp_netmodel_t *nm, double prev) {
+  double r[MMP__ADAPT_HISTORY];
+  int k, nr = 0;
+
+  for (k = 0; k < n && k < MMP__ADAPT_HISTORY; k++) {
+    double want = mmp__predict_arrival_root(nb, p, len, seg,
+                                            hist + (size_t)k * p, nm, window);
+    if (arr_took[k] > 0 && want > 0 && isfinite(want))
+      r[nr++] = arr_took[k] / want;
+  }
+  return median_scale(r, nr, prev);
 }
 
 int mmp__bcast_adapt_decide(const mmp__bcast_desc_t *stat, int arr_nb,
                             size_t arr_seg, int p, const double *hist, int n,
                             int current, const mmp_netmodel_t *nm,
-                            double window) {
+                            const mmp_netmodel_t *nm_arr, double window) {
   double es = 0, ea = 0;
   int k;
 
@@ -336,8 +400,8 @@ int mmp__bcast_adapt_decide(const mmp__bcast_desc_t *stat, int arr_nb,
   for (k = 0; k < n; k++) {
     const double *off = hist + (size_t)k * (size_t)p;
     es += mmp__predict_static(stat, p, off, nm);
-    ea += mmp__predict_arrival(arr_nb, p, (size_t)stat->len, arr_seg, off, nm,
-                               window);
+    ea += mmp__predict_arrival(arr_nb, p, (size_t)stat->len, arr_seg, off,
+                               nm_arr, window);
   }
   /* Leaving the regime in place takes a clear predicted gain. */
   if (current)

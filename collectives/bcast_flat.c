@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Flat tree broadcast: the root sends the message to every other rank in
- * turn (seed 001, section 2.1.1).
+ * turn ([Hasanov et al. 2015], section 2.1.1).
  *
  * Cost (Hockney): (p - 1)(alpha + m beta). The root's link carries all of
  * it, so it only pays for very small p. With segments the root sends

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hierarchical broadcast (seed 001, section 3): G groups of about p / G
- * ranks; the group leaders broadcast among themselves with one algorithm
+ * Hierarchical broadcast ([Hasanov et al. 2015], section 3): G groups of about
+ * p / G ranks; the group leaders broadcast among themselves with one algorithm
  * (outer), then every group broadcasts internally with another (inner),
  * all groups in parallel.
  *
@@ -12,7 +12,7 @@
  * Cost (Hockney): T_outer(G) + T_inner(ceil(p / G)), each the best
  * non-hierarchical algorithm for its size; G = ceil(sqrt(p)) by default.
  *
- * Inside and between groups run the classic algorithms of seed 001
+ * Inside and between groups run the classic algorithms of [Hasanov et al. 2015]
  * (MMP__BCAST_F_GROUPS): not the symmetric broadcast, which needs every
  * receiver of the whole machine, nor the k-nomial tree, whose radix is an
  * option of the top-level call.

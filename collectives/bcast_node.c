@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Node-aware broadcast: the hierarchy of seed 001, section 3, with the
- * nodes as its groups. One leader per node receives first (outer, among
+ * Node-aware broadcast: the hierarchy of [Hasanov et al. 2015], section 3, with
+ * the nodes as its groups. One leader per node receives first (outer, among
  * leaders, over the network), then every node broadcasts internally
  * (inner, over shared memory), all nodes in parallel.
  *

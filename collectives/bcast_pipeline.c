@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Chain and pipelined chain broadcasts (seed 001, sections 2.1.2-2.1.3).
- * Virtual rank v (rank relative to the root) receives from v - 1 and sends
- * to v + 1.
+ * Chain and pipelined chain broadcasts ([Hasanov et al. 2015],
+ * sections 2.1.2-2.1.3). Virtual rank v (rank relative to the root) receives
+ * from v - 1 and sends to v + 1.
  *
  * Chain: the whole message moves one hop at a time, (p - 1)(alpha + m beta).
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scatter-recursive-doubling-allgather broadcast (seed 001, section 2.1.8;
- * MPICH's choice for medium messages).
+ * Scatter-recursive-doubling-allgather broadcast ([Hasanov et al. 2015],
+ * section 2.1.8; MPICH's choice for medium messages).
  *
  * The root scatters p chunks with a binomial tree. Then, for mask = 1, 2,
  * 4, ..., virtual rank v swaps everything it holds with v XOR mask, so the

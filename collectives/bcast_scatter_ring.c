@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scatter-ring-allgather broadcast (seed 001, section 2.1.7; MPICH's
- * choice for long messages).
+ * Scatter-ring-allgather broadcast ([Hasanov et al. 2015], section 2.1.7;
+ * MPICH's choice for long messages).
  *
  * The root scatters the message in p chunks with a binomial tree; then
  * p - 1 ring steps circulate them: at step s, virtual rank v passes chunk

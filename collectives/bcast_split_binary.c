@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Split-binary tree broadcast (seed 001, section 2.1.5).
+ * Split-binary tree broadcast ([Hasanov et al. 2015], section 2.1.5).
  *
  * The root cuts the message in two halves. The first half travels down the
  * left subtree of a binary tree (virtual ranks under 1), the second down
@@ -122,9 +122,9 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return rc;
 }
 
-/* Seed 001 gives 2 (log2(p + 1) - 2)(a + m b) + a + m b / 2, which leaves
- * out the root's own two sends (it is a + m b / 2 at p = 3, far below any
- * real broadcast). Counted as run: h = ceil(log2(p + 1)) - 1 levels, each
+/* [Hasanov et al. 2015] gives 2 (log2(p + 1) - 2)(a + m b) + a + m b / 2, which
+ * leaves out the root's own two sends (it is a + m b / 2 at p = 3, far below
+ * any real broadcast). Counted as run: h = ceil(log2(p + 1)) - 1 levels, each
  * two sends of a half, then one exchange of a half. */
 static double split_binary_cost(const mmp__bcast_cost_in_t *in) {
   double h = mmp__lg2(in->p + 1.0) - 1;

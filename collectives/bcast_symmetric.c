@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Symmetric asynchronous broadcast (seed 004, Juhász, section 3).
+ * Symmetric asynchronous broadcast ([Juhász], section 3).
  *
  * With q = p - 1 receivers, numbered 1..q by their rank relative to the
  * root, the root cuts the n-byte message into q pieces; piece j starts at
@@ -154,10 +154,10 @@ static int symmetric_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return all;
 }
 
-/* Seed 004's 2 alpha + m beta (2 - 1/q), q = p - 1 receivers, with each
+/* [Juhász]'s 2 alpha + m beta (2 - 1/q), q = p - 1 receivers, with each
  * of the root's q sends and of a receiver's q - 1 forwards paying alpha,
- * as seed 001 counts the flat tree's: the root's pieces leave after
- * q alpha + m beta, and the last one's receiver forwards it to q - 1
+ * as [Hasanov et al. 2015] counts the flat tree's: the root's pieces leave
+ * after q alpha + m beta, and the last one's receiver forwards it to q - 1
  * others. */
 static double symmetric_cost(const mmp__bcast_cost_in_t *in) {
   double q = in->p - 1;

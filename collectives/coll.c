@@ -32,6 +32,22 @@ size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out) {
   return HDR_LEN;
 }
 
+int mmp__coll_desc_decode(const uint8_t *in, size_t n, mmp__coll_desc_t *d) {
+  if (n != HDR_LEN || in[0] != HDR_KIND_COLL)
+    return MMP_EMISMATCH;
+  memset(d, 0, sizeof(*d));
+  d->coll = in[1];
+  d->alg = in[2];
+  d->base = in[3];
+  d->op = (in[4] << 8) | in[5];
+  d->window = (in[6] << 8) | in[7];
+  d->root = (int)(int32_t)mmp__get_u32(in + 8);
+  d->esize = mmp__get_u32(in + 12);
+  d->count = mmp__get_u64(in + 16);
+  d->seg = mmp__get_u32(in + 24);
+  return 0;
+}
+
 int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,
                     mmp__coll_arg_t *a) {
   const mmp__coll_alg_t *alg = mmp__coll_alg(d->coll, d->alg);

@@ -150,6 +150,16 @@ size_t mmp__coll_seg(int p, size_t len, size_t esize, const mmp_netmodel_t *nm);
 /* The header of `d` (MMP__HDR_MAX bytes at most); its length. */
 size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out);
 
+/* Marks `op` (if >= 0) as a first message, where the header is checked
+ * (a->check): a receive from any rank, so that a rank with another root
+ * learns of it instead of waiting for a parent that never sends, and a
+ * send to a peer whose first receive it is. Returns op. */
+int mmp__coll_first(mmp__sched_t *s, const mmp__coll_arg_t *a, int op);
+
+/* The description in a header of n bytes (from another rank: checked
+ * for nothing but its kind and length). 0 or MMP_EMISMATCH. */
+int mmp__coll_desc_decode(const uint8_t *in, size_t n, mmp__coll_desc_t *d);
+
 /* Appends rank s->me's ops for `d` over the whole communicator, with
  * the layout in `a` (g, root, phase and check are set here). */
 int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,

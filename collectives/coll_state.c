@@ -8,6 +8,7 @@
  * inherits the model, which is the parent's network, and starts with no
  * decisions.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +82,14 @@ static int adapt_slot_locked(mmp__coll_state_t *st, size_t len) {
     st->adapt[k].lg = lg;
     st->adapt[k].regime = st->hint;
     st->adapt[k].n = st->adapt[k].next = 0;
+    st->adapt[k].stat_scale = st->adapt[k].arr_scale = 0;
   }
   return k;
 }
 
 void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
-                                   const double *off, double took) {
+                                   const double *off, double took,
+                                   int arrival) {
   mmp__coll_state_t *st = comm->coll;
   size_t p = (size_t)comm->size;
   int k;
@@ -101,31 +104,51 @@ void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
     return;
   memcpy(st->adapt[k].off + (size_t)st->adapt[k].next * p, off,
          p * sizeof(double));
-  st->adapt[k].took[st->adapt[k].next] = took;
+  st->adapt[k].took[st->adapt[k].next] = arrival ? 0 : took;
+  st->adapt[k].arr_took[st->adapt[k].next] = arrival ? took : 0;
   st->adapt[k].next = (st->adapt[k].next + 1) % MMP__ADAPT_HISTORY;
   if (st->adapt[k].n < MMP__ADAPT_HISTORY)
     st->adapt[k].n++;
 }
 
 int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
-                         double *took, int *regime) {
+                         double *took, double *arr_took, int *regime,
+                         double scale[2]) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
   int k, n;
 
   *regime = 0;
+  scale[0] = scale[1] = 0;
   if (st == NULL)
     return 0;
   mmp__lock(mmp__eng);
   k = adapt_slot_locked(st, len);
   n = st->adapt[k].n;
   *regime = st->adapt[k].regime;
+  scale[0] = st->adapt[k].stat_scale;
+  scale[1] = st->adapt[k].arr_scale;
   if (n > 0) {
     memcpy(hist, st->adapt[k].off,
            (size_t)n * (size_t)comm->size * sizeof(double));
     memcpy(took, st->adapt[k].took, (size_t)n * sizeof(double));
+    memcpy(arr_took, st->adapt[k].arr_took, (size_t)n * sizeof(double));
   }
   mmp__unlock(mmp__eng);
   return n;
+}
+
+void mmp__coll_adapt_set_scales(mmp_comm_t *comm, size_t len,
+                                const double scale[2]) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+  int k;
+
+  if (st == NULL)
+    return;
+  mmp__lock(mmp__eng);
+  k = adapt_slot_locked(st, len);
+  st->adapt[k].stat_scale = scale[0];
+  st->adapt[k].arr_scale = scale[1];
+  mmp__unlock(mmp__eng);
 }
 
 void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime) {
@@ -137,6 +160,26 @@ void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime) {
   st->adapt[adapt_slot_locked(st, len)].regime = regime;
   st->hint = regime;
   mmp__unlock(mmp__eng);
+}
+
+void mmp__coll_bcast_done_locked(mmp_comm_t *comm) {
+  mmp__coll_state_t *st = comm->coll;
+
+  MMP__ASSERT_LOCKED(mmp__eng);
+  if (st != NULL)
+    st->bcast_done = uv_hrtime();
+}
+
+double mmp__coll_bcast_idle(mmp_comm_t *comm) {
+  mmp__coll_state_t *st = mmp__coll_state(comm);
+  uint64_t done;
+
+  if (st == NULL)
+    return INFINITY;
+  mmp__lock(mmp__eng);
+  done = st->bcast_done;
+  mmp__unlock(mmp__eng);
+  return done == 0 ? INFINITY : (double)(uv_hrtime() - done) * 1e-9;
 }
 
 void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint) {

@@ -28,6 +28,12 @@ int mmp__coll_send(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
   return op;
 }
 
+int mmp__coll_first(mmp__sched_t *s, const mmp__coll_arg_t *a, int op) {
+  if (op >= 0 && a->check)
+    mmp__sched_first(s, op);
+  return op;
+}
+
 int mmp__coll_recv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
                    size_t off, size_t len, int phase, int check) {
   int op;

@@ -165,8 +165,10 @@ struct mmp__sched_s {
   int running; /* the executor is on the stack (no re-entry) */
   int started;
   int first;  /* index of the FIRST receive, -1 at the root */
-  int poison; /* arguments disagreed: every send goes out empty */
+  int poison; /* arguments disagreed or a rank failed: every send goes out
+                 empty, with a note of err and fail_rank */
   int err;
+  int fail_rank;             /* world rank where err arose, -1: unknown */
   uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
   size_t hdr_len;
   mmp__sched_rebuild_fn rebuild;
@@ -273,6 +275,15 @@ static inline uint8_t *mmp__sched_at(const mmp__sched_t *s, size_t at) {
 }
 /* `after` may only start once `before` completed. 0 or MMP_ENOMEM. */
 int mmp__sched_dep(mmp__sched_t *s, int before, int after);
+
+/* The note a send in poison mode carries (the EAGER frame's a1): the
+ * cause `err` (< 0) and the world rank where it arose (-1: unknown),
+ * with a magic byte so that 0 means no note. */
+uint64_t mmp__sched_note(int err, int rank);
+/* The cause of a received note (0: none), and in *rank the rank it names
+ * if it is one of the p world ranks (else -1). A note no sender writes
+ * gives MMP_EMISMATCH. */
+int mmp__sched_note_decode(uint64_t note, int p, int *rank);
 
 /* The collective's header inside a received first message of n bytes:
  * *hdr, *hlen, and whether the sender ran in poison mode. 0, or
@@ -596,11 +607,11 @@ size_t mmp__even_seg(size_t len, double target);
 #define MMP__POISON_MAX_SEGS (1u << 20)
 int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 
-/* What every public collective call checks first: 0, MMP_ENOTINIT or
- * MMP_ECOMM. */
+/* What every public collective call checks first: 0, MMP_ENOTINIT (logged
+ * once per process) or MMP_ECOMM. */
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {
   if (mmp__eng == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("a collective (mmp_bcast, mmp_barrier, ...)");
   if (comm == NULL)
     return MMP_ECOMM;
   /* A collective gave up on it: its sequence numbers no longer agree. */
@@ -679,6 +690,13 @@ double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm, int *alg,
  * compete too, and where ranks share CPUs the k-nomial tree (radix
  * MMP__KNOMIAL_RADIX_DEFAULT) takes the messages of up to MMP__BULK_BYTES
  * it gives the binomial tree. */
+/* AUTO's static choice for links a broadcast just drained (no time to
+ * refill the burst allowance): the same as mmp__bcast_choose_auto's
+ * unless that one relied on the allowance (its busiest link carries no
+ * more than the burst), which becomes the pipeline (docs/algorithms.md,
+ * "Rested or drained links"). */
+void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
+                               int *alg, size_t *seg, int *groups);
 double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg, int *groups);
 
@@ -717,24 +735,45 @@ double mmp__predict_arrival(int nb, int p, size_t len, size_t seg,
  * what mmp__predict_static charges the root, the model's check. */
 double mmp__predict_static_root(const mmp__bcast_desc_t *d, int p,
                                 const double *off, const mmp_netmodel_t *nm);
+/* The same for the arrival-aware broadcast: when the root has served the
+ * last receiver. */
+double mmp__predict_arrival_root(int nb, int p, size_t len, size_t seg,
+                                 const double *off, const mmp_netmodel_t *nm,
+                                 double window);
 
 /* The model, corrected: alpha and beta scaled by the median of the
  * root's observed times `took` (n of them, 0 where the static algorithm
  * did not run) over their predictions under `hist`, within
- * [1/MMP__ADAPT_SCALE, MMP__ADAPT_SCALE]; `nm` itself without any. */
+ * [1/MMP__ADAPT_SCALE, MMP__ADAPT_SCALE], or by `prev` (the last scale
+ * kept) when the static algorithm is not among the n; `nm` itself
+ * without either (prev 0). Returns the scale applied, 0 for none. */
 #define MMP__ADAPT_SCALE 4.0
-void mmp__adapt_model(const mmp__bcast_desc_t *stat, int p, const double *hist,
-                      const double *took, int n, const mmp_netmodel_t *nm,
-                      mmp_netmodel_t *out);
+double mmp__adapt_model(const mmp__bcast_desc_t *stat, int p,
+                        const double *hist, const double *took, int n,
+                        const mmp_netmodel_t *nm, double prev,
+                        mmp_netmodel_t *out);
+/* The arrival-aware broadcasts' own correction: the median of the root's
+ * observed times `arr_took` (0 where one did not run) over
+ * mmp__predict_arrival_root's under `hist` and `nm`, within
+ * [1/MMP__ADAPT_SCALE, MMP__ADAPT_SCALE]; `prev` (the last one kept, 0
+ * for none) when no arrival-aware run is among the n. Kept apart from
+ * the static correction because their overheads differ: a root that
+ * tried one and found it slower than predicted must not try it again as
+ * soon as that run leaves the history. */
+double mmp__adapt_arr_scale(int nb, size_t seg, double window, int p,
+                            size_t len, const double *hist,
+                            const double *arr_took, int n,
+                            const mmp_netmodel_t *nm, double prev);
 
 /* The regime for the next broadcast this rank roots: 1 for the
  * arrival-aware one, 0 for `stat`, from n patterns of p offsets each in
- * `hist`; `current` is the regime now (kept without patterns, and left
+ * `hist`, the static one priced under `nm`, the arrival-aware one under
+ * `nm_arr`; `current` is the regime now (kept without patterns, and left
  * only for a predicted gain of MMP__ADAPT_MARGIN). */
 int mmp__bcast_adapt_decide(const mmp__bcast_desc_t *stat, int arr_nb,
                             size_t arr_seg, int p, const double *hist, int n,
                             int current, const mmp_netmodel_t *nm,
-                            double window);
+                            const mmp_netmodel_t *nm_arr, double window);
 
 /* ---- The network model (netmodel.c) ------------------------------------- */
 
@@ -779,11 +818,18 @@ typedef struct mmp__coll_state_s {
     int regime;  /* this rank's last decision as root: 1 arrival-aware */
     int n, next; /* patterns kept, and where the next goes */
     double *off; /* MMP__ADAPT_HISTORY patterns of p offsets */
-    double took[MMP__ADAPT_HISTORY]; /* the root's own time in a static
-                                        broadcast; 0 in another */
+    double took[MMP__ADAPT_HISTORY];     /* the root's own time in a static
+                                            broadcast; 0 in another */
+    double arr_took[MMP__ADAPT_HISTORY]; /* the same in an arrival-aware
+                                            one; 0 in another */
+    double stat_scale, arr_scale;        /* observed over predicted root time of
+                                            the last static and arrival-aware
+                                            runs; 0 before any */
   } adapt[4];
-  int hint; /* the regime the last root announced (desc.hint) */
-  struct {  /* mmp__coll_log_locked */
+  int hint;            /* the regime the last root announced (desc.hint) */
+  uint64_t bcast_done; /* uv_hrtime() when this rank's last adaptive
+                          broadcast completed; 0 before the first */
+  struct {             /* mmp__coll_log_locked */
     uint32_t seq;
     int alg;
   } log[MMP__COLL_LOG];
@@ -792,19 +838,32 @@ typedef struct mmp__coll_state_s {
 
 /* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
  * root saw in a broadcast of `len` bytes on `comm`, and how long its own
- * part took when it ran the static algorithm (else 0). Drops them when
- * out of memory. */
+ * part took (0: unknown), in the arrival-aware regime if `arrival`, else
+ * in the static one. Drops them when out of memory. */
 void mmp__coll_adapt_record_locked(mmp_comm_t *comm, size_t len,
-                                   const double *off, double took);
+                                   const double *off, double took, int arrival);
 /* Lock NOT held. Copies the patterns kept for `len`'s class into `hist`
- * (room for MMP__ADAPT_HISTORY * p) and the root's times into `took`
- * (room for MMP__ADAPT_HISTORY), and returns how many; *regime is the
- * last decision this rank took as root for the class (the last root's
- * hint when it never rooted one). */
+ * (room for MMP__ADAPT_HISTORY * p) and the root's times into `took` and
+ * `arr_took` (room for MMP__ADAPT_HISTORY each: static and arrival-aware
+ * runs, 0 for the other), and returns how many; *regime is the last
+ * decision this rank took as root for the class (the last root's hint
+ * when it never rooted one); scale[] the class's static and
+ * arrival-aware corrections (0 before any). */
 int mmp__coll_adapt_read(mmp_comm_t *comm, size_t len, double *hist,
-                         double *took, int *regime);
+                         double *took, double *arr_took, int *regime,
+                         double scale[2]);
+/* Lock NOT held. Keeps the static and arrival-aware corrections for
+ * `len`'s class. */
+void mmp__coll_adapt_set_scales(mmp_comm_t *comm, size_t len,
+                                const double scale[2]);
 /* Lock NOT held. Remembers the regime this rank runs as root. */
 void mmp__coll_adapt_decided(mmp_comm_t *comm, size_t len, int regime);
+/* Lock held. This rank's part of an adaptive broadcast on `comm` is over
+ * (the links' rest starts from here: mmp__coll_bcast_idle). */
+void mmp__coll_bcast_done_locked(mmp_comm_t *comm);
+/* Lock NOT held. Seconds since this rank's last adaptive broadcast on
+ * `comm` completed; INFINITY before the first. */
+double mmp__coll_bcast_idle(mmp_comm_t *comm);
 /* Lock held. A first message told this rank the root's regime: the prior
  * for a class this rank has not rooted yet. */
 void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint);

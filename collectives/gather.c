@@ -50,6 +50,39 @@ static int gs_layout(const gs_call_t *c, size_t esize, size_t base, size_t *cnt,
   return rc;
 }
 
+/*
+ * Lock held. A scatter whose first message says the sender's call
+ * differs (another root, count or algorithm): appends the plan of the
+ * sender's call, which runs in poison mode, so that this rank passes the
+ * failure on to the ranks that wait for it in that plan. Poison mode
+ * touches no byte of the address space, so equal blocks of the sender's
+ * count over nothing give the plan's shape.
+ */
+static int scatter_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
+  mmp__coll_desc_t d;
+  mmp__coll_arg_t a;
+  size_t blk, *cnt;
+  int i, rc;
+
+  if (mmp__coll_desc_decode(hdr, n, &d) != 0 || d.coll != MMP_COLL_SCATTER ||
+      mmp__coll_alg(d.coll, d.alg) == NULL || d.root < 0 || d.root >= s->p ||
+      d.esize == 0 || d.count > SIZE_MAX / d.esize / (size_t)s->p)
+    return MMP_EMISMATCH;
+  blk = (size_t)d.count * d.esize;
+  if ((cnt = calloc(2 * (size_t)s->p, sizeof(size_t))) == NULL)
+    return MMP_ENOMEM;
+  for (i = 0; i < s->p; i++) {
+    cnt[i] = blk;
+    cnt[s->p + i] = (size_t)i * blk;
+  }
+  memset(&a, 0, sizeof(a));
+  a.cnt = cnt;
+  a.dsp = cnt + s->p;
+  rc = mmp__coll_build(s, &d, &a);
+  free(cnt);
+  return rc == 0 || rc == MMP_ENOMEM ? rc : MMP_EMISMATCH;
+}
+
 static int gs_start(const gs_call_t *c, mmp_request_t **req) {
   int p, me, rc, noncomm, is_root, gather = c->coll == MMP_COLL_GATHER;
   size_t *cnt, *dsp, hi = 0, mine, at = 0, blk;
@@ -151,6 +184,8 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
     free(cnt);
     return rc;
   }
+  if (!gather)
+    s->rebuild = scatter_rebuild;
   memset(&a, 0, sizeof(a));
   a.cnt = cnt;
   a.dsp = dsp;

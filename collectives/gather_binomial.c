@@ -37,12 +37,15 @@ static int binomial_build(mmp__sched_t *s, const mmp__coll_arg_t *a,
       parent = mmp__rrank(v - mask, root, n);
       break;
     }
-  /* Scatter: this rank's subtree from its parent first. */
+  /* Scatter: this rank's subtree from its parent first, received from
+   * any rank (a first message), so that a rank with another root learns
+   * the sender's plan instead of waiting for a parent that never sends. */
   if (!gather && parent >= 0) {
     nr = mmp__coll_regions(a, a->dsp, a->cnt, root, v,
                            v + low < n ? v + low : n, regs);
-    have =
-        mmp__coll_recvv(s, a, parent, regs, nr, a->phase + PHASE_TREE, nr == 1);
+    have = mmp__coll_first(
+        s, a,
+        mmp__coll_recvv(s, a, parent, regs, nr, a->phase + PHASE_TREE, 0));
     rc = have < 0 ? have : 0;
   }
   for (mask = low >> 1; mask > 0 && rc >= 0; mask >>= 1) {
@@ -56,8 +59,9 @@ static int binomial_build(mmp__sched_t *s, const mmp__coll_arg_t *a,
                            a->phase + PHASE_TREE, nr == 1);
       up = mmp__coll_join(s, up, op);
     } else {
-      op = mmp__coll_sendv(s, a, mmp__rrank(c, root, n), regs, nr,
-                           a->phase + PHASE_TREE, have, nr == 1);
+      op = mmp__coll_first(s, a,
+                           mmp__coll_sendv(s, a, mmp__rrank(c, root, n), regs,
+                                           nr, a->phase + PHASE_TREE, have, 0));
     }
     rc = op < 0 ? op : up < -1 ? up : 0;
   }

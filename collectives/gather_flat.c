@@ -18,11 +18,15 @@
 static int flat_build(mmp__sched_t *s, const mmp__coll_arg_t *a, int in) {
   int n = a->g->n, me = a->g->me, i, op, from = s->nops;
 
+  /* Scatter's blocks are first messages, received from any rank: a rank
+   * that names another root then fails instead of waiting for it. */
   if (me != a->root) {
     op = in ? mmp__coll_send(s, a, a->root, a->dsp[me], a->cnt[me],
                              a->phase + PHASE_FLAT, -1, 1)
-            : mmp__coll_recv(s, a, a->root, a->dsp[me], a->cnt[me],
-                             a->phase + PHASE_FLAT, 1);
+            : mmp__coll_first(s, a,
+                              mmp__coll_recv(s, a, a->root, a->dsp[me],
+                                             a->cnt[me], a->phase + PHASE_FLAT,
+                                             0));
     return op < 0 ? op : mmp__coll_join(s, op, a->dep);
   }
   for (i = 0; i < n; i++) {
@@ -30,8 +34,9 @@ static int flat_build(mmp__sched_t *s, const mmp__coll_arg_t *a, int in) {
       continue;
     op = in ? mmp__coll_recv(s, a, i, a->dsp[i], a->cnt[i],
                              a->phase + PHASE_FLAT, 1)
-            : mmp__coll_send(s, a, i, a->dsp[i], a->cnt[i],
-                             a->phase + PHASE_FLAT, -1, 1);
+            : mmp__coll_first(s, a,
+                              mmp__coll_send(s, a, i, a->dsp[i], a->cnt[i],
+                                             a->phase + PHASE_FLAT, -1, 0));
     if (op < 0)
       return op;
   }

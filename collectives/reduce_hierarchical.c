@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hierarchical reduce (seed 001's hierarchical transformation, run
+ * Hierarchical reduce ([Hasanov et al. 2015]'s hierarchical transformation, run
  * towards the root): G = ceil(sqrt(p)) groups of consecutive virtual
  * ranks, each reduced to its first member by a binomial tree, then the
  * G leaders reduced to the root by another:

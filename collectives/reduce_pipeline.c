@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Pipelined chain reduce (seed 001's pipelined chain, run backwards).
+ * Pipelined chain reduce ([Hasanov et al. 2015]'s pipelined chain, run
+ * backwards).
  *
  * Virtual rank v (relative to the chain's root) receives segment k from
  * v + 1, combines it into its own on the right and sends the result to

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal interface of s-to-p broadcasting (seed 002, Hambrusch, Khokhar
- * & Liu): s of the p ranks hold one message each, and every rank ends with
- * all s of them, concatenated in source-rank order in one buffer.
+ * Internal interface of s-to-p broadcasting ([Hambrusch et al. 1998]): s
+ * of the p ranks hold one message each, and every rank ends with all s of
+ * them, concatenated in source-rank order in one buffer.
  *
  * Every algorithm is a builder that appends this rank's sends and receives
  * on regions of that buffer to a schedule (sched.c). The round-based ones

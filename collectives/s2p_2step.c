@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * 2-Step s-to-p broadcast (seed 002, section 2): an s-to-one gather to a
- * designated rank, which then broadcasts the combined message.
+ * 2-Step s-to-p broadcast ([Hambrusch et al. 1998], section 2): an s-to-one
+ * gather to a designated rank, which then broadcasts the combined message.
  *
  * The designated rank is the source with the longest message (the paper
  * says "say P_0"; any rank is correct, and this one makes the gather move

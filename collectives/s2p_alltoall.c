@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * PersAlltoAll s-to-p broadcast (seed 002, section 2): every source views
- * its message as p - 1 personalized messages, one per other rank, and the
- * exchange runs as p - 1 permutations. As in the paper's implementation
+ * PersAlltoAll s-to-p broadcast ([Hambrusch et al. 1998], section 2): every
+ * source views its message as p - 1 personalized messages, one per other rank,
+ * and the exchange runs as p - 1 permutations. As in the paper's implementation
  * the permutations pair rank i with i XOR k (k = 1 .. p - 1) when p is a
  * power of two; otherwise rank i sends to i + k and receives from i - k
  * (mod p). Nothing is combined and nothing waits: every send and receive

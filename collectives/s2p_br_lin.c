@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Br_Lin s-to-p broadcast (seed 002, section 2).
+ * Br_Lin s-to-p broadcast ([Hambrusch et al. 1998], section 2).
  *
  * The p ranks form a logical line. Member i of the line and member
  * i + ceil(p/2) exchange what they hold (if only one of them holds

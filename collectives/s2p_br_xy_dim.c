@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Br_xy_dim s-to-p broadcast (seed 002, section 2).
+ * Br_xy_dim s-to-p broadcast ([Hambrusch et al. 1998], section 2).
  *
  * As Br_xy_source on the logical r x c grid, but the order of the
  * dimensions ignores where the sources are: rows first if r >= c, columns

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Br_xy_source s-to-p broadcast (seed 002, section 2).
+ * Br_xy_source s-to-p broadcast ([Hambrusch et al. 1998], section 2).
  *
  * The p ranks form a logical r x c grid (r c = p, r the largest divisor
  * of p not above sqrt(p); a prime p gives a 1 x p grid, that is a line).

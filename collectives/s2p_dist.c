@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The source distributions of seed 002, section 4, on the logical r x c
- * grid (row-major ranks), for tests and benchmarks: where the s sources
- * sit decides how fast the round-based algorithms spread them. Following
- * the paper, with i = ceil(s / c):
+ * The source distributions of [Hambrusch et al. 1998], section 4, on the
+ * logical r x c grid (row-major ranks), for tests and benchmarks: where the s
+ * sources sit decides how fast the round-based algorithms spread them.
+ * Following the paper, with i = ceil(s / c):
  *  - R(s): i evenly spaced rows, full except the last; C(s) the same with
  *    ceil(s / r) columns;
  *  - E(s): rank 0 and every floor(p/s)-th or ceil(p/s)-th rank after it;

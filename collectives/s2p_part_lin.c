@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Part_Lin s-to-p broadcast (seed 002, section 3).
+ * Part_Lin s-to-p broadcast ([Hambrusch et al. 1998], section 3).
  *
  * The line is cut into G1, the first p1 = ceil(p/2) ranks, and G2, the
  * other p2. The cut does not depend on the sources. A partial permutation

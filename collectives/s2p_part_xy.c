@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Part_xy_source s-to-p broadcast (seed 002, sections 3 and 5.2).
+ * Part_xy_source s-to-p broadcast ([Hambrusch et al. 1998], sections 3
+ * and 5.2).
  *
  * The logical r x c grid is cut into two sub-grids: G1, the top
  * ceil(r/2) rows, and G2, the others (a 1 x c grid is cut into its left

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Plans for the round-based s-to-p algorithms (seed 002, sections 2-3):
- * Br_Lin, Br_xy_*, Repos_* and Part_* are all rounds of pairwise
+ * Plans for the round-based s-to-p algorithms ([Hambrusch et al. 1998],
+ * sections 2-3): Br_Lin, Br_xy_*, Repos_* and Part_* are all rounds of pairwise
  * transfers in which, as the paper puts it, messages from different
  * sources are combined wherever they meet. A plan keeps, for every rank,
  * the set of messages it holds and the set it forwards, and turns each

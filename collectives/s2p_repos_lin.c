@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Repos_Lin s-to-p broadcast (seed 002, section 3).
+ * Repos_Lin s-to-p broadcast ([Hambrusch et al. 1998], section 3).
  *
  * A partial permutation first turns the given distribution into an ideal
  * one for Br_Lin, then Br_Lin runs. Sources already on an ideal position

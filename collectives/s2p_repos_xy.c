@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Repos_xy_source s-to-p broadcast (seed 002, sections 3 and 5.2).
+ * Repos_xy_source s-to-p broadcast ([Hambrusch et al. 1998], sections 3
+ * and 5.2).
  *
  * A partial permutation moves the sources into a row distribution, then
  * Br_xy_source runs. As in the paper, the rows are placed so that the

@@ -38,9 +38,11 @@
 #define ENV_MAGIC 'C'
 #define ENV_VERSION 2
 #define ENV_POISON 0x1
+/* The top byte of a poison note (mmp__sched_note). */
+#define NOTE_MAGIC 0x50u
 
 static void sop_done(mmp_request_t *r, void *arg);
-static void sched_mismatch(mmp__sched_t *s, int err);
+static void sched_fail(mmp__sched_t *s, int err, int rank);
 static void free_plan(mmp__sop_t *ops, mmp__sexec_t *x, int nops);
 
 /* ---- Building ----------------------------------------------------------- */
@@ -57,6 +59,7 @@ static mmp__sched_t *sched_alloc(int p, int me, void *buf, size_t len,
   s->len = len;
   s->mode = mode;
   s->first = -1;
+  s->fail_rank = -1;
   return s;
 }
 
@@ -266,7 +269,7 @@ void mmp__sched_check(mmp__sched_t *s, int op) {
 void mmp__sched_first(mmp__sched_t *s, int op) {
   if (op < 0)
     return;
-  assert(s->ops[op].regs == NULL);
+  assert(s->ops[op].kind <= MMP__SOP_RECV);
   s->ops[op].flags |= MMP__SOP_FIRST;
   if (s->ops[op].kind == MMP__SOP_RECV)
     s->first = op;
@@ -371,6 +374,11 @@ int mmp__sched_prepare(mmp__sched_t *s, int from) {
       int k, ne = s->nedges, recv = s->ops[i].kind == MMP__SOP_RECV;
       if (d < 0)
         return d;
+      /* A packed first message's regions go with its data. */
+      s->ops[d].regs = s->ops[i].regs;
+      s->ops[d].nregs = s->ops[i].nregs;
+      s->ops[i].regs = NULL;
+      s->ops[i].nregs = 0;
       s->ops[i].len = 0;
       s->ops[i].off = 0;
       /* The data op inherits the dependencies and, for a receive, every
@@ -445,47 +453,105 @@ static int world_of(const mmp__sched_t *s, int peer) {
   return mmp__comm_world(s->comm, peer);
 }
 
+uint64_t mmp__sched_note(int err, int rank) {
+  assert(err < 0 && err >= -0xffff);
+  return ((uint64_t)NOTE_MAGIC << 56) | ((uint64_t)(uint32_t)(rank + 1) << 16) |
+         (uint64_t)(uint16_t)-err;
+}
+
+int mmp__sched_note_decode(uint64_t note, int p, int *rank) {
+  int err = -(int)(note & 0xffff);
+  int64_t r = (int64_t)((note >> 16) & 0xffffffffu) - 1;
+
+  *rank = -1;
+  if (note == 0)
+    return 0;
+  /* Bad bytes from the wire name no rank and no cause the code does not
+   * know: the message still poisons, as a mismatch. */
+  if ((note >> 56) != NOTE_MAGIC || (note >> 48 & 0xff) != 0 || err == 0 ||
+      strcmp(mmp_err_name(err), "MMP_E?") == 0)
+    return MMP_EMISMATCH;
+  if (r >= 0 && r < p)
+    *rank = (int)r;
+  return err;
+}
+
+/* Lock held. A send in poison mode: `n` bytes of x->tmp (the envelope of
+ * a first message, or nothing) and the note that says why. */
+static int sched_send_poison(mmp__sched_t *s, const mmp__sop_t *op,
+                             mmp__sexec_t *x, int tag, size_t n) {
+  /* A schedule its collective started in poison mode on purpose (an
+   * arrival-aware round for a mismatched receiver) has no error of its
+   * own. */
+  int err = s->err != 0 ? s->err : MMP_EMISMATCH;
+
+  assert(s->poison && (n == 0 || x->tmp != NULL));
+  return mmp__isend_note_locked(s->e, s->comm, s->ctx, x->tmp, n,
+                                world_of(s, op->peer), tag,
+                                mmp__sched_note(err, s->fail_rank), &x->req);
+}
+
+/* The data of op `op` into its message at `msg` (packed: region after
+ * region), and back. An empty region may lie in no buffer at all (a
+ * NULL one), which memcpy must not be given even for 0 bytes. */
+static void sop_pack(const mmp__sched_t *s, const mmp__sop_t *op,
+                     uint8_t *msg) {
+  size_t at = 0;
+  int k;
+
+  if (op->regs == NULL && op->len > 0)
+    memcpy(msg, mmp__sched_at(s, op->off), op->len);
+  for (k = 0; op->regs != NULL && k < op->nregs; k++) {
+    if (op->regs[2 * k + 1] > 0)
+      memcpy(msg + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+}
+
+static void sop_unpack(const mmp__sched_t *s, const mmp__sop_t *op,
+                       const uint8_t *msg) {
+  size_t at = 0;
+  int k;
+
+  if (op->regs == NULL && op->len > 0)
+    memcpy(mmp__sched_at(s, op->off), msg, op->len);
+  for (k = 0; op->regs != NULL && k < op->nregs; k++) {
+    if (op->regs[2 * k + 1] > 0)
+      memcpy(mmp__sched_at(s, op->regs[2 * k]), msg + at, op->regs[2 * k + 1]);
+    at += op->regs[2 * k + 1];
+  }
+}
+
 /* Lock held. A packed op goes through its tmp buffer: the sender copies
  * its regions in, the receiver takes the message whole and sop_done
  * unpacks. */
 static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
                            mmp__sexec_t *x, int tag) {
-  size_t at = 0;
-  int k;
-
+  /* In poison mode nothing is kept or sent: no room for the data. */
+  if (s->poison)
+    return op->kind == MMP__SOP_RECV
+               ? mmp__irecv_locked(s->e, s->comm, s->ctx, NULL, 0,
+                                   world_of(s, op->peer), tag, &x->req)
+               : sched_send_poison(s, op, x, tag, 0);
   x->tmp_len = op->len;
   x->tmp = malloc(op->len ? op->len : 1);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
   if (op->kind == MMP__SOP_RECV)
-    return mmp__irecv_locked(s->e, s->comm, s->ctx, s->poison ? NULL : x->tmp,
-                             s->poison ? 0 : op->len, world_of(s, op->peer),
-                             tag, &x->req);
-  for (k = 0; k < op->nregs; k++) {
-    memcpy(x->tmp + at, mmp__sched_at(s, op->regs[2 * k]), op->regs[2 * k + 1]);
-    at += op->regs[2 * k + 1];
-  }
-  return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp,
-                           s->poison ? 0 : op->len, world_of(s, op->peer), tag,
-                           s->poison ? MMP_SEND_EAGER : s->mode, &x->req);
-}
-
-static void sop_unpack(mmp__sched_t *s, const mmp__sop_t *op,
-                       const mmp__sexec_t *x) {
-  size_t at = 0;
-  int k;
-
-  for (k = 0; k < op->nregs; k++) {
-    memcpy(mmp__sched_at(s, op->regs[2 * k]), x->tmp + at, op->regs[2 * k + 1]);
-    at += op->regs[2 * k + 1];
-  }
+    return mmp__irecv_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
+                             world_of(s, op->peer), tag, &x->req);
+  sop_pack(s, op, x->tmp);
+  return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
+                           world_of(s, op->peer), tag, s->mode, &x->req);
 }
 
 /* Lock held. The first message: the header in its envelope, then the
  * data that rides along. */
 static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
                           mmp__sexec_t *x, int tag) {
-  x->tmp_len = MMP__HDR_SIZE + op->len;
+  /* A send in poison mode carries the header alone. */
+  x->tmp_len =
+      MMP__HDR_SIZE + (s->poison && op->kind == MMP__SOP_SEND ? 0 : op->len);
   x->tmp = calloc(1, x->tmp_len);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
@@ -503,9 +569,8 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
   x->tmp[3] = (uint8_t)s->hdr_len;
   memcpy(x->tmp + 4, s->hdr, s->hdr_len);
   if (s->poison)
-    x->tmp_len = MMP__HDR_SIZE;
-  else if (op->len > 0)
-    memcpy(x->tmp + MMP__HDR_SIZE, mmp__sched_at(s, op->off), op->len);
+    return sched_send_poison(s, op, x, tag, MMP__HDR_SIZE);
+  sop_pack(s, op, x->tmp + MMP__HDR_SIZE);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
@@ -539,10 +604,12 @@ static void sop_post(mmp__sched_t *s, int i) {
     rc = sop_post_first(s, op, x, tag);
   else if (op->regs != NULL)
     rc = sop_post_packed(s, op, x, tag);
+  else if (op->kind == MMP__SOP_SEND && s->poison)
+    rc = sched_send_poison(s, op, x, tag, 0);
   else if (op->kind == MMP__SOP_SEND)
     rc = mmp__isend_locked(s->e, s->comm, s->ctx, mmp__sched_at(s, op->off),
-                           s->poison ? 0 : op->len, world_of(s, op->peer), tag,
-                           s->poison ? MMP_SEND_EAGER : s->mode, &x->req);
+                           op->len, world_of(s, op->peer), tag, s->mode,
+                           &x->req);
   else
     /* In poison mode the data is not ours to keep: receive and drop it. */
     rc = mmp__irecv_locked(
@@ -649,6 +716,14 @@ static void sched_finish(mmp__sched_t *s) {
   sched_fini(s);
   sched_tmo_disarm(s);
   s->creq = NULL;
+  /* A failure names the rank where it arose (a mismatch is the caller's
+   * own error, which its code reports). */
+  if (s->err != 0 && s->err != MMP_EMISMATCH && s->fail_rank >= 0)
+    MMP__LOG(MMP__LOG_WARN, "collective %u failed: %s (rank %d)", s->seq,
+             mmp_err_name(s->err), s->fail_rank);
+  else if (s->err != 0 && s->err != MMP_EMISMATCH)
+    MMP__LOG(MMP__LOG_WARN, "collective %u failed: %s", s->seq,
+             mmp_err_name(s->err));
   creq->status.error = s->err;
   creq->status.bytes = s->err == 0 ? s->len : 0;
   mmp__req_complete_locked(s->e, creq, s->err);
@@ -670,10 +745,44 @@ static void sched_run(mmp__sched_t *s) {
     sched_finish(s);
 }
 
-static void sched_mismatch(mmp__sched_t *s, int err) {
-  if (s->err == 0)
+static int is_failure(int err) {
+  return err == MMP_EPEERLOST || err == MMP_ETIMEDOUT;
+}
+
+/* Lock held. Switches to poison mode for `err`, seen at world rank
+ * `rank` (-1: unknown). The first cause is kept, except that a lost or
+ * silent rank replaces a mismatch: a failure makes ranks look as if they
+ * disagreed (they send empty messages), never the other way round. */
+static void sched_fail(mmp__sched_t *s, int err, int rank) {
+  assert(err != 0);
+  if (s->err == 0 || (s->err == MMP_EMISMATCH && is_failure(err))) {
     s->err = err;
+    s->fail_rank = rank;
+  }
   s->poison = 1;
+}
+
+/* The world rank of a peer of the collective, for the log. */
+static int fail_world(const mmp__sched_t *s, int peer) {
+  return peer >= 0 ? world_of(s, peer) : -1;
+}
+
+/* Lock held. A receive of op `op` completed with a note: the sender is in
+ * poison mode and says why. Returns 1 if there was one. */
+static int note_arrived(mmp__sched_t *s, const mmp__sop_t *op,
+                        const mmp__sexec_t *x) {
+  int rank, err = mmp__sched_note_decode(x->req.note, s->e->cfg.size, &rank);
+
+  if (err == 0)
+    return 0;
+  if (s->err == 0 || (s->err == MMP_EMISMATCH && is_failure(err)))
+    MMP__LOG(MMP__LOG_INFO, "collective %u: rank %d passes on %s from rank %d",
+             s->seq,
+             fail_world(s, x->req.status.source >= 0 ? x->req.status.source
+                                                     : op->peer),
+             mmp_err_name(err), rank);
+  sched_fail(s, err, rank);
+  return 1;
 }
 
 /* Completes the first receive without posting it: its message is already
@@ -729,7 +838,7 @@ static int sched_replan(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
     free(s->succ);
     free(s->ready);
     *s = keep;
-    sched_mismatch(s, err);
+    sched_fail(s, err, s->fail_rank);
     return 0;
   }
   s->old.ops = keep.ops;
@@ -750,6 +859,7 @@ int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got) {
   if (s->first < 0)
     return MMP_EPROTO;
   op = &s->ops[s->first];
+  assert(op->regs == NULL); /* its callers' plans pack nothing */
   want = op->len > FIRST_PIGGYBACK_MAX ? 0 : op->len;
   s->first_here = 1;
   if (s->poison)
@@ -778,9 +888,11 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
                          const mmp__sexec_t *x) {
   size_t got = x->req.status.bytes, n;
   const uint8_t *env = x->tmp;
+  int noted = note_arrived(s, op, x);
 
-  if (x->req.err != 0 && x->req.err != MMP_ETRUNC) {
-    sched_mismatch(s, x->req.err);
+  if (!noted && x->req.err != 0 && x->req.err != MMP_ETRUNC) {
+    /* From any source: the rank lost is not necessarily op->peer. */
+    sched_fail(s, x->req.err, -1);
     return 0;
   }
   if (got < MMP__HDR_SIZE || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||
@@ -790,7 +902,7 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
      * plan here matches what the others run, so none is kept waiting for
      * their messages. Only the first receive was posted. */
     int i;
-    sched_mismatch(s, MMP_EMISMATCH);
+    sched_fail(s, MMP_EMISMATCH, -1);
     for (i = 0; i < s->nops; i++)
       if (!s->x[i].done) {
         s->x[i].done = 1;
@@ -800,21 +912,39 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
     return 1;
   }
   n = env[3];
-  if (n == s->hdr_len && memcmp(env + 4, s->hdr, n) == 0 &&
+  if (!noted && n == s->hdr_len && memcmp(env + 4, s->hdr, n) == 0 &&
       !(env[2] & ENV_POISON) && x->req.err == 0 &&
       got == MMP__HDR_SIZE + op->len) {
-    if (op->len > 0)
-      memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
+    sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
     return 0;
   }
-  /* Disagreement: do what the sender's view implies, with empty sends. */
-  MMP__LOG(MMP__LOG_WARN,
-           "collective %u: arguments differ from the sender's (got %zu of %zu "
-           "bytes, %s)%s",
-           s->seq, got, MMP__HDR_SIZE + op->len, mmp_err_name(x->req.err),
-           (env[2] & ENV_POISON) ? ", upstream disagreed" : "");
-  sched_mismatch(s, MMP_EMISMATCH);
+  /* Disagreement, or an upstream failure: do what the sender's view
+   * implies, with empty sends. */
+  if (!noted) {
+    MMP__LOG(MMP__LOG_WARN,
+             "collective %u: arguments differ from rank %d's (got %zu of %zu "
+             "bytes, %s)%s",
+             s->seq, fail_world(s, x->req.status.source), got,
+             MMP__HDR_SIZE + op->len, mmp_err_name(x->req.err),
+             (env[2] & ENV_POISON) ? ", upstream disagreed" : "");
+    sched_fail(s, MMP_EMISMATCH, fail_world(s, x->req.status.source));
+  }
   return s->rebuild != NULL ? sched_replan(s, env + 4, n) : 0;
+}
+
+/* Lock held. A receive other than the first completed: a note or an
+ * error other than truncation switches to poison mode, even in poison
+ * mode (where a failure still replaces a mismatch). Returns 1 then. */
+static int recv_failed(mmp__sched_t *s, const mmp__sop_t *op,
+                       const mmp__sexec_t *x) {
+  int err = x->req.err;
+
+  if (note_arrived(s, op, x))
+    return 1;
+  if (err == 0 || err == MMP_ETRUNC)
+    return 0;
+  sched_fail(s, err, is_failure(err) ? fail_world(s, op->peer) : -1);
+  return 1;
 }
 
 /* A checked receive completed: the header must be this rank's, and the
@@ -825,12 +955,8 @@ static void check_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   size_t got = x->req.status.bytes;
   const uint8_t *env = x->tmp;
 
-  if (s->poison)
+  if (recv_failed(s, op, x) || s->poison)
     return;
-  if (x->req.err != 0 && x->req.err != MMP_ETRUNC) {
-    sched_mismatch(s, x->req.err);
-    return;
-  }
   if (got != MMP__HDR_SIZE + op->len || env[0] != ENV_MAGIC ||
       env[1] != ENV_VERSION || (env[2] & ENV_POISON) || env[3] != s->hdr_len ||
       memcmp(env + 4, s->hdr, s->hdr_len) != 0) {
@@ -839,11 +965,10 @@ static void check_arrived(mmp__sched_t *s, const mmp__sop_t *op,
              "(got %zu of %zu bytes%s)",
              s->seq, op->peer, got, MMP__HDR_SIZE + op->len,
              got >= 4 && (env[2] & ENV_POISON) ? ", it already disagreed" : "");
-    sched_mismatch(s, MMP_EMISMATCH);
+    sched_fail(s, MMP_EMISMATCH, fail_world(s, op->peer));
     return;
   }
-  if (op->len > 0)
-    memcpy(mmp__sched_at(s, op->off), x->tmp + MMP__HDR_SIZE, op->len);
+  sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
 }
 
 /* Lock held: an op completed. */
@@ -888,14 +1013,16 @@ static void sop_done(mmp_request_t *r, void *arg) {
     x->done = 1;
     s->remaining--;
   } else {
-    if (op->kind == MMP__SOP_RECV && !s->poison &&
-        (x->req.err != 0 || x->req.status.bytes != op->len))
-      sched_mismatch(s, x->req.err == MMP_EPEERLOST ? MMP_EPEERLOST
-                                                    : MMP_EMISMATCH);
+    if (op->kind == MMP__SOP_RECV && recv_failed(s, op, x))
+      ;
+    else if (op->kind == MMP__SOP_RECV && !s->poison &&
+             (x->req.err != 0 || x->req.status.bytes != op->len))
+      sched_fail(s, MMP_EMISMATCH, fail_world(s, op->peer));
     else if (op->kind == MMP__SOP_SEND && x->req.err != 0)
-      sched_mismatch(s, x->req.err);
+      sched_fail(s, x->req.err,
+                 is_failure(x->req.err) ? fail_world(s, op->peer) : -1);
     else if (op->kind == MMP__SOP_RECV && op->regs != NULL && !s->poison)
-      sop_unpack(s, op, x);
+      sop_unpack(s, op, x->tmp);
     free(x->tmp);
     x->tmp = NULL;
     x->done = 1;

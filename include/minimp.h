@@ -9,6 +9,9 @@
  * negative MMP_E* code on failure; mmp_strerror() turns a code into text.
  *
  * Threads: after mmp_init() every function may be called from any thread.
+ *
+ * Papers are cited by short names, e.g. [Hambrusch et al. 1998]; the full
+ * citations are in docs/references.md.
  */
 #ifndef MINIMP_H
 #define MINIMP_H
@@ -200,8 +203,9 @@ enum {
 };
 
 /* Receives one log line: its level, and the text without a newline, with
- * the prefix "minimp[rank R] level: " left out. `line` is valid only during
- * the call. */
+ * stderr's prefix ("minimp[rank R] level: ", or "minimp[pid N] level: "
+ * before the rank is known) left out. `line` is valid only during the
+ * call. */
 typedef void (*mmp_log_fn)(int level, const char *line, void *userdata);
 
 /*
@@ -232,11 +236,14 @@ MMP_EXTERN int mmp_set_errors_fatal(int on);
 
 /* ---- Communicators ----------------------------------------------------- */
 
-/* The communicator of all ranks; NULL before mmp_init(). Not to be freed. */
+/* The communicator of all ranks; NULL before a successful mmp_init() and
+ * after mmp_finalize(). Not to be freed. */
 MMP_EXTERN mmp_comm_t *mmp_comm_world(void);
-/* Returns the caller's rank in `comm`, or MMP_ECOMM. */
+/* Returns the caller's rank in `comm`; MMP_ENOTINIT when called before a
+ * successful mmp_init() (a failed mmp_init left unchecked: the first such
+ * call of any function logs it once), MMP_ECOMM for another NULL. */
 MMP_EXTERN int mmp_comm_rank(const mmp_comm_t *comm);
-/* Returns the number of ranks in `comm`, or MMP_ECOMM. */
+/* Returns the number of ranks in `comm`, or an error as mmp_comm_rank. */
 MMP_EXTERN int mmp_comm_size(const mmp_comm_t *comm);
 
 /*
@@ -852,7 +859,7 @@ MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
 /*
  * s of the p ranks each contribute one message (of any length, 0
  * included) and every rank receives all s of them, concatenated in the
- * order of their source ranks (seed 002, Hambrusch, Khokhar & Liu). It is
+ * order of their source ranks ([Hambrusch et al. 1998]). It is
  * MPI_Allgatherv where ranks may take no part as senders. docs/
  * algorithms.md gives every algorithm's cost.
  */
@@ -943,7 +950,7 @@ MMP_EXTERN const char *mmp_s2p_alg_name(int alg);
 /* The number of an algorithm name, or MMP_EINVAL. */
 MMP_EXTERN int mmp_s2p_alg_from_name(const char *name);
 
-/* The source distributions of seed 002, section 4, for tests and
+/* The source distributions of [Hambrusch et al. 1998], section 4, for tests and
  * benchmarks. */
 enum {
   MMP_S2P_DIST_ROW = 0,    /* R(s): evenly spaced full rows */

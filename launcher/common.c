@@ -7,6 +7,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,6 +119,19 @@ int mmp__spawn(uv_loop_t *loop, uv_process_t *proc, const mmp__spawn_t *s) {
   /* A session (and process group) of its own, so signals can reach all
    * that the process started, and a terminal's ^C reaches only us. */
   o.flags = UV_PROCESS_DETACHED;
+  if (s->cpus != NULL) {
+    /* The child inherits the spawning thread's CPU set, so binding this
+     * thread around the fork binds the rank before it runs anything. */
+    cpu_set_t saved;
+    int rc, bound = pthread_getaffinity_np(pthread_self(), sizeof(saved),
+                                           &saved) == 0 &&
+                    pthread_setaffinity_np(pthread_self(), sizeof(*s->cpus),
+                                           s->cpus) == 0;
+    rc = uv_spawn(loop, proc, &o);
+    if (bound)
+      pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+    return rc;
+  }
   return uv_spawn(loop, proc, &o);
 }
 

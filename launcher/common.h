@@ -9,6 +9,7 @@
 #ifndef MMP_LAUNCHER_COMMON_H
 #define MMP_LAUNCHER_COMMON_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -57,6 +58,7 @@ typedef struct mmp__spawn_s {
   uv_pipe_t *in;     /* MMP__STDIN_PIPE: an initialised pipe */
   uv_pipe_t *out[2]; /* initialised pipes for stdout and stderr */
   uv_exit_cb exit_cb;
+  const cpu_set_t *cpus; /* bind to these CPUs (bind.h); NULL: do not */
 } mmp__spawn_t;
 
 /*

@@ -40,6 +40,11 @@ int mmp__ctrl_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
     *why = "bad magic";
     return MMP_EPROTO;
   }
+  if (in[4] == 1) {
+    *why = "peer speaks control protocol version 1, which sent the job key "
+           "in clear (an older minimprun); this one speaks version 2";
+    return MMP_EPROTO;
+  }
   if (in[4] != MMP__CTRL_VERSION) {
     *why = "unsupported protocol version";
     return MMP_EPROTO;

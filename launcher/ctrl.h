@@ -17,10 +17,20 @@
  * is checked against the remaining body, and every body against its
  * type's cap, before anything is allocated.
  *
+ * The handshake proves the job key without sending it (transport/auth.h):
+ * the daemon sends HELLO as soon as it is connected and minimprun
+ * CHALLENGE as soon as it accepted, each with a fresh nonce; the daemon
+ * answers with PROOF, a MAC over both bodies, and minimprun, once that
+ * verifies, with WELCOME, its own MAC over them, then LAUNCH. The daemon
+ * runs nothing before WELCOME verifies.
+ *
  * Messages (d = daemon, m = minimprun):
- *  HELLO     d->m  key blob[16], host u32, pid u32, hostname str. First,
- *                  within MMP__CTRL_HELLO_MS; a wrong key or host closes.
- *  LAUNCH    m->d  the reply to HELLO; see mmp__ctrl_launch_t.
+ *  HELLO     d->m  nonce[32], host u32, pid u32, hostname str. First.
+ *  CHALLENGE m->d  nonce[32]. First.
+ *  PROOF     d->m  mac[32]: the daemon's proof. HELLO and PROOF within
+ *                  MMP__CTRL_HELLO_MS; a wrong proof or host closes.
+ *  WELCOME   m->d  mac[32]: minimprun's proof.
+ *  LAUNCH    m->d  follows WELCOME; see mmp__ctrl_launch_t.
  *  STARTED   d->m  rank u32, pid u32, err i32 (0, or the libuv error of a
  *                  failed start; then no EXIT follows).
  *  OUTPUT    d->m  rank u32, fd u32 (1|2), data blob; empty data is EOF.
@@ -44,13 +54,14 @@
 #include "transport/boot.h"
 
 #define MMP__CTRL_MAGIC 0x44504d4du /* "MMPD" */
-#define MMP__CTRL_VERSION 1
+/* 2: the key never travels; a challenge-response handshake proves it. */
+#define MMP__CTRL_VERSION 2
 #define MMP__CTRL_MAX_BODY (1u << 20)    /* every message but LAUNCH */
 #define MMP__CTRL_MAX_LAUNCH (64u << 20) /* LAUNCH */
 #define MMP__CTRL_MAX_STR (1u << 20)     /* one argument or variable */
 #define MMP__CTRL_MAX_RANK (1 << 24)
 #define MMP__CTRL_CHUNK 65536            /* largest OUTPUT / STDIN data */
-#define MMP__CTRL_HELLO_MS 10000         /* a new connection must say HELLO */
+#define MMP__CTRL_HELLO_MS 10000 /* a new connection must prove the key */
 #define MMP__CTRL_HIGH_WATER (1u << 20)  /* unsent bytes: stop producing */
 #define MMP__CTRL_LOW_WATER (256u << 10) /* ...and resume below this */
 
@@ -66,7 +77,10 @@ typedef enum mmp__ctrl_type {
   MMP__C_KILL = 9,
   MMP__C_SIGNAL = 10,
   MMP__C_ERROR = 11,
-  MMP__C_TYPE_MAX = 11
+  MMP__C_CHALLENGE = 12,
+  MMP__C_PROOF = 13,
+  MMP__C_WELCOME = 14,
+  MMP__C_TYPE_MAX = 14
 } mmp__ctrl_type_t;
 
 /* ---- Codec: no sockets, unit-tested on its own. ----------------------- */
@@ -81,7 +95,11 @@ int mmp__ctrl_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
 int mmp__ctrl_finish(mmp__boot_wr_t *w, uint8_t type);
 
 enum {
-  MMP__CTRL_LAUNCH_VERBOSE = 1 /* launch flags: the daemon reports more */
+  /* launch flags */
+  MMP__CTRL_LAUNCH_VERBOSE = 1,         /* the daemon reports more */
+  MMP__CTRL_LAUNCH_BIND_CORE = 2,       /* --bind-to core */
+  MMP__CTRL_LAUNCH_REPORT_BINDINGS = 4, /* --report-bindings */
+  MMP__CTRL_LAUNCH_WDIR = 8 /* cwd is --wdir: no fallback to $HOME */
 };
 enum {
   MMP__CTRL_RANK_STDIN = 1 /* rank flags: gets the job's standard input */

@@ -7,9 +7,11 @@
  * their output and signals, and clean up after them.
  *
  * The job key arrives as the first line of standard input, never on the
- * command line. The daemon connects to minimprun's control server, sends
- * HELLO with the key and its index, and starts the ranks of the LAUNCH
- * reply with uv_spawn, each in its own process group, exactly like
+ * command line, and never travels further. The daemon connects to
+ * minimprun's control server, sends HELLO with its index, proves the key
+ * against minimprun's CHALLENGE, checks minimprun's own proof in WELCOME
+ * (ctrl.h), and only then starts the ranks of the LAUNCH that follows,
+ * each with the key added to its environment, with uv_spawn, each in its own process group, exactly like
  * minimprun starts local ranks, but through "minimprun --exec-rank", which
  * asks the kernel to kill the rank should the daemon die (even by SIGKILL,
  * which leaves it no chance to clean up) and then executes the program.
@@ -39,9 +41,11 @@
 #include <sys/prctl.h>
 #endif
 
+#include "bind.h"
 #include "common.h"
 #include "ctrl.h"
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/transport.h"
 #include "transport/util.h"
 
@@ -71,6 +75,14 @@ struct dmn_s {
   int index;
   char prefix[128];
   uint8_t key[MMP__JOB_KEY_LEN];
+  char keyvar[32 + 2 * MMP__JOB_KEY_LEN]; /* "MINIMP_JOB_KEY=<hex>" */
+  /* The handshake: our HELLO body, then the transcript; `trusted` once
+   * minimprun's proof verified. */
+  uint8_t hello[MMP__NONCE_LEN + 12 + 2 + 256];
+  size_t hello_len;
+  int challenged;
+  int trusted;
+  mmp__auth_t auth;
   struct sockaddr_storage ctrl;
   const char *ctrl_str;
   mmp__ctrl_conn_t *conn;
@@ -318,12 +330,19 @@ static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
 }
 
 /* The working directory for the ranks: minimprun's if it exists here,
- * else $HOME, as Open MPI does. */
+ * else $HOME, as Open MPI does; --wdir has no fallback (NULL: missing). */
 static const char *dmn_cwd(dmn_t *d) {
   const char *home = getenv("HOME");
+  char host[256] = "";
 
   if (access(d->launch.cwd, X_OK) == 0)
     return d->launch.cwd;
+  if (d->launch.flags & MMP__CTRL_LAUNCH_WDIR) {
+    gethostname(host, sizeof(host) - 1);
+    mmp__say("--wdir '%s': %s on host %s", d->launch.cwd, strerror(errno),
+             host);
+    return NULL;
+  }
   if (d->launch.flags & MMP__CTRL_LAUNCH_VERBOSE)
     mmp__say("directory %s does not exist here; using %s", d->launch.cwd,
              home != NULL ? home : "/");
@@ -372,10 +391,22 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   uint32_t v[3];
   int rc, k;
 
+  char **vars = malloc(((size_t)cr->nvars + 2) * sizeof(*vars));
+  cpu_set_t cpus;
+  int core;
+
   memset(&s, 0, sizeof(s));
   s.argv = d->shim;
-  s.env = mmp__env_merge(environ, d->launch.env, (size_t)d->launch.nenv,
-                         cr->vars, (size_t)cr->nvars);
+  s.cpus = mmp__bind_for(d->launch.flags & MMP__CTRL_LAUNCH_BIND_CORE,
+                         (int)(r - d->ranks), &cpus, &core);
+  if (vars != NULL) {
+    /* The key came to us through the agent, not over the network. */
+    memcpy(vars, cr->vars, (size_t)cr->nvars * sizeof(*vars));
+    vars[cr->nvars] = d->keyvar;
+    vars[cr->nvars + 1] = NULL;
+    s.env = mmp__env_merge(environ, d->launch.env, (size_t)d->launch.nenv,
+                           vars, (size_t)cr->nvars + 1);
+  }
   s.cwd = cwd;
   s.in_mode = MMP__STDIN_NULL;
   if (cr->flags & MMP__CTRL_RANK_STDIN) {
@@ -392,14 +423,16 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   }
   r->proc.data = r;
   s.exit_cb = dmn_on_exit;
-  rc = s.env != NULL ? dmn_find_program(d->launch.argv[0], s.env, cwd)
-                     : UV_ENOMEM;
+  rc = s.env == NULL ? UV_ENOMEM
+       : cwd == NULL ? UV_ENOENT
+                     : dmn_find_program(d->launch.argv[0], s.env, cwd);
   if (rc == 0) {
     rc = mmp__spawn(&d->loop, &r->proc, &s);
     if (rc != 0)
       uv_close((uv_handle_t *)&r->proc, NULL); /* initialised even so */
   }
   free(s.env);
+  free(vars);
   if (rc != 0) {
     for (k = 0; k < 2; k++)
       uv_close((uv_handle_t *)&r->out[k], NULL);
@@ -409,6 +442,8 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
   } else {
     r->spawned = 1;
     r->pid = r->proc.pid;
+    if (d->launch.flags & MMP__CTRL_LAUNCH_REPORT_BINDINGS)
+      mmp__bind_report(r->pid, r->rank, core, s.cpus);
     d->nrunning++;
     if (r->in_open)
       d->stdin_rank = r;
@@ -450,7 +485,9 @@ static void dmn_on_launch(dmn_t *d, const uint8_t *body, size_t len) {
 
   if (d->launched)
     why = "a second LAUNCH";
-  if (d->launched ||
+  if (!d->trusted)
+    why = "LAUNCH before minimprun proved the job key";
+  if (d->launched || !d->trusted ||
       mmp__ctrl_launch_decode(body, len, &d->launch, &why) != 0 ||
       (d->ranks = calloc((size_t)d->launch.nranks, sizeof(*d->ranks))) ==
           NULL ||
@@ -544,6 +581,32 @@ static void dmn_violation(dmn_t *d, const char *why) {
   dmn_lost(d, why);
 }
 
+/* CHALLENGE: minimprun's nonce; we prove the key over both bodies. */
+static void dmn_on_challenge(dmn_t *d, const uint8_t *body, size_t len) {
+  uint8_t mac[MMP__MAC_LEN];
+  mmp__boot_wr_t w;
+
+  if (len != MMP__NONCE_LEN)
+    return dmn_violation(d, "malformed CHALLENGE");
+  d->challenged = 1;
+  mmp__auth_begin(&d->auth, d->key, MMP__AUTH_CTRL, d->hello, d->hello_len,
+                  body, len);
+  mmp__auth_mac(&d->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, mac);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  mmp__ctrl_send(d->conn, MMP__C_PROOF, &w);
+}
+
+/* WELCOME: minimprun's proof. Nothing it says is obeyed before this. */
+static void dmn_on_welcome(dmn_t *d, const uint8_t *body, size_t len) {
+  if (len != MMP__MAC_LEN ||
+      !mmp__auth_check(&d->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, body))
+    return dmn_violation(d, "the control server does not hold the job key "
+                            "(its proof does not verify)");
+  mmp__auth_end(&d->auth);
+  d->trusted = 1;
+}
+
 static void dmn_on_message(mmp__ctrl_conn_t *c, uint8_t type,
                            const uint8_t *body, size_t len) {
   dmn_t *d = mmp__ctrl_conn_data(c);
@@ -553,6 +616,10 @@ static void dmn_on_message(mmp__ctrl_conn_t *c, uint8_t type,
   uint32_t sig;
 
   mmp__boot_rd_init(&rd, body, len);
+  if (type == MMP__C_CHALLENGE && !d->challenged)
+    return dmn_on_challenge(d, body, len);
+  if (type == MMP__C_WELCOME && d->challenged && !d->trusted)
+    return dmn_on_welcome(d, body, len);
   if (type == MMP__C_LAUNCH)
     return dmn_on_launch(d, body, len);
   if (!d->launched)
@@ -589,18 +656,25 @@ static void dmn_on_ended(mmp__ctrl_conn_t *c, const char *reason) {
 static const mmp__ctrl_cb_t dmn_ctrl_cb = {dmn_on_message, dmn_on_ended,
                                            dmn_on_drained};
 
-/* HELLO: key blob[16], host u32, pid u32, hostname str. */
+/* HELLO: nonce[32], host u32, pid u32, hostname str. */
 static void dmn_on_connected(mmp__ctrl_conn_t *c) {
   dmn_t *d = mmp__ctrl_conn_data(c);
+  uint8_t nonce[MMP__NONCE_LEN];
   char host[256] = "";
   mmp__boot_wr_t w;
 
   gethostname(host, sizeof(host) - 1);
+  mmp__auth_nonce(nonce);
   mmp__boot_wr_init(&w);
-  mmp__boot_wr_blob(&w, d->key, sizeof(d->key));
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
   mmp__boot_wr_u32(&w, (uint32_t)d->index);
   mmp__boot_wr_u32(&w, (uint32_t)getpid());
   mmp__boot_wr_str(&w, host, strlen(host));
+  if (!w.oom) {
+    /* The transcript needs the body exactly as sent. */
+    d->hello_len = w.len - MMP__BOOT_HDR_SIZE;
+    memcpy(d->hello, w.buf + MMP__BOOT_HDR_SIZE, d->hello_len);
+  }
   if (mmp__ctrl_send(c, MMP__C_HELLO, &w) == 0)
     mmp__ctrl_conn_deadline(c, DMN_LAUNCH_MS, "no LAUNCH in time");
 }
@@ -691,6 +765,13 @@ int mmp__daemon_main(int argc, char **argv) {
     free(d);
     return 2;
   }
+  if (mmp__auth_init() != 0) {
+    mmp__say("libsodium cannot start");
+    free(d);
+    return 1;
+  }
+  memcpy(d->keyvar, "MINIMP_JOB_KEY=", 15);
+  mmp__hex_encode(d->key, MMP__JOB_KEY_LEN, d->keyvar + 15);
   if (mmp__addr_parse(argv[2], &d->ctrl) != 0) {
     mmp__say("bad control address '%s'", argv[2]);
     free(d);
@@ -704,6 +785,9 @@ int mmp__daemon_main(int argc, char **argv) {
   if (uv_loop_close(&d->loop) != 0)
     mmp__say("internal error: handles left open at exit");
   code = d->exit_code;
+  mmp__auth_end(&d->auth);
+  mmp__auth_wipe(d->key, sizeof(d->key));
+  mmp__auth_wipe(d->keyvar, sizeof(d->keyvar));
   mmp__ctrl_launch_free(&d->launch);
   free(d->shim);
   free(d->ranks);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "minimp.h"
+#include "transport/hostlist.h"
 
 #define HOSTS_SHOW 64 /* bytes of a bad token quoted in a message */
 
@@ -382,4 +383,54 @@ int mmp__hosts_map(mmp__hostlist_t *hl, int n, mmp__map_policy_t policy,
       full = 1;
   }
   return 0;
+}
+
+/* The hosts of a Slurm host list, one pass to count them, one to add. */
+typedef struct hosts_slurm_s {
+  mmp__hostlist_t *hl;
+  const int *slots; /* NULL while counting */
+  int n;
+  char *err;
+  size_t errlen;
+} hosts_slurm_t;
+
+static int hosts_slurm_one(void *ctx, const char *name, size_t len) {
+  hosts_slurm_t *s = ctx;
+  int rc = 0;
+
+  if (s->slots != NULL)
+    rc = mmp__hosts_add(s->hl, name, len, s->slots[s->n], s->err, s->errlen);
+  s->n++;
+  return rc;
+}
+
+int mmp__hosts_parse_slurm(mmp__hostlist_t *hl, const char *nodelist,
+                           const char *tasks, char *err, size_t errlen) {
+  hosts_slurm_t s;
+  const char *var = "SLURM_JOB_NODELIST";
+  char why[400];
+  int rc;
+
+  memset(&s, 0, sizeof(s));
+  s.hl = hl;
+  s.err = why;
+  s.errlen = sizeof(why);
+  rc = mmp__hostlist_expand(nodelist, hosts_slurm_one, &s, why, sizeof(why));
+  if (rc == 0) {
+    int *slots = malloc((size_t)s.n * sizeof(*slots));
+    if (slots == NULL)
+      return MMP_ENOMEM;
+    rc = mmp__hostlist_tasks(tasks, slots, s.n, why, sizeof(why));
+    if (rc != 0)
+      var = "SLURM_TASKS_PER_NODE";
+    s.slots = slots;
+    s.n = 0;
+    if (rc == 0)
+      rc =
+          mmp__hostlist_expand(nodelist, hosts_slurm_one, &s, why, sizeof(why));
+    free(slots);
+  }
+  if (rc == MMP_EINVAL)
+    snprintf(err, errlen, "%s: %s", var, why);
+  return rc;
 }

@@ -84,6 +84,15 @@ int mmp__hosts_parse_text(mmp__hostlist_t *hl, const char *fname,
 int mmp__hosts_parse_file(mmp__hostlist_t *hl, const char *path, char *err,
                           size_t errlen);
 
+/*
+ * Adds the hosts of a Slurm allocation: `nodelist` in Slurm's host-list
+ * syntax (SLURM_JOB_NODELIST, e.g. "node[01-04],gpu5"), each with the
+ * slots `tasks` gives it (SLURM_TASKS_PER_NODE, e.g. "2(x3),1"). Returns 0,
+ * MMP_EINVAL (`err` says which value is bad and why) or MMP_ENOMEM.
+ */
+int mmp__hosts_parse_slurm(mmp__hostlist_t *hl, const char *nodelist,
+                           const char *tasks, char *err, size_t errlen);
+
 /* Sets `local` on every host that names this machine: "localhost",
  * "127.0.0.1", "::1", or `self` (this machine's host name; its first label
  * matches too). `self` may be NULL. */

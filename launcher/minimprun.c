@@ -53,6 +53,7 @@
  *   127  the program was not found
  * Only the first failure counts; deaths caused by stopping the job do not.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "bind.h"
 #include "common.h"
 #include "daemon.h"
 #include "hosts.h"
@@ -376,6 +378,10 @@ static void run_start_failed(mmp__run_job_t *j, mmp__run_rank_t *r, int err) {
 
   if (r->remote)
     snprintf(where, sizeof(where), " on host %s", j->hl.hosts[r->host].name);
+  /* A missing --wdir fails the start as a missing program does: name both. */
+  if (j->wdir != NULL)
+    snprintf(where + strlen(where), sizeof(where) - strlen(where),
+             " in --wdir '%s'", j->wdir);
   /* libuv's codes are negated errno values here; strerror reads best. */
   if (code != 1)
     snprintf(msg, sizeof(msg), "cannot start '%s'%s: %s", j->argv[0], where,
@@ -413,13 +419,18 @@ static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
   mmp__spawn_t s;
   int rc, k;
 
+  cpu_set_t cpus;
+  int core;
+
   memset(&s, 0, sizeof(s));
   s.argv = j->argv;
   s.env = env;
+  s.cwd = j->wdir;
+  s.cpus = mmp__bind_for(j->bind_core, r->local_rank, &cpus, &core);
   s.in_mode = r->rank == 0 ? MMP__STDIN_INHERIT : MMP__STDIN_NULL;
+  mmp__run_rank_outs_init(r);
   for (k = 0; k < 2; k++) {
     mmp__run_out_t *out = &r->out[k];
-    mmp__run_out_init(out, j, r->tag, k + 1);
     uv_pipe_init(&j->loop, &out->pipe, 0);
     out->pipe.data = out;
     out->piped = 1;
@@ -439,6 +450,8 @@ static int run_launch(mmp__run_job_t *j, mmp__run_rank_t *r, char **env) {
   }
   r->spawned = 1;
   r->pid = r->proc.pid;
+  if (j->report_bindings)
+    mmp__bind_report(r->pid, r->rank, core, s.cpus);
   j->nrunning++;
   for (k = 0; k < 2; k++) {
     j->open_pipes++;
@@ -457,6 +470,13 @@ static void run_spawn_local(mmp__run_job_t *j) {
 
   if (j->nremote == j->n)
     return;
+  /* Open MPI stops when --wdir does not exist, rather than run elsewhere. */
+  if (j->wdir != NULL && access(j->wdir, X_OK) != 0) {
+    char msg[600];
+    snprintf(msg, sizeof(msg), "--wdir '%s': %s", j->wdir, strerror(errno));
+    run_fail(j, -1, 1, msg);
+    return;
+  }
   mmp__run_rank_vars(&j->ranks[0], vars, v);
   shared = mmp__run_shared_env(j, &nshared);
   /* Every rank sets the same three names, so one environment serves all
@@ -726,6 +746,8 @@ static int run_start(mmp__run_job_t *j, char ***agentv) {
 
   if (rc == 0)
     rc = mmp__run_listen_addr(j);
+  if (rc == 0 && j->outdir != NULL)
+    rc = mmp__run_out_files(j);
   if (rc == 0 && uv_loop_init(&j->loop) != 0)
     rc = 1;
   if (rc != 0)
@@ -753,6 +775,13 @@ static int run_start(mmp__run_job_t *j, char ***agentv) {
 }
 
 static void run_free(mmp__run_job_t *j) {
+  int r, k;
+
+  for (r = 0; j->ranks != NULL && r < j->n; r++)
+    for (k = 0; k < 2; k++)
+      if (j->ranks[r].outfd[k] > 0)
+        close(j->ranks[r].outfd[k]);
+  free(j->wdir_abs);
   free(j->scratch);
   free(j->ranks);
   free(j->agent_out);

@@ -4,11 +4,13 @@
  *
  * Every host runs one agent at once, "AGENT... HOST LAUNCHER --daemon ADDR
  * INDEX"; the job key goes on the agent's standard input, never on a
- * command line, so `ps` does not show it. The daemon connects back to the
- * control server, proves the key in HELLO and gets its LAUNCH; from then
- * on its connection carries the ranks' starts, output and exits.
+ * command line, so `ps` does not show it, and never on the control
+ * connection. The daemon connects back to the control server, both prove
+ * they hold the key (HELLO, CHALLENGE, PROOF, WELCOME: ctrl.h) and the
+ * daemon gets its LAUNCH; from then on its connection carries the ranks'
+ * starts, output and exits.
  *
- * A host is STARTING until its HELLO, RUNNING until its BYE (DONE), or
+ * A host is STARTING until its daemon's proof, RUNNING until its BYE (DONE), or
  * GONE: the agent could not run or exited first, the daemon did not
  * connect back within MMP__REMOTE_START_MS, or the connection ended
  * before BYE. Each host is reported gone at most once.
@@ -28,10 +30,11 @@
 #include "ctrl.h"
 #include "input.h"
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/transport.h"
 #include "transport/util.h"
 
-#define RM_MAX_PENDING 64            /* connections that have not said HELLO */
+#define RM_MAX_PENDING 64            /* connections that have not proved the key */
 #define RM_AGENT_FLUSH_MS 300        /* a dead agent's last words may follow */
 #define RM_AGENT_TERM_MS 2000        /* after stop: SIGTERM to agents left */
 #define RM_AGENT_KILL_MS 2000        /* ...then SIGKILL */
@@ -42,12 +45,17 @@ enum { H_STARTING = 0, H_RUNNING, H_DONE, H_GONE };
 
 typedef struct rm_host_s rm_host_t;
 
-/* What a control connection belongs to: a host once it said HELLO. */
+/* What a control connection belongs to: a host once its proof verified. */
 typedef struct rm_peer_s {
-  mmp__list_t node; /* in rm->pending until HELLO */
+  mmp__list_t node; /* in rm->pending until then */
   mmp__remote_t *rm;
   rm_host_t *host;
   mmp__ctrl_conn_t *conn;
+  /* The handshake, while pending: our CHALLENGE, then HELLO's claim. */
+  uint8_t nonce[MMP__NONCE_LEN];
+  int hello;
+  uint32_t claim;
+  mmp__auth_t auth;
 } rm_peer_t;
 
 struct rm_host_s {
@@ -507,42 +515,63 @@ static void rm_reject(rm_peer_t *p, const char *why) {
   mmp__list_remove(&p->node);
   p->rm->npending--;
   mmp__ctrl_conn_close(p->conn, why);
+  mmp__auth_end(&p->auth);
   free(p);
 }
 
-/* HELLO: key blob[16], host u32, pid u32, hostname str. */
+/* HELLO: nonce[32], host u32, pid u32, hostname str. What it claims is
+ * kept for after the proof. */
 static void rm_on_hello(rm_peer_t *p, const uint8_t *body, size_t len) {
-  mmp__remote_t *rm = p->rm;
   mmp__boot_rd_t rd;
-  const uint8_t *key;
   const char *name;
-  size_t klen;
-  uint32_t pos;
+
+  mmp__boot_rd_init(&rd, body, len);
+  (void)mmp__boot_rd_raw(&rd, MMP__NONCE_LEN);
+  p->claim = mmp__boot_rd_u32(&rd);
+  (void)mmp__boot_rd_u32(&rd);
+  (void)mmp__boot_rd_str(&rd, &name, RM_MAX_HOSTNAME);
+  if (rd.bad || rd.left != 0)
+    return rm_reject(p, "malformed HELLO");
+  mmp__auth_begin(&p->auth, p->rm->key, MMP__AUTH_CTRL, body, len, p->nonce,
+                  sizeof(p->nonce));
+  p->hello = 1;
+}
+
+/* PROOF: the key first, then the host it claimed; then our own proof and
+ * the host's LAUNCH. */
+static void rm_on_proof(rm_peer_t *p, const uint8_t *body, size_t len) {
+  mmp__remote_t *rm = p->rm;
+  uint8_t mac[MMP__MAC_LEN];
+  mmp__boot_wr_t w;
   rm_host_t *hs;
   uint8_t *launch;
 
-  mmp__boot_rd_init(&rd, body, len);
-  klen = mmp__boot_rd_blob(&rd, &key, MMP__JOB_KEY_LEN);
-  pos = mmp__boot_rd_u32(&rd);
-  (void)mmp__boot_rd_u32(&rd);
-  (void)mmp__boot_rd_str(&rd, &name, RM_MAX_HOSTNAME);
-  if (rd.bad || rd.left != 0 || klen != MMP__JOB_KEY_LEN)
-    return rm_reject(p, "malformed HELLO");
-  if (!mmp__ct_equal(key, rm->key, MMP__JOB_KEY_LEN))
-    return rm_reject(p, "bad job key");
-  if (pos >= (uint32_t)rm->nhosts)
+  if (len != MMP__MAC_LEN)
+    return rm_reject(p, "malformed PROOF");
+  if (!mmp__auth_check(&p->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, body))
+    return rm_reject(p, "bad job key (the daemon's proof does not verify)");
+  if (p->claim >= (uint32_t)rm->nhosts)
     return rm_reject(p, "unknown host index");
-  hs = &rm->hosts[pos];
+  hs = &rm->hosts[p->claim];
   if (hs->state != H_STARTING || hs->peer.conn != NULL)
     return rm_reject(p, "that host is not expected (any more)");
+  mmp__auth_mac(&p->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
   mmp__list_remove(&p->node);
   rm->npending--;
   hs->peer.conn = p->conn;
   mmp__ctrl_conn_set_data(p->conn, &hs->peer);
+  mmp__auth_end(&p->auth);
   free(p);
   uv_timer_stop(&hs->timer);
   hs->state = H_RUNNING;
   mmp__ctrl_conn_deadline(hs->peer.conn, 0, NULL);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  if (mmp__ctrl_send(hs->peer.conn, MMP__C_WELCOME, &w) != 0) {
+    free(hs->h.launch);
+    hs->h.launch = NULL;
+    return; /* `ended` reported it */
+  }
   launch = hs->h.launch;
   hs->h.launch = NULL; /* taken over by the send, even when it fails */
   if (mmp__ctrl_send_buf(hs->peer.conn, launch, hs->h.launch_len) != 0)
@@ -558,10 +587,12 @@ static void rm_on_message(mmp__ctrl_conn_t *c, uint8_t type,
 
   if (p->host != NULL)
     rm_host_message(p->host, type, body, len);
-  else if (type == MMP__C_HELLO)
+  else if (!p->hello && type == MMP__C_HELLO)
     rm_on_hello(p, body, len);
+  else if (p->hello && type == MMP__C_PROOF)
+    rm_on_proof(p, body, len);
   else
-    rm_reject(p, "expected HELLO");
+    rm_reject(p, p->hello ? "expected PROOF" : "expected HELLO");
 }
 
 static void rm_on_ended(mmp__ctrl_conn_t *c, const char *reason) {
@@ -569,10 +600,11 @@ static void rm_on_ended(mmp__ctrl_conn_t *c, const char *reason) {
   rm_host_t *hs = p->host;
 
   if (hs == NULL) {
-    MMP__LOG(MMP__LOG_WARN, "control: a connection ended before HELLO: %s",
-             reason);
+    MMP__LOG(MMP__LOG_WARN,
+             "control: a connection ended before its handshake: %s", reason);
     mmp__list_remove(&p->node);
     p->rm->npending--;
+    mmp__auth_end(&p->auth);
     free(p);
     return;
   }
@@ -585,6 +617,7 @@ static const mmp__ctrl_cb_t rm_ctrl_cb = {rm_on_message, rm_on_ended, NULL};
 
 static void rm_on_connection(uv_stream_t *server, int status) {
   mmp__remote_t *rm = server->data;
+  mmp__boot_wr_t w;
   rm_peer_t *p;
 
   if (status < 0 || rm->stopping)
@@ -603,7 +636,13 @@ static void rm_on_connection(uv_stream_t *server, int status) {
   }
   mmp__list_insert_tail(&rm->pending, &p->node);
   rm->npending++;
-  mmp__ctrl_conn_deadline(p->conn, MMP__CTRL_HELLO_MS, "no HELLO in time");
+  mmp__ctrl_conn_deadline(p->conn, MMP__CTRL_HELLO_MS,
+                          "no handshake in time");
+  /* We speak first: a fresh nonce the daemon's proof must cover. */
+  mmp__auth_nonce(p->nonce);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, p->nonce, sizeof(p->nonce));
+  mmp__ctrl_send(p->conn, MMP__C_CHALLENGE, &w);
 }
 
 /* ---- Interface ---------------------------------------------------------- */
@@ -640,6 +679,12 @@ int mmp__remote_start(uv_loop_t *loop, const mmp__remote_opts_t *o,
   size_t nh = nhosts > 0 ? (size_t)nhosts : 0;
   int i, rc;
 
+  if (mmp__auth_init() != 0) {
+    for (i = 0; i < nhosts; i++)
+      free(hosts[i].launch);
+    free(rm);
+    return MMP_EIO;
+  }
   for (i = 0; i < nhosts; i++)
     nranks += (size_t)hosts[i].nranks;
   if (rm == NULL || (rm->hosts = calloc(nh + 1, sizeof(rm_host_t))) == NULL ||

@@ -65,9 +65,10 @@ typedef struct mmp__remote_opts_s {
 
 /*
  * Starts the control server and every host's agent. The LAUNCH messages
- * are taken over in every case. Returns 0, or MMP_ENOMEM, MMP_EADDR (the
- * server cannot listen) with nothing started; a host whose agent cannot
- * be started is reported through host_lost later.
+ * are taken over in every case. Returns 0, or MMP_ENOMEM, MMP_EIO
+ * (libsodium cannot start), MMP_EADDR (the server cannot listen) with
+ * nothing started; a host whose agent cannot be started is reported
+ * through host_lost later.
  */
 int mmp__remote_start(uv_loop_t *loop, const mmp__remote_opts_t *o,
                       mmp__remote_host_t *hosts, int nhosts,

@@ -56,6 +56,7 @@ struct mmp__run_rank_s {
   int lost;   /* its bootstrap connection ended without BYE */
   char lost_reason[128];
   char tag[24]; /* "[3] " with --tag-output, else "" */
+  int outfd[2]; /* --output-filename: its stdout and stderr files, or 0 */
   mmp__run_out_t out[2];
 };
 
@@ -76,6 +77,15 @@ struct mmp__run_job_s {
   const char *agent;    /* --agent, as given */
   const char *launcher; /* --launcher */
   const char *iface;    /* --iface */
+  int encrypt;          /* --encrypt */
+  int ignore_alloc;     /* --ignore-allocation */
+  const char *alloc;    /* "Slurm" or "PBS": the hosts came from it */
+  int npernode;         /* -N: ranks per host, 0 if not given */
+  int bind_core;        /* --bind-to core */
+  int report_bindings;  /* --report-bindings */
+  const char *wdir;     /* --wdir, made absolute; NULL: ours */
+  char *wdir_abs;       /* owned copy of an absolute --wdir */
+  const char *outdir;   /* --output-filename */
   char exe[4096];       /* our own path, the default --launcher */
   /* Placement. */
   mmp__hostlist_t hl;
@@ -84,7 +94,8 @@ struct mmp__run_job_s {
   /* The environment added to every rank: -x, then ours. */
   char **xenv; /* "NAME=VALUE", borrowed */
   int nxenv;
-  char jobvars[4][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE */
+  char jobvars[5][160]; /* MINIMP_SIZE, _BOOT_ADDR, _JOB_KEY, _IFACE,
+                           _ENCRYPT */
   int njobvars;
   char *libpath; /* "LD_LIBRARY_PATH=...", owned, or NULL (run_env.c) */
   /* Bootstrap. */

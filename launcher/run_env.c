@@ -102,6 +102,9 @@ int mmp__run_job_env(mmp__run_job_t *j) {
   if (j->iface != NULL)
     snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
              "MINIMP_IFACE=%s", j->iface);
+  if (j->encrypt)
+    snprintf(j->jobvars[j->njobvars++], sizeof(j->jobvars[0]),
+             "MINIMP_ENCRYPT=1");
   j->libpath = run_libpath();
   return 0;
 }
@@ -117,18 +120,20 @@ void mmp__run_rank_vars(const mmp__run_rank_t *r, char vars[3][48],
 }
 
 const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry) {
-  /* What mmp__run_rank_vars and mmp__run_job_env write; MINIMP_IFACE, the
-   * last, only with --iface. */
-  static const char *const names[] = {"MINIMP_RANK",       "MINIMP_LOCAL_RANK",
-                                      "MINIMP_LOCAL_SIZE", "MINIMP_SIZE",
-                                      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY",
-                                      "MINIMP_IFACE"};
+  /* What mmp__run_rank_vars and mmp__run_job_env write; MINIMP_IFACE only
+   * with --iface, MINIMP_ENCRYPT only with --encrypt. */
+  static const char *const names[] = {
+      "MINIMP_RANK",      "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE",
+      "MINIMP_SIZE",      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY",
+      "MINIMP_IFACE",     "MINIMP_ENCRYPT"};
   size_t len = strcspn(entry, "="), k;
-  size_t n = MMP__ARRAY_SIZE(names) - (j->iface == NULL ? 1 : 0);
 
-  for (k = 0; k < n; k++)
+  for (k = 0; k < MMP__ARRAY_SIZE(names); k++) {
+    if ((k == 6 && j->iface == NULL) || (k == 7 && !j->encrypt))
+      continue;
     if (strlen(names[k]) == len && strncmp(entry, names[k], len) == 0)
       return names[k];
+  }
   return NULL;
 }
 
@@ -174,8 +179,12 @@ char **mmp__run_remote_env(mmp__run_job_t *j) {
         !mmp__env_sets(shared, nshared, environ[k]) &&
         !mmp__env_sets(v, 3, environ[k]))
       env[n++] = environ[k];
+  /* The key reaches each daemon on its agent's standard input, and the
+   * daemon adds it for its ranks: it never crosses the control
+   * connection. */
   for (i = 0; i < nshared; i++)
-    env[n++] = shared[i];
+    if (strncmp(shared[i], "MINIMP_JOB_KEY=", 15) != 0)
+      env[n++] = shared[i];
   env[n] = NULL;
   free(shared);
   return env;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "hosts.h"
 #include "minimp.h"
@@ -28,7 +29,7 @@ static void run_usage(FILE *f) {
              "Options:\n"
              "  -n, -np N          number of ranks (default: every slot of "
              "the hosts;\n"
-             "                     required without --host/--hostfile)\n"
+             "                     required without hosts or an allocation)\n"
              "  -H, --host LIST    hosts, e.g. node1:2,node2 (\":N\" = N "
              "slots, else 1)\n"
              "  --hostfile FILE    hosts, one per line: \"node1 slots=2\"; "
@@ -40,13 +41,30 @@ static void run_usage(FILE *f) {
              "  --oversubscribe    allow more ranks than slots\n"
              "  --agent CMD        how to run a command on a host: CMD HOST "
              "COMMAND...\n"
-             "                     (default \"ssh\"; e.g. \"ip netns exec\"); "
-             "also\n"
-             "                     --launch-agent\n"
+             "                     (default $MINIMP_AGENT, else srun in a "
+             "Slurm\n"
+             "                     allocation, else \"ssh\"; e.g. \"ip netns "
+             "exec\");\n"
+             "                     also --launch-agent\n"
              "  --launcher PATH    minimprun's path on the other hosts "
              "(default: ours)\n"
              "  --iface SPEC       interface or CIDR the job uses (exported as "
              "MINIMP_IFACE)\n"
+             "  --encrypt          seal every TCP frame between ranks "
+             "(exported as\n"
+             "                     MINIMP_ENCRYPT=1; docs/security.md)\n"
+             "  --ignore-allocation  do not take the hosts from a Slurm or "
+             "PBS allocation\n"
+             "  -N, --npernode N   N ranks on every host (its slots become "
+             "N)\n"
+             "  --bind-to core|none  bind each rank to one core of its host, "
+             "or not\n"
+             "                     (default none)\n"
+             "  --report-bindings  print each rank's CPU set on stderr\n"
+             "  --wdir DIR         the ranks' working directory (default: "
+             "ours)\n"
+             "  --output-filename DIR  each rank's stdout and stderr go to\n"
+             "                     DIR/1/rank.N/stdout and .../stderr\n"
              "  --tag-output       prefix every output line with \"[rank] \"\n"
              "  --timeout S        stop the job after S seconds (exit 110)\n"
              "  -x VAR             export VAR from this environment\n"
@@ -54,6 +72,12 @@ static void run_usage(FILE *f) {
              "  --verbose          report what the launcher does on stderr\n"
              "  -h, --help         show this help and exit\n"
              "  -V, --version      show the version and exit\n"
+             "\n"
+             "Inside a Slurm allocation (SLURM_JOB_NODELIST, "
+             "SLURM_TASKS_PER_NODE) or a\n"
+             "PBS job (PBS_NODEFILE), the hosts and slots are the "
+             "allocation's unless\n"
+             "--host or --hostfile is given.\n"
              "\n"
              "Exit status: 0 when every rank succeeded; otherwise the first\n"
              "failing rank's exit code (128+N if killed by signal N, its code\n"
@@ -146,6 +170,45 @@ static int run_parse_hosts(mmp__run_job_t *j, run_opt_t *o) {
   return rc != 0 ? run_usage_error("%s", err) : -1;
 }
 
+/*
+ * Handles the options about where and how each rank runs: -N, --bind-to,
+ * --report-bindings, --wdir, --output-filename. Returns -1 to go on, -2
+ * when `o` is none of them, or the exit status to leave with.
+ */
+static int run_parse_rank_opts(mmp__run_job_t *j, run_opt_t *o) {
+  long v;
+
+#define RUN_IS(name)                                                           \
+  (o->alen == strlen(name) && strncmp(o->a, name, o->alen) == 0)
+  if (RUN_IS("-N") || RUN_IS("--npernode") || RUN_IS("-npernode")) {
+    if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)
+      return run_usage_error("bad ranks per node '%s' for %.*s (1..%d)", o->val,
+                             (int)o->alen, o->a, RUN_MAX_RANKS);
+    j->npernode = (int)v;
+  } else if (RUN_IS("--bind-to") || RUN_IS("-bind-to")) {
+    if (strcmp(o->val, "core") != 0 && strcmp(o->val, "none") != 0)
+      return run_usage_error("bad --bind-to '%s' (core or none)", o->val);
+    j->bind_core = o->val[0] == 'c';
+  } else if (RUN_IS("--report-bindings") || RUN_IS("-report-bindings")) {
+    j->report_bindings = 1;
+  } else if (RUN_IS("--wdir") || RUN_IS("-wdir") || RUN_IS("--wd") ||
+             RUN_IS("-wd")) {
+    if (o->val[0] == '\0')
+      return run_usage_error("option '--wdir' needs a directory");
+    j->wdir = o->val;
+  } else if (RUN_IS("--output-filename") || RUN_IS("-output-filename")) {
+    if (o->val[0] == '\0')
+      return run_usage_error("option '--output-filename' needs a directory");
+    j->outdir = o->val;
+  } else if (RUN_IS("--ignore-allocation")) {
+    j->ignore_alloc = 1;
+  } else {
+    return -2;
+  }
+#undef RUN_IS
+  return -1;
+}
+
 /* 1 if `o` is one of the `n` names. */
 static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
   size_t i;
@@ -158,21 +221,28 @@ static int run_opt_in(const run_opt_t *o, const char *const *names, size_t n) {
 
 /* The options that take a value. */
 static int run_takes_value(const run_opt_t *o) {
+  /* clang-format off */
   static const char *const names[] = {
-      "-n",         "-np",       "--np",           "--timeout",
-      "-x",         "-H",        "--host",         "-host",
-      "--hostfile", "-hostfile", "--machinefile",  "-machinefile",
-      "--map-by",   "--agent",   "--launch-agent", "--launcher",
-      "--iface"};
+      "-n", "-np", "--np", "--timeout", "-x",
+      "-H", "--host", "-host", "--hostfile", "-hostfile",
+      "--machinefile", "-machinefile", "--map-by",
+      "--agent", "--launch-agent", "--launcher", "--iface",
+      "-N", "--npernode", "-npernode", "--bind-to", "-bind-to",
+      "--wdir", "-wdir", "--wd", "-wd",
+      "--output-filename", "-output-filename"};
+  /* clang-format on */
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
 
 /* The options that take none. */
 static int run_is_flag(const run_opt_t *o) {
+  /* clang-format off */
   static const char *const names[] = {
-      "-h",        "--help",         "-V", "--version", "--tag-output",
-      "--verbose", "--oversubscribe"};
+      "-h", "--help", "-V", "--version", "--tag-output", "--verbose",
+      "--oversubscribe", "--report-bindings", "-report-bindings",
+      "--ignore-allocation", "--encrypt"};
+  /* clang-format on */
 
   return run_opt_in(o, names, MMP__ARRAY_SIZE(names));
 }
@@ -208,16 +278,105 @@ static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
     j->verbose = 1;
   } else if (RUN_IS("--oversubscribe")) {
     j->oversubscribe = 1;
+  } else if (RUN_IS("--encrypt")) {
+    j->encrypt = 1;
   } else if (RUN_IS("-x")) {
     if (!run_valid_var(o->val))
       return run_usage_error("bad variable '%s' for -x", o->val);
     j->exports[j->nexports++] = (char *)o->val;
   } else if ((rc = run_parse_hosts(j, o)) != -2) {
     return rc;
+  } else if ((rc = run_parse_rank_opts(j, o)) != -2) {
+    return rc;
   } else {
     return run_usage_error("unknown option '%s'", o->a);
   }
 #undef RUN_IS
+  return -1;
+}
+
+/* The agent inside a Slurm allocation: one srun step per host, one task
+ * on it, sharing the allocation with the job's other steps (--overlap)
+ * and holding every CPU of the node (--whole) so that the ranks the
+ * daemon starts are not confined to the step's one CPU. */
+#define RUN_SLURM_AGENT                                                        \
+  "srun --nodes=1 --ntasks=1 --overlap --whole --cpu-bind=none --nodelist"
+
+/* A non-empty variable's value, else NULL. */
+static const char *run_getenv(const char *name) {
+  const char *v = getenv(name);
+
+  return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/*
+ * Without --host and --hostfile, the hosts of a Slurm allocation or a PBS
+ * job, as Open MPI's mpirun takes them; then the default agent. Returns
+ * -1 to go on or the exit status.
+ */
+static int run_parse_alloc(mmp__run_job_t *j) {
+  const char *nodes = run_getenv("SLURM_JOB_NODELIST");
+  const char *pbs = run_getenv("PBS_NODEFILE");
+  const char *agent = getenv("MINIMP_AGENT");
+  char err[512];
+  int rc = 0;
+
+  if (nodes == NULL)
+    nodes = run_getenv("SLURM_NODELIST");
+  if (!j->have_hosts && !j->ignore_alloc && nodes != NULL) {
+    const char *tasks = run_getenv("SLURM_TASKS_PER_NODE");
+    if (tasks == NULL)
+      return run_usage_error("SLURM_JOB_NODELIST is set but "
+                             "SLURM_TASKS_PER_NODE is not; give --host, or "
+                             "--ignore-allocation");
+    rc = mmp__hosts_parse_slurm(&j->hl, nodes, tasks, err, sizeof(err));
+    j->alloc = "Slurm";
+  } else if (!j->have_hosts && !j->ignore_alloc && pbs != NULL) {
+    /* One line per slot: a host listed again gains a slot. */
+    rc = mmp__hosts_parse_file(&j->hl, pbs, err, sizeof(err));
+    j->alloc = "PBS";
+  }
+  if (rc == MMP_ENOMEM)
+    return 1;
+  if (rc != 0)
+    return run_usage_error("%s", err);
+  j->have_hosts |= j->alloc != NULL;
+  if (j->agent == NULL && agent != NULL) {
+    if (agent[strspn(agent, " \t\n")] == '\0')
+      return run_usage_error("MINIMP_AGENT='%s' names no command", agent);
+    j->agent = agent;
+  }
+  if (j->agent == NULL)
+    j->agent = j->alloc != NULL && j->alloc[0] == 'S' ? RUN_SLURM_AGENT : "ssh";
+  return -1;
+}
+
+/* -N: every host gets exactly that many slots; --wdir made absolute, so
+ * that other hosts see the same directory. Returns -1 or the status. */
+static int run_parse_rank_finish(mmp__run_job_t *j) {
+  char cwd[4096];
+  size_t len = sizeof(cwd);
+  int h;
+
+  if (j->npernode > 0) {
+    if (!j->have_hosts &&
+        mmp__hosts_add(&j->hl, "localhost", 9, 1, cwd, sizeof(cwd)) != 0)
+      return 1;
+    j->have_hosts = 1;
+    for (h = 0; h < j->hl.n; h++)
+      j->hl.hosts[h].slots = j->npernode;
+  }
+  if (j->wdir != NULL && j->wdir[0] != '/') {
+    if (uv_cwd(cwd, &len) != 0)
+      return run_usage_error("cannot resolve --wdir '%s': no current "
+                             "directory",
+                             j->wdir);
+    j->wdir_abs = malloc(len + strlen(j->wdir) + 2);
+    if (j->wdir_abs == NULL)
+      return 1;
+    sprintf(j->wdir_abs, "%s/%s", cwd, j->wdir);
+    j->wdir = j->wdir_abs;
+  }
   return -1;
 }
 
@@ -235,8 +394,9 @@ static int run_parse_finish(mmp__run_job_t *j) {
     if (owned != NULL)
       return run_usage_error(
           "cannot set %s with -x: minimprun sets it %s", owned,
-          strcmp(owned, "MINIMP_IFACE") == 0 ? "from --iface"
-                                             : "for every rank");
+          strcmp(owned, "MINIMP_IFACE") == 0     ? "from --iface"
+          : strcmp(owned, "MINIMP_ENCRYPT") == 0 ? "from --encrypt"
+                                                 : "for every rank");
   }
   if (j->hostfile != NULL && j->have_hosts)
     return run_usage_error("give either --host or --hostfile, not both");
@@ -250,6 +410,8 @@ static int run_parse_finish(mmp__run_job_t *j) {
     }
     j->have_hosts = 1;
   }
+  if ((rc = run_parse_alloc(j)) >= 0 || (rc = run_parse_rank_finish(j)) >= 0)
+    return rc;
   if (!j->have_hosts && j->n == 0)
     return run_usage_error("missing -n N");
   if (j->n == 0) {

@@ -8,10 +8,15 @@
 #include "run_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "common.h"
 
 #define RUN_LINE_CAP 65536 /* a longer line is forwarded in chunks */
 
@@ -175,4 +180,51 @@ void mmp__run_out_close(mmp__run_out_t *o, int counted) {
     o->buf = NULL;
     o->cap = 0;
   }
+}
+
+void mmp__run_rank_outs_init(mmp__run_rank_t *r) {
+  int k;
+
+  for (k = 0; k < 2; k++)
+    mmp__run_out_init(&r->out[k], r->job, r->tag,
+                      r->outfd[k] > 0 ? r->outfd[k] : k + 1);
+}
+
+/* mkdir of `path`, which may exist already; 0 or -1 (errno set). */
+static int run_mkdir(const char *path) {
+  return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+int mmp__run_out_files(mmp__run_job_t *j) {
+  static const char *const names[2] = {"stdout", "stderr"};
+  char path[4096];
+  int r, k, n;
+
+  /* Open MPI's layout, DIR/1/rank.N/stdout: "1" is the job's number. */
+  n = snprintf(path, sizeof(path), "%s/1", j->outdir);
+  if (n <= 0 || (size_t)n >= sizeof(path) - 32) {
+    mmp__say("--output-filename '%s': path too long", j->outdir);
+    return 1;
+  }
+  path[n - 2] = '\0';
+  if (run_mkdir(path) != 0 || (path[n - 2] = '/', run_mkdir(path)) != 0)
+    goto fail;
+  for (r = 0; r < j->n; r++) {
+    for (k = 0; k < 2; k++) {
+      snprintf(path + n, sizeof(path) - (size_t)n, "/rank.%d", r);
+      if (k == 0 && run_mkdir(path) != 0)
+        goto fail;
+      snprintf(path + n, sizeof(path) - (size_t)n, "/rank.%d/%s", r, names[k]);
+      j->ranks[r].outfd[k] =
+          open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (j->ranks[r].outfd[k] < 0) {
+        j->ranks[r].outfd[k] = 0;
+        goto fail;
+      }
+    }
+  }
+  return 0;
+fail:
+  mmp__say("--output-filename: cannot create '%s': %s", path, strerror(errno));
+  return 1;
 }

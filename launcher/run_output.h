@@ -28,6 +28,17 @@
 void mmp__run_out_init(mmp__run_out_t *o, mmp__run_job_t *j, const char *tag,
                        int fd);
 
+/* Sets up both streams of rank `r`, which go to minimprun's stdout and
+ * stderr, or to the rank's files with --output-filename. */
+void mmp__run_rank_outs_init(mmp__run_rank_t *r);
+
+/*
+ * With --output-filename DIR: creates DIR/1/rank.N for every rank and
+ * opens (truncating) its files "stdout" and "stderr" there. Returns 0, or
+ * 1 after a message naming the path that failed.
+ */
+int mmp__run_out_files(mmp__run_job_t *j);
+
 /* Forwards `n` bytes that the stream's writer wrote: its complete lines
  * are written now, the rest is held until its line ends. */
 void mmp__run_feed(mmp__run_out_t *o, const char *d, size_t n);

@@ -31,8 +31,13 @@ static int run_encode_launch(mmp__run_job_t *j, int h, char **shared,
   int r;
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, j->verbose ? MMP__CTRL_LAUNCH_VERBOSE : 0, cwd,
-                         j->argv, shared, j->hl.hosts[h].nranks);
+  unsigned flags = (j->verbose ? MMP__CTRL_LAUNCH_VERBOSE : 0) |
+                   (j->bind_core ? MMP__CTRL_LAUNCH_BIND_CORE : 0) |
+                   (j->report_bindings ? MMP__CTRL_LAUNCH_REPORT_BINDINGS : 0) |
+                   (j->wdir != NULL ? MMP__CTRL_LAUNCH_WDIR : 0);
+
+  mmp__ctrl_launch_begin(&w, flags, j->wdir != NULL ? j->wdir : cwd, j->argv,
+                         shared, j->hl.hosts[h].nranks);
   for (r = 0; r < j->n; r++) {
     if (j->ranks[r].host != h)
       continue;
@@ -110,8 +115,7 @@ static int run_start_remote(mmp__run_job_t *j, char **agent,
   for (r = 0; r < j->n; r++) {
     if (!j->ranks[r].remote)
       continue;
-    mmp__run_out_init(&j->ranks[r].out[0], j, j->ranks[r].tag, 1);
-    mmp__run_out_init(&j->ranks[r].out[1], j, j->ranks[r].tag, 2);
+    mmp__run_rank_outs_init(&j->ranks[r]);
     j->nrunning++;
     j->open_pipes += 2;
   }
@@ -124,7 +128,7 @@ int mmp__run_begin_remote(mmp__run_job_t *j, const mmp__remote_cb_t *cb,
   const char *launcher = j->launcher;
   int rc;
 
-  *agentv = mmp__run_split_words(j->agent != NULL ? j->agent : "ssh");
+  *agentv = mmp__run_split_words(j->agent);
   if (launcher == NULL && uv_exepath(j->exe, &len) == 0)
     launcher = j->exe;
   if (*agentv == NULL || launcher == NULL) {

@@ -21,7 +21,7 @@ static void empty_status(mmp_status_t *st) {
 static int check_send(mmp__engine_t *e, const void *buf, size_t len, int dest,
                       int tag, const mmp_comm_t *comm, unsigned flags) {
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("a send (mmp_send and its variants)");
   if (comm == NULL)
     return MMP_ECOMM;
   if (buf == NULL && len > 0)
@@ -38,7 +38,7 @@ static int check_send(mmp__engine_t *e, const void *buf, size_t len, int dest,
 static int check_recv(mmp__engine_t *e, const void *buf, size_t cap, int source,
                       int tag, const mmp_comm_t *comm) {
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("a receive (mmp_recv and its variants)");
   if (comm == NULL)
     return MMP_ECOMM;
   if (buf == NULL && cap > 0)
@@ -225,7 +225,7 @@ static int wait_body(mmp_request_t **req, mmp_status_t *status) {
     return 0;
   }
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("mmp_wait");
   *req = NULL;
   rc = req_finish(e, r, status);
   assert(r->on_heap); /* requests handed to users are always on the heap */
@@ -251,7 +251,7 @@ static int test_body(mmp_request_t **req, int *flag, mmp_status_t *status) {
     return 0;
   }
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("mmp_test");
   if (!req_done(*req))
     mmp__progress_poke(e);
   *flag = req_done(*req);
@@ -320,7 +320,7 @@ static int waitany_body(size_t n, mmp_request_t **reqs, size_t *index,
     return 0;
   }
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("mmp_waitany");
   a.n = n;
   a.reqs = reqs;
   a.found = 0;

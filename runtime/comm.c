@@ -177,7 +177,7 @@ static int comm_split_body(mmp_comm_t *comm, int color, int key,
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("mmp_comm_split");
   if (comm == NULL)
     return MMP_ECOMM;
   if (color < 0 && color != MMP_UNDEFINED)
@@ -215,7 +215,7 @@ static int comm_dup_body(mmp_comm_t *comm, mmp_comm_t **newcomm) {
   if (comm == NULL) {
     if (newcomm != NULL)
       *newcomm = NULL;
-    return mmp__eng == NULL ? MMP_ENOTINIT : MMP_ECOMM;
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_dup") : MMP_ECOMM;
   }
   return mmp_comm_split(comm, 0, comm->rank, newcomm);
 }
@@ -237,7 +237,7 @@ static int comm_create_body(mmp_comm_t *comm, int n, const int *ranks,
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init("mmp_comm_create");
   if (comm == NULL)
     return MMP_ECOMM;
   if (n < 1 || n > comm->size || ranks == NULL)

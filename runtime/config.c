@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "transport/hostlist.h"
 
 /* Defaults, measured where it matters (docs/protocols.md). The eager limit
  * is the crossover between eager (one more copy, no handshake) and
@@ -242,6 +243,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
   cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
   cfg->connect_eager = 0;
+  cfg->encrypt = 0;
   cfg->shm = MMP__SHM_ON;
   cfg->shm_ring = 0;
   cfg->progress_external = 0;
@@ -274,6 +276,9 @@ int mmp__config_tuning(mmp__config_t *cfg) {
       rc = MMP_EENV;
     }
   }
+  /* Off by default: sealing costs a pass over every byte (docs/security.md,
+   * docs/performance.md), and most clusters' networks are trusted. */
+  rc |= env_int("MINIMP_ENCRYPT", 0, 1, &cfg->encrypt, &present);
   rc |= env_shm(cfg);
   rc |= env_modes(cfg);
   rc |= mmp__config_coll(&cfg->coll);
@@ -319,6 +324,96 @@ void mmp__config_shared(mmp__config_t *cfg, int shared) {
   }
 }
 
+/* The ports a rank started by srun derives its rendezvous port from,
+ * unless MINIMP_BOOT_PORTS gives others: below Linux's ephemeral range
+ * (32768-60999), so that no outgoing connection holds one by chance. */
+#define CONFIG_SLURM_PORT_LO 20000
+#define CONFIG_SLURM_PORT_HI 29999
+
+/* Keeps the first host of a Slurm host list and stops the expansion. */
+static int config_first_host(void *ctx, const char *name, size_t len) {
+  memcpy(ctx, name, len);
+  ((char *)ctx)[len] = '\0';
+  return 1;
+}
+
+/* The first set one of two variables (Slurm spells some both ways). */
+static const char *config_env2(const char *a, const char *b) {
+  const char *v = getenv(a);
+
+  return v != NULL && *v != '\0' ? v : getenv(b);
+}
+
+/* MINIMP_BOOT_PORTS, "LO-HI" within 1024-65535; the default if unset. */
+static int config_port_range(long *lo, long *hi) {
+  const char *s = getenv("MINIMP_BOOT_PORTS");
+  char a[16] = "";
+  size_t n;
+
+  *lo = CONFIG_SLURM_PORT_LO;
+  *hi = CONFIG_SLURM_PORT_HI;
+  if (s == NULL || *s == '\0')
+    return 0;
+  n = strcspn(s, "-");
+  if (n < sizeof(a))
+    memcpy(a, s, n), a[n] = '\0';
+  if (s[n] != '-' || n >= sizeof(a) || mmp__parse_long(a, 1024, 65535, lo) ||
+      mmp__parse_long(s + n + 1, *lo, 65535, hi)) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_BOOT_PORTS='%s' is not a range LO-HI with 1024 <= LO <= "
+             "HI <= 65535",
+             s);
+    return MMP_EENV;
+  }
+  return 0;
+}
+
+/*
+ * A rank started by srun with no MINIMP_BOOT_ADDR: the rendezvous is the
+ * step's first node, where srun places rank 0, at a port every task
+ * derives alike from SLURM_JOB_ID and SLURM_STEP_ID within the port range,
+ * so no port is fixed in advance; jobs close in number, and the first 16
+ * steps of one job, get different ports, since those are the steps that
+ * run side by side on one node. Writes "host:port" to `out`. Returns 0 or
+ * MMP_EENV (reported).
+ */
+static int config_slurm_boot(char *out, size_t len) {
+  const char *nodes = config_env2("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST");
+  const char *job_s = config_env2("SLURM_JOB_ID", "SLURM_JOBID");
+  const char *step_s = config_env2("SLURM_STEP_ID", "SLURM_STEPID");
+  char host[MMP__HOSTLIST_MAX_NAME + 1] = "", err[400];
+  long job, step, lo, hi;
+  int rc;
+
+  if (nodes == NULL || job_s == NULL || step_s == NULL) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_BOOT_ADDR is not set, and Slurm's SLURM_JOB_ID, "
+             "SLURM_STEP_ID and SLURM_STEP_NODELIST, which would name the "
+             "rendezvous, are not all set either");
+    return MMP_EENV;
+  }
+  if (mmp__parse_long(job_s, 0, 4294967295L, &job) != 0 ||
+      mmp__parse_long(step_s, 0, 4294967295L, &step) != 0) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "SLURM_JOB_ID='%s' or SLURM_STEP_ID='%s' is not "
+             "a number",
+             job_s, step_s);
+    return MMP_EENV;
+  }
+  if (config_port_range(&lo, &hi) != 0)
+    return MMP_EENV;
+  rc = mmp__hostlist_expand(nodes, config_first_host, host, err, sizeof(err));
+  if (rc != 1) {
+    MMP__LOG(MMP__LOG_ERROR, "Slurm's node list: %s", err);
+    return MMP_EENV;
+  }
+  snprintf(
+      out, len, strchr(host, ':') != NULL ? "[%s]:%ld" : "%s:%ld", host,
+      lo + (long)(((unsigned long long)job * 16u + (unsigned long long)step) %
+                  (unsigned long long)(hi - lo + 1)));
+  return 0;
+}
+
 int mmp__config_identity(mmp__config_t *cfg) {
   int have_rank, have_size, have_lr, have_ls, rc = 0;
   const char *boot = getenv("MINIMP_BOOT_ADDR");
@@ -326,12 +421,21 @@ int mmp__config_identity(mmp__config_t *cfg) {
   const char *iface = getenv("MINIMP_IFACE");
   const char *rank_var = "MINIMP_RANK", *size_var = "MINIMP_SIZE";
 
+  char derived[sizeof(cfg->boot_addr)];
+
   if (getenv("MINIMP_RANK") == NULL && getenv("MINIMP_SIZE") == NULL &&
       getenv("SLURM_PROCID") != NULL && getenv("SLURM_NTASKS") != NULL &&
-      boot != NULL) {
-    /* Launched by srun: Slurm names the rank, the user the rendezvous. */
+      (boot != NULL || key != NULL)) {
+    /* Launched by srun: Slurm names the rank, and the rendezvous is the
+     * user's or derived from the step. */
     rank_var = "SLURM_PROCID";
     size_var = "SLURM_NTASKS";
+    if (boot == NULL) {
+      if (config_slurm_boot(derived, sizeof(derived)) != 0)
+        return MMP_EENV;
+      boot = derived;
+      cfg->boot_derived = 1;
+    }
   }
   rc |= env_int(size_var, 1, 1 << 24, &cfg->size, &have_size);
   rc |= env_int(rank_var, 0, (1 << 24) - 1, &cfg->rank, &have_rank);
@@ -357,9 +461,18 @@ int mmp__config_identity(mmp__config_t *cfg) {
              size_var, cfg->size);
     return MMP_EENV;
   }
-  if (key == NULL || mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "MINIMP_JOB_KEY must be %d hex digits",
-             2 * MMP__JOB_KEY_LEN);
+  /* The key is a secret: the message gives its length, never its text. */
+  if (key == NULL) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY is not set (minimprun sets it; an embedding "
+             "tool passes the job key to mmp_init_ex)");
+    return MMP_EENV;
+  }
+  if (mmp__hex_decode(key, cfg->key, MMP__JOB_KEY_LEN) != 0) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_JOB_KEY must be %d hex digits (it has %zu characters%s)",
+             2 * MMP__JOB_KEY_LEN, strlen(key),
+             strlen(key) == 2 * MMP__JOB_KEY_LEN ? ", not all hex" : "");
     return MMP_EENV;
   }
   if (strlen(boot) >= sizeof(cfg->boot_addr)) {
@@ -387,6 +500,8 @@ int mmp__config_identity(mmp__config_t *cfg) {
         return MMP_EENV;
       }
       cfg->host_boot = host[0] == '1' && cfg->rank == 0;
+    } else if (cfg->boot_derived) {
+      cfg->host_boot = cfg->rank == 0; /* nobody else can serve it */
     }
   }
   if (iface != NULL) {

@@ -15,6 +15,7 @@
  */
 #include <assert.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +99,9 @@ static void boot_event(void *ctx, uint32_t kind, int rank, int code,
       e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST,
                                      "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
-    MMP__LOG(MMP__LOG_WARN, "job aborted by rank %d (code %d): %s", rank, code,
-             msg);
+    char text[640];
+    mmp__abort_text(text, sizeof(text), rank, code, msg);
+    MMP__LOG(MMP__LOG_WARN, "%s", text);
   }
 }
 
@@ -118,24 +120,55 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 
 /* ---- Start-up ----------------------------------------------------------- */
 
-/* A published record is "ADDRESS IDENTITY" (mmp__local_identity). Parses
- * rank i's address and points *ident at the rest. Returns 0, or -1 if
- * malformed. */
+/* A published record is "ADDRESS SEALING IDENTITY": where the rank
+ * listens, "sealed" or "plain" (its MINIMP_ENCRYPT), and its host
+ * identity (mmp__local_identity). */
+#define INIT_SEALED "sealed"
+#define INIT_PLAIN "plain"
+
+/* Parses rank i's record: its address, whether it seals (*sealed), and
+ * *ident pointing at the rest. Returns 0, or -1 if malformed. */
 static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
-                        char *rec, size_t cap, const char **ident) {
-  char *sp;
+                        char *rec, size_t cap, int *sealed,
+                        const char **ident) {
+  char *sp, *mode;
 
   if (len == 0 || len >= cap)
     return -1;
   memcpy(rec, v, len);
   rec[len] = '\0';
   sp = strchr(rec, ' ');
+  if (sp == NULL)
+    return -1;
+  *sp++ = '\0';
+  mode = sp;
+  sp = strchr(mode, ' ');
   if (sp != NULL)
     *sp++ = '\0';
   *ident = sp != NULL ? sp : "";
+  if (strcmp(mode, INIT_SEALED) != 0 && strcmp(mode, INIT_PLAIN) != 0)
+    return -1;
+  *sealed = strcmp(mode, INIT_SEALED) == 0;
   if (mmp__addr_parse(rec, &e->peers[i].addr) != 0)
     return -1;
   e->peers[i].have_addr = 1;
+  return 0;
+}
+
+/* Every rank must seal its TCP frames, or none: a mixed job would fail
+ * only at the first message between two that differ (or never, between
+ * ranks that share memory), so init refuses it on every rank. Returns 0
+ * or MMP_EENV (logged). */
+static int check_sealing(const mmp__engine_t *e, const int *sealed) {
+  for (int i = 0; i < e->cfg.size; i++) {
+    if (sealed[i] == (e->cfg.encrypt != 0))
+      continue;
+    MMP__LOG(MMP__LOG_ERROR,
+             "rank %d runs with MINIMP_ENCRYPT=%d and this rank with "
+             "MINIMP_ENCRYPT=%d: every rank of a job must agree",
+             i, sealed[i], e->cfg.encrypt != 0);
+    return MMP_EENV;
+  }
   return 0;
 }
 
@@ -149,6 +182,7 @@ static void got_addrs(void *arg, int status, size_t count,
   mmp__engine_t *e = op->e;
   const char **ident;
   char *recs;
+  int *sealed;
   size_t i;
   int r = 0;
 
@@ -161,25 +195,30 @@ static void got_addrs(void *arg, int status, size_t count,
   }
   ident = calloc(count, sizeof(*ident));
   recs = malloc(count * INIT_RECORD_MAX);
-  if (ident == NULL || recs == NULL) {
+  sealed = calloc(count, sizeof(*sealed));
+  if (ident == NULL || recs == NULL || sealed == NULL) {
     free(ident);
     free(recs);
+    free(sealed);
     op_finish(op, MMP_ENOMEM);
     return;
   }
   mmp__lock(e);
   for (i = 0; i < count && r == 0; i++)
     r = parse_record(e, (int)i, values[i], lens[i], recs + i * INIT_RECORD_MAX,
-                     INIT_RECORD_MAX, &ident[i]);
+                     INIT_RECORD_MAX, &sealed[i], &ident[i]);
   mmp__unlock(e);
   if (r != 0) {
     MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
+  } else if ((r = check_sealing(e, sealed)) != 0) {
+    op_finish(op, r);
   } else {
     mmp__local_setup(e, ident, local_done, op);
   }
   free(ident);
   free(recs);
+  free(sealed);
 }
 
 static void put_done(void *arg, int status, size_t count,
@@ -256,7 +295,8 @@ static void boot_connected(void *arg, int status, size_t count,
   {
     char rec[512], ident[256];
     mmp__local_identity(e, ident, sizeof(ident));
-    snprintf(rec, sizeof(rec), "%s %s", e->listen_name, ident);
+    snprintf(rec, sizeof(rec), "%s %s %s", e->listen_name,
+             e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, ident);
     rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
   }
   if (rc != 0)
@@ -312,8 +352,13 @@ static void boot_start_task(void *arg) {
                                 e->cfg.size, e->cfg.key, e->cfg.handshake_ms,
                                 &scb, &e->bootsrv, name, sizeof(name));
     if (rc != 0) {
-      MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s",
-               e->cfg.boot_addr, mmp_strerror(rc));
+      MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s%s",
+               e->cfg.boot_addr, mmp_strerror(rc),
+               e->cfg.boot_derived
+                   ? " (the port comes from SLURM_JOB_ID and SLURM_STEP_ID; "
+                     "set MINIMP_BOOT_PORTS to another range, or "
+                     "MINIMP_BOOT_ADDR)"
+                   : "");
       op_finish(op, rc);
       return;
     }
@@ -694,7 +739,8 @@ static void abort_task(void *arg) {
 }
 
 void mmp_abort(int code) {
-  mmp__abort_with(code, "mmp_abort called");
+  /* No reason: minimprun says "rank N called mmp_abort(CODE)" alone. */
+  mmp__abort_with(code, "");
 }
 
 void mmp__abort_with(int code, const char *why) {
@@ -729,9 +775,38 @@ mmp_comm_t *mmp_comm_world(void) {
 }
 
 int mmp_comm_rank(const mmp_comm_t *comm) {
-  return comm != NULL ? comm->rank : MMP_ECOMM;
+  if (comm == NULL)
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_rank") : MMP_ECOMM;
+  return comm->rank;
 }
 
 int mmp_comm_size(const mmp_comm_t *comm) {
-  return comm != NULL ? comm->size : MMP_ECOMM;
+  if (comm == NULL)
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_size") : MMP_ECOMM;
+  return comm->size;
+}
+
+int mmp__not_init(const char *fn) {
+  static atomic_int said;
+
+  /* Once: a program that ignored a failed mmp_init calls on in a loop. */
+  if (atomic_exchange(&said, 1) == 0)
+    MMP__LOG(MMP__LOG_ERROR,
+             "%s called before a successful mmp_init (did mmp_init fail "
+             "unchecked?); such calls return MMP_ENOTINIT",
+             fn);
+  return MMP_ENOTINIT;
+}
+
+void mmp__abort_text(char *buf, size_t cap, int rank, int code,
+                     const char *msg) {
+  int n;
+
+  /* Rank -1: the launcher itself stopped the job (a timeout, a signal). */
+  if (rank >= 0)
+    n = snprintf(buf, cap, "job aborted by rank %d (code %d)", rank, code);
+  else
+    n = snprintf(buf, cap, "job stopped by the launcher (code %d)", code);
+  if (n >= 0 && (size_t)n < cap && msg != NULL && msg[0] != '\0')
+    snprintf(buf + n, cap - (size_t)n, ": %s", msg);
 }

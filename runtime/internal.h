@@ -57,6 +57,7 @@ typedef struct mmp__config_s {
   int singleton; /* no launcher, no rendezvous: a job of one */
   int host_boot; /* serve the rendezvous from this process */
   char boot_addr[256];
+  int boot_derived; /* boot_addr derived from a Slurm step (config.c) */
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
   uint64_t eager_limit;     /* AUTO sends up to this size go eager */
@@ -79,6 +80,7 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned boot_timeout_ms;
   int connect_eager;     /* open every connection during init */
+  int encrypt;           /* MINIMP_ENCRYPT: seal every TCP frame */
   int shm;               /* MMP__SHM_*: MINIMP_SHM */
   uint64_t shm_ring;     /* MINIMP_SHM_RING bytes; 0: automatic */
   int progress_external; /* MINIMP_PROGRESS=external or
@@ -93,7 +95,8 @@ enum { MMP__SHM_OFF = 0, MMP__SHM_ON = 1, MMP__SHM_RING = 2 };
 
 /*
  * Fills `cfg` with defaults, then applies the MINIMP_* tuning variables
- * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, ...). Does not touch the identity
+ * (MINIMP_EAGER_LIMIT, MINIMP_SPIN_US, MINIMP_ENCRYPT, ...). Does not
+ * touch the identity
  * fields (rank, size, boot_addr, key). Returns 0, or MMP_EENV after logging
  * which variable is malformed.
  */
@@ -178,6 +181,10 @@ struct mmp_request_s {
   void (*dtor)(mmp_request_t *r); /* runs before a user request is freed */
   struct mmp__unexp_s *claimed;
   mmp_status_t status;
+  /* An opaque word an eager message carries besides its bytes (the
+   * EAGER frame's a1; 0: none): sends set it through
+   * mmp__isend_note_locked, receives find the sender's here. */
+  uint64_t note;
 };
 
 /* An arrived (or self-sent) message that no receive matched yet. */
@@ -196,6 +203,7 @@ typedef struct mmp__unexp_s {
   uint64_t cookie;        /* RTS: the sender's cookie */
   mmp_request_t *sreq;    /* self rndv: the sending request */
   mmp_request_t *claimer; /* a receive that matched it before completion */
+  uint64_t note;          /* eager and self: the sender's note */
 } mmp__unexp_t;
 
 /* ---- Outgoing frames ---------------------------------------------------- */
@@ -388,6 +396,16 @@ typedef struct mmp__engine_s {
 
 /* The process-wide engine while initialised, else NULL. */
 extern mmp__engine_t *mmp__eng;
+
+/* What a public call made before a successful mmp_init returns:
+ * MMP_ENOTINIT, after logging once per process that `fn` was called. */
+int mmp__not_init(const char *fn);
+
+/* The line a rank logs when the job is aborted: by `rank` (its own
+ * `msg`, if not empty), or by the launcher when rank is -1. Writes at most
+ * `cap` bytes to buf, NUL-terminated. */
+void mmp__abort_text(char *buf, size_t cap, int rank, int code,
+                     const char *msg);
 
 /* ---- Contracts: engine.lock and loop context -------------------------- */
 
@@ -612,6 +630,12 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       const void *buf, size_t len, int peer, int tag,
                       unsigned mode, mmp_request_t *req);
+/* As mmp__isend_locked with mode MMP_SEND_EAGER, the message carrying
+ * `note`, which the matching receive finds in req->note (the collectives'
+ * poison: why this rank's sends go out empty). Lock held. */
+int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                           uint32_t ctx, const void *buf, size_t len, int peer,
+                           int tag, uint64_t note, mmp_request_t *req);
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       void *buf, size_t cap, int peer, int tag,
                       mmp_request_t *req);

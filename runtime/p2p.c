@@ -559,6 +559,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     size_t n = min_size(r->len, rr->len);
     if (n > 0)
       memcpy(rr->buf, r->buf, n);
+    rr->note = r->note;
     recv_complete(e, rr, me, r->tag, r->len, n);
     req_complete(e, r, 0);
     return 0;
@@ -568,6 +569,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     return MMP_ENOMEM;
   u->kind = MMP__U_SELF;
   u->src = me;
+  u->note = r->note;
   u->ctx = r->ctx;
   u->tag = r->tag;
   u->len = r->len;
@@ -617,6 +619,7 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     tmp.w.hdr.type = MMP__F_EAGER;
     tmp.w.hdr.len = r->len;
     tmp.w.hdr.a0 = r->len;
+    tmp.w.hdr.a1 = r->note;
     if (r->len > 0) {
       tmp.w.payload[0] = uv_buf_init((char *)r->buf, (unsigned)r->len);
       tmp.w.npayload = 1;
@@ -660,13 +663,15 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   return 0;
 }
 
-int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-                      const void *buf, size_t len, int peer, int tag,
-                      unsigned mode, mmp_request_t *r) {
+/* Lock held. A send with an optional note (0: none). */
+static int isend_start(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                       const void *buf, size_t len, int peer, int tag,
+                       unsigned mode, uint64_t note, mmp_request_t *r) {
   MMP__ASSERT_LOCKED(e);
   assert(peer >= 0 && peer < e->cfg.size);
   assert(buf != NULL || len == 0);
   req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
+  r->note = note;
   e->app_at = uv_hrtime();
   if (peer == e->cfg.rank)
     return send_self(e, r, mode);
@@ -674,6 +679,22 @@ int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
       e->peers[peer].state == MMP__P_CLOSED)
     return MMP_EPEERLOST;
   return send_remote(e, r, mode);
+}
+
+int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      const void *buf, size_t len, int peer, int tag,
+                      unsigned mode, mmp_request_t *r) {
+  return isend_start(e, comm, ctx, buf, len, peer, tag, mode, 0, r);
+}
+
+int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                           uint32_t ctx, const void *buf, size_t len, int peer,
+                           int tag, uint64_t note, mmp_request_t *r) {
+  /* Only an EAGER frame carries the note, and a forced eager send of a
+   * few bytes never switches to rendezvous. */
+  assert(len <= 4096);
+  return isend_start(e, comm, ctx, buf, len, peer, tag, MMP_SEND_EAGER, note,
+                     r);
 }
 
 int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
@@ -735,6 +756,7 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   assert(r->kind == MMP__REQ_RECV && r->state != MMP__RQ_POSTED);
   assert(mmp__list_empty(&u->node));
   r->src = u->src;
+  r->note = u->note;
   switch (u->kind) {
   case MMP__U_EAGER:
     if (!u->complete) {
@@ -899,6 +921,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
     r->state = MMP__RQ_RECEIVING;
     r->src = peer;
     r->msg_len = h->len;
+    r->note = h->a1;
     sink->buf = r->buf;
     sink->len = min_size(h->len, r->len);
     p->rx_kind = MMP__RX_REQ;
@@ -921,6 +944,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
   u->tag = h->tag;
   u->len = h->len;
   u->cost = cost;
+  u->note = h->a1;
   e->unexp_bytes += h->len;
   if (e->unexp_bytes > e->unexp_peak)
     e->unexp_peak = e->unexp_bytes;
@@ -1165,6 +1189,7 @@ void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
   tc->size = e->cfg.size;
   memcpy(tc->key, e->cfg.key, sizeof(tc->key));
   tc->max_frame = e->cfg.max_frame;
+  tc->encrypt = e->cfg.encrypt;
   tc->activity = &e->activity;
   cb->ctx = via;
   cb->peer_up = mmp__p2p_peer_up;

@@ -355,7 +355,7 @@ int mmp_progress_fd(void) {
   mmp__engine_t *e = mmp__eng;
 
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init(__func__);
   return e->ext_fd >= 0 ? e->ext_fd : MMP_ENOTSUP;
 }
 
@@ -364,7 +364,7 @@ int mmp_progress(void) {
   uint64_t expirations;
 
   if (e == NULL)
-    return MMP_ENOTINIT;
+    return mmp__not_init(__func__);
   /* Called back from the loop (a user operation): it is running already. */
   if (mmp__in_loop())
     return MMP_EINVAL;

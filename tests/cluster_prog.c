@@ -29,16 +29,7 @@
 #include "mr_common.h"
 #include "runtime/internal.h"
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      printf("rank %d: FAILED %s: ", mr_rank(), #cond);                        \
-      printf(__VA_ARGS__);                                                     \
-      printf("\n");                                                            \
-      fflush(stdout);                                                          \
-      exit(2);                                                                 \
-    }                                                                          \
-  } while (0)
+#define CHECK MR_CHECK
 
 static unsigned long long counter(const char *dev, const char *what) {
   char path[128];

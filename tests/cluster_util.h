@@ -74,11 +74,7 @@ static inline int cluster_check(const char *script) {
 
 /* How many times `needle` occurs in `s`. */
 static inline int cluster_count(const char *s, const char *needle) {
-  int n = 0;
-
-  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
-    n++;
-  return n;
+  return spawn_count(s, needle);
 }
 
 /* No process is left in h0 .. h(hosts-1) and no minimprun daemon in them

@@ -21,13 +21,13 @@ echo
 echo "== Every broadcast algorithm, 8 ranks, $rounds rounds, order shuffled each round"
 echo "   Microseconds until the data reaches a rank, the slowest of 4 ranks"
 echo "   measured (each measured alone, its acknowledgement's time taken off:"
-echo "   docs/performance.md, 'max OL_i'). Median of the rounds [lowest-highest]."
+echo "   'max OL_i' of [de Supinski & Karonis 1999], docs/references.md;"
+echo "   docs/performance.md). Median of the rounds [lowest-highest]."
 rm -f "$out"/bcast-*.csv
 r=1
 while [ "$r" -le "$rounds" ]; do
-  "$run" -n 8 "$b/tests/minimp-bench" bcast --method ol --sizes 1k,64k,1m \
-    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" \
-    --svg "$out/bcast-$r.svg" >/dev/null
+  "$run" -n 8 "$b/tests/bench/minimp-bench" bcast --method ol --sizes 1k,64k,1m \
+    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" >/dev/null
   r=$((r + 1))
 done
 python3 - "$out" "$rounds" <<'PY'
@@ -35,7 +35,9 @@ import csv, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 rows = []
 for r in range(1, rounds + 1):
-    rows += list(csv.DictReader(open("%s/bcast-%d.csv" % (out, r))))
+    # The first line of each file is a '#' comment: version, commit, host.
+    rows += list(csv.DictReader(l for l in open("%s/bcast-%d.csv" % (out, r))
+                                if l[0] != "#"))
 sizes = [1024, 65536, 1048576]
 algs, seen = [], set()
 for row in rows:
@@ -58,10 +60,17 @@ print("\nauto ran: 1 KiB %s, 64 KiB %s, 1 MiB %s; its row and that "
       "algorithm's row measure the same algorithm."
       % (picked.get(1024), picked.get(65536), picked.get(1048576)))
 PY
-echo "(CSV and plots: $out/bcast-*.csv, $out/bcast-*.svg)"
+# The plot needs matplotlib (make demo installs python3-matplotlib).
+if ${PYTHON:-python3} tests/bench/plot_bcast_csv.py "$out"/bcast-*.csv \
+    "$out/bcast.svg" "make demo: broadcast among 8 ranks on this machine" \
+    2>"$out/plot.err"; then
+  echo "(CSV: $out/bcast-*.csv; plot: $out/bcast.svg and .png)"
+else
+  echo "(CSV: $out/bcast-*.csv; no plot: $(tail -1 "$out/plot.err"))"
+fi
 echo
 echo "== 2 ranks: ping-pong latency and streaming bandwidth, through shared memory"
-"$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+"$run" -n 2 "$b/tests/bench/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
 echo
 echo "== the same over TCP loopback (MINIMP_SHM=off)"
-MINIMP_SHM=off "$run" -n 2 "$b/tests/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m
+MINIMP_SHM=off "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong --sizes 8,1k,64k,1m,4m

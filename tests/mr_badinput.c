@@ -2,9 +2,11 @@
 /*
  * Bad input against a running job (three ranks through minimprun). Rank 0
  * opens raw TCP connections to rank 1's listening port and sends garbage, a
- * wrong job key, an oversized length, a wrong version, an impossible rank, a
- * duplicate of its own rank, and nothing at all. Each must be closed by rank
- * 1 and counted as rejected; afterwards the job must still exchange data
+ * proof made with a wrong job key, an oversized length, an unknown
+ * version, the old version that sent the key, an impossible rank, a
+ * duplicate of its own rank (with a valid proof), that handshake replayed
+ * byte for byte, and nothing at all. Each must be closed by rank 1 and
+ * counted as rejected; afterwards the job must still exchange data
  * correctly between every pair.
  *
  * The job runs with MINIMP_HANDSHAKE_TIMEOUT_MS=500 (set by meson).
@@ -25,8 +27,14 @@
 #include "minimp.h"
 #include "mr_common.h"
 #include "runtime/internal.h"
+#include "hs_util.h"
+#include "transport/auth.h"
 
-enum { N_ATTACKS = 7 };
+enum { N_ATTACKS = 9 };
+
+/* The dialer's handshake frames (HELLO, PROOF) of attack 5, replayed by
+ * attack 7. */
+static uint8_t recorded[2 * MMP__FRAME_HDR_SIZE + MMP__GREET_LEN + MMP__MAC_LEN];
 
 static int open_to_rank1(void) {
   struct sockaddr_storage ss;
@@ -70,23 +78,47 @@ static void send_all(int fd, const void *buf, size_t n) {
   assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
 }
 
-/* A HELLO frame with the given key, rank and payload length field. */
-static void hello(uint8_t *out, const uint8_t *key, uint32_t rank, uint64_t len,
-                  uint8_t version) {
-  mmp__frame_hdr_t h;
+/* A HELLO from `rank` to rank 1 with a fresh nonce. */
+static size_t hello(uint8_t *out, uint32_t rank, uint64_t len,
+                    uint8_t version) {
+  uint8_t g[MMP__GREET_LEN];
 
-  memset(&h, 0, sizeof(h));
-  h.type = MMP__F_HELLO;
-  h.src = rank;
-  h.len = len;
-  mmp__frame_encode(&h, out);
-  out[4] = version;
-  mmp__hello_encode(key, rank, (uint32_t)mr_size(), out + MMP__FRAME_HDR_SIZE);
+  hs_greeting(g, rank, (uint32_t)mr_size(), 1, 0);
+  return hs_frame(out, MMP__F_HELLO, 0, rank, len, version, g, sizeof(g));
+}
+
+static void recv_all(int fd, uint8_t *p, size_t n) {
+  size_t got = 0;
+
+  while (got < n) {
+    ssize_t k = recv(fd, p + got, n - got, 0);
+    assert_true(k > 0);
+    got += (size_t)k;
+  }
+}
+
+/* A whole handshake as `rank` with `key`; its bytes go to `rec` if not
+ * NULL. */
+static void prove(int fd, uint32_t rank, const uint8_t *key, uint8_t *rec) {
+  uint8_t msg[256], in[MMP__FRAME_HDR_SIZE + MMP__GREET_LEN];
+  uint8_t mac[MMP__MAC_LEN];
+  size_t n = hello(msg, rank, MMP__GREET_LEN, MMP__FRAME_VERSION);
+
+  send_all(fd, msg, n);
+  recv_all(fd, in, sizeof(in));
+  assert_int_equal(in[5], MMP__F_CHALLENGE);
+  hs_proof(mac, key, msg + MMP__FRAME_HDR_SIZE, in + MMP__FRAME_HDR_SIZE);
+  n += hs_frame(msg + n, MMP__F_PROOF, 1, rank, MMP__MAC_LEN,
+                MMP__FRAME_VERSION, mac, sizeof(mac));
+  send_all(fd, msg + MMP__FRAME_HDR_SIZE + MMP__GREET_LEN,
+           n - MMP__FRAME_HDR_SIZE - MMP__GREET_LEN);
+  if (rec != NULL)
+    memcpy(rec, msg, n);
 }
 
 static void attack(int which) {
   uint8_t key[MMP__JOB_KEY_LEN], bad[MMP__JOB_KEY_LEN];
-  uint8_t msg[MMP__FRAME_HDR_SIZE + MMP__HELLO_LEN];
+  uint8_t msg[256];
   int fd = open_to_rank1(), i;
 
   assert_int_equal(mmp__debug_job_key(key), 0);
@@ -94,32 +126,35 @@ static void attack(int which) {
   bad[3] ^= 0x40;
   switch (which) {
   case 0: /* garbage */
-    for (i = 0; i < (int)sizeof(msg); i++)
+    for (i = 0; i < 112; i++)
       msg[i] = (uint8_t)(i * 37 + 11);
-    send_all(fd, msg, sizeof(msg));
+    send_all(fd, msg, 112);
     break;
-  case 1: /* wrong job key */
-    hello(msg, bad, 2, MMP__HELLO_LEN, MMP__FRAME_VERSION);
-    send_all(fd, msg, sizeof(msg));
+  case 1: /* a proof made with a wrong job key */
+    prove(fd, 2, bad, NULL);
     break;
   case 2: /* oversized length: rejected before any allocation */
-    hello(msg, key, 2, 1ull << 40, MMP__FRAME_VERSION);
-    send_all(fd, msg, sizeof(msg));
+    send_all(fd, msg, hello(msg, 2, 1ull << 40, MMP__FRAME_VERSION));
     break;
   case 3: /* unknown protocol version */
-    hello(msg, key, 2, MMP__HELLO_LEN, MMP__FRAME_VERSION + 7);
-    send_all(fd, msg, sizeof(msg));
+    send_all(fd, msg, hello(msg, 2, MMP__GREET_LEN, MMP__FRAME_VERSION + 7));
     break;
   case 4: /* rank out of range */
-    hello(msg, key, 99, MMP__HELLO_LEN, MMP__FRAME_VERSION);
-    send_all(fd, msg, sizeof(msg));
+    send_all(fd, msg, hello(msg, 99, MMP__GREET_LEN, MMP__FRAME_VERSION));
     break;
-  case 5: /* duplicate: rank 0 is already connected to rank 1 (over TCP,
-             or through shared memory, which it must keep using) */
-    hello(msg, key, 0, MMP__HELLO_LEN, MMP__FRAME_VERSION);
-    send_all(fd, msg, sizeof(msg));
+  case 5: /* duplicate with a valid proof: rank 0 is already connected to
+             rank 1 (over TCP, or through shared memory, which it must keep
+             using) */
+    prove(fd, 0, key, recorded);
     break;
   case 6: /* silence: the handshake timer must fire */
+    break;
+  case 7: /* attack 5's handshake replayed: the challenge is new, so the
+             proof fails before the duplicate is even looked at */
+    send_all(fd, recorded, sizeof(recorded));
+    break;
+  case 8: /* the old protocol, which carried the key itself */
+    send_all(fd, msg, hello(msg, 2, 32, 1));
     break;
   }
   expect_closed(fd, 3000);

@@ -34,6 +34,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "minimp.h"
 #include "mr_common.h"
@@ -673,6 +674,65 @@ static void test_inconsistent_arguments_are_an_error(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+/* Scatter: rank 2 names root 1 where the others name 0. Its receive is
+ * from any rank, so it learns the true call from its parent there, fails
+ * with MMP_EMISMATCH and passes the failure on to its own children in
+ * that tree, instead of everyone waiting for ever. */
+static void test_scatter_wrong_root_is_an_error(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), alg, rc, i;
+  double *in, out[4];
+  (void)state;
+
+  if (p < 3)
+    return;
+  in = calloc(4 * (size_t)p, sizeof(double));
+  assert_non_null(in);
+  for (i = 0; i < 4 * p; i++)
+    in[i] = i;
+  for (alg = 1; alg < MMP_SCATTER_ALG_COUNT; alg++) {
+    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+    o.algorithm = alg;
+    o.mode = case_mode;
+    rc = mmp_scatter_ex(in, 4, out, 4, MMP_DOUBLE, me == 2 ? 1 : 0, w, &o);
+    if (me == 2 && rc != MMP_EMISMATCH)
+      fail_msg("%s: rank 2 got %s", mmp_coll_alg_name(MMP_COLL_SCATTER, alg),
+               mmp_err_name(rc));
+    if (rc != 0 && rc != MMP_EMISMATCH)
+      fail_msg("%s: rank %d got %s", mmp_coll_alg_name(MMP_COLL_SCATTER, alg),
+               me, mmp_err_name(rc));
+    /* The next one works everywhere. */
+    assert_int_equal(mr_barrier(), 0);
+    assert_int_equal(mmp_scatter_ex(in, 4, out, 4, MMP_DOUBLE, 0, w, &o), 0);
+    for (i = 0; i < 4; i++)
+      assert_true(out[i] == (double)(4 * me + i));
+  }
+  free(in);
+}
+
+/* ibarrier is a barrier: rank 1 enters 300 ms after the others, and
+ * nobody may leave before it entered. Each rank times its own call from
+ * a blocking barrier's exit, whose spread is far below the margin. */
+static void test_ibarrier_waits_for_the_last_rank(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *r;
+  double t0;
+  (void)state;
+
+  if (mr_size() < 2)
+    return;
+  assert_int_equal(mr_barrier(), 0);
+  t0 = mmp_wtime();
+  if (mr_rank() == 1)
+    usleep(300 * 1000);
+  assert_int_equal(mmp_ibarrier(w, &r), 0);
+  assert_int_equal(mmp_wait(&r, MMP_STATUS_IGNORE), 0);
+  if (mr_rank() != 1 && mmp_wtime() - t0 < 0.15)
+    fail_msg("rank %d left ibarrier %.3f s after the start, before rank 1 "
+             "entered at 0.3 s",
+             mr_rank(), mmp_wtime() - t0);
+}
+
 static void test_bad_arguments(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   double x[4] = {0}, y[4];
@@ -711,6 +771,8 @@ int main(void) {
       cmocka_unit_test(test_noncommutative_rank_order),
       cmocka_unit_test(test_nonblocking_in_flight),
       cmocka_unit_test(test_inconsistent_arguments_are_an_error),
+      cmocka_unit_test(test_scatter_wrong_root_is_an_error),
+      cmocka_unit_test(test_ibarrier_waits_for_the_last_rank),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);

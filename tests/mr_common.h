@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "minimp.h"
 
@@ -56,6 +58,20 @@ static inline int mr_rank(void) {
 static inline int mr_size(void) {
   return mmp_comm_size(mmp_comm_world());
 }
+
+/* For the programs that cluster scripts run rather than cmocka (the
+ * script reads their output): prints "rank N: FAILED cond: ..." and exits
+ * 2, which minimprun reports and turns into the job's failure. */
+#define MR_CHECK(cond, ...)                                                    \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      printf("rank %d: FAILED %s: ", mr_rank(), #cond);                        \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+      fflush(stdout);                                                          \
+      exit(2);                                                                 \
+    }                                                                          \
+  } while (0)
 
 /* A barrier built from point-to-point messages (tag reserved for it). */
 #define MR_BARRIER_TAG 999999

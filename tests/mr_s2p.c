@@ -2,11 +2,11 @@
 /*
  * s-to-p broadcast across ranks, run through minimprun for p in
  * {1, 2, 3, 7, 12, 16}: every algorithm on every source distribution of
- * seed 002 with s in {0, 1, 2, sqrt(p), p/2, p-1, p}, with equal and
- * unequal lengths and zero-length messages, verified byte for byte on
- * every rank; the size-exchange form; automatic choice; eager and
- * rendezvous modes with long messages; grids of other shapes; several
- * in flight; a short receive buffer; bad arguments.
+ * [Hambrusch et al. 1998] with s in {0, 1, 2, sqrt(p), p/2, p-1, p}, with equal
+ * and unequal lengths and zero-length messages, verified byte for byte on every
+ * rank; the size-exchange form; automatic choice; eager and rendezvous modes
+ * with long messages; grids of other shapes; several in flight; a short receive
+ * buffer; bad arguments.
  */
 #include <setjmp.h>
 #include <stdarg.h>

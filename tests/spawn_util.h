@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,40 @@ static inline int spawn_run(char *const argv[], double timeout_s,
   unlink(out);
   unlink(err);
   return 0;
+}
+
+/* How many times `needle` occurs in `s`. */
+static inline int spawn_count(const char *s, const char *needle) {
+  int n = 0;
+
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+/*
+ * Writes DIR/srun, a stand-in for Slurm's srun: it runs the shell command
+ * `note` (which sees srun's arguments as "$@"), skips srun's options up
+ * to "--nodelist HOST", and execs `runner HOST COMMAND...` (runner being,
+ * say, "ip netns exec"). Returns 0 or -1.
+ */
+static inline int spawn_srun_stub(const char *dir, const char *note,
+                                  const char *runner) {
+  char path[512];
+  FILE *f;
+
+  snprintf(path, sizeof(path), "%s/srun", dir);
+  f = fopen(path, "w");
+  if (f == NULL)
+    return -1;
+  fprintf(f,
+          "#!/bin/sh\n"
+          "%s\n"
+          "while [ \"$1\" != --nodelist ]; do shift; done\n"
+          "host=$2; shift 2\n"
+          "exec %s \"$host\" \"$@\"\n",
+          note, runner);
+  return fclose(f) == 0 && chmod(path, 0755) == 0 ? 0 : -1;
 }
 
 /* Runs a shell command line; returns its exit status (or -1). */

@@ -17,7 +17,12 @@
 #include <string.h>
 #include <uv.h>
 
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/boot.h"
 #include "transport/util.h"
 
@@ -342,35 +347,76 @@ static void raw_send(raw_t *r, const void *data, size_t n) {
       uv_write(&w->req, (uv_stream_t *)&r->tcp, &b, 1, raw_on_write), 0);
 }
 
-/* Encodes a HELLO by hand, the way a foreign client would. */
-static size_t make_hello(uint8_t *out, const uint8_t *key, uint32_t rank,
-                         uint32_t size) {
-  mmp__boot_hdr_t h = {MMP__B_HELLO, 0, 16 + 12 + 2 + 3};
+#define CHALLENGE_BYTES (MMP__BOOT_HDR_SIZE + MMP__NONCE_LEN)
+#define PROOF_BYTES (MMP__BOOT_HDR_SIZE + MMP__MAC_LEN)
+
+/* Encodes a HELLO by hand, the way a foreign client would: a fresh nonce,
+ * then rank, size, pid and the host "raw". Returns the message's length. */
+static size_t make_hello(uint8_t *out, uint32_t rank, uint32_t size) {
+  mmp__boot_hdr_t h = {MMP__B_HELLO, 0, MMP__NONCE_LEN + 12 + 2 + 3};
 
   mmp__boot_hdr_encode(&h, out);
-  memcpy(out + 16, key, 16);
-  mmp__put_u32(out + 32, rank);
-  mmp__put_u32(out + 36, size);
-  mmp__put_u32(out + 40, 4242);
-  mmp__put_u16(out + 44, 3);
-  memcpy(out + 46, "raw", 3);
-  return 49;
+  mmp__auth_nonce(out + 16);
+  mmp__put_u32(out + 48, rank);
+  mmp__put_u32(out + 52, size);
+  mmp__put_u32(out + 56, 4242);
+  mmp__put_u16(out + 60, 3);
+  memcpy(out + 62, "raw", 3);
+  return 65;
 }
 
-/* The type and ERROR code of the first message a raw peer received. */
+/* Answers the server's CHALLENGE to a raw peer that sent `hello` (n bytes,
+ * header included) with a PROOF under `key`, also kept in `proof`. */
+static void raw_prove(fx_t *fx, raw_t *r, const uint8_t *hello, size_t n,
+                      const uint8_t *key, uint8_t proof[PROOF_BYTES]) {
+  mmp__boot_hdr_t h = {MMP__B_PROOF, 0, MMP__MAC_LEN};
+  mmp__auth_t a;
+
+  RUN_UNTIL(fx, r->inlen >= CHALLENGE_BYTES);
+  assert_int_equal(r->in[5], MMP__B_CHALLENGE);
+  mmp__auth_begin(&a, key, MMP__AUTH_BOOT, hello + 16, n - 16, r->in + 16,
+                  MMP__NONCE_LEN);
+  mmp__boot_hdr_encode(&h, proof);
+  mmp__auth_mac(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, proof + 16);
+  mmp__auth_end(&a);
+  raw_send(r, proof, PROOF_BYTES);
+}
+
+/* A raw peer joins as `rank` of `size` with a complete handshake. */
+static void raw_join(fx_t *fx, raw_t *r, uint32_t rank, uint32_t size) {
+  uint8_t hello[128], proof[PROOF_BYTES];
+  size_t n = make_hello(hello, rank, size);
+
+  raw_send(r, hello, n);
+  raw_prove(fx, r, hello, n, fx->key, proof);
+  RUN_UNTIL(fx, r->inlen >= CHALLENGE_BYTES + MMP__BOOT_HDR_SIZE);
+}
+
+/* Where a raw peer's replies start: after the CHALLENGE every connection
+ * gets first. */
+static size_t raw_skip(const raw_t *r) {
+  assert_true(r->inlen >= CHALLENGE_BYTES);
+  assert_int_equal(r->in[5], MMP__B_CHALLENGE);
+  return CHALLENGE_BYTES;
+}
+
+/* The type of the first message a raw peer received after its CHALLENGE. */
 static int raw_first_type(const raw_t *r) {
   mmp__boot_hdr_t h;
   const char *why;
+  size_t at = raw_skip(r);
 
-  if (r->inlen < MMP__BOOT_HDR_SIZE ||
-      mmp__boot_hdr_decode(r->in, MMP__BOOT_MAX_BODY, &h, &why) != 0)
+  if (r->inlen < at + MMP__BOOT_HDR_SIZE ||
+      mmp__boot_hdr_decode(r->in + at, MMP__BOOT_MAX_BODY, &h, &why) != 0)
     return -1;
   return h.type;
 }
 
 static int raw_error_code(const raw_t *r) {
-  assert_true(r->inlen >= MMP__BOOT_HDR_SIZE + 4);
-  return (int)(int32_t)mmp__get_u32(r->in + MMP__BOOT_HDR_SIZE);
+  size_t at = raw_skip(r);
+
+  assert_true(r->inlen >= at + MMP__BOOT_HDR_SIZE + 4);
+  return (int)(int32_t)mmp__get_u32(r->in + at + MMP__BOOT_HDR_SIZE);
 }
 
 static int count_eof(const raw_t *r, int n) {
@@ -648,6 +694,112 @@ static void test_boot_wrong_key_is_rejected(void **state) {
   assert_int_equal(cl.lost, 1);
 }
 
+static void test_boot_replayed_handshake_is_rejected(void **state) {
+  fx_t *fx = *state;
+  uint8_t hello[128], proof[PROOF_BYTES];
+  raw_t first, again;
+  size_t n;
+
+  start_server(fx, 2, 2000);
+  /* A complete handshake, recorded... */
+  raw_connect(fx, &first);
+  RUN_UNTIL(fx, first.connected);
+  n = make_hello(hello, 1, 2);
+  raw_send(&first, hello, n);
+  raw_prove(fx, &first, hello, n, fx->key, proof);
+  RUN_UNTIL(fx, fx->joined == 1);
+  raw_close(&first);
+  RUN_UNTIL(fx, first.closed && fx->lost == 1);
+  /* ...and sent again, byte for byte, on a new connection: the server's
+   * nonce is new, so the old proof is worthless. */
+  raw_connect(fx, &again);
+  RUN_UNTIL(fx, again.connected);
+  raw_send(&again, hello, n);
+  raw_send(&again, proof, sizeof(proof));
+  RUN_UNTIL(fx, again.eof);
+  assert_memory_not_equal(again.in + 16, first.in + 16, MMP__NONCE_LEN);
+  assert_int_equal(raw_first_type(&again), MMP__B_ERROR);
+  assert_int_equal(raw_error_code(&again), MMP_EAUTH);
+  assert_int_equal(fx->joined, 1);
+  RUN_UNTIL(fx, again.closed);
+}
+
+/* A server that does not hold the key: it takes the client's HELLO and
+ * PROOF and answers WELCOME with that very proof, reflected. */
+typedef struct fake_server_s {
+  int lfd;
+  int port;
+} fake_server_t;
+
+static void recv_exact(int fd, uint8_t *p, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = recv(fd, p + got, n - got, 0);
+    if (k <= 0)
+      return;
+    got += (size_t)k;
+  }
+}
+
+static void *fake_server_main(void *arg) {
+  fake_server_t *fs = arg;
+  uint8_t hdr[16], body[512], msg[64];
+  mmp__boot_hdr_t h;
+  const char *why;
+  int fd = accept(fs->lfd, NULL, NULL);
+
+  if (fd < 0)
+    return NULL;
+  h.type = MMP__B_CHALLENGE;
+  h.id = 0;
+  h.len = MMP__NONCE_LEN;
+  mmp__boot_hdr_encode(&h, msg);
+  memset(msg + 16, 0x5a, MMP__NONCE_LEN);
+  send(fd, msg, CHALLENGE_BYTES, MSG_NOSIGNAL);
+  for (int i = 0; i < 2; i++) {
+    recv_exact(fd, hdr, sizeof(hdr));
+    if (mmp__boot_hdr_decode(hdr, 512, &h, &why) != 0)
+      break;
+    recv_exact(fd, body, h.len);
+    if (h.type == MMP__B_PROOF) {
+      h.type = MMP__B_WELCOME;
+      mmp__boot_hdr_encode(&h, msg);
+      memcpy(msg + 16, body, MMP__MAC_LEN);
+      send(fd, msg, PROOF_BYTES, MSG_NOSIGNAL);
+    }
+  }
+  recv_exact(fd, hdr, 1); /* until the client hangs up */
+  close(fd);
+  return NULL;
+}
+
+static void test_boot_server_without_key_is_refused(void **state) {
+  fx_t *fx = *state;
+  struct sockaddr_in sin;
+  socklen_t len = sizeof(sin);
+  fake_server_t fs;
+  pthread_t th;
+  cl_t cl;
+
+  fs.lfd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&sin, 0, sizeof(sin));
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(fs.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+  assert_int_equal(listen(fs.lfd, 1), 0);
+  getsockname(fs.lfd, (struct sockaddr *)&sin, &len);
+  memcpy(&fx->addr, &sin, sizeof(sin));
+  fx->size = 1;
+  assert_int_equal(pthread_create(&th, NULL, fake_server_main, &fs), 0);
+  cl_start(fx, &cl, 0);
+  RUN_UNTIL(fx, cl.started && cl.lost);
+  assert_int_equal(cl.start_status, MMP_EAUTH);
+  assert_int_equal(cl.lost_err, MMP_EAUTH);
+  cl_close(fx, &cl);
+  pthread_join(th, NULL);
+  close(fs.lfd);
+}
+
 static void test_boot_duplicate_rank_is_rejected(void **state) {
   fx_t *fx = *state;
   cl_t a, dup, b;
@@ -722,8 +874,8 @@ static void test_boot_garbage_is_closed_others_unharmed(void **state) {
   mmp__boot_hdr_encode(&h, buf);
   raw_send(&early, buf, 20);
   /* A HELLO whose host string claims more bytes than the body holds. */
-  n = make_hello(buf, fx->key, 0, 1);
-  mmp__put_u16(buf + 44, 40);
+  n = make_hello(buf, 0, 1);
+  mmp__put_u16(buf + 60, 40);
   raw_send(&trunc, buf, n);
 
   RUN_UNTIL(fx, junk.eof && huge.eof && early.eof && trunc.eof);
@@ -734,9 +886,10 @@ static void test_boot_garbage_is_closed_others_unharmed(void **state) {
   assert_int_equal(raw_first_type(&early), MMP__B_ERROR);
   assert_int_equal(raw_first_type(&trunc), MMP__B_ERROR);
   assert_int_equal(raw_error_code(&trunc), MMP_EPROTO);
-  /* The silent one is dropped by the handshake timeout, without a word. */
+  /* The silent one is dropped by the handshake timeout, with no word
+   * beyond its CHALLENGE. */
   RUN_UNTIL(fx, silent.eof);
-  assert_int_equal(silent.inlen, 0);
+  assert_int_equal(silent.inlen, CHALLENGE_BYTES);
 
   /* A well-behaved client still gets through. */
   cl_start(fx, &cl, 0);
@@ -783,19 +936,15 @@ static void test_boot_unauthenticated_connections_are_capped(void **state) {
 static void test_boot_lost_rank_fails_waiters(void **state) {
   fx_t *fx = *state;
   raw_t raw;
-  uint8_t buf[64];
   cl_t a;
   res_t f;
-  size_t n;
 
   memset(&f, 0, sizeof(f));
   start_server(fx, 2, 2000);
   cl_start(fx, &a, 0);
   raw_connect(fx, &raw);
   RUN_UNTIL(fx, a.started && raw.connected);
-  n = make_hello(buf, fx->key, 1, 2);
-  raw_send(&raw, buf, n);
-  RUN_UNTIL(fx, raw.inlen >= MMP__BOOT_HDR_SIZE);
+  raw_join(fx, &raw, 1, 2);
   assert_int_equal(raw_first_type(&raw), MMP__B_WELCOME);
   assert_int_equal(fx->joined, 2);
 
@@ -857,16 +1006,13 @@ static void test_boot_joined_rank_sending_garbage_is_lost(void **state) {
   uint8_t buf[64];
   cl_t a;
   res_t f;
-  size_t n;
 
   memset(&f, 0, sizeof(f));
   start_server(fx, 2, 2000);
   cl_start(fx, &a, 0);
   raw_connect(fx, &raw);
   RUN_UNTIL(fx, a.started && raw.connected);
-  n = make_hello(buf, fx->key, 1, 2);
-  raw_send(&raw, buf, n);
-  RUN_UNTIL(fx, raw.inlen >= MMP__BOOT_HDR_SIZE);
+  raw_join(fx, &raw, 1, 2);
   /* A PUT whose name length runs past its body. */
   {
     mmp__boot_hdr_t h = {MMP__B_PUT, 5, 8};
@@ -878,9 +1024,10 @@ static void test_boot_joined_rank_sending_garbage_is_lost(void **state) {
   RUN_UNTIL(fx, raw.eof && fx->lost >= 1);
   assert_int_equal(fx->lost_rank[0], 1);
   assert_string_equal(fx->lost_reason[0], "protocol violation: malformed PUT");
-  /* The ERROR came after WELCOME. */
-  assert_true(raw.inlen >= 2 * MMP__BOOT_HDR_SIZE + 4);
-  assert_int_equal(raw.in[MMP__BOOT_HDR_SIZE + 5], MMP__B_ERROR);
+  /* The ERROR came after CHALLENGE and WELCOME. */
+  assert_true(raw.inlen >= CHALLENGE_BYTES + PROOF_BYTES +
+                               MMP__BOOT_HDR_SIZE + 4);
+  assert_int_equal(raw.in[CHALLENGE_BYTES + PROOF_BYTES + 5], MMP__B_ERROR);
   /* Rank 0 was not waiting on anything, so it stays. */
   run_for(fx, 30);
   assert_int_equal(fx->lost, 1);
@@ -1148,6 +1295,10 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_boot_wrong_key_is_rejected, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_boot_replayed_handshake_is_rejected,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_boot_server_without_key_is_refused,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_boot_duplicate_rank_is_rejected,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(

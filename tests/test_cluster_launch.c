@@ -7,7 +7,8 @@
  * on the right hosts (each rank names the namespace it runs in), that a
  * failure on one host, a rank killed from outside and --timeout stop the
  * whole job within seconds with the right status, and that afterwards no
- * process of ours is left in any namespace and no daemon survives.
+ * process of ours is left in any namespace and no daemon survives; and a
+ * faked Slurm allocation of the hosts, started through a stub srun.
  *
  * The cluster is brought up in the group setup and torn down at the end,
  * also after a failure; without root or network namespaces the
@@ -172,6 +173,76 @@ static void test_cluster_launch_timeout(void **state) {
   cluster_assert_empty(HOSTS, 3);
 }
 
+/*
+ * A faked Slurm allocation of every host, 2 tasks each: the Slurm
+ * variables, and a stub srun first in PATH that runs its command in the
+ * namespace named after --nodelist, as srun would on that node. minimprun
+ * gets no host option and no agent; it must take both from the allocation.
+ */
+static void test_cluster_launch_slurm_allocation(void **state) {
+  char dir[] = "/tmp/mmp-slurm-XXXXXX", path[4200], nodes[64];
+  char line[160], outdir[64], file[128], got[128], log[64], *argv[20];
+  spawn_result_t r;
+  int n = 0;
+  (void)state;
+
+  assert_non_null(mkdtemp(dir));
+  snprintf(log, sizeof(log), "%s/srun.log", dir);
+  snprintf(line, sizeof(line), "echo \"$*\" >>%s", log);
+  assert_int_equal(spawn_srun_stub(dir, line, "ip netns exec"), 0);
+  snprintf(path, sizeof(path), "PATH=%s:%s", dir, getenv("PATH"));
+  snprintf(nodes, sizeof(nodes), "SLURM_JOB_NODELIST=%s[0-%d]",
+           cluster_prefix(), HOSTS - 1);
+  snprintf(outdir, sizeof(outdir), "%s/out", dir);
+  argv[n++] = "/usr/bin/env";
+  argv[n++] = path;
+  argv[n++] = nodes;
+  argv[n++] = "SLURM_TASKS_PER_NODE=2(x8)";
+  argv[n++] = "SLURM_JOB_ID=4242";
+  argv[n++] = "ip";
+  argv[n++] = "netns";
+  argv[n++] = "exec";
+  argv[n++] = (char *)cluster_host(0);
+  argv[n++] = (char *)minimprun;
+  argv[n++] = "--iface";
+  argv[n++] = "eth0";
+  argv[n++] = "--output-filename";
+  argv[n++] = outdir;
+  argv[n++] = "/bin/sh";
+  argv[n++] = "-c";
+  argv[n++] = (char *)where;
+  argv[n] = NULL;
+  assert_int_equal(n, 17);
+  assert_int_equal(spawn_run(argv, 60, &r), 0);
+  assert_int_equal(r.status, 0);
+  /* Every slot got a rank, filled host by host. */
+  for (int i = 0; i < 2 * HOSTS; i++) {
+    snprintf(file, sizeof(file), "%s/1/rank.%d/stdout", outdir, i);
+    spawn_slurp(file, got, sizeof(got));
+    snprintf(line, sizeof(line), "rank %d local %d/2 on %s iface eth0\n", i,
+             i % 2, cluster_host(i / 2));
+    assert_string_equal(got, line);
+  }
+  /* One srun step per host, each with one task on that node. */
+  spawn_slurp(log, r.out, sizeof(r.out));
+  assert_int_equal(cluster_count(r.out, "--nodes=1 --ntasks=1 "), HOSTS);
+  snprintf(line, sizeof(line), "--nodelist %s ", cluster_host(7));
+  assert_int_equal(cluster_count(r.out, line), 1);
+  cluster_assert_empty(HOSTS, 3);
+  /* A libminimp job on 12 of the 16 slots. */
+  argv[12] = "-n";
+  argv[13] = "12";
+  argv[14] = (char *)helper;
+  argv[15] = "ok";
+  argv[16] = NULL;
+  assert_int_equal(spawn_run(argv, 60, &r), 0);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "of 12"), 12);
+  cluster_assert_empty(HOSTS, 3);
+  snprintf(line, sizeof(line), "rm -rf '%s'", dir);
+  spawn_sh(line);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cluster_launch_places_one_rank_per_host),
@@ -179,6 +250,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_cluster_launch_failure_on_one_host),
       cmocka_unit_test(test_cluster_launch_rank_killed_from_outside),
       cmocka_unit_test(test_cluster_launch_timeout),
+      cmocka_unit_test(test_cluster_launch_slurm_allocation),
   };
   int rc;
 

@@ -4,10 +4,13 @@
  * (launcher/ctrl.c, remote.c, daemon.c): the header and LAUNCH codec,
  * every truncation and corruption of a LAUNCH body, then both ends over
  * real sockets. minimprun's control server is driven by a raw client
- * (garbage, a wrong key, a rank that is not the host's, a clean run), and
- * "minimprun --daemon" by a raw server (garbage, a whole job, a dropped
- * connection that must stop its rank, a SIGKILL that must take the rank
- * along, a program that does not exist).
+ * (garbage, a wrong key, a replayed handshake, a rank that is not the
+ * host's, a clean run), and "minimprun --daemon" by a raw server (garbage,
+ * a server that cannot prove the key, a LAUNCH before the proof, a whole
+ * job whose rank gets the key from its daemon, the same in a --wdir with
+ * its bindings reported, a --wdir missing there, a dropped connection that
+ * must stop its rank, a SIGKILL that must take the rank along, a program
+ * that does not exist). No message carries the key.
  *
  * Run as: test_ctrl MINIMPRUN
  */
@@ -20,6 +23,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -37,6 +41,7 @@
 #include "launcher/ctrl.h"
 #include "launcher/remote.h"
 #include "minimp.h"
+#include "transport/auth.h"
 #include "transport/util.h"
 
 extern char **environ;
@@ -78,9 +83,13 @@ static void test_ctrl_header_checks(void **state) {
   free(w.buf);
 
   hdr_with(b, MMP__C_HELLO, 10);
-  b[4] = 2;
+  b[4] = 3;
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
   assert_string_equal(why, "unsupported protocol version");
+  /* The version that sent the key says so. */
+  b[4] = 1;
+  assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
+  assert_non_null(strstr(why, "version 1"));
   hdr_with(b, 0, 10);
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
   assert_string_equal(why, "unknown message type");
@@ -101,6 +110,11 @@ static void test_ctrl_header_checks(void **state) {
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_ETOOBIG);
 }
 
+/* Every launch flag, so that each must survive the codec. */
+#define SAMPLE_FLAGS                                                           \
+  (MMP__CTRL_LAUNCH_VERBOSE | MMP__CTRL_LAUNCH_BIND_CORE |                     \
+   MMP__CTRL_LAUNCH_REPORT_BINDINGS | MMP__CTRL_LAUNCH_WDIR)
+
 /* A LAUNCH of 2 ranks; returns the whole message (header first). */
 static mmp__boot_wr_t sample_launch(void) {
   char *argv[] = {"/bin/prog", "arg one", "", NULL};
@@ -110,7 +124,7 @@ static mmp__boot_wr_t sample_launch(void) {
   mmp__boot_wr_t w;
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, MMP__CTRL_LAUNCH_VERBOSE, "/home/u", argv, env, 2);
+  mmp__ctrl_launch_begin(&w, SAMPLE_FLAGS, "/home/u", argv, env, 2);
   mmp__ctrl_launch_rank(&w, 3, 0, v3, 2);
   mmp__ctrl_launch_rank(&w, 7, MMP__CTRL_RANK_STDIN, v7, 1);
   assert_int_equal(mmp__ctrl_finish(&w, MMP__C_LAUNCH), 0);
@@ -127,7 +141,7 @@ static void test_ctrl_launch_round_trip(void **state) {
                                            w.len - MMP__BOOT_HDR_SIZE, &l,
                                            &why),
                    0);
-  assert_int_equal(l.flags, MMP__CTRL_LAUNCH_VERBOSE);
+  assert_int_equal(l.flags, SAMPLE_FLAGS);
   assert_string_equal(l.cwd, "/home/u");
   assert_int_equal(l.argc, 3);
   assert_string_equal(l.argv[0], "/bin/prog");
@@ -295,21 +309,59 @@ static int peer_expect_error(int fd, const char *want) {
 
   if (peer_recv(fd, &type, &body, &len) != 0)
     return 0;
+  if (type == MMP__C_CHALLENGE) {
+    /* Every connection is challenged first. */
+    free(body);
+    if (peer_recv(fd, &type, &body, &len) != 0)
+      return 0;
+  }
   ok = type == MMP__C_ERROR && len > 6 &&
        memmem(body + 6, len - 6, want, strlen(want)) != NULL;
   free(body);
   return ok && peer_recv(fd, &type, &body, &len) == -1;
 }
 
-static void peer_hello(int fd, const uint8_t *key, uint32_t index) {
+/* A daemon's side of the handshake, with `key`: HELLO, then PROOF over
+ * HELLO and the server's CHALLENGE. The bytes sent go to `sent` (at least
+ * 128) when not NULL; the transcript to `a`. Returns bytes sent, or 0. */
+static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
+                         uint8_t *sent, mmp__auth_t *a) {
+  uint8_t nonce[MMP__NONCE_LEN], mac[MMP__MAC_LEN], hello[128], type, *body;
+  size_t hlen, len;
   mmp__boot_wr_t w;
 
+  mmp__auth_nonce(nonce);
   mmp__boot_wr_init(&w);
-  mmp__boot_wr_blob(&w, key, MMP__JOB_KEY_LEN);
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
   mmp__boot_wr_u32(&w, index);
   mmp__boot_wr_u32(&w, 4242);
   mmp__boot_wr_str(&w, "fakehost", 8);
-  peer_send(fd, MMP__C_HELLO, &w);
+  assert_int_equal(mmp__ctrl_finish(&w, MMP__C_HELLO), 0);
+  hlen = w.len;
+  memcpy(hello, w.buf, hlen);
+  peer_write(fd, w.buf, w.len);
+  free(w.buf);
+  if (peer_recv(fd, &type, &body, &len) != 0)
+    return 0;
+  if (type != MMP__C_CHALLENGE || len != MMP__NONCE_LEN) {
+    free(body);
+    return 0;
+  }
+  mmp__auth_begin(a, key, MMP__AUTH_CTRL, hello + MMP__BOOT_HDR_SIZE,
+                  hlen - MMP__BOOT_HDR_SIZE, body, len);
+  free(body);
+  mmp__auth_mac(a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, mac);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  assert_int_equal(mmp__ctrl_finish(&w, MMP__C_PROOF), 0);
+  if (sent != NULL) {
+    memcpy(sent, hello, hlen);
+    memcpy(sent + hlen, w.buf, w.len);
+  }
+  hlen += w.len;
+  peer_write(fd, w.buf, w.len);
+  free(w.buf);
+  return hlen;
 }
 
 static void peer_u32s(int fd, uint8_t type, uint32_t a, uint32_t b,
@@ -387,21 +439,33 @@ static void seen_agent(void *ctx, int id, int fd, const char *d, size_t n) {
   (void)n;
 }
 
-/* Connects as host `index`; returns the socket once LAUNCH came, or -1. */
-static int peer_join(const char *addr, const uint8_t *key, uint32_t index) {
-  uint8_t type = 0, *body;
-  size_t len;
-  int fd = peer_connect(addr);
+/* Connects as host `index`; returns the socket once WELCOME (its proof
+ * checked) and LAUNCH came, or -1. The handshake's bytes go to `sent`
+ * (may be NULL) and their count to *nsent. */
+static int peer_join(const char *addr, const uint8_t *key, uint32_t index,
+                     uint8_t *sent, size_t *nsent) {
+  uint8_t type = 0, *body = NULL;
+  mmp__auth_t a;
+  size_t len, n;
+  int fd = peer_connect(addr), ok;
 
   if (fd < 0)
     return -1;
-  peer_hello(fd, key, index);
-  if (peer_recv(fd, &type, &body, &len) != 0 || type != MMP__C_LAUNCH) {
-    free(body);
+  n = peer_hello(fd, key, index, sent, &a);
+  if (nsent != NULL)
+    *nsent = n;
+  ok = n > 0 && peer_recv(fd, &type, &body, &len) == 0 &&
+       type == MMP__C_WELCOME && len == MMP__MAC_LEN &&
+       mmp__auth_check(&a, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, body);
+  free(body);
+  body = NULL;
+  ok = ok && peer_recv(fd, &type, &body, &len) == 0 && type == MMP__C_LAUNCH;
+  free(body);
+  mmp__auth_end(&a);
+  if (!ok) {
     close(fd);
     return -1;
   }
-  free(body);
   return fd;
 }
 
@@ -409,10 +473,25 @@ static int peer_join(const char *addr, const uint8_t *key, uint32_t index) {
 static int peer_refused(const char *addr, const uint8_t *key, uint32_t index,
                         const char *want) {
   int fd = peer_connect(addr), ok;
+  mmp__auth_t a;
 
   if (fd < 0)
     return 0;
-  peer_hello(fd, key, index);
+  peer_hello(fd, key, index, NULL, &a);
+  ok = peer_expect_error(fd, want);
+  close(fd);
+  return ok;
+}
+
+/* Sends recorded handshake bytes again on a new connection; 1 if refused
+ * with `want`. */
+static int peer_replay(const char *addr, const uint8_t *bytes, size_t n,
+                       const char *want) {
+  int fd = peer_connect(addr), ok;
+
+  if (fd < 0)
+    return 0;
+  peer_write(fd, bytes, n);
   ok = peer_expect_error(fd, want);
   close(fd);
   return ok;
@@ -438,10 +517,10 @@ static void peer_read_addr(const char *path, char *addr, size_t len) {
 /* The steps of a daemon that misbehaves, then of one that does not. */
 static void *rm_client(void *arg) {
   rm_client_t *c = arg;
-  uint8_t bad_key[MMP__JOB_KEY_LEN] = {0}, type, *body;
+  uint8_t bad_key[MMP__JOB_KEY_LEN] = {0}, type, *body, sent[256];
   mmp__boot_wr_t w;
   char addr[64];
-  size_t len;
+  size_t len, nsent = 0;
   int fd;
 
   peer_read_addr(c->addrfile, addr, sizeof(addr));
@@ -452,12 +531,12 @@ static void *rm_client(void *arg) {
   close(fd);
   c->ok[1] = peer_refused(addr, bad_key, 0, "bad job key");
   /* 2: host 0 gets its LAUNCH, then reports a rank that is not its own. */
-  fd = peer_join(addr, test_key, 0);
+  fd = peer_join(addr, test_key, 0, NULL, NULL);
   peer_u32s(fd, MMP__C_EXIT, 1, 0, 0);
   c->ok[2] = fd >= 0 && peer_expect_error(fd, "does not run there");
   close(fd);
   /* 3: host 1 runs rank 1 to its end. */
-  fd = peer_join(addr, test_key, 1);
+  fd = peer_join(addr, test_key, 1, sent, &nsent);
   peer_u32s(fd, MMP__C_STARTED, 1, 4711, 0);
   peer_output(fd, 1, 1, "hi\n");
   peer_output(fd, 1, 1, "");
@@ -469,6 +548,9 @@ static void *rm_client(void *arg) {
   close(fd);
   /* 4: host 1 again is not expected any more. */
   c->ok[4] = peer_refused(addr, test_key, 1, "not expected");
+  /* 5: host 1's handshake replayed is not even a valid proof: the server's
+   * challenge is new (a valid one would be "not expected"). */
+  c->ok[5] = nsent > 0 && peer_replay(addr, sent, nsent, "bad job key");
   atomic_store(&c->done, 1);
   return NULL;
 }
@@ -541,7 +623,7 @@ static void test_remote_server_checks_daemons(void **state) {
     uv_run(&loop, UV_RUN_NOWAIT);
     usleep(2000);
   }
-  for (i = 0; i < 5; i++)
+  for (i = 0; i < 6; i++)
     if (!c.ok[i])
       fail_msg("client step %d failed", i);
   assert_int_equal(seen.lost[0], 1);
@@ -633,29 +715,89 @@ static int daemon_wait(daemon_run_t *d) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Reads the daemon's HELLO and checks the key in it. */
-static void daemon_expect_hello(daemon_run_t *d) {
-  uint8_t type, *body;
+/* minimprun's side of the handshake with the daemon: its HELLO (without
+ * the key), our CHALLENGE, its PROOF (checked), then our WELCOME, whose
+ * proof is made with `key` (the daemon must refuse a wrong one). */
+static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
+  uint8_t type, *body, nonce[MMP__NONCE_LEN], mac[MMP__MAC_LEN];
+  mmp__auth_t a, mine;
+  mmp__boot_wr_t w;
   size_t len;
 
   assert_int_equal(peer_recv(d->fd, &type, &body, &len), 0);
   assert_int_equal(type, MMP__C_HELLO);
-  assert_true(len > 4 + MMP__JOB_KEY_LEN + 8);
-  assert_int_equal(mmp__get_u32(body), MMP__JOB_KEY_LEN);
-  assert_memory_equal(body + 4, test_key, MMP__JOB_KEY_LEN);
-  assert_int_equal(mmp__get_u32(body + 4 + MMP__JOB_KEY_LEN), 0);
+  assert_true(len > MMP__NONCE_LEN + 8);
+  assert_int_equal(mmp__get_u32(body + MMP__NONCE_LEN), 0); /* index */
+  assert_null(memmem(body, len, test_key, 6));
+  mmp__auth_nonce(nonce);
+  mmp__auth_begin(&a, test_key, MMP__AUTH_CTRL, body, len, nonce,
+                  sizeof(nonce));
+  mmp__auth_begin(&mine, key, MMP__AUTH_CTRL, body, len, nonce,
+                  sizeof(nonce));
   free(body);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+  peer_send(d->fd, MMP__C_CHALLENGE, &w);
+  assert_int_equal(peer_recv(d->fd, &type, &body, &len), 0);
+  assert_int_equal(type, MMP__C_PROOF);
+  assert_int_equal(len, MMP__MAC_LEN);
+  assert_true(mmp__auth_check(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, body));
+  free(body);
+  mmp__auth_mac(&mine, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  peer_send(d->fd, MMP__C_WELCOME, &w);
+  mmp__auth_end(&a);
+  mmp__auth_end(&mine);
 }
 
-static void daemon_launch(daemon_run_t *d, char **argv) {
+static void daemon_expect_hello(daemon_run_t *d) {
+  daemon_handshake_with(d, test_key);
+}
+
+/* Sends a LAUNCH of rank 5 running `argv` in `cwd` under launch `flags`;
+ * its environment holds no key. */
+static void daemon_launch_in(daemon_run_t *d, char **argv, unsigned flags,
+                             const char *cwd) {
   char *env[] = {"MMP_TEST_FROM_LAUNCH=yes", NULL};
   char *vars[] = {"MINIMP_RANK=5", NULL};
   mmp__boot_wr_t w;
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, 0, "/nonexistent/dir", argv, env, 1);
+  mmp__ctrl_launch_begin(&w, flags, cwd, argv, env, 1);
   mmp__ctrl_launch_rank(&w, 5, 0, vars, 1);
+  assert_null(memmem(w.buf, w.len, "MINIMP_JOB_KEY=", 15));
   peer_send(d->fd, MMP__C_LAUNCH, &w);
+}
+
+/* A directory that does not exist: the daemon falls back to $HOME. */
+static void daemon_launch(daemon_run_t *d, char **argv) {
+  daemon_launch_in(d, argv, 0, "/nonexistent/dir");
+}
+
+/* Reads the daemon's messages until it closes: rank 5's STARTED error in
+ * *start_err, its standard output in `out`. Returns whether BYE came. */
+static int daemon_collect(daemon_run_t *d, int *start_err, char *out,
+                          size_t outlen) {
+  uint8_t type, *body;
+  size_t len;
+  int bye = 0;
+
+  *start_err = -1;
+  out[0] = '\0';
+  while (peer_recv(d->fd, &type, &body, &len) == 0) {
+    if (type == MMP__C_STARTED && mmp__get_u32(body) == 5) {
+      *start_err = (int)mmp__get_u32(body + 8);
+    } else if (type == MMP__C_OUTPUT && mmp__get_u32(body + 4) == 1) {
+      uint32_t n = mmp__get_u32(body + 8);
+      if (strlen(out) + n < outlen)
+        strncat(out, (char *)body + 12, n);
+    } else if (type == MMP__C_BYE) {
+      bye = 1;
+    }
+    free(body);
+  }
+  return bye;
 }
 
 static void test_daemon_refuses_garbage(void **state) {
@@ -670,12 +812,43 @@ static void test_daemon_refuses_garbage(void **state) {
   assert_non_null(strstr(d.err, "protocol violation: bad magic"));
 }
 
+static void test_daemon_refuses_a_server_without_the_key(void **state) {
+  uint8_t bad[MMP__JOB_KEY_LEN];
+  daemon_run_t d;
+  (void)state;
+
+  memcpy(bad, test_key, sizeof(bad));
+  bad[7] ^= 0x04;
+  daemon_start(&d);
+  daemon_handshake_with(&d, bad);
+  assert_true(peer_expect_error(d.fd, "does not hold the job key"));
+  assert_int_equal(daemon_wait(&d), 1);
+  assert_non_null(strstr(d.err, "does not hold the job key"));
+}
+
+static void test_daemon_refuses_launch_before_the_proof(void **state) {
+  char *argv[] = {"/bin/sh", "-c", "echo ran", NULL};
+  uint8_t type, *body;
+  size_t len;
+  daemon_run_t d;
+  (void)state;
+
+  daemon_start(&d);
+  assert_int_equal(peer_recv(d.fd, &type, &body, &len), 0);
+  assert_int_equal(type, MMP__C_HELLO);
+  free(body);
+  /* No CHALLENGE, no WELCOME: straight to the program. */
+  daemon_launch(&d, argv);
+  assert_true(peer_expect_error(d.fd, "before minimprun proved the job key"));
+  assert_int_equal(daemon_wait(&d), 1);
+}
+
 static void test_daemon_runs_a_rank_and_says_bye(void **state) {
   char *argv[] = {"/bin/sh", "-c",
-                  "echo $MINIMP_RANK $MMP_TEST_FROM_LAUNCH; "
+                  "echo $MINIMP_RANK $MMP_TEST_FROM_LAUNCH $MINIMP_JOB_KEY; "
                   "echo oops >&2; exit 3",
                   NULL};
-  char out[64] = "", err[64] = "";
+  char out[64] = "", err[64] = "", want[64], hex[2 * MMP__JOB_KEY_LEN + 1];
   uint8_t type, *body;
   size_t len;
   daemon_run_t d;
@@ -709,8 +882,58 @@ static void test_daemon_runs_a_rank_and_says_bye(void **state) {
   assert_int_equal(exits, 1);
   assert_int_equal(eofs, 2);
   assert_true(bye);
-  assert_string_equal(out, "5 yes\n");
+  /* The rank got the key from its daemon, not from the LAUNCH. */
+  mmp__hex_encode(test_key, MMP__JOB_KEY_LEN, hex);
+  snprintf(want, sizeof(want), "5 yes %s\n", hex);
+  assert_string_equal(out, want);
   assert_string_equal(err, "oops\n");
+}
+
+/* launch's flags and sec's key handling together: the rank runs in the
+ * --wdir the LAUNCH names, the daemon reports its binding, and the key the
+ * rank sees is the one the daemon read from its agent. */
+static void test_daemon_runs_a_rank_in_its_wdir_with_the_key(void **state) {
+  char *argv[] = {"/bin/sh", "-c", "echo $(pwd -P) $MINIMP_JOB_KEY", NULL};
+  char dir[] = "/tmp/mmp-wdir-XXXXXX", real[PATH_MAX], out[PATH_MAX + 80];
+  char want[PATH_MAX + 80], hex[2 * MMP__JOB_KEY_LEN + 1];
+  daemon_run_t d;
+  int err;
+  (void)state;
+
+  assert_non_null(mkdtemp(dir));
+  assert_non_null(realpath(dir, real));
+  daemon_start(&d);
+  daemon_expect_hello(&d);
+  daemon_launch_in(&d, argv,
+                   MMP__CTRL_LAUNCH_WDIR | MMP__CTRL_LAUNCH_REPORT_BINDINGS,
+                   dir);
+  assert_true(daemon_collect(&d, &err, out, sizeof(out)));
+  assert_int_equal(daemon_wait(&d), 0);
+  rmdir(dir);
+  assert_int_equal(err, 0);
+  mmp__hex_encode(test_key, MMP__JOB_KEY_LEN, hex);
+  snprintf(want, sizeof(want), "%s %s\n", real, hex);
+  assert_string_equal(out, want);
+  assert_non_null(strstr(d.err, "MCW rank 5 is not bound"));
+}
+
+/* A --wdir missing on the daemon's host has no fallback: the rank does
+ * not start (UV_ENOENT in STARTED), and the daemon says which directory. */
+static void test_daemon_missing_wdir_fails_the_start(void **state) {
+  char *argv[] = {"/bin/true", NULL};
+  char out[64];
+  daemon_run_t d;
+  int err;
+  (void)state;
+
+  daemon_start(&d);
+  daemon_expect_hello(&d);
+  daemon_launch_in(&d, argv, MMP__CTRL_LAUNCH_WDIR, "/nonexistent/wdir");
+  assert_true(daemon_collect(&d, &err, out, sizeof(out)));
+  assert_int_equal(daemon_wait(&d), 0);
+  assert_int_equal(err, UV_ENOENT);
+  assert_string_equal(out, "");
+  assert_non_null(strstr(d.err, "--wdir '/nonexistent/wdir'"));
 }
 
 static void test_daemon_stops_its_rank_when_contact_is_lost(void **state) {
@@ -800,7 +1023,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_ctrl_launch_rejects_malformed),
       cmocka_unit_test(test_remote_server_checks_daemons),
       cmocka_unit_test(test_daemon_refuses_garbage),
+      cmocka_unit_test(test_daemon_refuses_a_server_without_the_key),
+      cmocka_unit_test(test_daemon_refuses_launch_before_the_proof),
       cmocka_unit_test(test_daemon_runs_a_rank_and_says_bye),
+      cmocka_unit_test(test_daemon_runs_a_rank_in_its_wdir_with_the_key),
+      cmocka_unit_test(test_daemon_missing_wdir_fails_the_start),
       cmocka_unit_test(test_daemon_stops_its_rank_when_contact_is_lost),
       cmocka_unit_test(test_daemon_killed_takes_its_rank_along),
   };

@@ -3,9 +3,11 @@
  * Embedding without minimprun: forked processes call mmp_init_ex with an
  * explicit rank, size, rendezvous address and job key; rank 0 serves the
  * rendezvous and starts last. An intruder with a wrong key that tries to
- * join as rank 1 first is refused, and the real job is undisturbed. And
- * with no launcher to stop the job, a rank that dies makes receives from
- * any source fail, and an arrival-aware broadcast waiting for it.
+ * join as rank 1 first is refused, and the real job is undisturbed. A job
+ * whose ranks all set MINIMP_ENCRYPT=1 runs; one where they disagree
+ * fails at init on every rank. And with no launcher to stop the job, a
+ * rank that dies makes receives from any source fail, and an
+ * arrival-aware broadcast waiting for it.
  * For embedders: the log callback receives the library's lines and the
  * level filters them; a collective that a rank never joins times out
  * within its bound (blocking, and polled with external progress) and
@@ -75,16 +77,25 @@ static int rank_main(int rank, int size, const char *addr, const char *k) {
   return mmp_finalize() == 0 ? 0 : 24;
 }
 
-static pid_t spawn(int rank, int size, const char *addr, const char *k,
-                   int delay_ms) {
+/* A rank in a child process; `encrypt` (if not NULL) is its
+ * MINIMP_ENCRYPT. */
+static pid_t spawn_env(int rank, int size, const char *addr, const char *k,
+                       int delay_ms, const char *encrypt) {
   pid_t pid = fork();
 
   assert_true(pid >= 0);
   if (pid == 0) {
+    if (encrypt != NULL)
+      setenv("MINIMP_ENCRYPT", encrypt, 1);
     usleep((useconds_t)delay_ms * 1000);
     _exit(rank_main(rank, size, addr, k));
   }
   return pid;
+}
+
+static pid_t spawn(int rank, int size, const char *addr, const char *k,
+                   int delay_ms) {
+  return spawn_env(rank, size, addr, k, delay_ms, NULL);
 }
 
 static int exit_code(pid_t pid) {
@@ -122,15 +133,40 @@ static void test_embed_wrong_key_is_refused(void **state) {
   assert_int_equal(exit_code(p[1]), 0);
 }
 
-/* srun starts every task alike; Slurm names the rank, the user the
- * rendezvous, and MINIMP_BOOT_HOST=1 lets rank 0 serve it. */
-static void test_embed_slurm_environment(void **state) {
-  char addr[64], nt[8], id[8];
-  pid_t p[4];
-  int i;
+static void test_embed_encrypted_job_runs(void **state) {
+  char addr[64];
+  pid_t p[3];
   (void)state;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (int i = 0; i < 3; i++)
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "1");
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* One rank seals, the others do not: every rank's init fails with
+ * MMP_EENV (exit 21), none hangs. */
+static void test_embed_mixed_encryption_fails(void **state) {
+  char addr[64];
+  pid_t p[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (int i = 0; i < 3; i++)
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, i == 2 ? "1" : "0");
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(exit_code(p[i]), 21);
+}
+
+/* Four tasks started alike, as srun starts them, with only Slurm's
+ * variables, the key and `extra` ("NAME=VALUE" entries, NULL-terminated);
+ * each sends its rank to rank 0. */
+static void slurm_job(const char *const *extra) {
+  char nt[8], id[8];
+  pid_t p[4];
+  int i;
+
   for (i = 3; i >= 0; i--) {
     p[i] = fork();
     assert_true(p[i] >= 0);
@@ -141,12 +177,13 @@ static void test_embed_slurm_environment(void **state) {
       snprintf(id, sizeof(id), "%d", i);
       unsetenv("MINIMP_RANK");
       unsetenv("MINIMP_SIZE");
+      unsetenv("MINIMP_BOOT_ADDR");
       setenv("SLURM_NTASKS", nt, 1);
       setenv("SLURM_PROCID", id, 1);
       setenv("SLURM_LOCALID", id, 1);
-      setenv("MINIMP_BOOT_ADDR", addr, 1);
       setenv("MINIMP_JOB_KEY", key, 1);
-      setenv("MINIMP_BOOT_HOST", "1", 1);
+      for (const char *const *e = extra; *e != NULL; e++)
+        putenv((char *)*e);
       rc = mmp_init(NULL, NULL);
       if (rc != 0)
         _exit(30);
@@ -172,6 +209,35 @@ static void test_embed_slurm_environment(void **state) {
   }
   for (i = 0; i < 4; i++)
     assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* The user names the rendezvous, and MINIMP_BOOT_HOST=1 lets rank 0
+ * serve it. */
+static void test_embed_slurm_environment(void **state) {
+  char addr[64];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "MINIMP_BOOT_ADDR=127.0.0.1:%d", free_port());
+  {
+    const char *const extra[] = {addr, "MINIMP_BOOT_HOST=1", NULL};
+    slurm_job(extra);
+  }
+}
+
+/* Nothing named: the rendezvous is the step's first node (127.0.0.1 of
+ * the list) at the port derived from the job and step, within a range of
+ * one free port here so that the test cannot collide. */
+static void test_embed_slurm_derived_rendezvous(void **state) {
+  char ports[64];
+  int port = free_port();
+  (void)state;
+
+  snprintf(ports, sizeof(ports), "MINIMP_BOOT_PORTS=%d-%d", port, port);
+  {
+    const char *const extra[] = {ports, "SLURM_JOB_ID=77", "SLURM_STEP_ID=1",
+                                 "SLURM_STEP_NODELIST=127.0.0.[1-4]", NULL};
+    slurm_job(extra);
+  }
 }
 
 /* Rank 0 of the job below; exit codes 40.. name what went wrong. */
@@ -291,6 +357,8 @@ typedef struct log_seen_s {
   int debug_lines;
   int listening_level; /* level of "listening on", or -1 */
   int shm_level;       /* level of the MINIMP_SHM complaint, or -1 */
+  int notinit_lines;   /* "called before a successful mmp_init" lines */
+  int prefixed;        /* lines that kept stderr's "minimp[...]" prefix */
   int nested_rc;       /* mmp_set_log_fn from inside the callback */
 } log_seen_t;
 
@@ -303,6 +371,10 @@ static void log_cb(int level, const char *line, void *userdata) {
     seen->listening_level = level;
   if (strstr(line, "MINIMP_SHM='bogus'") != NULL)
     seen->shm_level = level;
+  if (level == MMP_LOG_ERROR &&
+      strstr(line, "mmp_progress called before a successful mmp_init") != NULL)
+    seen->notinit_lines++;
+  seen->prefixed += strncmp(line, "minimp[", 7) == 0;
   seen->nested_rc = mmp_set_log_fn(NULL, NULL);
 }
 
@@ -341,6 +413,10 @@ static int log_main(void) {
   if (mmp_set_log_fn(log_cb, &seen) != 0 ||
       mmp_set_log_level(MMP_LOG_WARN) != 0 || mmp_set_log_level(7) == 0)
     return 40;
+  /* Before init the progress calls say so, once, through the callback. */
+  if (mmp_progress() != MMP_ENOTINIT || mmp_progress_fd() != MMP_ENOTINIT ||
+      seen.notinit_lines != 1)
+    return 47;
   /* At warn, init's debug line ("listening on") is dropped. */
   if (one_rank_job() != 0 || seen.debug_lines != 0 ||
       seen.listening_level != -1)
@@ -358,6 +434,8 @@ static int log_main(void) {
       bad_variable("MINIMP_ERRORS", "maybe") ||
       bad_variable("MINIMP_COLL_TIMEOUT_MS", "-3"))
     return 46;
+  if (seen.prefixed != 0) /* the callback gets the text alone */
+    return 48;
   /* Back to stderr: the callback sees nothing more. */
   seen.lines = 0;
   if (mmp_set_log_fn(NULL, NULL) != 0 || one_rank_job() != 0 || seen.lines != 0)
@@ -540,7 +618,10 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
+      cmocka_unit_test(test_embed_encrypted_job_runs),
+      cmocka_unit_test(test_embed_mixed_encryption_fails),
       cmocka_unit_test(test_embed_slurm_environment),
+      cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
       cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
       cmocka_unit_test(test_embed_log_fn_and_level),

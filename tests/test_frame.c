@@ -143,28 +143,71 @@ static void test_frame_rejects_oversized_length(void **state) {
   }
 }
 
-static void test_hello_round_trip_and_reserved(void **state) {
-  uint8_t key[MMP__JOB_KEY_LEN], k2[MMP__JOB_KEY_LEN];
-  uint8_t b[MMP__HELLO_LEN];
-  uint32_t rank, size;
+static void test_frame_version_1_is_named(void **state) {
+  mmp__frame_hdr_t h = sample(), d;
+  uint8_t b[MMP__FRAME_HDR_SIZE];
+  const char *why = NULL;
+  (void)state;
+
+  /* A peer of the version that sent the key in clear gets a reason that
+   * says so, not a bare "unsupported". */
+  mmp__frame_encode(&h, b);
+  b[4] = 1;
+  assert_int_equal(mmp__frame_decode(b, 1000, &d, &why), MMP_EPROTO);
+  assert_non_null(strstr(why, "version 1"));
+  assert_non_null(strstr(why, "version 2"));
+}
+
+static void test_greeting_round_trip_and_flags(void **state) {
+  mmp__greet_t g, d;
+  uint8_t b[MMP__GREET_LEN];
   int i;
   (void)state;
 
-  for (i = 0; i < MMP__JOB_KEY_LEN; i++)
-    key[i] = (uint8_t)(i * 17);
-  mmp__hello_encode(key, 7, 9, b);
-  assert_int_equal(mmp__hello_decode(b, k2, &rank, &size), 0);
-  assert_memory_equal(k2, key, sizeof(key));
-  assert_int_equal(rank, 7);
-  assert_int_equal(size, 9);
-  b[30] = 1;
-  assert_int_equal(mmp__hello_decode(b, k2, &rank, &size), MMP_EPROTO);
+  for (i = 0; i < MMP__NONCE_LEN; i++)
+    g.nonce[i] = (uint8_t)(i * 17);
+  g.rank = 7;
+  g.size = 9;
+  g.peer = MMP__GREET_ANY;
+  g.flags = MMP__GREET_ENCRYPT;
+  mmp__greet_encode(&g, b);
+  assert_memory_equal(b, g.nonce, MMP__NONCE_LEN);
+  assert_int_equal(mmp__get_u32(b + 32), 7);
+  assert_int_equal(mmp__get_u32(b + 36), 9);
+  assert_int_equal(mmp__get_u32(b + 40), 0xffffffffu);
+  assert_int_equal(mmp__get_u32(b + 44), 1);
+  assert_int_equal(mmp__greet_decode(b, &d), 0);
+  assert_memory_equal(d.nonce, g.nonce, MMP__NONCE_LEN);
+  assert_int_equal(d.rank, 7);
+  assert_int_equal(d.size, 9);
+  assert_int_equal(d.peer, MMP__GREET_ANY);
+  assert_int_equal(d.flags, MMP__GREET_ENCRYPT);
+  /* A flag this version does not know is refused. */
+  b[45] = 1;
+  assert_int_equal(mmp__greet_decode(b, &d), MMP_EPROTO);
+}
+
+static void test_frame_handshake_types(void **state) {
+  (void)state;
+  assert_true(mmp__frame_is_handshake(MMP__F_HELLO));
+  assert_true(mmp__frame_is_handshake(MMP__F_CHALLENGE));
+  assert_true(mmp__frame_is_handshake(MMP__F_PROOF));
+  assert_true(mmp__frame_is_handshake(MMP__F_HELLO_ACK));
+  assert_true(mmp__frame_is_handshake(MMP__F_HELLO_NACK));
+  assert_false(mmp__frame_is_handshake(MMP__F_EAGER));
+  assert_false(mmp__frame_is_handshake(MMP__F_PING));
+  assert_int_equal(mmp__frame_hs_len(MMP__F_HELLO), MMP__GREET_LEN);
+  assert_int_equal(mmp__frame_hs_len(MMP__F_CHALLENGE), MMP__GREET_LEN);
+  assert_int_equal(mmp__frame_hs_len(MMP__F_PROOF), MMP__MAC_LEN);
+  assert_int_equal(mmp__frame_hs_len(MMP__F_HELLO_ACK), MMP__MAC_LEN);
 }
 
 static void test_frame_type_names(void **state) {
   (void)state;
   assert_string_equal(mmp__frame_type_name(MMP__F_EAGER), "EAGER");
   assert_string_equal(mmp__frame_type_name(MMP__F_PING), "PING");
+  assert_string_equal(mmp__frame_type_name(MMP__F_CHALLENGE), "CHALLENGE");
+  assert_string_equal(mmp__frame_type_name(MMP__F_PROOF), "PROOF");
   assert_string_equal(mmp__frame_type_name(200), "?");
 }
 
@@ -177,7 +220,9 @@ int main(void) {
       cmocka_unit_test(test_frame_rejects_unknown_type),
       cmocka_unit_test(test_frame_rejects_nonzero_reserved),
       cmocka_unit_test(test_frame_rejects_oversized_length),
-      cmocka_unit_test(test_hello_round_trip_and_reserved),
+      cmocka_unit_test(test_frame_version_1_is_named),
+      cmocka_unit_test(test_greeting_round_trip_and_flags),
+      cmocka_unit_test(test_frame_handshake_types),
       cmocka_unit_test(test_frame_type_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,13 @@ print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
 root="$tmp/root$prefix"
 bin="$root/bin"
 [ -x "$bin/minimpcc" ] || fail "minimpcc is not installed in $bin"
+# minimp-bench and the manual pages come with the library.
+[ -x "$bin/minimp-bench" ] || fail "minimp-bench is not installed in $bin"
+env -u LD_LIBRARY_PATH "$bin/minimp-bench" --version | grep -q '^minimp-bench ' ||
+  fail "the installed minimp-bench does not run (its run path?)"
+for page in minimprun.1 minimp-bench.1; do
+  [ -f "$root/share/man/man1/$page" ] || fail "man page $page is not installed"
+done
 
 # The wrapper: include path, library and run path, wherever the tree is.
 case " $("$bin/minimpcc" --showme x.c) " in

@@ -227,7 +227,9 @@ static void test_launch_abort_code(void **state) {
   LAUNCH(&r, NULL, "-n", "3", helper, "abort", "0", "5");
   assert_int_equal(r.status, 5);
   assert_non_null(strstr(r.err, "rank 0"));
-  assert_non_null(strstr(r.err, "mmp_abort"));
+  /* The call is named once, with its code, and nothing after it. */
+  assert_non_null(strstr(r.err, "called mmp_abort(5)\n"));
+  assert_null(strstr(r.err, "mmp_abort called"));
   assert_true(r.seconds < 5.0);
   assert_no_rank_left();
 }
@@ -494,6 +496,32 @@ static void test_launch_x_reaches_every_rank_once(void **state) {
   unsetenv("MINIMP_SIZE");
 }
 
+/* --encrypt gives every rank MINIMP_ENCRYPT=1, here and through the
+ * daemons, and the job runs sealed; a remote rank's key comes from its
+ * daemon, once. -x cannot undo it. */
+static void test_launch_encrypt_reaches_every_rank(void **state) {
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "--encrypt", "-n", "2", helper, "env", "MINIMP_ENCRYPT");
+  assert_int_equal(r.status, 0);
+  assert_once_per_rank(r.out, "MINIMP_ENCRYPT=1", 2);
+  REMOTE(&r, NULL, "--encrypt", "--host", "localhost,nodeA,nodeB", helper,
+         "env", "MINIMP_ENCRYPT", "MINIMP_JOB_KEY");
+  assert_int_equal(r.status, 0);
+  assert_once_per_rank(r.out, "MINIMP_ENCRYPT=1", 3);
+  assert_int_equal(count_lines(r.out, "MINIMP_JOB_KEY="), 3);
+  assert_null(strstr(r.out, "MINIMP_JOB_KEY=(unset)"));
+  LAUNCH(&r, NULL, "--encrypt", "-n", "3", helper, "ok");
+  assert_int_equal(r.status, 0);
+  assert_int_equal(count_lines(r.out, "hello from"), 3);
+  LAUNCH(&r, NULL, "--encrypt", "-x", "MINIMP_ENCRYPT=0", "-n", "2", helper,
+         "ok");
+  assert_int_equal(r.status, 2);
+  assert_non_null(strstr(r.err, "minimprun: cannot set MINIMP_ENCRYPT with "
+                                "-x: minimprun sets it from --encrypt\n"));
+}
+
 static void test_launch_remote_places_ranks_per_host(void **state) {
   run_t r;
   (void)state;
@@ -641,6 +669,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_remote_stdin_tags_and_key),
       cmocka_unit_test(test_launch_x_refuses_launcher_variables),
       cmocka_unit_test(test_launch_x_reaches_every_rank_once),
+      cmocka_unit_test(test_launch_encrypt_reaches_every_rank),
   };
   int rc;
 

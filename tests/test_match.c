@@ -332,6 +332,8 @@ static void test_bad_environment_is_reported(void **state) {
   expect_env_error("MINIMP_SPIN_US", "-3");
   expect_env_error("MINIMP_SPIN_YIELD", "yes");
   expect_env_error("MINIMP_CONNECT", "sometimes");
+  expect_env_error("MINIMP_ENCRYPT", "yes");
+  expect_env_error("MINIMP_ENCRYPT", "2");
   expect_env_error("MINIMP_LOG", "loud");
   expect_env_error("MINIMP_RNDV_CHUNK", "1g"); /* above MINIMP_MAX_FRAME */
   /* An incomplete or inconsistent identity. */

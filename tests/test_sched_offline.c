@@ -439,6 +439,37 @@ static void test_s2p_large_p(void **state) {
 }
 
 /* The plan for every rank at once equals each rank's own, op for op. */
+/* The poison note: what a sender writes reads back as its cause and
+ * rank; bytes no sender writes poison as a mismatch naming no rank. */
+static void test_poison_note_round_trip_and_bad_bytes(void **state) {
+  uint64_t n = mmp__sched_note(MMP_EPEERLOST, 7);
+  int rank;
+  (void)state;
+
+  assert_int_equal(mmp__sched_note_decode(0, 8, &rank), 0);
+  assert_int_equal(rank, -1);
+  assert_int_equal(mmp__sched_note_decode(n, 8, &rank), MMP_EPEERLOST);
+  assert_int_equal(rank, 7);
+  /* A rank outside the job is not named. */
+  assert_int_equal(mmp__sched_note_decode(n, 7, &rank), MMP_EPEERLOST);
+  assert_int_equal(rank, -1);
+  assert_int_equal(
+      mmp__sched_note_decode(mmp__sched_note(MMP_ETIMEDOUT, -1), 8, &rank),
+      MMP_ETIMEDOUT);
+  assert_int_equal(rank, -1);
+  /* Wrong magic, reserved bits, an unknown cause, no cause. */
+  assert_int_equal(mmp__sched_note_decode(n ^ (1ull << 60), 8, &rank),
+                   MMP_EMISMATCH);
+  assert_int_equal(rank, -1);
+  assert_int_equal(mmp__sched_note_decode(n | (1ull << 50), 8, &rank),
+                   MMP_EMISMATCH);
+  assert_int_equal(mmp__sched_note_decode((n & ~0xffffull) | 999, 8, &rank),
+                   MMP_EMISMATCH);
+  assert_int_equal(mmp__sched_note_decode(n & ~0xffffull, 8, &rank),
+                   MMP_EMISMATCH);
+  assert_int_equal(rank, -1);
+}
+
 static void test_s2p_all_ranks_plan_is_each_ranks_plan(void **state) {
   int p, alg, r, i;
   (void)state;
@@ -488,6 +519,7 @@ static int report(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_poison_note_round_trip_and_bad_bytes),
       cmocka_unit_test(test_sim_finds_broken_schedules),
       cmocka_unit_test(test_bcast_every_algorithm_small_p),
       cmocka_unit_test(test_bcast_knomial_radices),

@@ -103,8 +103,8 @@ static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
     assert_true(fabs(t - (t_flat + t_in)) < 1e-9);
     /* Below the best shape that ignores nodes. */
     mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg, &groups);
-    assert_true(t < mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg,
-                                      &groups));
+    assert_true(t <
+                mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg, &groups));
   }
   /* Arriving together, the arrival-aware broadcast (a pipeline over all
    * ranks, blind to nodes) does not pay against it, where against the
@@ -113,11 +113,12 @@ static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
     int alg, groups;
     size_t seg;
     double best = mmp__bcast_choose_auto(16, 1 << 20, &nm, &alg, &seg, &groups);
-    assert_false(mmp__bcast_arrival_pays(16, 1 << 20, &nm, best,
-                                         mmp__bcast_sub_cost(16, 1 << 20, &nm)));
+    assert_false(mmp__bcast_arrival_pays(
+        16, 1 << 20, &nm, best, mmp__bcast_sub_cost(16, 1 << 20, &nm)));
     best = mmp__bcast_choose_auto(16, 1 << 20, &cluster, &alg, &seg, &groups);
-    assert_true(mmp__bcast_arrival_pays(
-        16, 1 << 20, &cluster, best, mmp__bcast_sub_cost(16, 1 << 20, &cluster)));
+    assert_true(
+        mmp__bcast_arrival_pays(16, 1 << 20, &cluster, best,
+                                mmp__bcast_sub_cost(16, 1 << 20, &cluster)));
   }
   /* One rank per node, or one node: no hierarchy to exploit. */
   nm.nodes = 16;
@@ -170,6 +171,23 @@ static void test_symmetric_where_the_message_fits_the_burst(void **st) {
   for (int p = 3; p <= 64; p++)
     for (size_t m = 1024; m <= (4u << 20); m *= 2)
       assert_int_not_equal(chosen(p, m, &cluster), MMP_BCAST_SYMMETRIC);
+}
+
+/* Links just drained: a choice that relied on the burst allowance (the
+ * symmetric broadcast at 64 KiB) becomes the pipeline; one that did not
+ * stays (1 MiB). */
+static void test_drained_links(void **st) {
+  int alg, groups, want;
+  size_t seg;
+  (void)st;
+
+  mmp__bcast_choose_drained(8, 64 << 10, &cluster, &alg, &seg, &groups);
+  assert_int_equal(alg, MMP_BCAST_PIPELINE);
+  assert_true(seg > 0);
+  mmp__bcast_choose_drained(16, 1 << 20, &cluster, &alg, &seg, &groups);
+  want = auto_chosen(16, 1 << 20, &cluster);
+  assert_int_not_equal(want, MMP_BCAST_SYMMETRIC);
+  assert_int_equal(alg, want);
 }
 
 /* Segments cut into equal parts of at least the target: never a sliver
@@ -311,18 +329,65 @@ static void test_adapt_decision(void **st) {
 
   /* Together: the static algorithm, whatever ran before. */
   memset(hist, 0, sizeof(hist));
-  assert_int_equal(
-      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0, &cluster, w), 0);
-  assert_int_equal(
-      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 1, &cluster, w), 0);
+  assert_int_equal(mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0,
+                                           &cluster, &cluster, w),
+                   0);
+  assert_int_equal(mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 1,
+                                           &cluster, &cluster, w),
+                   0);
   /* Receivers spread over 16 T after the root: arrival-aware. */
   for (v = 1; v < P; v++)
     hist[v] = hist[P + v] = 16 * T * (double)((v * 7) % P) / P;
-  assert_int_equal(
-      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0, &cluster, w), 1);
+  assert_int_equal(mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0,
+                                           &cluster, &cluster, w),
+                   1);
   /* No patterns yet: the regime in place. */
+  assert_int_equal(mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 0, 1,
+                                           &cluster, &cluster, w),
+                   1);
+}
+
+/* The arrival-aware broadcasts' own correction: the root's observed
+ * times over their predictions, bounded, kept when no arrival-aware run
+ * is in the history; and a root whose arrival-aware runs took longer
+ * than predicted stays with the static algorithm where the bare model
+ * would switch. */
+
+static void test_adapt_arrival_correction(void **st) {
+  enum { P = 16 };
+  size_t len = 256 << 10;
+  mmp__bcast_desc_t d = pipeline_desc(P, len);
+  double T = cluster.alpha + (double)len * cluster.beta, hist[2 * P];
+  double w = mmp__arrival_window(P, len, &cluster), took[2], want;
+  mmp_netmodel_t slow = cluster;
+  int v;
+  (void)st;
+
+  memset(hist, 0, sizeof(hist));
+  for (v = 1; v < P; v++)
+    hist[v] = hist[P + v] = 4 * T * (double)((v * 7) % P) / P; /* over 4 T */
+  want = mmp__predict_arrival_root(1, P, len, d.seg, hist, &cluster, w);
+  assert_true(want > 0 && isfinite(want));
+  took[0] = 3 * want;
+  took[1] = 0; /* a static run */
+  assert_true(fabs(mmp__adapt_arr_scale(1, d.seg, w, P, len, hist, took, 2,
+                                        &cluster, 0) -
+                   3) < 1e-9);
+  took[0] = 100 * want;
+  assert_true(mmp__adapt_arr_scale(1, d.seg, w, P, len, hist, took, 2, &cluster,
+                                   0) == MMP__ADAPT_SCALE);
+  took[0] = 0;
+  assert_true(mmp__adapt_arr_scale(1, d.seg, w, P, len, hist, took, 2, &cluster,
+                                   2.5) == 2.5);
+  /* The bare model switches; corrected by MMP__ADAPT_SCALE, it does not. */
+  assert_int_equal(mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0,
+                                           &cluster, &cluster, w),
+                   1);
+  slow.alpha *= MMP__ADAPT_SCALE;
+  slow.beta *= MMP__ADAPT_SCALE;
   assert_int_equal(
-      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 0, 1, &cluster, w), 1);
+      mmp__bcast_adapt_decide(&d, 1, d.seg, P, hist, 2, 0, &cluster, &slow, w),
+      0);
 }
 
 /* The model scaled by what the root saw its own part take, within a
@@ -338,14 +403,14 @@ static void test_adapt_model_is_bounded(void **st) {
   memset(hist, 0, sizeof(hist));
   want = mmp__predict_static_root(&d, P, hist, &cluster);
   took[0] = took[1] = took[2] = 2 * want;
-  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, 0, &out);
   assert_true(fabs(out.beta / cluster.beta - 2) < 1e-9);
   assert_true(fabs(out.alpha / cluster.alpha - 2) < 1e-9);
   took[0] = took[1] = took[2] = 100 * want;
-  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, 0, &out);
   assert_true(fabs(out.beta / cluster.beta - MMP__ADAPT_SCALE) < 1e-9);
   took[0] = took[1] = took[2] = 0; /* arrival-aware: no check */
-  mmp__adapt_model(&d, P, hist, took, 3, &cluster, &out);
+  mmp__adapt_model(&d, P, hist, took, 3, &cluster, 0, &out);
   assert_true(out.beta == cluster.beta && out.alpha == cluster.alpha);
 }
 
@@ -362,6 +427,8 @@ int main(void) {
       cmocka_unit_test(test_burst_seen_through_cpu_noise),
       cmocka_unit_test(test_predictions_under_lateness),
       cmocka_unit_test(test_adapt_decision),
+      cmocka_unit_test(test_drained_links),
+      cmocka_unit_test(test_adapt_arrival_correction),
       cmocka_unit_test(test_adapt_model_is_bounded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

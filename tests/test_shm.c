@@ -6,9 +6,9 @@
  * names go once both sides attached; a foreign object is refused), frames
  * of exactly the ring size and one byte either side, partial direct
  * writes, thousands of queued writes, payloads by single copy and through
- * the ring, truncation, the doorbell, orderly shut-down, and that a
+ * the ring, truncation, the doorbell, orderly shut-down, that a
  * corrupted index or garbage in a ring drops only that pair, with a
- * reason.
+ * reason, and that no other user can open a rank's segment or doorbell.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,12 +16,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "minimp.h"
@@ -559,6 +562,58 @@ static void test_shm_attach_checks_the_object(void **state) {
   side[1].tp = NULL;
 }
 
+/* 0 if a process of user `uid` cannot open `path` for reading, else 1.
+ * Needs root (to become that user); the caller checks. */
+static int other_user_opens(const char *path, uid_t uid) {
+  pid_t pid = fork();
+  int st;
+
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd;
+    if (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0)
+      _exit(2);
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    _exit(fd >= 0 ? 1 : errno == EACCES ? 0 : 3);
+  }
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+/* Shared memory carries the ranks' frames in clear (sealing covers TCP
+ * only), so a rank's segment and doorbell are this user's alone, with mode
+ * 0600 even under a umask of 0, and another user cannot open them. */
+static void test_shm_objects_are_private_whatever_the_umask(void **state) {
+  char seg[MMP__SHM_NAME_MAX], bell[MMP__SHM_NAME_MAX], path[96];
+  struct stat st;
+  mode_t old;
+  (void)state;
+
+  memset(side, 0, sizeof(side));
+  for (int i = 0; i < MMP__JOB_KEY_LEN; i++)
+    key[i] = (uint8_t)(uv_hrtime() >> (i % 8)) ^ (uint8_t)(getpid() + i);
+  assert_int_equal(uv_loop_init(&loop), 0);
+  old = umask(0);
+  assert_int_equal(make_side(0, 2, local2, 2, RING, 1), 0);
+  umask(old);
+  mmp__shm_names(key, 0, seg, bell);
+  snprintf(path, sizeof(path), "/dev/shm%s", seg);
+  assert_int_equal(stat(path, &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  assert_int_equal(st.st_mode & 07777, 0600);
+  assert_int_equal(st.st_uid, geteuid());
+  assert_int_equal(stat(bell, &st), 0);
+  assert_true(S_ISFIFO(st.st_mode));
+  assert_int_equal(st.st_mode & 07777, 0600);
+  assert_int_equal(st.st_uid, geteuid());
+  if (geteuid() == 0) {
+    /* nobody (65534) stands for any other user of the host. */
+    assert_int_equal(other_user_opens(path, 65534), 0);
+    assert_int_equal(other_user_opens(bell, 65534), 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_shm_names_are_gone_once_attached,
@@ -591,6 +646,8 @@ int main(void) {
           test_shm_garbage_in_the_ring_drops_the_pair, setup, teardown),
       cmocka_unit_test_setup_teardown(test_shm_attach_checks_the_object, NULL,
                                       teardown),
+      cmocka_unit_test_setup_teardown(
+          test_shm_objects_are_private_whatever_the_umask, NULL, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,17 +14,26 @@
  *
  * Wire format. Every message is a 16-byte little-endian header followed by
  * `len` body bytes:
- *   off 0  u32 magic "MMPB"      off 4 u8 version (1)   off 5 u8 type
+ *   off 0  u32 magic "MMPB"      off 4 u8 version (2)   off 5 u8 type
  *   off 6  u16 reserved (0)      off 8 u32 request id   off 12 u32 len
  * Strings in bodies are u16 length + bytes (no NUL); blobs are u32 length +
  * bytes. Every length is checked against the remaining body and against
- * MMP__BOOT_MAX_BODY before anything is allocated. The first message from a
- * client must be HELLO, within the handshake timeout; anything else, a wrong
- * key, a bad or duplicate rank, closes the connection with a logged reason.
+ * MMP__BOOT_MAX_BODY before anything is allocated.
+ *
+ * The handshake proves the job key without sending it (auth.h): the client
+ * sends HELLO as soon as it is connected and the server CHALLENGE as soon
+ * as it accepted, each with a fresh nonce; the client answers with PROOF, a
+ * MAC over both bodies, and the server, once that verifies, with WELCOME,
+ * its own MAC over them. The server looks at what HELLO claims (rank,
+ * size) only after the proof. All of it must happen within the handshake
+ * timeout; anything else, a wrong key, a bad or duplicate rank, closes the
+ * connection with a logged reason.
  *
  * Messages (c = client, s = server):
- *  HELLO    c->s  key[16] rank u32 size u32 pid u32 host str
- *  WELCOME  s->c  (empty)
+ *  HELLO    c->s  nonce[32] rank u32 size u32 pid u32 host str
+ *  CHALLENGE s->c nonce[32]
+ *  PROOF    c->s  mac[32]: the client's proof over HELLO and CHALLENGE
+ *  WELCOME  s->c  mac[32]: the server's proof; requests may follow
  *  PUT      c->s  name str, value blob          (no reply)
  *  GETALL   c->s  name str   -> VALUES s->c: count u32, count x blob, one per
  *                 rank in rank order; sent once every rank has PUT name.
@@ -47,10 +56,11 @@
 #include <sys/socket.h>
 #include <uv.h>
 
-#include "frame.h" /* MMP__JOB_KEY_LEN */
+#include "auth.h" /* MMP__JOB_KEY_LEN */
 
 #define MMP__BOOT_MAGIC 0x42504d4du /* "MMPB" */
-#define MMP__BOOT_VERSION 1
+/* 2: the key never travels; a challenge-response handshake proves it. */
+#define MMP__BOOT_VERSION 2
 #define MMP__BOOT_HDR_SIZE 16
 #define MMP__BOOT_MAX_BODY (1u << 20) /* default cap on one message body */
 #define MMP__BOOT_MAX_NAME 64
@@ -70,7 +80,9 @@ typedef enum mmp__boot_type {
   MMP__B_EVENT = 11,
   MMP__B_ERROR = 12,
   MMP__B_SUSPECT = 13,
-  MMP__B_TYPE_MAX = 13
+  MMP__B_CHALLENGE = 14,
+  MMP__B_PROOF = 15,
+  MMP__B_TYPE_MAX = 15
 } mmp__boot_type_t;
 
 /* EVENT kinds. */
@@ -108,6 +120,9 @@ uint32_t mmp__boot_rd_u32(mmp__boot_rd_t *r);
 /* Points *s at the string bytes inside the body (not NUL-terminated). */
 size_t mmp__boot_rd_str(mmp__boot_rd_t *r, const char **s, size_t max);
 size_t mmp__boot_rd_blob(mmp__boot_rd_t *r, const uint8_t **b, size_t max);
+/* Points at the next `n` bytes of a fixed-size field (a nonce, a proof),
+ * or returns NULL and marks the cursor bad. */
+const uint8_t *mmp__boot_rd_raw(mmp__boot_rd_t *r, size_t n);
 
 /* A growable message being built: header space first, then the body. */
 typedef struct mmp__boot_wr_s {
@@ -121,6 +136,8 @@ void mmp__boot_wr_init(mmp__boot_wr_t *w); /* reserves the header */
 void mmp__boot_wr_u32(mmp__boot_wr_t *w, uint32_t v);
 void mmp__boot_wr_str(mmp__boot_wr_t *w, const char *s, size_t n);
 void mmp__boot_wr_blob(mmp__boot_wr_t *w, const void *b, size_t n);
+/* Appends `n` bytes of a fixed-size field, without a length. */
+void mmp__boot_wr_raw(mmp__boot_wr_t *w, const void *b, size_t n);
 /* Fills in the header. Returns 0 or MMP_ENOMEM (then the buffer is freed).
  * On success the caller owns w->buf (w->len bytes) and frees it. */
 int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id);
@@ -212,8 +229,10 @@ typedef void (*mmp__boot_done_cb)(void *arg, int status, size_t count,
                                   const size_t *lens);
 
 /*
- * Loop context. Connects to the server at `addr`, sends HELLO and calls
- * `done` (count 0) once WELCOME arrived or the attempt failed. The client
+ * Loop context. Connects to the server at `addr`, runs the handshake and
+ * calls `done` (count 0) once WELCOME arrived and proved the server holds
+ * `key`, or the attempt failed (MMP_EAUTH: the server's proof did not
+ * verify). The client
  * object exists from the call on; requests may be queued before WELCOME.
  * `local` (may be NULL) receives the local address of the connection once
  * connected, before `done` runs.

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bootstrap client: one TCP connection from a rank to the job's
- * rendezvous server (boot.h). It sends HELLO once connected, queues
- * requests until WELCOME arrives, matches replies to requests by id and
- * reports EVENTs and the loss of the server.
+ * rendezvous server (boot.h). It sends HELLO once connected, answers the
+ * server's CHALLENGE with PROOF, queues requests until WELCOME arrives with
+ * the server's own proof, matches replies to requests by id and reports
+ * EVENTs and the loss of the server.
  *
  * Lifetime. A client exists from a successful mmp__boot_client_start() until
  * the `done` of mmp__boot_client_close(), which the owner must always call,
@@ -24,10 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "minimp.h"
 #include "util.h"
 
 #define BC_READ_BUF 65536
+#define BC_MAX_HELLO (MMP__NONCE_LEN + 12 + 2 + 255)
 #define BC_MAX_MSG 4096       /* EVENT and ERROR messages */
 #define BC_BYE_LINGER_MS 1000 /* longest wait for BYE to be written */
 #define BC_RETRY_FIRST_MS 20  /* first pause after a refused connect */
@@ -79,6 +82,11 @@ struct mmp__boot_client_s {
   uint32_t next_id;
   uint32_t max_body; /* largest body accepted from the server */
   mmp__boot_rx_t rx; /* message reassembly */
+  /* The handshake: our HELLO body, kept for the transcript. */
+  uint8_t hello[BC_MAX_HELLO];
+  size_t hello_len;
+  int challenged; /* CHALLENGE arrived and PROOF is on its way */
+  mmp__auth_t auth;
   uint8_t rbuf[BC_READ_BUF];
 };
 
@@ -113,7 +121,7 @@ static int bc_fail_one(mmp__list_t *l, int err, int replies_only) {
     bc_req_t *r = mmp__container_of(it, bc_req_t, node);
     if (replies_only && (r->type == MMP__B_PUT || r->type == MMP__B_ABORT ||
                          r->type == MMP__B_SUSPECT || r->type == MMP__B_BYE ||
-                         r->type == MMP__B_HELLO))
+                         r->type == MMP__B_HELLO || r->type == MMP__B_PROOF))
       continue;
     bc_complete(r, err, 0, NULL, NULL);
     return 1;
@@ -161,7 +169,8 @@ static void bc_on_write(uv_write_t *wreq, int status) {
     return;
   }
   if (r->type == MMP__B_PUT || r->type == MMP__B_ABORT ||
-      r->type == MMP__B_SUSPECT || r->type == MMP__B_HELLO)
+      r->type == MMP__B_SUSPECT || r->type == MMP__B_HELLO ||
+      r->type == MMP__B_PROOF)
     bc_complete(r, 0, 0, NULL, NULL);
 }
 
@@ -215,8 +224,10 @@ static int bc_submit(mmp__boot_client_t *c, mmp__boot_wr_t *w, uint8_t type,
   r->len = w->len;
   mmp__list_init(&r->node);
   mmp__list_insert_tail(&c->queued, &r->node);
-  /* HELLO goes out while connecting; the rest waits for WELCOME. */
-  if (c->state == BC_READY || (type == MMP__B_HELLO && c->state == BC_HELLO)) {
+  /* The handshake goes out while connecting; the rest waits for WELCOME. */
+  if (c->state == BC_READY ||
+      ((type == MMP__B_HELLO || type == MMP__B_PROOF) &&
+       c->state == BC_HELLO)) {
     rc = bc_write(c, r);
     if (rc != 0) {
       mmp__list_remove(&r->node);
@@ -241,6 +252,7 @@ static void bc_final(mmp__boot_client_t *c) {
    * requests whose completion raced with the close. */
   bc_fail_all(c, MMP_ESHUTDOWN);
   mmp__boot_rx_fini(&c->rx);
+  mmp__auth_end(&c->auth);
   free(c);
   if (done != NULL)
     done(arg, 0, 0, NULL, NULL);
@@ -403,9 +415,34 @@ static void bc_on_error(mmp__boot_client_t *c, uint32_t id,
   bc_die(c, code, msgz);
 }
 
-static void bc_on_welcome(mmp__boot_client_t *c) {
+/* The server's nonce: prove the key over both bodies. */
+static void bc_on_challenge(mmp__boot_client_t *c, const uint8_t *body) {
+  uint8_t mac[MMP__MAC_LEN];
+  mmp__boot_wr_t w;
+  int rc;
+
+  c->challenged = 1;
+  mmp__auth_begin(&c->auth, c->key, MMP__AUTH_BOOT, c->hello, c->hello_len,
+                  body, MMP__NONCE_LEN);
+  mmp__auth_mac(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, mac);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  rc = bc_submit(c, &w, MMP__B_PROOF, NULL, NULL);
+  if (rc != 0)
+    bc_die(c, rc, "cannot answer the bootstrap server's challenge");
+}
+
+static void bc_on_welcome(mmp__boot_client_t *c, const uint8_t *body) {
   mmp__list_t *it;
 
+  if (!mmp__auth_check(&c->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, body)) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "the rendezvous server does not hold the job key (its proof "
+             "does not verify)");
+    bc_die(c, MMP_EAUTH, "the bootstrap server's proof does not verify");
+    return;
+  }
+  mmp__auth_end(&c->auth);
   c->state = BC_READY;
   uv_timer_stop(&c->timer);
   bc_start_done(c, 0);
@@ -430,8 +467,11 @@ static void bc_dispatch(mmp__boot_client_t *c, const mmp__boot_hdr_t *h,
   if (c->closing && h->type != MMP__B_ERROR)
     return; /* only draining until the socket closes */
   switch (h->type) {
+  case MMP__B_CHALLENGE:
+    bc_on_challenge(c, body);
+    break;
   case MMP__B_WELCOME:
-    bc_on_welcome(c);
+    bc_on_welcome(c, body);
     break;
   case MMP__B_VALUES:
     r = bc_find(c, h->id);
@@ -463,17 +503,23 @@ static int bc_check_hdr(mmp__boot_client_t *c, const char **why) {
   if (mmp__boot_hdr_decode(c->rx.hbuf, c->max_body, &c->rx.hdr, why) != 0)
     return MMP_EPROTO;
   if (c->state != BC_READY && h->type != MMP__B_WELCOME &&
-      h->type != MMP__B_ERROR) {
+      h->type != MMP__B_CHALLENGE && h->type != MMP__B_ERROR) {
     *why = "message before WELCOME";
     return MMP_EPROTO;
   }
   switch (h->type) {
+  case MMP__B_CHALLENGE:
   case MMP__B_WELCOME:
-    if (c->state != BC_HELLO) {
-      *why = "unexpected WELCOME";
+    /* Each once, in this order, and exactly as long as it must be. */
+    if (c->state != BC_HELLO ||
+        c->challenged != (h->type == MMP__B_WELCOME) ||
+        h->len != (h->type == MMP__B_CHALLENGE ? MMP__NONCE_LEN
+                                               : MMP__MAC_LEN)) {
+      *why = h->type == MMP__B_CHALLENGE ? "unexpected CHALLENGE"
+                                         : "unexpected WELCOME";
       return MMP_EPROTO;
     }
-    max = 0;
+    max = h->len;
     break;
   case MMP__B_VALUES:
   case MMP__B_FENCE_DONE:
@@ -579,29 +625,30 @@ static void bc_on_timeout(uv_timer_t *t) {
 }
 
 static int bc_send_hello(mmp__boot_client_t *c) {
+  uint8_t nonce[MMP__NONCE_LEN];
   mmp__boot_wr_t w;
   char host[256];
   size_t hlen = sizeof(host);
-  uint8_t *p;
 
   if (uv_os_gethostname(host, &hlen) != 0)
     hlen = 0;
   if (hlen > 255)
     hlen = 255;
+  mmp__auth_nonce(nonce);
   mmp__boot_wr_init(&w);
-  /* The key is a fixed-size field, not a blob: write it raw. */
-  mmp__boot_wr_u32(&w, 0);
-  mmp__boot_wr_u32(&w, 0);
-  mmp__boot_wr_u32(&w, 0);
-  mmp__boot_wr_u32(&w, 0);
-  if (!w.oom) {
-    p = w.buf + MMP__BOOT_HDR_SIZE;
-    memcpy(p, c->key, MMP__JOB_KEY_LEN);
-  }
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
   mmp__boot_wr_u32(&w, (uint32_t)c->rank);
   mmp__boot_wr_u32(&w, (uint32_t)c->size);
   mmp__boot_wr_u32(&w, (uint32_t)uv_os_getpid());
   mmp__boot_wr_str(&w, host, hlen);
+  if (w.oom) {
+    free(w.buf);
+    return MMP_ENOMEM;
+  }
+  /* The transcript needs the body exactly as sent. */
+  c->hello_len = w.len - MMP__BOOT_HDR_SIZE;
+  assert(c->hello_len <= sizeof(c->hello));
+  memcpy(c->hello, w.buf + MMP__BOOT_HDR_SIZE, c->hello_len);
   return bc_submit(c, &w, MMP__B_HELLO, NULL, NULL);
 }
 
@@ -703,6 +750,8 @@ int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
       rank < 0 || rank >= size ||
       (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
     return MMP_EINVAL;
+  if (mmp__auth_init() != 0)
+    return MMP_EIO;
   c = calloc(1, sizeof(*c));
   if (c == NULL)
     return MMP_ENOMEM;

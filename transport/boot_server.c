@@ -3,8 +3,9 @@
  * The bootstrap ("rendezvous") server: one libuv TCP listener and one
  * connection per rank, serving the key-value store and fences of boot.h.
  *
- * A connection starts unauthenticated: it must send a valid HELLO within
- * the handshake timeout. At most BS_MAX_PENDING such connections exist at
+ * A connection starts unauthenticated: the server sends CHALLENGE at once,
+ * and the client must send HELLO and then a PROOF that verifies within the
+ * handshake timeout (boot.h). At most BS_MAX_PENDING such connections exist at
  * once; further ones wait in the kernel's backlog (libuv stops accepting)
  * until a handshake completes or times out, so a burst of ranks is only
  * delayed, never refused. Every header is validated and every body length is
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "minimp.h"
 #include "transport.h"
 #include "util.h"
@@ -73,7 +75,7 @@ struct bs_conn_s {
   mmp__boot_server_t *s;
   uv_tcp_t tcp;
   uv_timer_t timer; /* handshake deadline, then the linger on close */
-  int rank;         /* -1 until HELLO was accepted */
+  int rank;         /* -1 until the handshake finished */
   int pending;      /* counted in s->npending */
   int closing;      /* no more reads; writes drain */
   int hclosing;     /* uv_close was called on both handles */
@@ -82,6 +84,12 @@ struct bs_conn_s {
   unsigned writes;   /* in flight */
   unsigned nwaits;   /* GET/GETALL waiters of this connection */
   mmp__boot_rx_t rx; /* message reassembly */
+  /* The handshake: our CHALLENGE, then what HELLO claims until PROOF. */
+  int hello;     /* HELLO arrived; `auth` holds the transcript */
+  uint32_t claim_rank, claim_size, claim_pid;
+  char claim_host[256];
+  uint8_t nonce[MMP__NONCE_LEN]; /* the CHALLENGE body */
+  mmp__auth_t auth;
 };
 
 typedef struct bs_waiter_s {
@@ -321,6 +329,7 @@ static void bs_on_conn_close(uv_handle_t *h) {
     return;
   mmp__list_remove(&c->node);
   mmp__boot_rx_fini(&c->rx);
+  mmp__auth_end(&c->auth);
   free(c);
   bs_unlive(s);
 }
@@ -592,7 +601,9 @@ static void bs_sweep(mmp__boot_server_t *s) {
 static uint32_t bs_max_body(uint8_t type) {
   switch (type) {
   case MMP__B_HELLO:
-    return MMP__JOB_KEY_LEN + 12 + 2 + BS_MAX_HOST;
+    return MMP__NONCE_LEN + 12 + 2 + BS_MAX_HOST;
+  case MMP__B_PROOF:
+    return MMP__MAC_LEN;
   case MMP__B_PUT:
     return 2 + MMP__BOOT_MAX_NAME + 4 + MMP__BOOT_MAX_VALUE;
   case MMP__B_GETALL:
@@ -612,33 +623,53 @@ static uint32_t bs_max_body(uint8_t type) {
 }
 
 static int bs_client_type(uint8_t type) {
-  return type == MMP__B_HELLO || type == MMP__B_PUT || type == MMP__B_GETALL ||
+  return type == MMP__B_HELLO || type == MMP__B_PROOF || type == MMP__B_PUT ||
+         type == MMP__B_GETALL ||
          type == MMP__B_GET || type == MMP__B_FENCE || type == MMP__B_ABORT ||
          type == MMP__B_SUSPECT || type == MMP__B_BYE;
 }
 
-static void bs_on_hello(bs_conn_t *c, mmp__boot_rd_t *rd) {
+/* HELLO: what the client claims, kept until its PROOF verifies. */
+static void bs_on_hello(bs_conn_t *c, const uint8_t *body, uint32_t len) {
   mmp__boot_server_t *s = c->s;
-  const uint8_t *key;
+  mmp__boot_rd_t rd;
   const char *host;
-  char hostz[BS_MAX_HOST + 1], why[96];
-  uint32_t rank, size, pid;
   size_t hlen;
 
-  key = rd->left >= MMP__JOB_KEY_LEN ? rd->p : NULL;
-  rd->p += key != NULL ? MMP__JOB_KEY_LEN : 0;
-  rd->left -= key != NULL ? MMP__JOB_KEY_LEN : 0;
-  rank = mmp__boot_rd_u32(rd);
-  size = mmp__boot_rd_u32(rd);
-  pid = mmp__boot_rd_u32(rd);
-  hlen = mmp__boot_rd_str(rd, &host, BS_MAX_HOST);
-  if (key == NULL || rd->bad || rd->left != 0) {
+  mmp__boot_rd_init(&rd, body, len);
+  (void)mmp__boot_rd_raw(&rd, MMP__NONCE_LEN);
+  c->claim_rank = mmp__boot_rd_u32(&rd);
+  c->claim_size = mmp__boot_rd_u32(&rd);
+  c->claim_pid = mmp__boot_rd_u32(&rd);
+  hlen = mmp__boot_rd_str(&rd, &host, BS_MAX_HOST);
+  if (rd.bad || rd.left != 0) {
     bs_conn_fail(c, MMP_EPROTO, "malformed HELLO");
     return;
   }
-  /* The key first: nothing else is said to a peer that does not know it. */
-  if (!mmp__ct_equal(key, s->key, MMP__JOB_KEY_LEN)) {
-    bs_conn_fail(c, MMP_EAUTH, "wrong job key");
+  memcpy(c->claim_host, host, hlen);
+  c->claim_host[hlen] = '\0';
+  mmp__auth_begin(&c->auth, s->key, MMP__AUTH_BOOT, body, len, c->nonce,
+                  sizeof(c->nonce));
+  c->hello = 1;
+}
+
+/* PROOF: the key first, since nothing else is said to a peer that does
+ * not hold it; then what HELLO claimed. */
+static void bs_on_proof(bs_conn_t *c, const uint8_t *body, uint32_t len) {
+  mmp__boot_server_t *s = c->s;
+  uint8_t mac[MMP__MAC_LEN];
+  mmp__boot_wr_t w;
+  bs_body_t *b;
+  uint32_t rank = c->claim_rank, size = c->claim_size;
+  char why[96];
+
+  if (len != MMP__MAC_LEN) {
+    bs_conn_fail(c, MMP_EPROTO, "malformed PROOF");
+    return;
+  }
+  if (!mmp__auth_check(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, body)) {
+    bs_conn_fail(c, MMP_EAUTH,
+                 "wrong job key (the client's proof does not verify)");
     return;
   }
   if (size != (uint32_t)s->size) {
@@ -657,18 +688,26 @@ static void bs_on_hello(bs_conn_t *c, mmp__boot_rd_t *rd) {
     bs_conn_fail(c, MMP_ERANK, why);
     return;
   }
-  memcpy(hostz, host, hlen);
-  hostz[hlen] = '\0';
+  mmp__auth_mac(&c->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
+  mmp__auth_end(&c->auth);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, mac, sizeof(mac));
+  b = bs_body_from(&w);
+  if (b == NULL) {
+    bs_conn_fail(c, MMP_ENOMEM, "out of memory");
+    return;
+  }
   bs_unpend(c);
   uv_timer_stop(&c->timer);
   c->rank = (int)rank;
   s->conn_of[rank] = c;
   s->rstate[rank] = RS_JOINED;
-  bs_send(c, MMP__B_WELCOME, 0, NULL);
+  bs_send(c, MMP__B_WELCOME, 0, b);
+  bs_body_unref(b);
   MMP__LOG(MMP__LOG_DEBUG, "bootstrap: rank %u joined from %s (pid %u)",
-           (unsigned)rank, hostz, (unsigned)pid);
+           (unsigned)rank, c->claim_host, (unsigned)c->claim_pid);
   if (s->cb.rank_joined != NULL)
-    s->cb.rank_joined(s->cb.ctx, (int)rank, hostz, (int)pid);
+    s->cb.rank_joined(s->cb.ctx, (int)rank, c->claim_host, (int)c->claim_pid);
 }
 
 static void bs_on_put(bs_conn_t *c, mmp__boot_rd_t *rd) {
@@ -880,10 +919,11 @@ static void bs_dispatch(bs_conn_t *c, const mmp__boot_hdr_t *h,
 
   mmp__boot_rd_init(&rd, body, h->len);
   if (c->rank < 0) {
-    if (h->type != MMP__B_HELLO)
-      bs_conn_fail(c, MMP_EPROTO, "first message is not HELLO");
+    /* bs_check_hdr let only HELLO, then only PROOF, through. */
+    if (h->type == MMP__B_HELLO)
+      bs_on_hello(c, body, h->len);
     else
-      bs_on_hello(c, &rd);
+      bs_on_proof(c, body, h->len);
     return;
   }
   if (c->bye) {
@@ -929,8 +969,17 @@ static int bs_check_hdr(bs_conn_t *c, const char **why) {
     *why = "message type not sent by clients";
     return MMP_EPROTO;
   }
-  if (c->rank < 0 && c->rx.hdr.type != MMP__B_HELLO) {
+  if (c->rank < 0 && !c->hello && c->rx.hdr.type != MMP__B_HELLO) {
     *why = "first message is not HELLO";
+    return MMP_EPROTO;
+  }
+  if (c->rank < 0 && c->hello && c->rx.hdr.type != MMP__B_PROOF) {
+    *why = "second message is not PROOF";
+    return MMP_EPROTO;
+  }
+  if (c->rank >= 0 && (c->rx.hdr.type == MMP__B_HELLO ||
+                       c->rx.hdr.type == MMP__B_PROOF)) {
+    *why = "handshake message after the handshake";
     return MMP_EPROTO;
   }
   if (c->rx.hdr.len > bs_max_body(c->rx.hdr.type)) {
@@ -1005,10 +1054,27 @@ static void bs_on_handshake_timeout(uv_timer_t *t) {
   }
   bs_peer(c, peer, sizeof(peer));
   MMP__LOG(MMP__LOG_WARN,
-           "bootstrap: closing connection from %s: no HELLO within %u ms", peer,
-           c->s->hs_timeout_ms);
+           "bootstrap: closing connection from %s: no handshake within %u ms",
+           peer, c->s->hs_timeout_ms);
   bs_conn_end(c, "handshake timeout");
   bs_sweep(c->s);
+}
+
+/* The server speaks first: a fresh nonce, the client's challenge. */
+static void bs_send_challenge(bs_conn_t *c) {
+  mmp__boot_wr_t w;
+  bs_body_t *b;
+
+  mmp__auth_nonce(c->nonce);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, c->nonce, sizeof(c->nonce));
+  b = bs_body_from(&w);
+  if (b == NULL) {
+    bs_conn_end(c, "out of memory");
+    return;
+  }
+  bs_send(c, MMP__B_CHALLENGE, 0, b);
+  bs_body_unref(b);
 }
 
 /* Takes one connection that libuv holds for us and starts its handshake. */
@@ -1038,8 +1104,11 @@ static void bs_accept(mmp__boot_server_t *s) {
   }
   uv_tcp_nodelay(&c->tcp, 1);
   uv_timer_start(&c->timer, bs_on_handshake_timeout, s->hs_timeout_ms, 0);
-  if (uv_read_start((uv_stream_t *)&c->tcp, bs_alloc, bs_on_read) != 0)
+  if (uv_read_start((uv_stream_t *)&c->tcp, bs_alloc, bs_on_read) != 0) {
     bs_conn_close_handles(c);
+    return;
+  }
+  bs_send_challenge(c);
 }
 
 static void bs_on_connection(uv_stream_t *server, int status) {
@@ -1112,6 +1181,8 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
       size > BS_MAX_SIZE ||
       (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
     return MMP_EINVAL;
+  if (mmp__auth_init() != 0)
+    return MMP_EIO;
   s = calloc(1, sizeof(*s));
   if (s == NULL)
     return MMP_ENOMEM;

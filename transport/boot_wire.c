@@ -32,6 +32,11 @@ int mmp__boot_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
     *why = "bad magic";
     return MMP_EPROTO;
   }
+  if (in[4] == 1) {
+    *why = "peer speaks bootstrap protocol version 1, which sent the job "
+           "key in clear (an older libminimp); this one speaks version 2";
+    return MMP_EPROTO;
+  }
   if (in[4] != MMP__BOOT_VERSION) {
     *why = "unsupported protocol version";
     return MMP_EPROTO;
@@ -121,6 +126,10 @@ size_t mmp__boot_rd_blob(mmp__boot_rd_t *r, const uint8_t **b, size_t max) {
   return n;
 }
 
+const uint8_t *mmp__boot_rd_raw(mmp__boot_rd_t *r, size_t n) {
+  return rd_take(r, n);
+}
+
 /* ---- Writer ------------------------------------------------------------ */
 
 void mmp__boot_wr_init(mmp__boot_wr_t *w) {
@@ -192,6 +201,13 @@ void mmp__boot_wr_blob(mmp__boot_wr_t *w, const void *b, size_t n) {
   mmp__put_u32(p, (uint32_t)n);
   if (n > 0)
     memcpy(p + 4, b, n);
+}
+
+void mmp__boot_wr_raw(mmp__boot_wr_t *w, const void *b, size_t n) {
+  uint8_t *p = wr_room(w, n);
+
+  if (p != NULL && n > 0)
+    memcpy(p, b, n);
 }
 
 int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id) {

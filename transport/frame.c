@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Encoding and validation of transport frame headers and of the HELLO
- * payload. All multi-byte fields are little-endian regardless of the host.
+ * Encoding and validation of transport frame headers and of the
+ * handshake's greetings. All multi-byte fields are little-endian regardless of the host.
  */
 #include "frame.h"
 
@@ -32,6 +32,11 @@ int mmp__frame_decode(const uint8_t in[MMP__FRAME_HDR_SIZE], uint64_t max_len,
     return MMP_EPROTO;
   }
   h->version = in[4];
+  if (h->version == 1) {
+    *why = "peer speaks protocol version 1, which sent the job key in clear "
+           "(an older libminimp); this one speaks version 2";
+    return MMP_EPROTO;
+  }
   if (h->version != MMP__FRAME_VERSION) {
     *why = "unsupported protocol version";
     return MMP_EPROTO;
@@ -63,26 +68,36 @@ int mmp__frame_decode(const uint8_t in[MMP__FRAME_HDR_SIZE], uint64_t max_len,
 
 const char *mmp__frame_type_name(unsigned type) {
   static const char *const names[] = {
-      "?",   "HELLO", "HELLO_ACK", "HELLO_NACK", "EAGER", "RTS",
-      "CTS", "DATA",  "CREDIT",    "BYE",        "PING"};
+      "?",    "HELLO", "HELLO_ACK", "HELLO_NACK", "EAGER",
+      "RTS",  "CTS",   "DATA",      "CREDIT",     "BYE",
+      "PING", "CHALLENGE", "PROOF"};
   return type < MMP__ARRAY_SIZE(names) ? names[type] : "?";
 }
 
-void mmp__hello_encode(const uint8_t key[MMP__JOB_KEY_LEN], uint32_t rank,
-                       uint32_t size, uint8_t out[MMP__HELLO_LEN]) {
-  memcpy(out, key, MMP__JOB_KEY_LEN);
-  mmp__put_u32(out + 16, rank);
-  mmp__put_u32(out + 20, size);
-  mmp__put_u64(out + 24, 0);
+int mmp__frame_is_handshake(unsigned type) {
+  return type == MMP__F_HELLO || type == MMP__F_HELLO_ACK ||
+         type == MMP__F_HELLO_NACK || type == MMP__F_CHALLENGE ||
+         type == MMP__F_PROOF;
 }
 
-int mmp__hello_decode(const uint8_t in[MMP__HELLO_LEN],
-                      uint8_t key[MMP__JOB_KEY_LEN], uint32_t *rank,
-                      uint32_t *size) {
-  if (mmp__get_u64(in + 24) != 0)
-    return MMP_EPROTO;
-  memcpy(key, in, MMP__JOB_KEY_LEN);
-  *rank = mmp__get_u32(in + 16);
-  *size = mmp__get_u32(in + 20);
-  return 0;
+uint64_t mmp__frame_hs_len(unsigned type) {
+  return type == MMP__F_HELLO || type == MMP__F_CHALLENGE ? MMP__GREET_LEN
+                                                          : MMP__MAC_LEN;
+}
+
+void mmp__greet_encode(const mmp__greet_t *g, uint8_t out[MMP__GREET_LEN]) {
+  memcpy(out, g->nonce, MMP__NONCE_LEN);
+  mmp__put_u32(out + 32, g->rank);
+  mmp__put_u32(out + 36, g->size);
+  mmp__put_u32(out + 40, g->peer);
+  mmp__put_u32(out + 44, g->flags);
+}
+
+int mmp__greet_decode(const uint8_t in[MMP__GREET_LEN], mmp__greet_t *g) {
+  memcpy(g->nonce, in, MMP__NONCE_LEN);
+  g->rank = mmp__get_u32(in + 32);
+  g->size = mmp__get_u32(in + 36);
+  g->peer = mmp__get_u32(in + 40);
+  g->flags = mmp__get_u32(in + 44);
+  return (g->flags & ~MMP__GREET_ENCRYPT) != 0 ? MMP_EPROTO : 0;
 }

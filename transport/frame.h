@@ -2,7 +2,8 @@
 /*
  * The wire frame of libminimp's transport: a fixed 64-byte little-endian
  * header followed by `len` payload bytes. Every connection carries only
- * these frames, starting with a HELLO handshake. This file is pure codec: no
+ * these frames, starting with a handshake (HELLO, CHALLENGE, PROOF, then
+ * HELLO_ACK or HELLO_NACK; docs/security.md). This file is pure codec: no
  * sockets, so it is unit-tested on its own.
  *
  *  off size field
@@ -26,14 +27,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h" /* MMP__JOB_KEY_LEN, MMP__NONCE_LEN, MMP__MAC_LEN */
+
 #define MMP__FRAME_MAGIC 0x46504d4du /* 'M' 'M' 'P' 'F' in memory order */
-#define MMP__FRAME_VERSION 1
+/* 2: the key never travels; a challenge-response handshake proves it. */
+#define MMP__FRAME_VERSION 2
 #define MMP__FRAME_HDR_SIZE 64
 
 typedef enum mmp__frame_type {
-  MMP__F_HELLO = 1,      /* handshake from the connecting side */
-  MMP__F_HELLO_ACK = 2,  /* handshake reply: accepted */
-  MMP__F_HELLO_NACK = 3, /* handshake reply: refused (a0 = reason) */
+  MMP__F_HELLO = 1,      /* the dialer's greeting (mmp__greet_t) */
+  MMP__F_HELLO_ACK = 2,  /* the listener's proof: accepted */
+  MMP__F_HELLO_NACK = 3, /* the listener's proof: refused (a0 = reason) */
   MMP__F_EAGER = 4,      /* whole message inline; a0 = message length */
   MMP__F_RTS = 5,        /* a0 = sender cookie, a1 = message length */
   MMP__F_CTS = 6,        /* a0 = sender cookie, a1 = receiver cookie,
@@ -42,15 +46,32 @@ typedef enum mmp__frame_type {
   MMP__F_CREDIT = 8,     /* a0 = eager bytes returned; flag REQ asks back */
   MMP__F_BYE = 9,        /* orderly close: no more frames follow */
   MMP__F_PING = 10,      /* liveness probe; flag REQ asks for a reply */
-  MMP__F_TYPE_MAX = 10
+  MMP__F_CHALLENGE = 11, /* the listener's greeting (mmp__greet_t) */
+  MMP__F_PROOF = 12,     /* the dialer's proof */
+  MMP__F_TYPE_MAX = 12
 } mmp__frame_type_t;
 
 /* Flags. */
 #define MMP__FF_REQ 0x0001u /* CREDIT/PING: the peer should answer */
 
-/* HELLO payload: key[16], rank u32, size u32, reserved u64. */
-#define MMP__HELLO_LEN 32
-#define MMP__JOB_KEY_LEN 16
+/*
+ * The greeting each side sends first (HELLO from the dialer, CHALLENGE
+ * from the listener), 48 bytes: nonce[32], rank u32, size u32, peer u32
+ * (the rank the dialer means to reach; MMP__GREET_ANY from the listener),
+ * flags u32 (MMP__GREET_*). PROOF, HELLO_ACK and HELLO_NACK carry a
+ * MMP__MAC_LEN proof (auth.h).
+ */
+#define MMP__GREET_LEN 48
+#define MMP__GREET_ANY 0xffffffffu
+#define MMP__GREET_ENCRYPT 0x1u /* frames after the handshake are sealed */
+
+typedef struct mmp__greet_s {
+  uint8_t nonce[MMP__NONCE_LEN];
+  uint32_t rank;
+  uint32_t size;
+  uint32_t peer;
+  uint32_t flags;
+} mmp__greet_t;
 
 /* HELLO_NACK reasons (a0). */
 enum {
@@ -87,11 +108,15 @@ int mmp__frame_decode(const uint8_t in[MMP__FRAME_HDR_SIZE], uint64_t max_len,
 /* Returns a static name for a frame type ("EAGER"), "?" if unknown. */
 const char *mmp__frame_type_name(unsigned type);
 
-/* Encodes / decodes the HELLO payload. Decode returns 0 or MMP_EPROTO. */
-void mmp__hello_encode(const uint8_t key[MMP__JOB_KEY_LEN], uint32_t rank,
-                       uint32_t size, uint8_t out[MMP__HELLO_LEN]);
-int mmp__hello_decode(const uint8_t in[MMP__HELLO_LEN],
-                      uint8_t key[MMP__JOB_KEY_LEN], uint32_t *rank,
-                      uint32_t *size);
+/* 1 if frames of `type` belong to the handshake. */
+int mmp__frame_is_handshake(unsigned type);
+
+/* The payload length a handshake frame of `type` must have. */
+uint64_t mmp__frame_hs_len(unsigned type);
+
+/* Encodes / decodes a greeting. Decode returns 0, or MMP_EPROTO for flags
+ * this version does not know. */
+void mmp__greet_encode(const mmp__greet_t *g, uint8_t out[MMP__GREET_LEN]);
+int mmp__greet_decode(const uint8_t in[MMP__GREET_LEN], mmp__greet_t *g);
 
 #endif /* MMP_TRANSPORT_FRAME_H */

@@ -660,7 +660,7 @@ static int shm_header(mmp__tp_conn_t *c, uint64_t avail) {
   atomic_fetch_add_explicit(&tp->bytes_in,
                             MMP__FRAME_HDR_SIZE + (ref ? SHM_REF_BYTES : 0),
                             memory_order_relaxed);
-  if (c->cur.type <= MMP__F_HELLO_NACK) {
+  if (mmp__frame_is_handshake(c->cur.type)) {
     shm_fail(c, MMP_EPROTO, "handshake frame on a shared-memory pair", 1);
     return -1;
   }

@@ -2,16 +2,27 @@
 /*
  * The libuv TCP transport: one full-duplex connection per pair of ranks.
  *
- * Connections. Either side may connect first. Every connection starts with
- * a HELLO carrying the job key, the rank and the job size, answered by a
- * HELLO_ACK carrying the same from the other side, so both ends
- * authenticate each other. When both ranks of a pair connect at once, the
+ * Connections. Either side may connect first. The job key never travels:
+ * the dialer sends HELLO and the listener CHALLENGE at once, each with a
+ * fresh nonce, its rank, the job size and whether it seals frames; the
+ * dialer then sends PROOF, a MAC over both greetings, and the listener
+ * answers HELLO_ACK (or HELLO_NACK) with its own MAC over them (auth.h,
+ * docs/security.md). Nothing a peer claims changes any state before its
+ * proof verifies. When both ranks of a pair connect at once, the
  * connection opened by the lower rank wins: the higher rank accepts it and
  * the lower rank answers the other with HELLO_NACK. Anything unexpected
  * before the handshake completes (a wrong key, bad magic or version, a rank
- * out of range or already connected, an oversized frame, silence past the
- * handshake timeout) closes that connection with a logged reason and
- * touches nothing else.
+ * out of range or already connected, a peer that seals when we do not or
+ * the reverse, an oversized frame, silence past the handshake timeout)
+ * closes that connection with a logged reason and touches nothing else.
+ *
+ * Sealing. With cfg.encrypt, every byte after a direction's handshake
+ * frames is a sealed record (auth.h) under keys of this connection alone.
+ * A frame is sealed whole when it is committed to the wire, into a buffer
+ * of its own (the plain path writes the caller's buffers directly); the
+ * reader opens records into the staging buffer, or straight into a large
+ * payload's sink, and parses the plaintext exactly as it parses a plain
+ * stream. A record that fails to open drops the connection.
  *
  * Reading. Bytes land in a per-connection staging buffer and are parsed
  * into frames; every header is validated (frame.c, plus the sequence
@@ -37,15 +48,22 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "auth.h"
 #include "minimp.h"
 #include "util.h"
 
 #define TCP_STAGE_SIZE (64 * 1024)
 #define TCP_DIRECT_MIN (8 * 1024) /* read payloads this large in place */
+/* Sealed bytes received and not yet opened: room for two whole records, so
+ * that after moving a partial record to the front a read always has room. */
+#define TCP_SEALED_SIZE (2 * (MMP__REC_MAX + MMP__REC_OVERHEAD))
+_Static_assert(MMP__REC_MAX + MMP__FRAME_HDR_SIZE <= TCP_STAGE_SIZE,
+               "an opened record fits the staging buffer beside a partial "
+               "header");
 
 enum tcp_state {
   TCP_CONNECTING, /* outgoing, TCP connect in progress */
-  TCP_HANDSHAKE,  /* HELLO sent (outgoing) or awaited (incoming) */
+  TCP_HANDSHAKE,  /* greetings and proofs under way */
   TCP_UP,         /* authenticated; frames flow */
   TCP_SHUTDOWN,   /* we half-closed; reading until the peer's EOF */
   TCP_AWAIT,      /* placeholder after NACK: the peer connects to us */
@@ -95,10 +113,29 @@ struct mmp__tp_conn_s {
   uint64_t pay_left;
   uint64_t pay_off;
   mmp__sink_t sink;
-  uint8_t hello_in[MMP__HELLO_LEN];
-  uint8_t hello_out[MMP__HELLO_LEN];
-  mmp__tp_write_t hs; /* the handshake frame we send */
-  char name[64];      /* remote address, for logs */
+  /* Handshake. The dialer sends HELLO then PROOF, the listener CHALLENGE
+   * then HELLO_ACK or HELLO_NACK: two frames each, each with its own
+   * write object, since the first may still be in flight. */
+  int hs_got;   /* handshake frames received */
+  int claim;    /* the rank the dialer claims, until its proof verifies */
+  int hs_ready; /* both greetings are in and `auth` holds the transcript */
+  uint8_t greet_out[MMP__GREET_LEN]; /* ours, as sent */
+  uint8_t greet_in[MMP__GREET_LEN];  /* the peer's, as received */
+  uint8_t hs_in[MMP__GREET_LEN];     /* sink of a handshake payload */
+  uint8_t mac_out[MMP__MAC_LEN];
+  mmp__auth_t auth;
+  mmp__tp_write_t hs[2];
+  /* Sealing (cfg.encrypt), once the handshake is done. */
+  int sealed;
+  int rx_switch; /* what follows in stage[] is sealed: stop parsing it */
+  mmp__seal_t tx, rx;
+  uint8_t *sealed_in; /* received records, [srd, swr) not yet opened */
+  size_t srd, swr;
+  uint8_t *scratch; /* MMP__REC_MAX: gathers a record that spans pieces */
+  uint8_t *pend_ct; /* the records of the frame encoded last, until a
+                       uv_write owns them or write_direct wrote them all */
+  uint64_t pend_len;
+  char name[64]; /* remote address, for logs */
 };
 
 static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
@@ -129,6 +166,12 @@ static void tcp_handle_closed(uv_handle_t *h) {
   tp->open--;
   if (--c->handles == 0) {
     mmp__list_remove(&c->node);
+    mmp__auth_end(&c->auth);
+    mmp__auth_wipe(&c->tx, sizeof(c->tx));
+    mmp__auth_wipe(&c->rx, sizeof(c->rx));
+    free(c->pend_ct);
+    free(c->sealed_in);
+    free(c->scratch);
     free(c->stage);
     free(c);
   }
@@ -149,7 +192,15 @@ static mmp__tp_conn_t *tcp_conn_new(mmp__tp_t *tp, int outgoing) {
   if (c == NULL)
     return NULL;
   c->stage = malloc(TCP_STAGE_SIZE);
-  if (c->stage == NULL || uv_tcp_init(tp->loop, &c->tcp) != 0) {
+  if (tp->cfg.encrypt) {
+    c->sealed_in = malloc(TCP_SEALED_SIZE);
+    c->scratch = malloc(MMP__REC_MAX);
+  }
+  if (c->stage == NULL ||
+      (tp->cfg.encrypt && (c->sealed_in == NULL || c->scratch == NULL)) ||
+      uv_tcp_init(tp->loop, &c->tcp) != 0) {
+    free(c->sealed_in);
+    free(c->scratch);
     free(c->stage);
     free(c);
     return NULL;
@@ -205,15 +256,45 @@ static void tcp_tune(mmp__tp_conn_t *c) {
 
 /* ---- Writing ------------------------------------------------------------ */
 
-/* Assigns the sequence number and encodes the header, once per frame. */
-static void tcp_encode_once(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
+/*
+ * Assigns the sequence number and encodes the header, once per frame. On a
+ * sealed connection it also seals the whole frame into c->pend_ct, which
+ * the caller hands on. Returns 0, or MMP_ENOMEM with nothing assigned.
+ */
+static int tcp_encode_once(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
+  struct iovec iov[3];
+  uint64_t total = MMP__FRAME_HDR_SIZE;
+  uint8_t *ct = NULL;
+  unsigned i;
+
   if (w->encoded_)
-    return;
+    return 0;
+  if (c->sealed) {
+    for (i = 0; i < w->npayload; i++)
+      total += w->payload[i].len;
+    /* A frame in progress is always written before another is encoded. */
+    assert(c->pend_ct == NULL);
+    ct = malloc(mmp__seal_size(total));
+    if (ct == NULL)
+      return MMP_ENOMEM;
+  }
   w->hdr.seq = c->tx_seq++;
   w->hdr.src = (uint32_t)c->tp->cfg.rank;
   mmp__frame_encode(&w->hdr, w->wire_);
   w->offset_ = 0;
   w->encoded_ = 1;
+  if (ct != NULL) {
+    iov[0].iov_base = w->wire_;
+    iov[0].iov_len = MMP__FRAME_HDR_SIZE;
+    for (i = 0; i < w->npayload; i++) {
+      iov[i + 1].iov_base = w->payload[i].base;
+      iov[i + 1].iov_len = w->payload[i].len;
+    }
+    mmp__seal(&c->tx, iov, w->npayload + 1, total, ct, c->scratch);
+    c->pend_ct = ct;
+    c->pend_len = mmp__seal_size(total);
+  }
+  return 0;
 }
 
 /* Builds the iovec of what remains of `w` after offset_. Returns count. */
@@ -221,6 +302,10 @@ static unsigned tcp_remaining(mmp__tp_write_t *w, uv_buf_t *out) {
   uint64_t skip = w->offset_;
   unsigned n = 0, i;
 
+  if (w->ct_ != NULL) {
+    out[0] = uv_buf_init((char *)w->ct_ + skip, (unsigned)(w->ctlen_ - skip));
+    return 1;
+  }
   if (skip < MMP__FRAME_HDR_SIZE) {
     out[n++] = uv_buf_init((char *)w->wire_ + skip,
                            (unsigned)(MMP__FRAME_HDR_SIZE - skip));
@@ -247,6 +332,8 @@ static void tcp_write_cb(uv_write_t *req, int status) {
 
   assert(was > 0);
   (void)was;
+  free(w->ct_);
+  w->ct_ = NULL;
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
   if (status == 0)
@@ -262,14 +349,28 @@ static int tcp_write(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
 
   MMP__ASSERT_LOOP_OF(c->tp->loop);
   assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
-  if (c->state != TCP_UP && !(c->state == TCP_HANDSHAKE && w == &c->hs))
+  if (c->state != TCP_UP &&
+      !(c->state == TCP_HANDSHAKE && (w == &c->hs[0] || w == &c->hs[1])))
     return MMP_EPEERLOST;
-  tcp_encode_once(c, w);
+  if (tcp_encode_once(c, w) != 0) {
+    tcp_fail(c, MMP_ENOMEM, "out of memory sealing a frame", 0);
+    return MMP_EPEERLOST;
+  }
+  w->ct_ = NULL;
+  if (c->sealed) {
+    /* The frame encoded last: this one, or the one write_direct began. */
+    assert(c->pend_ct != NULL);
+    w->ct_ = c->pend_ct;
+    w->ctlen_ = c->pend_len;
+    c->pend_ct = NULL;
+  }
   n = tcp_remaining(w, bufs);
   atomic_fetch_add_explicit(&c->inflight, 1, memory_order_relaxed);
   rc = uv_write(&w->req_, (uv_stream_t *)&c->tcp, bufs, n, tcp_write_cb);
   if (rc != 0) {
     atomic_fetch_sub_explicit(&c->inflight, 1, memory_order_relaxed);
+    free(w->ct_);
+    w->ct_ = NULL;
     return MMP_EPEERLOST;
   }
   return 0;
@@ -287,14 +388,23 @@ static int tcp_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   if (atomic_load_explicit(&c->inflight, memory_order_acquire) != 0 ||
       c->fd < 0)
     return 0;
-  tcp_encode_once(c, w);
-  n = tcp_remaining(w, bufs);
-  total = MMP__FRAME_HDR_SIZE;
-  for (i = 0; i < w->npayload; i++)
-    total += w->payload[i].len;
-  for (i = 0; i < n; i++) {
-    iov[i].iov_base = bufs[i].base;
-    iov[i].iov_len = bufs[i].len;
+  if (tcp_encode_once(c, w) != 0)
+    return 0; /* write() will fail the connection */
+  if (c->sealed) {
+    iov[0].iov_base = c->pend_ct + w->offset_;
+    iov[0].iov_len = (size_t)(c->pend_len - w->offset_);
+    n = 1;
+    total = c->pend_len;
+  } else {
+    w->ct_ = NULL;
+    n = tcp_remaining(w, bufs);
+    total = MMP__FRAME_HDR_SIZE;
+    for (i = 0; i < w->npayload; i++)
+      total += w->payload[i].len;
+    for (i = 0; i < n; i++) {
+      iov[i].iov_base = bufs[i].base;
+      iov[i].iov_len = bufs[i].len;
+    }
   }
   memset(&msg, 0, sizeof(msg));
   msg.msg_iov = iov;
@@ -307,6 +417,10 @@ static int tcp_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   w->offset_ += (uint64_t)done;
   if (w->offset_ < total)
     return 0;
+  if (c->sealed) {
+    free(c->pend_ct);
+    c->pend_ct = NULL;
+  }
   atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
   return 1;
 }
@@ -326,20 +440,77 @@ static void tcp_hs_written(mmp__tp_write_t *w, int status) {
   }
 }
 
-static int tcp_send_hs(mmp__tp_conn_t *c, uint8_t type, uint64_t a0) {
-  mmp__tp_t *tp = c->tp;
+/* Queues handshake frame `i` (0: the greeting, 1: the proof) of `type`,
+ * whose payload, `len` bytes, lives in the connection. */
+static int tcp_send_hs(mmp__tp_conn_t *c, int i, uint8_t type, uint64_t a0,
+                       const uint8_t *payload, size_t len) {
+  mmp__tp_write_t *w = &c->hs[i];
 
-  memset(&c->hs, 0, sizeof(c->hs));
-  c->hs.hdr.type = type;
-  c->hs.hdr.a0 = a0;
-  c->hs.hdr.len = MMP__HELLO_LEN;
-  mmp__hello_encode(tp->cfg.key, (uint32_t)tp->cfg.rank, (uint32_t)tp->cfg.size,
-                    c->hello_out);
-  c->hs.payload[0] = uv_buf_init((char *)c->hello_out, MMP__HELLO_LEN);
-  c->hs.npayload = 1;
-  c->hs.cb = tcp_hs_written;
-  c->hs.data = c;
-  return tcp_write(c, &c->hs);
+  memset(w, 0, sizeof(*w));
+  w->hdr.type = type;
+  w->hdr.a0 = a0;
+  w->hdr.len = len;
+  w->payload[0] = uv_buf_init((char *)payload, (unsigned)len);
+  w->npayload = 1;
+  w->cb = tcp_hs_written;
+  w->data = c;
+  return tcp_write(c, w);
+}
+
+/* Our greeting, with a fresh nonce: HELLO from the dialer, CHALLENGE from
+ * the listener. */
+static int tcp_send_greeting(mmp__tp_conn_t *c) {
+  mmp__tp_t *tp = c->tp;
+  mmp__greet_t g;
+
+  mmp__auth_nonce(g.nonce);
+  g.rank = (uint32_t)tp->cfg.rank;
+  g.size = (uint32_t)tp->cfg.size;
+  g.peer = c->outgoing ? (uint32_t)c->peer : MMP__GREET_ANY;
+  g.flags = tp->cfg.encrypt ? MMP__GREET_ENCRYPT : 0;
+  mmp__greet_encode(&g, c->greet_out);
+  return tcp_send_hs(c, 0, c->outgoing ? MMP__F_HELLO : MMP__F_CHALLENGE, 0,
+                     c->greet_out, MMP__GREET_LEN);
+}
+
+/* Our proof over both greetings, saying `verdict`, in a frame of `type`. */
+static int tcp_send_proof(mmp__tp_conn_t *c, uint8_t type, int verdict,
+                          uint64_t a0) {
+  mmp__auth_mac(&c->auth,
+                c->outgoing ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER, verdict,
+                c->mac_out);
+  return tcp_send_hs(c, 1, type, a0, c->mac_out, MMP__MAC_LEN);
+}
+
+/* The peer's greeting (in hs_in) passed its checks: the transcript is the
+ * dialer's greeting, then the listener's. */
+static void tcp_begin_auth(mmp__tp_conn_t *c) {
+  const uint8_t *key = c->tp->cfg.key;
+
+  memcpy(c->greet_in, c->hs_in, MMP__GREET_LEN);
+  if (c->outgoing)
+    mmp__auth_begin(&c->auth, key, MMP__AUTH_TCP, c->greet_out,
+                    MMP__GREET_LEN, c->greet_in, MMP__GREET_LEN);
+  else
+    mmp__auth_begin(&c->auth, key, MMP__AUTH_TCP, c->greet_in, MMP__GREET_LEN,
+                    c->greet_out, MMP__GREET_LEN);
+  c->hs_ready = 1;
+}
+
+/* Both sides must seal, or neither. Returns 0, or fails `c`. */
+static int tcp_check_flags(mmp__tp_conn_t *c, const mmp__greet_t *g) {
+  int theirs = (g->flags & MMP__GREET_ENCRYPT) != 0;
+  int ours = c->tp->cfg.encrypt != 0;
+  char why[160];
+
+  if (theirs == ours)
+    return 0;
+  snprintf(why, sizeof(why),
+           "rank %u runs with MINIMP_ENCRYPT=%d and this rank with "
+           "MINIMP_ENCRYPT=%d: every rank of a job must agree",
+           g->rank, theirs, ours);
+  tcp_fail(c, MMP_EPROTO, why, 1);
+  return -1;
 }
 
 static void tcp_timeout(uv_timer_t *t) {
@@ -354,40 +525,78 @@ static void tcp_timeout(uv_timer_t *t) {
     tcp_fail(c, MMP_ETIMEDOUT, "handshake timed out", 1);
 }
 
+/* Both proofs verified (and ours is written): frames may flow. Everything
+ * after this direction's handshake frames is sealed if we seal. */
 static void tcp_up(mmp__tp_conn_t *c) {
   mmp__tp_t *tp = c->tp;
+  uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
 
   uv_timer_stop(&c->timer);
+  if (tp->cfg.encrypt) {
+    mmp__auth_session_keys(&c->auth, tp->cfg.key, d2l, l2d);
+    memcpy(c->tx.key, c->outgoing ? d2l : l2d, sizeof(c->tx.key));
+    memcpy(c->rx.key, c->outgoing ? l2d : d2l, sizeof(c->rx.key));
+    c->tx.next = c->rx.next = 0;
+    mmp__auth_wipe(d2l, sizeof(d2l));
+    mmp__auth_wipe(l2d, sizeof(l2d));
+    c->sealed = 1;
+    c->rx_switch = 1;
+  }
+  mmp__auth_end(&c->auth);
   c->state = TCP_UP;
   c->up_reported = 1;
   tp->cb.peer_up(tp->cb.ctx, c->peer, c);
 }
 
-/* An incoming connection introduced itself. Returns 0 or fails `c`. */
+/* The listener got the dialer's greeting. Nothing it claims is trusted
+ * yet; only what makes the handshake pointless is refused now. */
 static void tcp_hello_in(mmp__tp_conn_t *c) {
   mmp__tp_t *tp = c->tp;
-  uint8_t key[MMP__JOB_KEY_LEN];
-  uint32_t rank, size;
-  mmp__tp_conn_t *old;
-  const char *refused;
+  mmp__greet_t g;
   char why[96];
 
   if (c->cur.type != MMP__F_HELLO) {
     tcp_fail(c, MMP_EPROTO, "first frame is not HELLO", 1);
     return;
   }
-  if (mmp__hello_decode(c->hello_in, key, &rank, &size) != 0) {
+  if (mmp__greet_decode(c->hs_in, &g) != 0) {
     tcp_fail(c, MMP_EPROTO, "malformed HELLO", 1);
     return;
   }
-  if (!mmp__ct_equal(key, tp->cfg.key, MMP__JOB_KEY_LEN)) {
-    tcp_fail(c, MMP_EAUTH, "wrong job key", 1);
+  if (g.size != (uint32_t)tp->cfg.size || g.rank >= g.size ||
+      g.rank == (uint32_t)tp->cfg.rank || g.rank != c->cur.src) {
+    snprintf(why, sizeof(why), "bad rank %u or size %u in HELLO", g.rank,
+             g.size);
+    tcp_fail(c, MMP_EPROTO, why, 1);
     return;
   }
-  if (size != (uint32_t)tp->cfg.size || rank >= size ||
-      rank == (uint32_t)tp->cfg.rank || rank != c->cur.src) {
-    snprintf(why, sizeof(why), "bad rank %u or size %u in HELLO", rank, size);
+  if (g.peer != (uint32_t)tp->cfg.rank) {
+    snprintf(why, sizeof(why), "HELLO meant for rank %u", g.peer);
     tcp_fail(c, MMP_EPROTO, why, 1);
+    return;
+  }
+  if (tcp_check_flags(c, &g) != 0)
+    return;
+  c->claim = (int)g.rank;
+  tcp_begin_auth(c);
+}
+
+/* The listener got the dialer's proof: only now does its claim count. */
+static void tcp_proof_in(mmp__tp_conn_t *c) {
+  mmp__tp_t *tp = c->tp;
+  uint32_t rank = (uint32_t)c->claim;
+  mmp__tp_conn_t *old;
+  const char *refused;
+  char why[96];
+
+  if (c->cur.type != MMP__F_PROOF) {
+    tcp_fail(c, MMP_EPROTO, "second frame is not PROOF", 1);
+    return;
+  }
+  if (!mmp__auth_check(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE,
+                       c->hs_in)) {
+    tcp_fail(c, MMP_EAUTH, "wrong job key (the peer's proof does not verify)",
+             1);
     return;
   }
   if (tp->cb.refuse != NULL &&
@@ -412,7 +621,8 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
     /* Both sides connected at once; ours (the lower rank's) wins, even if
      * its handshake already finished. */
     c->superseded = 1;
-    if (tcp_send_hs(c, MMP__F_HELLO_NACK, MMP__NACK_DUPLICATE) != 0)
+    if (tcp_send_proof(c, MMP__F_HELLO_NACK, MMP__AUTH_REFUSE,
+                       MMP__NACK_DUPLICATE) != 0)
       tcp_fail(c, 0, "duplicate connection refused", 0);
     return;
   }
@@ -425,44 +635,66 @@ static void tcp_hello_in(mmp__tp_conn_t *c) {
       tcp_fail(old, 0, "replaced", 0);
   }
   tp->peers[rank] = c;
-  if (tcp_send_hs(c, MMP__F_HELLO_ACK, 0) != 0) {
+  if (tcp_send_proof(c, MMP__F_HELLO_ACK, MMP__AUTH_ACCEPT, 0) != 0) {
     tcp_fail(c, MMP_EPEERLOST, "cannot send HELLO_ACK", 0);
     return;
   }
   tcp_up(c);
 }
 
-/* Our outgoing connection got its answer. */
-static void tcp_hello_reply(mmp__tp_conn_t *c) {
+/* The dialer got the listener's greeting: it must be the rank we dialled,
+ * in this job, sealing as we do. Then we prove the key. */
+static void tcp_challenge_in(mmp__tp_conn_t *c) {
   mmp__tp_t *tp = c->tp;
-  uint8_t key[MMP__JOB_KEY_LEN];
-  uint32_t rank, size;
+  mmp__greet_t g;
+  char why[96];
 
-  if (c->cur.type == MMP__F_HELLO_NACK && c->superseded) {
+  if (c->cur.type != MMP__F_CHALLENGE ||
+      mmp__greet_decode(c->hs_in, &g) != 0 || g.peer != MMP__GREET_ANY) {
+    tcp_fail(c, MMP_EPROTO, "malformed CHALLENGE", 1);
+    return;
+  }
+  if (g.rank != (uint32_t)c->peer || g.size != (uint32_t)tp->cfg.size) {
+    snprintf(why, sizeof(why), "the peer is rank %u of %u, not rank %d of %d",
+             g.rank, g.size, c->peer, tp->cfg.size);
+    tcp_fail(c, MMP_EPROTO, why, 1);
+    return;
+  }
+  if (tcp_check_flags(c, &g) != 0)
+    return;
+  tcp_begin_auth(c);
+  if (tcp_send_proof(c, MMP__F_PROOF, MMP__AUTH_PROVE, 0) != 0)
+    tcp_fail(c, MMP_EPEERLOST, "cannot send PROOF", 0);
+}
+
+/* The dialer got the listener's verdict and its proof. */
+static void tcp_verdict_in(mmp__tp_conn_t *c) {
+  mmp__tp_t *tp = c->tp;
+  int nack = c->cur.type == MMP__F_HELLO_NACK;
+
+  if (c->cur.type != MMP__F_HELLO_ACK && !nack) {
+    tcp_fail(c, MMP_EPROTO, "bad handshake reply", 1);
+    return;
+  }
+  if (!mmp__auth_check(&c->auth, MMP__AUTH_LISTENER,
+                       nack ? MMP__AUTH_REFUSE : MMP__AUTH_ACCEPT, c->hs_in)) {
+    tcp_fail(c, MMP_EAUTH,
+             "peer does not hold the job key (its proof does not verify)", 1);
+    return;
+  }
+  if (nack && c->superseded) {
     tcp_fail(c, 0, "superseded", 0);
     return;
   }
-  if (c->cur.type == MMP__F_HELLO_NACK) {
+  if (nack) {
     /* The lower-ranked peer keeps its own connection to us. Wait for it,
      * but not forever. */
+    mmp__auth_end(&c->auth);
     c->state = TCP_AWAIT;
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_close((uv_handle_t *)&c->tcp, tcp_handle_closed);
     uv_timer_start(&c->timer, tcp_timeout, 2u * tp->cfg.handshake_timeout_ms,
                    0);
-    return;
-  }
-  if (c->cur.type != MMP__F_HELLO_ACK ||
-      mmp__hello_decode(c->hello_in, key, &rank, &size) != 0) {
-    tcp_fail(c, MMP_EPROTO, "bad handshake reply", 1);
-    return;
-  }
-  if (!mmp__ct_equal(key, tp->cfg.key, MMP__JOB_KEY_LEN)) {
-    tcp_fail(c, MMP_EAUTH, "peer answered with a wrong job key", 1);
-    return;
-  }
-  if (rank != (uint32_t)c->peer || size != (uint32_t)tp->cfg.size) {
-    tcp_fail(c, MMP_EPROTO, "peer answered with the wrong rank or size", 1);
     return;
   }
   if (c->superseded) {
@@ -478,6 +710,13 @@ static void tcp_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   mmp__tp_conn_t *c = h->data;
   (void)suggested;
 
+  if (c->sealed) {
+    /* tcp_open_records left at most a partial record, at the front. */
+    c->direct = 0;
+    *buf = uv_buf_init((char *)c->sealed_in + c->swr,
+                       (unsigned)(TCP_SEALED_SIZE - c->swr));
+    return;
+  }
   if (c->in_payload && c->rd == c->wr && c->pay_off < c->sink.len &&
       c->sink.len - c->pay_off >= TCP_DIRECT_MIN) {
     uint64_t n = c->sink.len - c->pay_off;
@@ -520,11 +759,15 @@ static int tcp_payload_done(mmp__tp_conn_t *c) {
   c->in_payload = 0;
   c->direct = 0;
   if (c->state == TCP_HANDSHAKE) {
-    if (c->outgoing)
-      tcp_hello_reply(c);
-    else
+    if (c->hs_got == 1 && c->outgoing)
+      tcp_challenge_in(c);
+    else if (c->hs_got == 1)
       tcp_hello_in(c);
-    return c->state == TCP_UP ? 0 : -1;
+    else if (c->outgoing)
+      tcp_verdict_in(c);
+    else
+      tcp_proof_in(c);
+    return c->state == TCP_UP || c->state == TCP_HANDSHAKE ? 0 : -1;
   }
   rc = tp->cb.frame_done(tp->cb.ctx, c->peer, &c->cur);
   if (rc != 0) {
@@ -541,15 +784,24 @@ static int tcp_header(mmp__tp_conn_t *c) {
 
   atomic_fetch_add_explicit(&tp->frames_in, 1, memory_order_relaxed);
   if (c->state == TCP_HANDSHAKE) {
-    if (c->cur.len != MMP__HELLO_LEN) {
+    if (!mmp__frame_is_handshake(c->cur.type)) {
+      tcp_fail(c, MMP_EPROTO,
+               c->hs_got == 0 && !c->outgoing ? "first frame is not HELLO"
+                                              : "frame before the handshake "
+                                                "finished",
+               1);
+      return -1;
+    }
+    if (c->cur.len != mmp__frame_hs_len(c->cur.type)) {
       tcp_fail(c, MMP_EPROTO, "handshake frame has the wrong length", 1);
       return -1;
     }
-    c->sink.buf = c->hello_in;
-    c->sink.len = MMP__HELLO_LEN;
+    c->hs_got++;
+    c->sink.buf = c->hs_in;
+    c->sink.len = (size_t)c->cur.len;
     return 0;
   }
-  if (c->cur.type <= MMP__F_HELLO_NACK) {
+  if (mmp__frame_is_handshake(c->cur.type)) {
     tcp_fail(c, MMP_EPROTO, "handshake frame after the handshake", 1);
     return -1;
   }
@@ -567,11 +819,14 @@ static int tcp_header(mmp__tp_conn_t *c) {
   return c->state == TCP_CLOSED ? -1 : 0;
 }
 
+/* Parses the plaintext in stage[rd, wr). Stops early when the handshake
+ * ended and what follows is sealed (rx_switch). */
 static void tcp_parse(mmp__tp_conn_t *c) {
   mmp__tp_t *tp = c->tp;
 
-  while (c->state == TCP_UP || c->state == TCP_HANDSHAKE ||
-         c->state == TCP_SHUTDOWN) {
+  while ((c->state == TCP_UP || c->state == TCP_HANDSHAKE ||
+          c->state == TCP_SHUTDOWN) &&
+         !c->rx_switch) {
     size_t avail = c->wr - c->rd;
     if (!c->in_payload) {
       const char *why = NULL;
@@ -617,14 +872,96 @@ static void tcp_parse(mmp__tp_conn_t *c) {
   }
 }
 
+/* Opens every whole record received and parses what it holds. A record
+ * that lies wholly inside the payload being read is opened straight into
+ * its sink, so large payloads are not copied twice. */
+static void tcp_open_records(mmp__tp_conn_t *c) {
+  while (c->state == TCP_UP || c->state == TCP_SHUTDOWN) {
+    const uint8_t *rec = c->sealed_in + c->srd;
+    size_t avail = c->swr - c->srd, plain = 0;
+    const char *why = NULL;
+    uint8_t *into;
+    int direct;
+    long n;
+
+    if (avail < MMP__REC_HDR)
+      break;
+    direct = c->in_payload && c->rd == c->wr &&
+             mmp__get_u32(rec) <= c->pay_left &&
+             c->pay_off + mmp__get_u32(rec) <= c->sink.len;
+    if (direct) {
+      into = (uint8_t *)c->sink.buf + c->pay_off;
+    } else {
+      /* tcp_parse leaves at most a partial header behind. */
+      if (c->rd > 0) {
+        memmove(c->stage, c->stage + c->rd, c->wr - c->rd);
+        c->wr -= c->rd;
+        c->rd = 0;
+      }
+      assert(TCP_STAGE_SIZE - c->wr >= MMP__REC_MAX);
+      into = c->stage + c->wr;
+    }
+    n = mmp__open(&c->rx, rec, avail, into, &plain, &why);
+    if (n == 0)
+      break;
+    if (n < 0) {
+      tcp_fail(c, MMP_EPROTO, why, 1);
+      return;
+    }
+    c->srd += (size_t)n;
+    if (direct) {
+      c->pay_off += plain;
+      c->pay_left -= plain;
+      if (c->pay_left == 0 && tcp_payload_done(c) != 0)
+        return;
+    } else {
+      c->wr += plain;
+      tcp_parse(c);
+    }
+  }
+  if (c->state != TCP_UP && c->state != TCP_SHUTDOWN)
+    return;
+  /* A partial record moves to the front, where the next read extends it. */
+  if (c->srd == c->swr) {
+    c->srd = c->swr = 0;
+  } else if (c->srd > 0) {
+    memmove(c->sealed_in, c->sealed_in + c->srd, c->swr - c->srd);
+    c->swr -= c->srd;
+    c->srd = 0;
+  }
+}
+
+/* The handshake ended inside the plaintext just parsed: what is left of
+ * it in stage[] is the start of the sealed stream. */
+static void tcp_switch_sealed(mmp__tp_conn_t *c) {
+  size_t n = c->wr - c->rd;
+
+  c->rx_switch = 0;
+  if (c->state != TCP_UP && c->state != TCP_SHUTDOWN)
+    return;
+  assert(!c->in_payload && n <= TCP_SEALED_SIZE);
+  memcpy(c->sealed_in, c->stage + c->rd, n);
+  c->srd = 0;
+  c->swr = n;
+  c->rd = c->wr = 0;
+  tcp_open_records(c);
+}
+
 static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   mmp__tp_conn_t *c = s->data;
   (void)buf;
 
   if (nread < 0) {
-    if (nread == UV_EOF)
+    int partial = c->in_payload || c->wr > c->rd || c->swr > c->srd;
+    if (nread == UV_EOF && partial)
+      tcp_fail(c, MMP_EPEERLOST,
+               "connection closed by peer in the middle of a frame", 0);
+    else if (nread == UV_EOF)
       tcp_fail(c, c->state == TCP_SHUTDOWN ? 0 : MMP_EPEERLOST,
-               "connection closed by peer", 0);
+               c->state == TCP_HANDSHAKE
+                   ? "connection closed by peer during the handshake"
+                   : "connection closed by peer",
+               0);
     else
       tcp_fail(c, mmp__err_from_uv((int)nread), uv_strerror((int)nread), 0);
     return;
@@ -633,6 +970,11 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
+  if (c->sealed) {
+    c->swr += (size_t)nread;
+    tcp_open_records(c);
+    return;
+  }
   if (c->direct) {
     /* tcp_alloc offered at most the rest of the payload. */
     assert((uint64_t)nread <= c->pay_left);
@@ -647,6 +989,8 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   c->wr += (size_t)nread;
   tcp_parse(c);
+  if (c->rx_switch)
+    tcp_switch_sealed(c);
 }
 
 /* ---- Failure ------------------------------------------------------------ */
@@ -701,7 +1045,7 @@ static void tcp_connected(uv_connect_t *req, int status) {
   tcp_tune(c);
   c->state = TCP_HANDSHAKE;
   if (uv_read_start((uv_stream_t *)&c->tcp, tcp_alloc, tcp_read) != 0 ||
-      tcp_send_hs(c, MMP__F_HELLO, 0) != 0)
+      tcp_send_greeting(c) != 0)
     tcp_fail(c, MMP_EPEERLOST, "cannot start the handshake", 0);
 }
 
@@ -765,6 +1109,8 @@ static void tcp_accept(uv_stream_t *server, int status) {
   uv_timer_start(&c->timer, tcp_timeout, tp->cfg.handshake_timeout_ms, 0);
   if (uv_read_start((uv_stream_t *)&c->tcp, tcp_alloc, tcp_read) != 0)
     tcp_fail(c, MMP_EIO, "cannot read", 0);
+  else if (tcp_send_greeting(c) != 0)
+    tcp_fail(c, MMP_EIO, "cannot send CHALLENGE", 0);
 }
 
 static int tcp_listen(mmp__tp_t *tp, const struct sockaddr *addr, char *name,
@@ -832,6 +1178,8 @@ static int tcp_create(uv_loop_t *loop, const mmp__tp_config_t *cfg,
   MMP__ASSERT_LOOP_OF(loop);
   if (cfg->size <= 0 || cfg->rank < 0 || cfg->rank >= cfg->size)
     return MMP_EINVAL;
+  if (mmp__auth_init() != 0)
+    return MMP_EIO;
   tp = calloc(1, sizeof(*tp));
   if (tp == NULL)
     return MMP_ENOMEM;

@@ -4,8 +4,10 @@
  *
  * A transport moves frames (frame.h) between the ranks of one job over one
  * full-duplex connection per pair of ranks. It authenticates every
- * connection with the job key, validates every header before it touches a
- * byte of payload, and reports what it receives through callbacks. It knows
+ * connection by proving knowledge of the job key without sending it
+ * (auth.h), may seal every frame after that, validates every header before
+ * it touches a byte of payload, and reports what it receives through
+ * callbacks. It knows
  * nothing of matching, requests or protocols: those belong to the runtime.
  *
  * Threading. A transport lives on one uv_loop_t. Every operation marked
@@ -37,6 +39,8 @@ typedef struct mmp__tp_config_s {
   unsigned handshake_timeout_ms; /* an unfinished handshake is dropped */
   unsigned max_pending;          /* unauthenticated connections at once */
   unsigned user_timeout_ms;      /* TCP_USER_TIMEOUT + keepalive; 0 off */
+  int encrypt; /* TCP: seal every frame after the handshake (MINIMP_ENCRYPT);
+                  a peer that does not agree fails the handshake */
   uint64_t *activity; /* loop context: bumped whenever bytes move; or NULL */
   /* Shared memory only (shm.c); the TCP transport ignores them. */
   const int *local;    /* world ranks of the job on this host that use
@@ -75,8 +79,12 @@ struct mmp__tp_write_s {
   /* transport private */
   uv_write_t req_;
   uint8_t wire_[MMP__FRAME_HDR_SIZE];
-  uint64_t offset_; /* bytes of header+payload already written */
+  uint64_t offset_; /* bytes of header+payload (sealed: of the sealed
+                       records) already written */
   int encoded_;
+  uint8_t *ct_;      /* tcp, sealed: the records of this frame, owned by
+                        the transport while the frame is being written */
+  uint64_t ctlen_;
   mmp__list_t node_; /* shm: in a queue of the connection */
   int status_;       /* shm: the result its callback will report */
 };
@@ -120,7 +128,8 @@ typedef struct mmp__tp_ops_s {
   const char *name;
   /*
    * Loop context. Creates a transport on `loop`. `cfg` and `cb` are copied.
-   * Returns 0 and *out, or MMP_ENOMEM / MMP_EINVAL.
+   * Returns 0 and *out, or MMP_ENOMEM / MMP_EINVAL, or MMP_EIO when
+   * libsodium cannot start.
    */
   int (*create)(uv_loop_t *loop, const mmp__tp_config_t *cfg,
                 const mmp__tp_callbacks_t *cb, mmp__tp_t **out);

@@ -56,16 +56,19 @@ void mmp__log_set_prefix(const char *who) {
 
 void mmp__log(int level, const char *fmt, ...) {
   static const char *const names[] = {"error", "warn", "info", "debug"};
+  const char *lv = names[level < 0 ? 0 : level > 3 ? 3 : level];
   char line[1024];
   va_list ap;
   int n;
 
   uv_once(&log_once, log_init_once);
   uv_mutex_lock(&log_mutex);
-  n = snprintf(line, sizeof(line), "minimp[%s] %s: ", log_prefix,
-               names[level < 0   ? 0
-                     : level > 3 ? 3
-                                 : level]);
+  /* Before the rank is known, the process id tells the lines apart. */
+  if (log_prefix[0] != '\0')
+    n = snprintf(line, sizeof(line), "minimp[%s] %s: ", log_prefix, lv);
+  else
+    n = snprintf(line, sizeof(line), "minimp[pid %ld] %s: ", (long)getpid(),
+                 lv);
   uv_mutex_unlock(&log_mutex);
   if (n < 0)
     return;

@@ -122,7 +122,8 @@ int mmp__log_set_sink(mmp__log_sink_fn fn, void *arg);
 /* Sets the "[who]" prefix of every line, e.g. "rank 3". Thread-safe. */
 void mmp__log_set_prefix(const char *who);
 
-/* Writes one line to stderr: "minimp[rank 3] warn: ...". Thread-safe. */
+/* Writes one line to stderr: "minimp[rank 3] warn: ...", or "minimp[pid
+ * 1234] warn: ..." before a prefix is set. Thread-safe. */
 void mmp__log(int level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

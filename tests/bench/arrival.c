@@ -21,7 +21,8 @@
  * clocks differ and only per-node times e_i = f_i - a_i mean anything.
  *
  * Reported per (size, MAX_IF, algorithm), averaged over the iterations:
- *  - avg_us: the average per-node time e = mean_i e_i (seed 000, 2.2);
+ *  - avg_us: the average per-node time e = mean_i e_i ([Patarasuk & Yuan
+ * 2008], 2.2);
  *  - max_us: the worst rank's mean e_i (what the anchors print as max);
  *  - g_us: the worst per-node time of an iteration, max_i e_i;
  *  - wait_us: the part of e nobody can avoid when the root is late:
@@ -46,14 +47,20 @@
 #include <time.h>
 
 #include "arrival.h"
+#include "bench_cli.h"
 #include "minimp.h"
-#include "svgplot.h"
 
 #define TAG_T 111
 #define TAG_GATHER 112
 
 static const char *const pat_names[] = {"all", "rootearly", "late20",
                                         "balanced", "switch"};
+
+const char *arrival_pattern_name(int i) {
+  return i >= 0 && i < (int)(sizeof(pat_names) / sizeof(pat_names[0]))
+             ? pat_names[i]
+             : NULL;
+}
 
 int arrival_pattern_from_name(const char *name) {
   int i;
@@ -267,37 +274,10 @@ static void row(FILE *f, const arrival_cfg_t *c, int alg, size_t n,
   fflush(f);
 }
 
-static int write_svgs(const arrival_cfg_t *c, svg_chart_t *vs_if,
-                      svg_chart_t *vs_size) {
-  char path[512], title[2][160];
-  int p = mmp_comm_size(mmp_comm_world()), rc = 0;
-
-  snprintf(title[0], sizeof(title[0]),
-           "broadcast, p = %d, %s, %zu B: avg per-node time against MAX_IF", p,
-           pat_names[c->pattern], c->sizes[0]);
-  snprintf(title[1], sizeof(title[1]),
-           "broadcast, p = %d, %s, MAX_IF = %g%s: avg per-node time against "
-           "size",
-           p, pat_names[c->pattern], c->maxif[c->nmaxif - 1],
-           c->maxif_t[c->nmaxif - 1] ? " T(m)" : " us");
-  vs_if->title = title[0];
-  /* Log axes: a MAX_IF of 0 is only in the CSV. */
-  vs_if->xlabel =
-      c->maxif_t[c->nmaxif - 1] ? "MAX_IF (multiples of T(m))" : "MAX_IF (us)";
-  vs_if->ylabel = vs_size->ylabel = "avg per-node time (us)";
-  vs_size->title = title[1];
-  vs_size->xlabel = "message size (bytes)";
-  snprintf(path, sizeof(path), "%s-maxif.svg", c->svg);
-  rc |= svg_write(vs_if, path);
-  snprintf(path, sizeof(path), "%s-size.svg", c->svg);
-  rc |= svg_write(vs_size, path);
-  return rc != 0;
-}
-
 /* One (size, MAX_IF number xi, algorithm) point on every rank; the row on
  * rank 0. */
 static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
-                  double T, FILE *csv, FILE *raw, svg_chart_t *ch) {
+                  double T, FILE *csv, FILE *raw) {
   int iters = c->iters > 0 ? c->iters : 20;
   double maxif_s = c->maxif[xi] * (c->maxif_t[xi] ? T : 1e-6);
   double *at = calloc(2 * (size_t)iters, sizeof(double));
@@ -313,18 +293,13 @@ static void point(void *buf, size_t n, const arrival_cfg_t *c, int alg, int xi,
     row(stdout, c, alg, n, maxif_s, T, &m);
     if (csv != NULL)
       row(csv, c, alg, n, maxif_s, T, &m);
-    if (n == c->sizes[0])
-      svg_add(&ch[0], mmp_bcast_alg_name(alg), c->maxif[xi], m.avg * 1e6);
-    if (xi == c->nmaxif - 1)
-      svg_add(&ch[1], mmp_bcast_alg_name(alg), (double)n, m.avg * 1e6);
   }
   free(at);
 }
 
 int bench_arrival(const arrival_cfg_t *c) {
   mmp_comm_t *w = mmp_comm_world();
-  int me = mmp_comm_rank(w), s, x, a, rc = 0;
-  static svg_chart_t ch[2];
+  int me = mmp_comm_rank(w), s, x, a;
   size_t maxn = 0;
   FILE *csv = NULL, *raw = NULL;
   uint8_t *buf;
@@ -332,35 +307,22 @@ int bench_arrival(const arrival_cfg_t *c) {
   for (s = 0; s < c->nsizes; s++)
     maxn = c->sizes[s] > maxn ? c->sizes[s] : maxn;
   buf = calloc(maxn + 1, 1);
-  if (me == 0 && c->csv != NULL && (csv = fopen(c->csv, "w")) == NULL) {
-    perror(c->csv);
-    mmp_abort(1);
-  }
-  if (me == 0 && c->raw != NULL) {
-    if ((raw = fopen(c->raw, "w")) == NULL) {
-      perror(c->raw);
-      mmp_abort(1);
-    }
-    fprintf(raw, "%s\n", raw_header);
-  }
   if (me == 0) {
+    csv = cli_open_csv(c->csv, header);
+    raw = cli_open_csv(c->raw, raw_header);
     printf("%s\n", header);
-    if (csv != NULL)
-      fprintf(csv, "%s\n", header);
   }
   for (s = 0; s < c->nsizes; s++) {
     size_t n = c->sizes[s];
     double T = c->tm_us > 0 ? c->tm_us * 1e-6 : measure_t(buf, n, c);
     for (x = 0; x < c->nmaxif; x++)
       for (a = 0; a < c->nalgs; a++)
-        point(buf, n, c, c->algs[a], x, T, csv, raw, ch);
+        point(buf, n, c, c->algs[a], x, T, csv, raw);
   }
   if (csv != NULL)
     fclose(csv);
   if (raw != NULL)
     fclose(raw);
-  if (me == 0 && c->svg != NULL)
-    rc = write_svgs(c, &ch[0], &ch[1]);
   free(buf);
-  return rc;
+  return 0;
 }

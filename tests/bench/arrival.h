@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * minimp-bench bcast --method arrival: broadcasts under controlled process
- * arrival patterns (seed 000, section 5, Fig. 6 and the "20% late"
- * experiment), with the same semantics as ../shared/anchors/
+ * arrival patterns ([Patarasuk & Yuan 2008], section 5, Fig. 6 and the "20%
+ * late" experiment), with the same semantics as ../shared/anchors/
  * mpi_bcast_bench.c, so that libminimp and the anchors can be compared in
  * one run.
  */
@@ -37,7 +37,6 @@ typedef struct arrival_cfg_s {
   int root;
   double tm_us; /* T(m) in microseconds; 0: measure it per size */
   const char *csv;
-  const char *svg; /* prefix: PREFIX-maxif.svg and PREFIX-size.svg */
   const char *raw; /* every rank's times, one row per rank and iteration */
 } arrival_cfg_t;
 
@@ -45,8 +44,12 @@ typedef struct arrival_cfg_s {
 void bench_sleep_us(double us);
 
 /* Collective over the world communicator. Prints one row per (size,
- * MAX_IF, algorithm) on rank 0. Returns 0, or 1 if a file failed. */
+ * MAX_IF, algorithm) on rank 0. Returns 0 (a file that cannot be opened
+ * aborts the job). */
 int bench_arrival(const arrival_cfg_t *c);
+
+/* The name of pattern i (ARR_PAT_*), NULL past the last. */
+const char *arrival_pattern_name(int i);
 
 /* "all", "rootearly", "late20", "balanced", "switch" -> ARR_PAT_*, or
  * -1. */

@@ -19,18 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_cli.h"
 #include "coll_bench.h"
 #include "minimp.h"
 
-#define MAX_ITEMS 32
-
-typedef struct cb_s {
-  int coll;
-  int algs[MAX_ITEMS], nalgs;
-  size_t sizes[MAX_ITEMS];
-  int nsizes, iters, root;
-  unsigned mode;
-} cb_t;
+typedef coll_bench_opts_t cb_t;
 
 static const char *const coll_names[MMP_COLL_COUNT] = {
     [MMP_COLL_ALLREDUCE] = "allreduce",
@@ -51,66 +44,8 @@ int coll_bench_mode(const char *name) {
   return 0;
 }
 
-static int cb_size(const char *t, size_t *out) {
-  char *end;
-  double v = strtod(t, &end);
-
-  if (end == t || v < 0)
-    return -1;
-  if (*end == 'k' || *end == 'K')
-    v *= 1024, end++;
-  else if (*end == 'm' || *end == 'M')
-    v *= 1024 * 1024, end++;
-  if (*end != '\0')
-    return -1;
-  *out = (size_t)v;
-  return 0;
-}
-
-static int cb_parse(int argc, char **argv, cb_t *b) {
-  int i;
-
-  memset(b, 0, sizeof(*b));
-  b->coll = coll_bench_mode(argv[1]);
-  b->iters = 20;
-  for (i = 2; i + 1 < argc; i += 2) {
-    char *s = argv[i + 1], *tok, *save = NULL;
-    if (strcmp(argv[i], "--algs") == 0) {
-      for (tok = strtok_r(s, ",", &save); tok && b->nalgs < MAX_ITEMS;
-           tok = strtok_r(NULL, ",", &save)) {
-        if (strcmp(tok, "all") == 0) {
-          int a;
-          for (a = 0; mmp_coll_alg_name(b->coll, a) && b->nalgs < MAX_ITEMS;
-               a++)
-            b->algs[b->nalgs++] = a;
-          continue;
-        }
-        if ((b->algs[b->nalgs] = mmp_coll_alg_from_name(b->coll, tok)) < 0)
-          return -1;
-        b->nalgs++;
-      }
-    } else if (strcmp(argv[i], "--sizes") == 0) {
-      for (tok = strtok_r(s, ",", &save); tok && b->nsizes < MAX_ITEMS;
-           tok = strtok_r(NULL, ",", &save))
-        if (cb_size(tok, &b->sizes[b->nsizes++]) != 0)
-          return -1;
-    } else if (strcmp(argv[i], "--iters") == 0) {
-      b->iters = atoi(s);
-    } else if (strcmp(argv[i], "--root") == 0) {
-      b->root = atoi(s);
-    } else if (strcmp(argv[i], "--mode") == 0) {
-      b->mode = strcmp(s, "eager") == 0  ? MMP_SEND_EAGER
-                : strcmp(s, "rndv") == 0 ? MMP_SEND_RNDV
-                                         : MMP_SEND_AUTO;
-    } else {
-      return -1;
-    }
-  }
-  if (b->nalgs == 0)
-    b->algs[b->nalgs++] = 0;
-  if (b->nsizes == 0)
-    b->sizes[b->nsizes++] = 65536;
-  return b->iters > 0 ? 0 : -1;
+const char *coll_bench_name(int coll) {
+  return coll > 0 && coll < MMP_COLL_COUNT ? coll_names[coll] : NULL;
 }
 
 /* One call of the collective with `n` bytes (see the comment above). */
@@ -138,18 +73,24 @@ static int cb_once(const cb_t *b, const mmp_coll_opts_t *o, size_t n, float *in,
   }
 }
 
-int coll_bench_run(int argc, char **argv) {
+int coll_bench_run(const coll_bench_opts_t *opts) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), me = mmp_comm_rank(w), a, k, i, rc = 0;
-  cb_t b;
+  const char *name = coll_names[opts->coll];
+  cb_t b = *opts;
 
-  if (cb_parse(argc, argv, &b) != 0 || b.root < 0 || b.root >= p) {
-    if (me == 0)
-      fprintf(stderr,
-              "usage: minimp-bench %s [--algs all|a,b] [--sizes "
-              "4,4k,1m] [--iters M] [--mode M] [--root R]\n",
-              argv[1]);
-    return 2;
+  if (b.nalgs == 0)
+    b.algs[b.nalgs++] = 0;
+  if (b.nsizes == 0)
+    b.sizes[b.nsizes++] = 65536;
+  if (b.iters == 0)
+    b.iters = 20;
+  if (b.root >= p)
+    return cli_fail("--root: '%d' is not a rank of this job (0 to %d)", b.root,
+                    p - 1);
+  if (me == 0) {
+    cli_comment(stdout);
+    printf("# coll,collective,alg,chosen,p,size,avg_us,max_us\n");
   }
   for (k = 0; k < b.nsizes; k++) {
     size_t n = b.sizes[k], big = n * (size_t)p + 16;
@@ -185,7 +126,7 @@ int coll_bench_run(int argc, char **argv) {
         sum += mmp_wtime() - t0;
       }
       if (rc != 0) {
-        fprintf(stderr, "minimp-bench %s %s %zu: %s\n", argv[1],
+        fprintf(stderr, "minimp-bench %s %s %zu: %s\n", name,
                 mmp_coll_alg_name(b.coll, o.algorithm), n, mmp_strerror(rc));
         break;
       }
@@ -194,7 +135,7 @@ int coll_bench_run(int argc, char **argv) {
       if (rc == 0)
         rc = mmp_allreduce(t + 1, avg + 1, 1, MMP_DOUBLE, MMP_MAX, w);
       if (rc == 0 && me == 0) {
-        printf("coll,%s,%s,%s,%d,%zu,%.1f,%.1f\n", argv[1],
+        printf("coll,%s,%s,%s,%d,%zu,%.1f,%.1f\n", name,
                mmp_coll_alg_name(b.coll, o.algorithm),
                o.algorithm == 0 && chosen.algorithm >= 0
                    ? mmp_coll_alg_name(b.coll, chosen.algorithm)

@@ -1,31 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * minimp-bench: libminimp's benchmark tool, run through minimprun.
+ * minimp-bench: libminimp's benchmark tool, run through minimprun:
  *
- *   minimp-bench pingpong  [--sizes 8,64k,4m] [--iters N] [--mode M]
- *   minimp-bench bcast     [--algs all|auto,binomial,...] [--sizes 1k,64k,1m]
- *                          [--iters M] [--root R]
- *                          [--method ol|barrier|both|arrival]
- *                          [--mode auto|eager|rndv] [--segment S]
- *                          [--groups G] [--inner ALG] [--outer ALG]
- *                          [--radix K]
- *                          [--dests all|N] [--gap auto|US]
- *                          [--csv FILE] [--svg FILE]
- *                          [--pattern all|rootearly|late20|balanced|switch]
- *                          [--warm N]
- *                          [--maxif US,...|NT,...] [--tm US]
- *                          [--raw FILE]
- *   minimp-bench calibrate
- *   minimp-bench allreduce|reduce|reduce_scatter|gather|scatter|allgather|
- *                alltoall [--algs all|a,b] [--sizes 4,4k,1m] [--iters M]
- *                [--mode M] [--root R]   (coll_bench.c)
+ *   minimp-bench pingpong|bcast|s2p|calibrate|allreduce|... [OPTION]...
+ *
+ * The options, their defaults and the names they take are in one table
+ * (bench_opts below), which getopt_long, --help and the checks per command
+ * all read; minimp-bench(1) describes them for users.
  *
  * pingpong: half round trip and one-way streaming with 64 messages in
  * flight between ranks 0 and 1, exactly as ../shared/anchors/
  * mpi_pingpong.c measures Open MPI ("size half_rtt_us MBps").
  *
  * bcast: broadcast time per algorithm and size, by two methods.
- *  - ol (seed 003, de Supinski & Karonis): for each destination i, the
+ *  - ol ([de Supinski & Karonis 1999]): for each destination i, the
  *    root measures RTT_i by ping-pong with i, then times M broadcasts each
  *    followed by an ACK from i alone (E_i); OL_i = E_i - RTT_i / 2. Only
  *    the path to i is kept from pipelining, so OL_i is the latency to i;
@@ -50,15 +38,15 @@
  *    root's E_i, RTT_i and OL_i per destination.
  *  - barrier: M times a barrier then a timed broadcast, as the anchors
  *    (mpi_bcast_bench.c) do; reports the per-node time averaged over
- *    ranks and the worst rank's. The seed shows this over-estimates, so it
+ *    ranks and the worst rank's. The paper shows this over-estimates, so it
  *    is for comparison with the anchors in the same run.
- *  - arrival (seed 000, Fig. 6 and "20% late"; tests/bench/arrival.c):
- *    a barrier, a sleep per rank by --pattern bounded by each --maxif
- *    value (microseconds, or multiples of T(m) as "16T"), then the timed
- *    broadcast; reports the average and worst per-node times and the
- *    measured competitive ratio against the Lemma 2 bounds, with T(m)
- *    from --tm or measured. --svg PREFIX writes PREFIX-maxif.svg and
- *    PREFIX-size.svg (Figs. 7-10). Its own CSV columns are described
+ *  - arrival ([Patarasuk & Yuan 2008], Fig. 6 and "20% late";
+ *    tests/bench/arrival.c): a barrier, a sleep per rank by --pattern
+ *    bounded by each --maxif value (microseconds, or multiples of T(m) as
+ *    "16T"), then the timed broadcast; reports the average and worst
+ *    per-node times and the measured competitive ratio against the Lemma 2
+ *    bounds, with T(m) from --tm or measured (tests/bench/plot_arrival_csv.py
+ *    draws Figs. 7-10 from the CSV). Its own CSV columns are described
  *    there. --raw FILE keeps every rank's arrival and exit per iteration.
  *  Every algorithm runs --warm broadcasts (3 by default) before it is
  *  timed: the first use of an algorithm opens the connections its pattern
@@ -82,10 +70,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <getopt.h>
+
 #include "arrival.h"
+#include "bench_cli.h"
 #include "coll_bench.h"
 #include "minimp.h"
-#include "svgplot.h"
 
 #define WINDOW 64
 #define MAX_ITEMS 64
@@ -106,7 +96,6 @@ typedef struct opts_s {
   double gap_us;   /* ol: pause before each broadcast; < 0: auto */
   double refill_s; /* ol, --gap auto: the burst allowance's refill time */
   const char *csv;
-  const char *svg;
   const char *raw;
   int inner;
   int outer;
@@ -119,93 +108,238 @@ typedef struct opts_s {
   double tm_us;
 } opts_t;
 
-static int usage(void) {
-  fprintf(stderr,
-          "usage: minimp-bench pingpong [--sizes a,b] [--iters N] [--mode M]\n"
-          "       minimp-bench bcast [--algs all|a,b] [--sizes a,b] "
-          "[--iters M]\n"
-          "                          [--root R] [--method ol|barrier|both]\n"
-          "                          [--mode auto|eager|rndv] [--segment S]\n"
-          "                          [--groups G] [--inner ALG] [--outer ALG]\n"
-          "                          [--radix K]\n"
-          "                          [--dests all|N] [--gap auto|US]\n"
-          "                          [--csv FILE] [--svg FILE]\n"
-          "                          [--method arrival] "
-          "[--pattern all|rootearly|late20|balanced|switch] [--warm N]\n"
-          "                          [--shuffle SEED]\n"
-          "                          [--maxif US,..|NT,..] [--tm US] "
-          "[--raw FILE]\n"
-          "       minimp-bench s2p [--algs all|a,b] [--dists all|a,b] "
-          "[--sources 1,4,16]\n"
-          "                        [--sizes 4k,64k] [--total 1m] "
-          "[--sweep s|dist|total|all]\n"
-          "                        [--iters M] [--mode M] [--rows R] "
-          "[--csv FILE] [--svg FILE]\n"
-          "       minimp-bench calibrate\n"
-          "       minimp-bench allreduce|reduce|reduce_scatter|gather|scatter|"
-          "allgather|alltoall\n"
-          "                    [--algs all|a,b] [--sizes 4,4k,1m] [--iters M] "
-          "[--mode M] [--root R]\n");
-  return 2;
+/* The s2p command's options (see the s2p section below). */
+typedef struct s2p_bench_s {
+  int algs[MAX_ITEMS], nalgs;
+  int dists[MAX_ITEMS], ndists;
+  int srcs[MAX_ITEMS], nsrcs;
+  size_t sizes[MAX_ITEMS];
+  int nsizes;
+  size_t total;
+  int sweeps; /* 1 s, 2 dist, 4 total */
+  int iters, rows;
+  unsigned mode;
+  const char *csv;
+  FILE *csvf;
+} s2p_bench_t;
+
+/* ---- command line ------------------------------------------------------- */
+
+/* Commands, as bits, so that an option can name the commands it serves. */
+enum {
+  CMD_PINGPONG = 1,
+  CMD_BCAST = 2,
+  CMD_S2P = 4,
+  CMD_CALIBRATE = 8,
+  CMD_COLL = 16,
+};
+
+enum {
+  OPT_SIZES = 256,
+  OPT_ALGS,
+  OPT_ITERS,
+  OPT_MODE,
+  OPT_ROOT,
+  OPT_CSV,
+  OPT_METHOD,
+  OPT_SEGMENT,
+  OPT_GROUPS,
+  OPT_INNER,
+  OPT_OUTER,
+  OPT_RADIX,
+  OPT_DESTS,
+  OPT_GAP,
+  OPT_RAW,
+  OPT_PATTERN,
+  OPT_WARM,
+  OPT_SHUFFLE,
+  OPT_MAXIF,
+  OPT_TM,
+  OPT_DISTS,
+  OPT_SOURCES,
+  OPT_TOTAL,
+  OPT_SWEEP,
+  OPT_ROWS,
+  OPT_END
+};
+#define OPT_N (OPT_END - OPT_SIZES)
+
+typedef struct bench_opt_s {
+  const char *name;
+  int id;
+  unsigned cmds; /* CMD_* bits */
+  const char *arg;
+  const char *help;
+} bench_opt_t;
+
+/* One table gives getopt_long its options, --help its text, and each
+ * command the options it accepts, so that the three cannot disagree. */
+static const bench_opt_t bench_opts[] = {
+    {"sizes", OPT_SIZES, CMD_PINGPONG | CMD_BCAST | CMD_S2P | CMD_COLL, "LIST",
+     "message sizes in bytes, comma-separated, each with an optional k, m\n"
+     "or g suffix (powers of 1024). Defaults: pingpong 8,64k,4m; bcast\n"
+     "1k,64k,1m (1m with --method arrival); s2p 4k,64k (bytes per source);\n"
+     "the collectives 64k"},
+    {"algs", OPT_ALGS, CMD_BCAST | CMD_S2P | CMD_COLL, "LIST",
+     "algorithms to run, comma-separated, or all (names below). Defaults:\n"
+     "bcast all; --method arrival binomial,pipeline,scatter_ring,arrival_b,\n"
+     "arrival_nb; s2p all; the collectives auto"},
+    {"iters", OPT_ITERS, CMD_PINGPONG | CMD_BCAST | CMD_S2P | CMD_COLL, "N",
+     "timed repetitions per point (default: by size, fewer for large\n"
+     "messages; the collectives 20)"},
+    {"mode", OPT_MODE, CMD_PINGPONG | CMD_BCAST | CMD_S2P | CMD_COLL, "MODE",
+     "auto, eager or rndv: the point-to-point protocol the messages use\n"
+     "(default auto, by the measured threshold)"},
+    {"root", OPT_ROOT, CMD_BCAST | CMD_COLL, "R", "the root rank (default 0)"},
+    {"csv", OPT_CSV, CMD_PINGPONG | CMD_BCAST | CMD_S2P, "FILE",
+     "also write the rows to FILE, after a '#' line naming the version,\n"
+     "commit, date, host, ranks and arguments of the run"},
+    {"method", OPT_METHOD, CMD_BCAST, "METHOD",
+     "ol: the latency to each destination alone, its acknowledgement's\n"
+     "time taken off (max OL_i, docs/performance.md); barrier: a barrier\n"
+     "then the timed broadcast, as the MPI benchmarks do; both (default);\n"
+     "arrival: ranks arriving late by --pattern and --maxif"},
+    {"segment", OPT_SEGMENT, CMD_BCAST, "SIZE",
+     "segment size of the pipelined algorithms (default: chosen)"},
+    {"groups", OPT_GROUPS, CMD_BCAST, "G",
+     "groups of the hierarchical broadcast (default ceil(sqrt p))"},
+    {"inner", OPT_INNER, CMD_BCAST, "ALG",
+     "broadcast within the hierarchical broadcast's groups, and the\n"
+     "arrival-aware ones' sub-group broadcast"},
+    {"outer", OPT_OUTER, CMD_BCAST, "ALG",
+     "broadcast among the hierarchical broadcast's group leaders"},
+    {"radix", OPT_RADIX, CMD_BCAST, "K", "radix of knomial (default chosen)"},
+    {"dests", OPT_DESTS, CMD_BCAST, "N|all",
+     "--method ol: destinations measured, spread over the ranks (default\n"
+     "all)"},
+    {"gap", OPT_GAP, CMD_BCAST, "US|auto",
+     "--method ol: pause in microseconds before each timed broadcast, 0 for\n"
+     "back to back; auto (default) lets the links drain"},
+    {"raw", OPT_RAW, CMD_BCAST, "FILE",
+     "--method ol: every destination's E_i, RTT_i and OL_i; --method\n"
+     "arrival: every rank's arrival and exit per iteration"},
+    {"pattern", OPT_PATTERN, CMD_BCAST, "NAME",
+     "--method arrival: who arrives late (names below; default all)"},
+    {"warm", OPT_WARM, CMD_BCAST, "N",
+     "untimed broadcasts per algorithm before timing (default 3; --method\n"
+     "arrival 4)"},
+    {"shuffle", OPT_SHUFFLE, CMD_BCAST, "SEED",
+     "run the algorithms in an order drawn from SEED (a positive number),\n"
+     "the same on every rank"},
+    {"maxif", OPT_MAXIF, CMD_BCAST, "LIST",
+     "--method arrival: bounds of the random delays, in microseconds or as\n"
+     "multiples of T(m) with a T suffix (default 0,1T,2T,4T,8T,16T)"},
+    {"tm", OPT_TM, CMD_BCAST, "US",
+     "--method arrival: T(m) in microseconds (default: measured per size)"},
+    {"dists", OPT_DISTS, CMD_S2P, "LIST",
+     "source distributions, comma-separated, or all (names below; default\n"
+     "equal)"},
+    {"sources", OPT_SOURCES, CMD_S2P, "LIST",
+     "numbers of sources s (default 1, 2, 4, ... and p)"},
+    {"total", OPT_TOTAL, CMD_S2P, "SIZE",
+     "--sweep total: the bytes of all sources together (default 1m)"},
+    {"sweep", OPT_SWEEP, CMD_S2P, "WHICH",
+     "s (time against s), dist (by distribution), total (s against a fixed\n"
+     "total) or all (default)"},
+    {"rows", OPT_ROWS, CMD_S2P, "R",
+     "rows of the grid the ranks form (default: as square as p allows)"},
+};
+#define BENCH_NOPTS ((int)(sizeof(bench_opts) / sizeof(bench_opts[0])))
+
+static const char *const mode_names[] = {"auto", "eager", "rndv", NULL};
+static const unsigned mode_flags[] = {MMP_SEND_AUTO, MMP_SEND_EAGER,
+                                      MMP_SEND_RNDV};
+static const char *const method_names[] = {"ol", "barrier", "both", "arrival",
+                                           NULL};
+static const char *const sweep_names[] = {"s", "dist", "total", "all", NULL};
+
+/* cli_name_fn over the tables above, the library's and the benchmark's. */
+static const char *name_in(const void *ctx, int i) {
+  return ((const char *const *)ctx)[i];
+}
+static const char *name_bcast(const void *ctx, int i) {
+  (void)ctx;
+  return mmp_bcast_alg_name(i);
+}
+static const char *name_s2p(const void *ctx, int i) {
+  (void)ctx;
+  return mmp_s2p_alg_name(i);
+}
+static const char *name_dist(const void *ctx, int i) {
+  (void)ctx;
+  return mmp_s2p_dist_name(i);
+}
+static const char *name_coll(const void *ctx, int i) {
+  return mmp_coll_alg_name(*(const int *)ctx, i);
+}
+static const char *name_pattern(const void *ctx, int i) {
+  (void)ctx;
+  return arrival_pattern_name(i);
 }
 
-static int parse_size(const char *t, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(t, &end, 10);
+static void help_names(const char *what, cli_name_fn fn, const void *ctx) {
+  printf("\n%s:\n", what);
+  cli_print_names(stdout, 2, fn, ctx);
+}
 
-  if (end == t)
-    return -1;
-  if (*end == 'k' || *end == 'K')
-    v <<= 10, end++;
-  else if (*end == 'm' || *end == 'M')
-    v <<= 20, end++;
-  if (*end != '\0')
-    return -1;
-  *out = (size_t)v;
+static int help(void) {
+  int i, c;
+
+  printf(
+      "usage: minimp-bench COMMAND [OPTION]...   (under minimprun, e.g.\n"
+      "       minimprun -n 8 minimp-bench bcast --sizes 64k)\n"
+      "       minimp-bench --help | --version\n"
+      "\n"
+      "Commands:\n"
+      "  pingpong    half round trip and streaming bandwidth between 2 "
+      "ranks\n"
+      "  bcast       broadcast time per algorithm and size\n"
+      "  s2p         s-to-p broadcast: s of the p ranks each hold a message\n"
+      "  calibrate   the network model (alpha, beta) AUTO uses, as\n"
+      "              MINIMP_NET_* variables\n"
+      "  allreduce, reduce, reduce_scatter, gather, scatter, allgather,\n"
+      "  alltoall    a barrier, then the timed collective (rows on stdout)\n"
+      "\n"
+      "Options (the commands that take each in brackets):\n");
+  for (i = 0; i < BENCH_NOPTS; i++) {
+    const bench_opt_t *d = &bench_opts[i];
+    const char *h = d->help;
+    printf("  --%s %s   [%s%s%s%s]\n", d->name, d->arg,
+           d->cmds & CMD_PINGPONG ? "pingpong " : "",
+           d->cmds & CMD_BCAST ? "bcast " : "", d->cmds & CMD_S2P ? "s2p " : "",
+           d->cmds & CMD_COLL ? "collectives" : "");
+    while (*h != '\0') {
+      const char *nl = strchr(h, '\n');
+      int len = nl != NULL ? (int)(nl - h) : (int)strlen(h);
+      printf("      %.*s\n", len, h);
+      h += len + (nl != NULL);
+    }
+  }
+  printf("  -h, --help      this text\n"
+         "  -V, --version   version and commit\n");
+  help_names("Broadcast algorithms (bcast --algs, --inner, --outer)",
+             name_bcast, NULL);
+  help_names("s-to-p algorithms (s2p --algs)", name_s2p, NULL);
+  help_names("s-to-p source distributions (s2p --dists)", name_dist, NULL);
+  help_names("Arrival patterns (bcast --pattern)", name_pattern, NULL);
+  for (c = 1; coll_bench_name(c) != NULL; c++) {
+    char what[96];
+    snprintf(what, sizeof(what), "%s algorithms (%s --algs)",
+             coll_bench_name(c), coll_bench_name(c));
+    help_names(what, name_coll, &c);
+  }
+  printf("\nExit status: 0, 1 when a run fails, 2 on a usage error.\n"
+         "See minimp-bench(1) and docs/performance.md.\n");
   return 0;
 }
 
-static int parse_sizes(const char *s, opts_t *o) {
-  char *copy = strdup(s), *tok, *save = NULL;
-  int rc = 0;
-
-  o->nsizes = 0;
-  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
-       tok = strtok_r(NULL, ",", &save)) {
-    if (o->nsizes == MAX_ITEMS || parse_size(tok, &o->sizes[o->nsizes]) != 0)
-      rc = -1;
-    else
-      o->nsizes++;
-  }
-  free(copy);
-  return rc == 0 && o->nsizes > 0 ? 0 : -1;
-}
-
-static int parse_algs(const char *s, opts_t *o) {
-  char *copy = strdup(s), *tok, *save = NULL;
-  int rc = 0, a;
-
-  o->nalgs = 0;
-  if (strcmp(s, "all") == 0) {
-    for (a = 0; a < MMP_BCAST_ALG_COUNT; a++)
-      o->algs[o->nalgs++] = a;
-    free(copy);
-    return 0;
-  }
-  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
-       tok = strtok_r(NULL, ",", &save)) {
-    a = mmp_bcast_alg_from_name(tok);
-    if (a < 0 || o->nalgs == MAX_ITEMS)
-      rc = -1;
-    else
-      o->algs[o->nalgs++] = a;
-  }
-  free(copy);
-  return rc == 0 && o->nalgs > 0 ? 0 : -1;
+static int version(void) {
+  printf("minimp-bench %s (commit %s)\n", cli_version(), cli_commit());
+  return 0;
 }
 
 /* MAX_IF values: "0,700000" microseconds, or "1T,16T" multiples of T(m). */
-static int parse_maxif(const char *s, opts_t *o) {
+static int parse_maxif(const char *opt, const char *s, opts_t *o) {
   char *copy = strdup(s), *tok, *save = NULL, *end;
   int rc = 0;
 
@@ -214,103 +348,249 @@ static int parse_maxif(const char *s, opts_t *o) {
        tok = strtok_r(NULL, ",", &save)) {
     double v = strtod(tok, &end);
     int t = *end == 'T';
-    if (end == tok || v < 0 || end[t] != '\0' || o->nmaxif == MAX_ITEMS) {
-      rc = -1;
-      break;
+    if (end == tok || !(v >= 0) || end[t] != '\0')
+      rc = cli_fail("%s: '%s' is neither microseconds nor a multiple of T(m) "
+                    "such as 16T",
+                    opt, tok);
+    else if (o->nmaxif == MAX_ITEMS)
+      rc = cli_fail("%s: more than %d values", opt, MAX_ITEMS);
+    else {
+      o->maxif[o->nmaxif] = v;
+      o->maxif_t[o->nmaxif++] = t;
     }
-    o->maxif[o->nmaxif] = v;
-    o->maxif_t[o->nmaxif++] = t;
   }
   free(copy);
-  return rc == 0 && o->nmaxif > 0 ? 0 : -1;
+  if (rc == 0 && o->nmaxif == 0)
+    rc = cli_fail("%s: '%s' names no value", opt, s);
+  return rc;
 }
 
-static int parse_mode(const char *m, unsigned *out) {
-  if (strcmp(m, "auto") == 0)
-    *out = MMP_SEND_AUTO;
-  else if (strcmp(m, "eager") == 0)
-    *out = MMP_SEND_EAGER;
-  else if (strcmp(m, "rndv") == 0)
-    *out = MMP_SEND_RNDV;
-  else
-    return -1;
-  return 0;
+/* One name of `table`, its index into *out. */
+static int parse_one(const char *opt, const char *v, const char *what,
+                     cli_name_fn fn, const void *ctx, int *out) {
+  int n;
+
+  return cli_names(opt, v, what, fn, ctx, 0, out, 1, &n);
 }
 
-/* "auto" (-1) or a pause in microseconds, 0 to 10 s. */
-static int parse_gap(const char *v, double *out) {
-  char *end;
+/* A comma list of whole numbers from 1 to hi. */
+static int parse_counts(const char *opt, const char *list, int *out, int *n) {
+  char *copy = strdup(list), *tok, *save = NULL;
+  long v;
+  int rc = 0;
 
-  if (strcmp(v, "auto") == 0) {
-    *out = -1;
-    return 0;
+  *n = 0;
+  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (*n == MAX_ITEMS)
+      rc = cli_fail("%s: more than %d values", opt, MAX_ITEMS);
+    else if ((rc = cli_long(opt, tok, 1, 1 << 30, &v)) == 0)
+      out[(*n)++] = (int)v;
   }
-  *out = strtod(v, &end);
-  return end != v && *end == '\0' && *out >= 0 && *out <= 1e7 ? 0 : -1;
+  free(copy);
+  if (rc == 0 && *n == 0)
+    rc = cli_fail("%s: '%s' names no number", opt, list);
+  return rc;
 }
 
-static int parse_opts(int argc, char **argv, opts_t *o) {
-  int i;
+/* Everything the command line may set, before it is checked. */
+typedef struct cmdline_s {
+  int cmd;  /* CMD_* */
+  int coll; /* CMD_COLL: MMP_COLL_* */
+  const char *val[OPT_N];
+} cmdline_t;
 
+/* Converts the options of a broadcast or pingpong command into `o`. */
+static int convert_bcast(const cmdline_t *cl, opts_t *o) {
+  const char *const *v = cl->val;
+  long x;
+  int rc = 0, n, m;
+
+#define V(id) v[(id)-OPT_SIZES]
   memset(o, 0, sizeof(*o));
   o->method = 3;
   o->gap_us = -1;
   o->warm = -1;
-  for (i = 2; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = v == NULL;
-    if (strcmp(a, "--sizes") == 0)
-      bad = bad || parse_sizes(v, o);
-    else if (strcmp(a, "--algs") == 0)
-      bad = bad || parse_algs(v, o);
-    else if (strcmp(a, "--iters") == 0)
-      bad = bad || (o->iters = atoi(v)) <= 0;
-    else if (strcmp(a, "--mode") == 0)
-      bad = bad || parse_mode(v, &o->mode);
-    else if (strcmp(a, "--segment") == 0)
-      bad = bad || parse_size(v, &o->segment);
-    else if (strcmp(a, "--groups") == 0)
-      bad = bad || (o->groups = atoi(v)) < 0;
-    else if (strcmp(a, "--radix") == 0)
-      bad = bad || (o->radix = atoi(v)) < 0;
-    else if (strcmp(a, "--root") == 0)
-      bad = bad || (o->root = atoi(v)) < 0;
-    else if (strcmp(a, "--gap") == 0)
-      bad = bad || parse_gap(v, &o->gap_us) != 0;
-    else if (strcmp(a, "--dests") == 0)
-      o->dests = bad || strcmp(v, "all") == 0 ? 0 : atoi(v);
-    else if (strcmp(a, "--maxif") == 0)
-      bad = bad || parse_maxif(v, o);
-    else if (strcmp(a, "--warm") == 0)
-      bad = bad || (o->warm = atoi(v)) < 0;
-    else if (strcmp(a, "--shuffle") == 0)
-      bad = bad || (o->shuffle = atol(v)) <= 0;
-    else if (strcmp(a, "--pattern") == 0)
-      bad = bad || (o->pattern = arrival_pattern_from_name(v)) < 0;
-    else if (strcmp(a, "--tm") == 0)
-      bad = bad || (o->tm_us = atof(v)) <= 0;
-    else if (strcmp(a, "--inner") == 0)
-      bad = bad || (o->inner = mmp_bcast_alg_from_name(v)) < 0;
-    else if (strcmp(a, "--outer") == 0)
-      bad = bad || (o->outer = mmp_bcast_alg_from_name(v)) < 0;
-    else if (strcmp(a, "--csv") == 0)
-      o->csv = v;
-    else if (strcmp(a, "--svg") == 0)
-      o->svg = v;
-    else if (strcmp(a, "--raw") == 0)
-      o->raw = v;
-    else if (strcmp(a, "--method") == 0)
-      bad = bad || (o->method = strcmp(v, "ol") == 0        ? 1
-                                : strcmp(v, "barrier") == 0 ? 2
-                                : strcmp(v, "both") == 0    ? 3
-                                : strcmp(v, "arrival") == 0 ? 4
-                                                            : 0) == 0;
-    else
-      return -1;
-    if (bad)
-      return -1;
-    i++;
+  o->csv = V(OPT_CSV);
+  o->raw = V(OPT_RAW);
+  if (rc == 0 && V(OPT_SIZES))
+    rc = cli_sizes("--sizes", V(OPT_SIZES), o->sizes, MAX_ITEMS, &o->nsizes);
+  if (rc == 0 && V(OPT_ALGS))
+    rc = cli_names("--algs", V(OPT_ALGS), "algorithm", name_bcast, NULL, 1,
+                   o->algs, MAX_ITEMS, &o->nalgs);
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
+    o->iters = (int)x;
+  if (rc == 0 && V(OPT_MODE) &&
+      (rc = parse_one("--mode", V(OPT_MODE), "mode", name_in, mode_names,
+                      &m)) == 0)
+    o->mode = mode_flags[m];
+  if (rc == 0 && V(OPT_SEGMENT))
+    rc = cli_size("--segment", V(OPT_SEGMENT), &o->segment);
+  if (rc == 0 && V(OPT_GROUPS) &&
+      (rc = cli_long("--groups", V(OPT_GROUPS), 0, 1 << 30, &x)) == 0)
+    o->groups = (int)x;
+  if (rc == 0 && V(OPT_RADIX) &&
+      (rc = cli_long("--radix", V(OPT_RADIX), 0, 1 << 30, &x)) == 0)
+    o->radix = (int)x;
+  if (rc == 0 && V(OPT_ROOT) &&
+      (rc = cli_long("--root", V(OPT_ROOT), 0, 1 << 30, &x)) == 0)
+    o->root = (int)x;
+  if (rc == 0 && V(OPT_GAP) && strcmp(V(OPT_GAP), "auto") != 0)
+    rc = cli_double("--gap", V(OPT_GAP), 0, 1e7, &o->gap_us);
+  if (rc == 0 && V(OPT_DESTS) && strcmp(V(OPT_DESTS), "all") != 0 &&
+      (rc = cli_long("--dests", V(OPT_DESTS), 1, 1 << 30, &x)) == 0)
+    o->dests = (int)x;
+  if (rc == 0 && V(OPT_MAXIF))
+    rc = parse_maxif("--maxif", V(OPT_MAXIF), o);
+  if (rc == 0 && V(OPT_WARM) &&
+      (rc = cli_long("--warm", V(OPT_WARM), 0, 1000000, &x)) == 0)
+    o->warm = (int)x;
+  if (rc == 0 && V(OPT_SHUFFLE))
+    rc = cli_long("--shuffle", V(OPT_SHUFFLE), 1, 1L << 30, &o->shuffle);
+  if (rc == 0 && V(OPT_PATTERN))
+    rc = parse_one("--pattern", V(OPT_PATTERN), "pattern", name_pattern, NULL,
+                   &o->pattern);
+  if (rc == 0 && V(OPT_TM))
+    rc = cli_double("--tm", V(OPT_TM), 1e-3, 1e10, &o->tm_us);
+  if (rc == 0 && V(OPT_INNER))
+    rc = parse_one("--inner", V(OPT_INNER), "algorithm", name_bcast, NULL,
+                   &o->inner);
+  if (rc == 0 && V(OPT_OUTER))
+    rc = parse_one("--outer", V(OPT_OUTER), "algorithm", name_bcast, NULL,
+                   &o->outer);
+  if (rc == 0 && V(OPT_METHOD) &&
+      (rc = parse_one("--method", V(OPT_METHOD), "method", name_in,
+                      method_names, &n)) == 0)
+    o->method = n + 1;
+  return rc;
+}
+
+/* Converts the options of the s2p command into `b`. */
+static int convert_s2p(const cmdline_t *cl, s2p_bench_t *b) {
+  const char *const *v = cl->val;
+  long x;
+  int rc = 0, m;
+
+  memset(b, 0, sizeof(*b));
+  b->total = 1u << 20;
+  b->sweeps = 7;
+  b->csv = V(OPT_CSV);
+  if (rc == 0 && V(OPT_ALGS))
+    rc = cli_names("--algs", V(OPT_ALGS), "algorithm", name_s2p, NULL, 1,
+                   b->algs, MAX_ITEMS, &b->nalgs);
+  if (rc == 0 && V(OPT_DISTS))
+    rc = cli_names("--dists", V(OPT_DISTS), "distribution", name_dist, NULL, 1,
+                   b->dists, MAX_ITEMS, &b->ndists);
+  if (rc == 0 && V(OPT_SOURCES))
+    rc = parse_counts("--sources", V(OPT_SOURCES), b->srcs, &b->nsrcs);
+  if (rc == 0 && V(OPT_SIZES))
+    rc = cli_sizes("--sizes", V(OPT_SIZES), b->sizes, MAX_ITEMS, &b->nsizes);
+  if (rc == 0 && V(OPT_TOTAL) &&
+      (rc = cli_size("--total", V(OPT_TOTAL), &b->total)) == 0 && b->total == 0)
+    rc = cli_fail("--total: '%s' is not a size above 0", V(OPT_TOTAL));
+  if (rc == 0 && V(OPT_SWEEP) &&
+      (rc = parse_one("--sweep", V(OPT_SWEEP), "sweep", name_in, sweep_names,
+                      &m)) == 0)
+    b->sweeps = m == 3 ? 7 : 1 << m;
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
+    b->iters = (int)x;
+  if (rc == 0 && V(OPT_ROWS) &&
+      (rc = cli_long("--rows", V(OPT_ROWS), 0, 1 << 30, &x)) == 0)
+    b->rows = (int)x;
+  if (rc == 0 && V(OPT_MODE) &&
+      (rc = parse_one("--mode", V(OPT_MODE), "mode", name_in, mode_names,
+                      &m)) == 0)
+    b->mode = mode_flags[m];
+  return rc;
+}
+
+/* Converts the options of a collective's command into `b`. */
+static int convert_coll(const cmdline_t *cl, coll_bench_opts_t *b) {
+  const char *const *v = cl->val;
+  long x;
+  int rc = 0, m;
+
+  memset(b, 0, sizeof(*b));
+  b->coll = cl->coll;
+  if (rc == 0 && V(OPT_ALGS))
+    rc = cli_names("--algs", V(OPT_ALGS), "algorithm", name_coll, &b->coll, 1,
+                   b->algs, COLL_BENCH_MAX, &b->nalgs);
+  if (rc == 0 && V(OPT_SIZES))
+    rc = cli_sizes("--sizes", V(OPT_SIZES), b->sizes, COLL_BENCH_MAX,
+                   &b->nsizes);
+  if (rc == 0 && V(OPT_ITERS) &&
+      (rc = cli_long("--iters", V(OPT_ITERS), 1, 1000000000, &x)) == 0)
+    b->iters = (int)x;
+  if (rc == 0 && V(OPT_ROOT) &&
+      (rc = cli_long("--root", V(OPT_ROOT), 0, 1 << 30, &x)) == 0)
+    b->root = (int)x;
+  if (rc == 0 && V(OPT_MODE) &&
+      (rc = parse_one("--mode", V(OPT_MODE), "mode", name_in, mode_names,
+                      &m)) == 0)
+    b->mode = mode_flags[m];
+  return rc;
+#undef V
+}
+
+static const char *const cmd_names[] = {"pingpong", "bcast", "s2p", "calibrate",
+                                        NULL};
+
+/* Splits argv into the command and its options' texts. Returns 0, 1 when
+ * --help or --version was answered, or 2 after a usage error. */
+static int parse_cmdline(int argc, char **argv, cmdline_t *cl) {
+  struct option lo[BENCH_NOPTS + 3];
+  const char *cmd = argc > 1 ? argv[1] : NULL;
+  char **av;
+  int i, c, k, ac;
+
+  memset(cl, 0, sizeof(*cl));
+  if (cmd == NULL)
+    return cli_fail("no command given (pingpong, bcast, s2p, calibrate or a "
+                    "collective)");
+  for (i = 0; i < BENCH_NOPTS; i++)
+    lo[i] = (struct option){bench_opts[i].name, required_argument, NULL,
+                            bench_opts[i].id};
+  lo[i++] = (struct option){"help", no_argument, NULL, 'h'};
+  lo[i++] = (struct option){"version", no_argument, NULL, 'V'};
+  lo[i] = (struct option){NULL, 0, NULL, 0};
+  /* getopt_long takes the command as its argv[0], or the program's name
+   * when none is given (`minimp-bench --help`). */
+  av = cmd[0] == '-' ? argv : argv + 1;
+  ac = cmd[0] == '-' ? argc : argc - 1;
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(ac, av, ":hV", lo, NULL)) != -1) {
+    if (c == 'h')
+      return help(), 1;
+    if (c == 'V')
+      return version(), 1;
+    if (c == ':')
+      return cli_fail("option '%s' needs a value", av[optind - 1]);
+    if (c == '?')
+      return cli_fail("unknown option '%s'", av[optind - 1]);
+    cl->val[c - OPT_SIZES] = optarg;
   }
+  if (optind < ac)
+    return cli_fail("unexpected argument '%s'", av[optind]);
+  if (cmd[0] == '-')
+    return cli_fail("no command given (pingpong, bcast, s2p, calibrate or a "
+                    "collective)");
+  for (k = 0; cmd_names[k] != NULL; k++)
+    if (strcmp(cmd, cmd_names[k]) == 0)
+      cl->cmd = 1 << k;
+  if (cl->cmd == 0 && (cl->coll = coll_bench_mode(cmd)) != 0)
+    cl->cmd = CMD_COLL;
+  if (cl->cmd == 0)
+    return cli_fail("unknown command '%s' (known: pingpong, bcast, s2p, "
+                    "calibrate, allreduce, reduce, reduce_scatter, gather, "
+                    "scatter, allgather, alltoall)",
+                    cmd);
+  for (i = 0; i < BENCH_NOPTS; i++)
+    if (cl->val[bench_opts[i].id - OPT_SIZES] != NULL &&
+        !(bench_opts[i].cmds & (unsigned)cl->cmd))
+      return cli_fail("--%s is not an option of '%s'", bench_opts[i].name, cmd);
   return 0;
 }
 
@@ -401,20 +681,14 @@ static int cmd_pingpong(opts_t *o) {
   FILE *csv = NULL;
 
   if (o->nsizes == 0)
-    parse_sizes("8,65536,4194304", o);
+    cli_sizes("--sizes", "8,64k,4m", o->sizes, MAX_ITEMS, &o->nsizes);
   if (mmp_comm_size(w) != 2) {
     if (r == 0)
       fprintf(stderr, "minimp-bench pingpong needs exactly 2 ranks\n");
     return 2;
   }
-  if (r == 0 && o->csv != NULL) {
-    csv = fopen(o->csv, "w");
-    if (csv == NULL) {
-      perror(o->csv);
-      return 1;
-    }
-    fprintf(csv, "size,half_rtt_us,bandwidth_MBps\n");
-  }
+  if (r == 0)
+    csv = cli_open_csv(o->csv, "size,half_rtt_us,stream_MBps");
   if (r == 0)
     printf("%10s %14s %14s\n", "size", "half_rtt_us", "stream_MBps");
   for (s = 0; s < o->nsizes; s++) {
@@ -478,8 +752,8 @@ static double ol_refill_s(size_t n) {
   return (most < nm.burst ? most : (double)nm.burst) * nm.beta;
 }
 
-/* Seed 003: latency to destination i, corrected for the ACK. On the root,
- * e_rtt receives E_i and RTT_i. */
+/* [De Supinski & Karonis 1999]: latency to destination i, corrected for the
+ * ACK. On the root, e_rtt receives E_i and RTT_i. */
 static double ol_to(void *buf, size_t n, int root, int dest, int M,
                     const opts_t *o, int alg, double e_rtt[2]) {
   mmp_comm_t *w = mmp_comm_world();
@@ -528,7 +802,7 @@ static double ol_to(void *buf, size_t n, int root, int dest, int M,
 static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
                       FILE *raw, double *avg, double *mx) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mmp_comm_size(w), root = o->root % p, i, count = 0;
+  int p = mmp_comm_size(w), root = o->root, i, count = 0;
   int want = o->dests > 0 && o->dests < p - 1 ? o->dests : p - 1;
   double sum = 0, worst = 0, er[2] = {0, 0};
 
@@ -560,7 +834,7 @@ static void method_barrier(void *buf, size_t n, const opts_t *o, int alg, int M,
   for (x = 0; x < M; x++) {
     CHECK(mmp_barrier(w));
     t0 = mmp_wtime();
-    bcast_once(buf, n, o->root % p, o, alg);
+    bcast_once(buf, n, o->root, o, alg);
     mine += mmp_wtime() - t0;
   }
   mine /= M;
@@ -605,11 +879,12 @@ static int cmd_arrival(opts_t *o) {
 
   memset(&c, 0, sizeof(c));
   if (o->nsizes == 0)
-    parse_sizes("1m", o);
+    cli_sizes("--sizes", "1m", o->sizes, MAX_ITEMS, &o->nsizes);
   if (o->nalgs == 0)
-    parse_algs("binomial,pipeline,scatter_ring,arrival_b,arrival_nb", o);
+    cli_names("--algs", "binomial,pipeline,scatter_ring,arrival_b,arrival_nb",
+              "algorithm", name_bcast, NULL, 0, o->algs, MAX_ITEMS, &o->nalgs);
   if (o->nmaxif == 0)
-    parse_maxif("0,1T,2T,4T,8T,16T", o);
+    parse_maxif("--maxif", "0,1T,2T,4T,8T,16T", o);
   if (o->shuffle > 0)
     shuffle_algs(o, (unsigned long long)o->shuffle); /* one order per run */
   c.sizes = o->sizes;
@@ -625,10 +900,9 @@ static int cmd_arrival(opts_t *o) {
   c.mode = o->mode;
   c.segment = o->segment;
   c.inner = o->inner;
-  c.root = o->root % mmp_comm_size(mmp_comm_world());
+  c.root = o->root;
   c.tm_us = o->tm_us;
   c.csv = o->csv;
-  c.svg = o->svg;
   c.raw = o->raw;
   return bench_arrival(&c);
 }
@@ -639,31 +913,19 @@ static int cmd_bcast(opts_t *o) {
   FILE *csv = NULL, *raw = NULL;
   size_t maxn = 0;
   uint8_t *buf;
-  static svg_chart_t chart;
 
   if (o->nsizes == 0)
-    parse_sizes("1k,64k,1m", o);
+    cli_sizes("--sizes", "1k,64k,1m", o->sizes, MAX_ITEMS, &o->nsizes);
   if (o->nalgs == 0)
-    parse_algs("all", o);
+    cli_names("--algs", "all", "algorithm", name_bcast, NULL, 1, o->algs,
+              MAX_ITEMS, &o->nalgs);
   for (s = 0; s < o->nsizes; s++)
     maxn = o->sizes[s] > maxn ? o->sizes[s] : maxn;
   buf = calloc(maxn + 1, 1);
-  if (r == 0 && o->csv != NULL) {
-    csv = fopen(o->csv, "w");
-    if (csv == NULL) {
-      perror(o->csv);
-      mmp_abort(1);
-    }
-    fprintf(csv, "method,alg,chosen,p,size,avg_us,max_us\n");
-  }
-  if (r == o->root % p && o->raw != NULL && (o->method & 1)) {
-    raw = fopen(o->raw, "w");
-    if (raw == NULL) {
-      perror(o->raw);
-      mmp_abort(1);
-    }
-    fprintf(raw, "alg,p,size,dest,e_us,rtt_us,ol_us\n");
-  }
+  if (r == 0)
+    csv = cli_open_csv(o->csv, "method,alg,chosen,p,size,avg_us,max_us");
+  if (r == o->root && (o->method & 1))
+    raw = cli_open_csv(o->raw, "alg,p,size,dest,e_us,rtt_us,ol_us");
   if (r == 0)
     printf("%-8s %-13s %-13s %4s %10s %12s %12s\n", "method", "algorithm",
            "chosen", "p", "size", "avg_us", "max_us");
@@ -680,7 +942,7 @@ static int cmd_bcast(opts_t *o) {
     for (a = 0; a < o->nalgs; a++) {
       int alg = o->algs[a], k;
       for (k = 0; k < (o->warm >= 0 ? o->warm : 3); k++)
-        bcast_once(buf, n, o->root % p, o, alg); /* connect, warm up */
+        bcast_once(buf, n, o->root, o, alg); /* connect, warm up */
       for (m = 1; m <= 2; m++) {
         double avg = 0, mx = 0;
         if (!(o->method & m))
@@ -698,10 +960,6 @@ static int cmd_bcast(opts_t *o) {
                m == 1 ? "ol" : "barrier", mmp_bcast_alg_name(alg),
                alg == MMP_BCAST_AUTO ? chosen : "-", p, n, avg * 1e6, mx * 1e6);
         fflush(stdout);
-        /* The plot shows max OL_i (or, without it, the barrier average). */
-        if (m == 1 || o->method == 2)
-          svg_add(&chart, mmp_bcast_alg_name(alg), (double)n,
-                  (m == 1 ? mx : avg) * 1e6);
         if (csv != NULL)
           fprintf(csv, "%s,%s,%s,%d,%zu,%.1f,%.1f\n", m == 1 ? "ol" : "barrier",
                   mmp_bcast_alg_name(alg), alg == MMP_BCAST_AUTO ? chosen : "",
@@ -714,15 +972,6 @@ static int cmd_bcast(opts_t *o) {
     fclose(csv);
   if (raw != NULL)
     fclose(raw);
-  if (r == 0 && o->svg != NULL) {
-    char title[128];
-    snprintf(title, sizeof(title), "broadcast, p = %d: time against size", p);
-    chart.title = title;
-    chart.xlabel = "message size (bytes)";
-    chart.ylabel = o->method & 1 ? "max OL_i (us)" : "avg per-node time (us)";
-    if (svg_write(&chart, o->svg) != 0)
-      perror(o->svg);
-  }
   free(buf);
   return 0;
 }
@@ -730,111 +979,24 @@ static int cmd_bcast(opts_t *o) {
 /* ---- s2p ---------------------------------------------------------------- */
 
 /*
- * s-to-p broadcast, in the spirit of seed 002's Figures 3, 6 and 7. Every
- * rank times M calls, each after a barrier; the per-node time is averaged
- * over ranks (avg_us) and the slowest rank's is reported (max_us). Three
- * sweeps: time against s for each length L ("s"), time by distribution
+ * s-to-p broadcast, in the spirit of [Hambrusch et al. 1998]'s Figures 3, 6
+ * and 7. Every rank times M calls, each after a barrier; the per-node time is
+ * averaged over ranks (avg_us) and the slowest rank's is reported (max_us).
+ * Three sweeps: time against s for each length L ("s"), time by distribution
  * for one s ("dist"), and time against s with the total s L fixed
  * ("total"). Its own options:
  *   --algs all|auto,br_lin,...  --dists all|equal,...  --sources 1,4,16
  *   --sizes 4k,64k  --total 1m  --sweep s|dist|total|all  --iters M
- *   --mode auto|eager|rndv  --rows R  --csv FILE  --svg FILE
- * With --svg F, each sweep writes F with "-s", "-dist" or "-total" before
- * its extension.
+ *   --mode auto|eager|rndv  --rows R  --csv FILE
+ * tests/bench/plot_s2p_csv.py draws each sweep from the CSV.
  */
-typedef struct s2p_bench_s {
-  int algs[MAX_ITEMS], nalgs;
-  int dists[MAX_ITEMS], ndists;
-  int srcs[MAX_ITEMS], nsrcs;
-  size_t sizes[MAX_ITEMS];
-  int nsizes;
-  size_t total;
-  int sweeps; /* 1 s, 2 dist, 4 total */
-  int iters, rows;
-  unsigned mode;
-  const char *csv, *svg;
-  FILE *csvf;
-} s2p_bench_t;
-
-/* A comma list of names (or "all") through `from_name`, or of numbers. */
-static int s2p_parse_list(const char *s, int *out, int *n, int count,
-                          int (*from_name)(const char *)) {
-  char *copy = strdup(s), *tok, *save = NULL;
-  int rc = 0, v;
-
-  *n = 0;
-  for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
-       tok = strtok_r(NULL, ",", &save)) {
-    if (from_name != NULL && strcmp(tok, "all") == 0) {
-      for (v = 0; v < count && *n < MAX_ITEMS; v++)
-        out[(*n)++] = v;
-      continue;
-    }
-    v = from_name != NULL ? from_name(tok) : atoi(tok);
-    if (v < 0 || (from_name == NULL && v == 0) || *n == MAX_ITEMS)
-      rc = -1;
-    else
-      out[(*n)++] = v;
-  }
-  free(copy);
-  return rc == 0 && *n > 0 ? 0 : -1;
-}
-
-static int s2p_parse(int argc, char **argv, s2p_bench_t *b) {
-  opts_t sz;
-  int i;
-
-  memset(b, 0, sizeof(*b));
-  b->total = 1u << 20;
-  b->sweeps = 7;
-  for (i = 2; i + 1 < argc; i += 2) {
-    const char *a = argv[i], *v = argv[i + 1];
-    int bad = 0;
-    if (strcmp(a, "--algs") == 0)
-      bad = s2p_parse_list(v, b->algs, &b->nalgs, MMP_S2P_ALG_COUNT,
-                           mmp_s2p_alg_from_name);
-    else if (strcmp(a, "--dists") == 0)
-      bad = s2p_parse_list(v, b->dists, &b->ndists, MMP_S2P_DIST_COUNT,
-                           mmp_s2p_dist_from_name);
-    else if (strcmp(a, "--sources") == 0)
-      bad = s2p_parse_list(v, b->srcs, &b->nsrcs, 0, NULL);
-    else if (strcmp(a, "--sizes") == 0) {
-      bad = parse_sizes(v, &sz);
-      memcpy(b->sizes, sz.sizes, sizeof(b->sizes));
-      b->nsizes = sz.nsizes;
-    } else if (strcmp(a, "--total") == 0)
-      bad = parse_size(v, &b->total) || b->total == 0;
-    else if (strcmp(a, "--sweep") == 0)
-      bad = (b->sweeps = strcmp(v, "s") == 0       ? 1
-                         : strcmp(v, "dist") == 0  ? 2
-                         : strcmp(v, "total") == 0 ? 4
-                         : strcmp(v, "all") == 0   ? 7
-                                                   : 0) == 0;
-    else if (strcmp(a, "--iters") == 0)
-      bad = (b->iters = atoi(v)) <= 0;
-    else if (strcmp(a, "--rows") == 0)
-      bad = (b->rows = atoi(v)) < 0;
-    else if (strcmp(a, "--mode") == 0)
-      bad = parse_mode(v, &b->mode);
-    else if (strcmp(a, "--csv") == 0)
-      b->csv = v;
-    else if (strcmp(a, "--svg") == 0)
-      b->svg = v;
-    else
-      bad = 1;
-    if (bad)
-      return -1;
-  }
-  return i == argc ? 0 : -1;
-}
-
 /* Fills in what the options left open, for p ranks. */
 static void s2p_defaults(s2p_bench_t *b, int p) {
   int s;
 
   if (b->nalgs == 0)
-    s2p_parse_list("all", b->algs, &b->nalgs, MMP_S2P_ALG_COUNT,
-                   mmp_s2p_alg_from_name);
+    cli_names("--algs", "all", "algorithm", name_s2p, NULL, 1, b->algs,
+              MAX_ITEMS, &b->nalgs);
   if (b->ndists == 0)
     b->dists[b->ndists++] = MMP_S2P_DIST_EQUAL;
   if (b->nsizes == 0) {
@@ -883,8 +1045,8 @@ static void s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
 
 /* One point: s sources of distribution d with L bytes each, every
  * algorithm; prints and records the rows. */
-static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L,
-                      svg_chart_t *chart, double xval) {
+static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s,
+                      size_t L) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), i, a;
   unsigned char *mark = malloc((size_t)p);
@@ -918,13 +1080,6 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L,
       fprintf(b->csvf, "%s,%s,%s,%s,%d,%d,%zu,%zu,%.1f,%.1f\n", sweep, name,
               b->algs[a] == MMP_S2P_AUTO ? chosen : "", mmp_s2p_dist_name(d), p,
               s, L, total, avg * 1e6, mx * 1e6);
-    {
-      /* One line per algorithm and length when the sweep mixes lengths. */
-      char series[32];
-      snprintf(series, sizeof(series),
-               b->nsizes > 1 && *sweep == 's' ? "%s %zu" : "%s", name, L);
-      svg_add(chart, series, xval, mx * 1e6);
-    }
   }
   free(mark);
   free(lens);
@@ -932,57 +1087,22 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s, size_t L,
   free(out);
 }
 
-/* Writes `chart` to the --svg path with `tag` before its extension. */
-static void s2p_svg(const s2p_bench_t *b, svg_chart_t *chart, const char *tag,
-                    const char *title, const char *xlabel) {
-  char path[512];
-  const char *dot;
-  int stem;
-
-  if (b->svg == NULL || mmp_comm_rank(mmp_comm_world()) != 0)
-    return;
-  dot = strrchr(b->svg, '.');
-  stem = dot != NULL ? (int)(dot - b->svg) : (int)strlen(b->svg);
-  snprintf(path, sizeof(path), "%.*s-%s%s", stem, b->svg, tag,
-           dot != NULL ? dot : ".svg");
-  chart->title = title;
-  chart->xlabel = xlabel;
-  chart->ylabel = "slowest rank's time (us)";
-  if (svg_write(chart, path) != 0)
-    perror(path);
-}
-
-static void s2p_sweeps(s2p_bench_t *b, int p) {
-  static svg_chart_t cs, cd, ct;
-  char title[160];
+static void s2p_sweeps(s2p_bench_t *b) {
   int i, k;
 
   if (b->sweeps & 1) {
     for (k = 0; k < b->nsizes; k++)
       for (i = 0; i < b->nsrcs; i++)
-        s2p_point(b, "s", b->dists[0], b->srcs[i], b->sizes[k], &cs,
-                  b->srcs[i]);
-    snprintf(title, sizeof(title), "s-to-p, p = %d, %s: time against s", p,
-             mmp_s2p_dist_name(b->dists[0]));
-    s2p_svg(b, &cs, "s", title, "sources s");
+        s2p_point(b, "s", b->dists[0], b->srcs[i], b->sizes[k]);
   }
   if (b->sweeps & 2) {
     int s = b->nsrcs > 1 ? b->srcs[b->nsrcs / 2] : b->srcs[0];
     for (i = 0; i < MMP_S2P_DIST_COUNT; i++)
-      s2p_point(b, "dist", i, s, b->sizes[0], &cd, i + 1);
-    snprintf(title, sizeof(title),
-             "s-to-p, p = %d, s = %d: by distribution (1 row, 2 col, 3 "
-             "equal, 4 Dr, 5 Dl, 6 band, 7 cross, 8 square)",
-             p, s);
-    s2p_svg(b, &cd, "dist", title, "distribution");
+      s2p_point(b, "dist", i, s, b->sizes[0]);
   }
   if (b->sweeps & 4) {
     for (i = 0; i < b->nsrcs; i++)
-      s2p_point(b, "total", b->dists[0], b->srcs[i], b->total / b->srcs[i], &ct,
-                b->srcs[i]);
-    snprintf(title, sizeof(title), "s-to-p, p = %d: total %zu bytes fixed", p,
-             b->total);
-    s2p_svg(b, &ct, "total", title, "sources s");
+      s2p_point(b, "total", b->dists[0], b->srcs[i], b->total / b->srcs[i]);
   }
 }
 
@@ -993,23 +1113,17 @@ static int cmd_s2p(s2p_bench_t *b) {
   s2p_defaults(b, p);
   for (i = 0; i < b->nsrcs; i++)
     if (b->srcs[i] > p) {
-      if (mmp_comm_rank(w) == 0)
-        fprintf(stderr, "minimp-bench s2p: s = %d > p = %d\n", b->srcs[i], p);
-      return 2;
+      return cli_fail("--sources: '%d' is more sources than the %d ranks",
+                      b->srcs[i], p);
     }
-  if (mmp_comm_rank(w) == 0 && b->csv != NULL) {
-    b->csvf = fopen(b->csv, "w");
-    if (b->csvf == NULL) {
-      perror(b->csv);
-      mmp_abort(1);
-    }
-    fprintf(b->csvf, "sweep,alg,chosen,dist,p,s,len,total,avg_us,max_us\n");
-  }
+  if (mmp_comm_rank(w) == 0)
+    b->csvf = cli_open_csv(b->csv,
+                           "sweep,alg,chosen,dist,p,s,len,total,avg_us,max_us");
   if (mmp_comm_rank(w) == 0)
     printf("%-6s %-16s %-16s %-7s %4s %4s %9s %10s %11s %11s\n", "sweep",
            "algorithm", "chosen", "dist", "p", "s", "len", "total", "avg_us",
            "max_us");
-  s2p_sweeps(b, p);
+  s2p_sweeps(b);
   if (b->csvf != NULL)
     fclose(b->csvf);
   return 0;
@@ -1022,8 +1136,8 @@ static int cmd_calibrate(void) {
   mmp_netmodel_t nm;
 
   if (mmp_comm_size(w) < 2) {
-    fprintf(stderr, "minimp-bench calibrate needs at least 2 ranks\n");
-    return 2;
+    return cli_fail("calibrate needs at least 2 ranks, not %d",
+                    mmp_comm_size(w));
   }
   /* Exactly what automatic selection measures (collectives/netmodel.c). */
   CHECK(mmp_comm_netmodel(w, &nm));
@@ -1042,39 +1156,37 @@ static int cmd_calibrate(void) {
 }
 
 int main(int argc, char **argv) {
+  cmdline_t cl;
   opts_t o;
   s2p_bench_t sb;
-  int s2p = argc >= 2 && strcmp(argv[1], "s2p") == 0, rc;
+  coll_bench_opts_t cb;
+  int rc;
 
-  /* The collectives' modes parse their own options. */
-  if (argc >= 2 && coll_bench_mode(argv[1]) != 0) {
-    rc = mmp_init(&argc, &argv);
-    if (rc != 0) {
-      fprintf(stderr, "minimp-bench: mmp_init: %s\n", mmp_strerror(rc));
-      return 1;
-    }
-    rc = coll_bench_run(argc, argv);
-    mmp_finalize();
-    return rc;
-  }
-
-  /* s2p has options of its own. */
-  if (s2p ? s2p_parse(argc, argv, &sb) != 0
-          : argc < 2 || parse_opts(argc, argv, &o) != 0)
-    return usage();
-  if (!s2p && strcmp(argv[1], "pingpong") != 0 &&
-      strcmp(argv[1], "bcast") != 0 && strcmp(argv[1], "calibrate") != 0)
-    return usage();
+  cli_set_args(argc, argv);
+  /* Every value is checked before the job starts, so that a typing error
+   * costs no connection set-up and is reported once. */
+  rc = parse_cmdline(argc, argv, &cl);
+  if (rc == 0)
+    rc = cl.cmd == CMD_S2P    ? convert_s2p(&cl, &sb)
+         : cl.cmd == CMD_COLL ? convert_coll(&cl, &cb)
+                              : convert_bcast(&cl, &o);
+  if (rc != 0)
+    return rc == 1 ? 0 : rc;
   rc = mmp_init(&argc, &argv);
   if (rc != 0) {
     fprintf(stderr, "minimp-bench: mmp_init: %s\n", mmp_strerror(rc));
     return 1;
   }
-  if (s2p)
+  if (cl.cmd == CMD_BCAST && o.root >= mmp_comm_size(mmp_comm_world()))
+    rc = cli_fail("--root: '%d' is not a rank of this job (0 to %d)", o.root,
+                  mmp_comm_size(mmp_comm_world()) - 1);
+  else if (cl.cmd == CMD_S2P)
     rc = cmd_s2p(&sb);
-  else if (strcmp(argv[1], "pingpong") == 0)
+  else if (cl.cmd == CMD_COLL)
+    rc = coll_bench_run(&cb);
+  else if (cl.cmd == CMD_PINGPONG)
     rc = cmd_pingpong(&o);
-  else if (strcmp(argv[1], "bcast") == 0)
+  else if (cl.cmd == CMD_BCAST)
     rc = o.method == 4 ? cmd_arrival(&o) : cmd_bcast(&o);
   else
     rc = cmd_calibrate();

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Seed 003's max OL_i for an MPI library's MPI_Bcast, measured exactly as
- * `minimp-bench bcast --method ol` measures libminimp, so that the two
- * can be compared on that metric (the anchors in ../shared/anchors time
- * only the per-node loop after a barrier). Not part of the meson build:
+ * [De Supinski & Karonis 1999]'s max OL_i for an MPI library's MPI_Bcast,
+ * measured exactly as `minimp-bench bcast --method ol` measures libminimp, so
+ * that the two can be compared on that metric (the anchors in ../shared/anchors
+ * time only the per-node loop after a barrier). Not part of the meson build:
  * METHOD=ol tests/bench/run_paired.sh compiles it with mpicc.openmpi.
  *
  * For each destination i: RTT_i from M zero-byte ping-pongs; one broadcast

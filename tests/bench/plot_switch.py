@@ -5,9 +5,11 @@ file of a `--pattern switch` run (balanced for the first half of the
 iterations, rootearly for the second; tests/bench/run_auto_switch.sh).
 
 For every algorithm, the per-node time of each iteration (the average of
-e_i over the ranks, seed 000 section 2.2); several raw files of the same
+e_i over the ranks, [Patarasuk & Yuan 2008] section 2.2); several raw files of the same
 run shape are reduced to the per-iteration median. Writes one SVG with a
-line per algorithm against the iteration number, and prints per half the
+line per algorithm against the iteration number (mmplot.py: SVG and PNG;
+with several files, the median and a bar from the lowest to the
+highest), and prints per half the
 best fixed algorithm, AUTO's median, and how many broadcasts after the
 change AUTO first stays within 1.15 x that best (the target is 10).
 usage: plot_switch.py OUT.svg RAW.csv [RAW.csv ...]"""
@@ -16,7 +18,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from plot_bcast_csv import chart
+import mmplot
 
 SHOWN = ("auto", "pipeline", "binomial", "scatter_ring", "arrival_nb",
          "arrival_b")
@@ -28,7 +30,7 @@ def per_iteration(paths):
     p = size = None
     for path in paths:
         e = defaultdict(list)
-        for r in csv.DictReader(open(path)):
+        for r in csv.DictReader(l for l in open(path) if l[0] != "#"):
             e[(r["alg"], int(r["iter"]))].append(float(r["e_us"]))
             p, size = int(r["p"]), int(r["size"])
         for (alg, k), v in e.items():
@@ -60,12 +62,16 @@ def main():
                                statistics.median(auto),
                                statistics.median(auto) / fixed[best],
                                settle + 1 if settle is not None else "never"))
-    pts = {a: sorted(v.items()) for a, v in med.items() if a in SHOWN}
-    chart(pts, sys.argv[1],
-          "AUTO after a change of pattern: balanced, then rootearly "
-          "(p = %d, %d KiB, %d file(s))" % (p, size >> 10, len(sys.argv) - 2),
-          "broadcast number (the pattern changes at %d)" % half,
-          "per-node time, average over ranks (ms)", logx=False, logy=True)
+    d = {a: {k: [x / 1e3 for x in v] for k, v in it.items()}
+         for a, it in acc.items() if a in SHOWN}
+    st = mmplot.styles(d)
+    fig, (ax,) = mmplot.figure(1, "AUTO after a change of pattern: balanced, "
+                               "then rootearly (p = %d, %d KiB, %d file(s))"
+                               % (p, size >> 10, len(sys.argv) - 2))
+    mmplot.panel(ax, d, st, "", "broadcast number (the pattern changes at %d)"
+                 % half, "per-node time, average over ranks (ms)", logx=False)
+    mmplot.save(fig, st, sys.argv[1], "median over the files; bars: lowest "
+                "to highest" if len(sys.argv) > 3 else "one run")
 
 
 if __name__ == "__main__":

@@ -35,13 +35,13 @@ echo "impl,what,alg,round,size,avg_us,max_us" > "$csv"
 # One build's rows: bench NAME BUILD ROUND
 bench() {
   ip netns exec h0 "$2/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/minimp-bench" \
+    --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/bench/minimp-bench" \
     bcast --algs auto,pipeline --sizes "$commas" --iters "$iters" \
     --method barrier 2>/dev/null |
     awk -v n="$1" -v r="$3" '$1 == "barrier" {
       print n ",bcast," $2 "," r "," $5 "," $6 "," $7 }' >> "$csv"
   ip netns exec h0 "$2/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/minimp-bench" \
+    --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/bench/minimp-bench" \
     s2p --algs auto,ring --dists equal --sources "$s2p_s" \
     --sizes "$s2p_len" --sweep s --iters "$iters" 2>/dev/null |
     awk -v n="$1" -v r="$3" '$1 == "s" {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Seed 000's Figures 7-10 on the emulated cluster, the anchors (Open MPI,
+# [Patarasuk & Yuan 2008]'s Figures 7-10 on the emulated cluster, the anchors (Open MPI,
 # MPICH, Gloo) measured in the same run: for one arrival PATTERN, the
 # per-node broadcast time against MAX_IF at MAXIF_SIZE, and against the
 # size at MAX_IF = SIZE_MAXIF x T(m), so that MAX_IF scales with the
@@ -76,11 +76,13 @@ points() {
   log "$3: libminimp $algs, $size B, MAX_IF $mlist us"
   rm -f "$raw.csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 7200 "$b/tests/minimp-bench" \
+    --host "$hosts" --iface eth0 --timeout 7200 "$b/tests/bench/minimp-bench" \
     bcast --method arrival --pattern "$pat" --algs "$algs" --sizes "$size" \
     --maxif "$(echo $mlist | tr ' ' ,)" --iters "$iters" --csv "$raw.csv" \
     >&2 2>"$raw.err" || { log "$3: minimprun failed, see $raw.err"; failed=1; }
-  [ -f "$raw.csv" ] && awk -F, 'NR > 1 {
+  # minimp-bench's CSV starts with a '#' line (version, commit, date,
+  # host) and the column names.
+  [ -f "$raw.csv" ] && awk -F, '/^#/ { next } ++n > 1 {
       print "libminimp," $2 "," $1 "," $3 "," $4 "," $5 "," $8 "," $9 }' \
     "$raw.csv" >> "$csv"
   want=$(($(echo $mlist | wc -w) * ($(echo "$algs" | tr , ' ' | wc -w) + 3)))
@@ -99,6 +101,6 @@ for s in $sizes; do
   fi
   points "$s" "$m" "size-$s"
 done
-python3 "$here/plot_arrival_csv.py" "$csv" "$out/sweep-$pat"
+${PYTHON:-python3} "$here/plot_arrival_csv.py" "$csv" "$out/sweep-$pat"
 log "done: $csv, $out/sweep-$pat-maxif.svg, $out/sweep-$pat-size.svg"
 exit "$failed"

@@ -56,19 +56,21 @@ for p in $ps; do
           2>/dev/null | tail -1)
         echo "$o" | awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
           'NF == 3 { print pat "," l "," p ",openmpi,-," $1 "," mx "," $2 "," $3 }' >> "$csv"
-        d=$(mktemp -d); g=$(mktemp); i=0
+        d=$(mktemp -d); g=$(mktemp); i=0; gp=
         while [ $i -lt "$p" ]; do
           timeout 1200 ip netns exec $pfx$i "$abin/bcast_gloo" $i "$p" "$d" eth0 \
             "$size" "$iters" "$maxif" "$apat" >> "$g" 2>/dev/null &
+          gp="$gp $!"
           i=$((i + 1))
         done
-        wait
+        # Only Gloo's ranks: a bare wait would wait for stress-ng too.
+        wait $gp
         awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
           'NF == 3 { print pat "," l "," p ",gloo,-," $1 "," mx "," $2 "," $3 }' "$g" >> "$csv"
         rm -rf "$d" "$g"
         echo "p=$p $load $pat $size: libminimp" >&2
         ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
-          --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/minimp-bench" \
+          --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/bench/minimp-bench" \
           bcast --method arrival --pattern "$pat" --algs "$algs" \
           --sizes "$size" --maxif "$maxif" --iters "$iters" \
           --raw "$out/raw-$pat-$load-$p-$size.csv" 2>/dev/null |

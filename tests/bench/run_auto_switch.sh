@@ -37,7 +37,7 @@ for load in $loads; do
   while [ $r -le "$runs" ]; do
     echo "switch $load p=$p $size run $r" >&2
     ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
-      --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/minimp-bench" \
+      --host "$hosts" --iface eth0 --timeout 3000 "$b/tests/bench/minimp-bench" \
       bcast --method arrival --pattern switch --algs "$algs" \
       --sizes "$size" --maxif "$maxif" --iters "$iters" --shuffle "$r" \
       --raw "$out/switch-$load-$p-$size-$r.csv" >/dev/null
@@ -49,6 +49,6 @@ for load in $loads; do
     stress=
   fi
   echo "== $load, p = $p, $size bytes"
-  python3 "$here/plot_switch.py" "$out/switch-$load-$p-$size.svg" \
+  ${PYTHON:-python3} "$here/plot_switch.py" "$out/switch-$load-$p-$size.svg" \
     "$out"/switch-"$load-$p-$size"-*.csv
 done

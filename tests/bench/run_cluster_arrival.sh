@@ -1,5 +1,5 @@
 #!/bin/sh
-# Broadcast under process arrival patterns (seed 000, section 5) on the
+# Broadcast under process arrival patterns ([Patarasuk & Yuan 2008], section 5) on the
 # emulated cluster, beside the anchors in the same run: for each PATTERN,
 # ../shared/anchors/run_bcast.sh N SIZE ITERS MAXIF PATTERN, then
 # minimp-bench bcast --method arrival with the same sleeps. Raw outputs go
@@ -27,7 +27,7 @@ for pat in $patterns; do
     tee -a "$out/$pat.anchors"
   echo "== $pat: libminimp"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/minimp-bench" bcast \
+    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
     --method arrival --pattern "$pat" --algs "$algs" --sizes "$size" \
     --maxif "$maxif" --iters "$iters" --csv "$out/$pat.csv" 2>/dev/null |
     tee "$out/$pat.minimp"

@@ -32,7 +32,7 @@ while [ "$i" -le "$reps" ]; do
   "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
     awk -v r="$i" '$2 == "p='"$n"'" && NF == 7 {print $1 ",-,-," r "," $5 "," $6 "," $7}' >> "$csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/minimp-bench" bcast \
+    --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
     --algs all --sizes "$commas" --iters "$iters" --method barrier \
     --shuffle "$i" 2>/dev/null |
     awk -v r="$i" '$1 == "barrier" {print "minimp," $2 "," $3 "," r "," $5 "," $6 "," $7}' >> "$csv"

@@ -70,7 +70,7 @@ while [ "$r" -le "$reps" ]; do
     done
     commas=$(echo "$sizes" | tr ' ' ',')
     ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-      --host "$hosts" --iface eth0 --timeout 1800 "$b/tests/minimp-bench" "$coll" \
+      --host "$hosts" --iface eth0 --timeout 1800 "$b/tests/bench/minimp-bench" "$coll" \
       --algs all --sizes "$commas" --iters "$iters" </dev/null 2>/dev/null |
       awk -F, -v r="$r" '$1 == "coll" {print "minimp," $2 "," $3 "," $4 "," r "," $6 "," $7 "," $8}' >> "$csv"
   done

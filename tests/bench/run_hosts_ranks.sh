@@ -54,7 +54,7 @@ while [ "$r" -le "$rounds" ]; do
   done
   ip netns exec "${pfx}0" "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" $minimp_map --iface eth0 --timeout 1200 \
-    "$b/tests/minimp-bench" bcast --algs "$algs" --sizes "$commas" \
+    "$b/tests/bench/minimp-bench" bcast --algs "$algs" --sizes "$commas" \
     --iters "$iters" --method barrier --shuffle "$r" 2>/dev/null |
     awk -v r="$r" '$1 == "barrier" {print "minimp," $2 "," $3 "," r "," $5 "," $6 "," $7}' >> "$csv"
   r=$((r + 1))

@@ -43,7 +43,7 @@ while [ "$i" -le "$rounds" ]; do
       awk -v r="$i" 'NF==3 {print "pingpong,openmpi_tcp," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on ring off; do
-    MINIMP_SHM=$v "$b/launcher/minimprun" -n 2 "$b/tests/minimp-bench" \
+    MINIMP_SHM=$v "$b/launcher/minimprun" -n 2 "$b/tests/bench/minimp-bench" \
       pingpong --sizes "$commas" 2>/dev/null |
       awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "pingpong,minimp_shm_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
@@ -53,7 +53,7 @@ while [ "$i" -le "$rounds" ]; do
       awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on off; do
-    MINIMP_SHM=$v "$b/launcher/minimprun" -n "$n" "$b/tests/minimp-bench" \
+    MINIMP_SHM=$v "$b/launcher/minimprun" -n "$n" "$b/tests/bench/minimp-bench" \
       bcast --algs auto --method barrier --sizes "$bcommas" \
       --iters "$bc_iters" 2>/dev/null |
       awk -v r="$i" -v s="$v" '$1 == "barrier" {print "bcast,minimp_shm_" s "," r "," $5 "," $6 "," $7}' >> "$csv"

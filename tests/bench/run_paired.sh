@@ -11,7 +11,7 @@
 #     sleep:MINIMP_SPIN_YIELD=0:auto yield:-:auto
 # Needs root, the cluster up (tests/netcluster up N 100mbit) and the
 # anchors built (../shared/anchors/build.sh).
-# METHOD=ol measures seed 003's max OL_i instead (minimp-bench --method ol,
+# METHOD=ol measures [de Supinski & Karonis 1999]'s max OL_i instead (minimp-bench --method ol,
 # default gap), against Open MPI only, through mpi_ol_bench.c, which this
 # script compiles into BUILD_DIR/tests with mpicc.openmpi.
 set -eu
@@ -51,7 +51,7 @@ for r in $(seq 1 "$rounds"); do
     envs=${rest%%:*} alg=${rest#*:}
     [ "$envs" = "-" ] && envs="" || envs=$(echo "$envs" | tr , ' ')
     v=$(env $envs ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
-        --host "$hosts" --iface eth0 --timeout 600 "$b/tests/minimp-bench" bcast \
+        --host "$hosts" --iface eth0 --timeout 600 "$b/tests/bench/minimp-bench" bcast \
         --method "$method" --algs "$alg" --sizes "$size" --iters "$iters" 2>/dev/null |
         awk -v m="$method" '$1 == m {print (m == "ol" ? $7 : $6)}')
     echo "$label ${v:-nan}" >> "$out"

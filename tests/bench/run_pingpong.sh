@@ -1,12 +1,15 @@
-#!/bin/sh
+#!/bin/bash
 # Point-to-point benchmark beside the Open MPI anchor, in one run, on
 # loopback. Prints both tables and a merged CSV for docs/performance.md.
 # Like for like: the anchor forces Open MPI onto TCP, and libminimp runs
 # with MINIMP_SHM=off; tests/bench/run_onehost.sh compares the defaults
 # (shared memory on both sides).
 #   tests/bench/run_pingpong.sh BUILD_DIR [SIZES] [REPEATS]
-# The anchors must be built first: ../shared/anchors/build.sh
-set -eu
+# The anchors must be built first: ../shared/anchors/build.sh. Without
+# them (or when one fails) the table has no openmpi rows, and the script
+# says so on stderr and below the table; REQUIRE_ANCHORS=1 makes that an
+# error (exit 1).
+set -euo pipefail
 b=${1:-build}
 sizes=${2:-"8 65536 4194304"}
 reps=${3:-5}
@@ -17,16 +20,32 @@ mkdir -p "$out"
 csv="$out/pingpong.csv"
 echo "impl,rep,size,half_rtt_us,stream_MBps" > "$csv"
 commas=$(echo "$sizes" | tr ' ' ',')
+missing=
+loud() { printf '\n*** %s ***\n\n' "$*" >&2; }
+if [ ! -x "$anchors/run_pingpong.sh" ]; then
+  missing="no Open MPI anchor: $anchors/run_pingpong.sh is not there (set ANCHORS_DIR, or build ../shared/anchors/build.sh)"
+  loud "$missing; the table has no openmpi rows"
+  [ "${REQUIRE_ANCHORS:-0}" = 0 ] || exit 1
+fi
 i=1
 while [ "$i" -le "$reps" ]; do
   # Alternate the two so that drift in the machine hits both alike.
-  "$anchors/run_pingpong.sh" "$sizes" 2>/dev/null |
-    awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' >> "$csv"
+  if [ -z "$missing" ]; then
+    if "$anchors/run_pingpong.sh" "$sizes" > "$out/openmpi-$i.txt" 2> "$out/openmpi-$i.err"; then
+      awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' \
+        "$out/openmpi-$i.txt" >> "$csv"
+    else
+      missing="the Open MPI anchor failed in round $i (see $out/openmpi-$i.err)"
+      loud "$missing; the table has no openmpi rows from then on"
+      tail -5 "$out/openmpi-$i.err" >&2 || true
+      [ "${REQUIRE_ANCHORS:-0}" = 0 ] || exit 1
+    fi
+  fi
   # libminimp as shipped, and with polling turned off (pure sleep).
   for v in default sleep; do
     if [ $v = sleep ]; then spin=0; else spin=; fi
     env MINIMP_SHM=off ${spin:+MINIMP_SPIN_US=$spin} "$b/launcher/minimprun" -n 2 \
-      "$b/tests/minimp-bench" pingpong --sizes "$commas" |
+      "$b/tests/bench/minimp-bench" pingpong --sizes "$commas" |
       awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "minimp_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   i=$((i + 1))
@@ -43,3 +62,7 @@ for impl, size in keys:
     bw = statistics.median(float(r["stream_MBps"]) for r in sel)
     print("%-14s %10d %14.2f %14.1f %5d" % (impl, size, lat, bw, len(sel)))
 PY
+if [ -n "$missing" ]; then
+  echo
+  echo "NOTE: $missing."
+fi

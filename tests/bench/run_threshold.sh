@@ -18,7 +18,7 @@ while [ "$i" -le "$reps" ]; do
   for m in eager rndv; do
     # A large eager buffer so that eager is never refused for lack of credit.
     MINIMP_SHM=$shm MINIMP_EAGER_BUFFER=64m "$b/launcher/minimprun" -n 2 \
-      "$b/tests/minimp-bench" pingpong --mode $m --sizes $sizes |
+      "$b/tests/bench/minimp-bench" pingpong --mode $m --sizes $sizes |
       awk -v m=$m -v r=$i '$1 ~ /^[0-9]+$/ {print m "," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   i=$((i + 1))

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A rank of test_kill_coll: runs every algorithm of a set of collectives
+ * at once (non-blocking, one request each), then again while one rank
+ * (the victim) dies or stops, and prints every survivor's result per
+ * algorithm for the test to judge.
+ *
+ *   kill_coll SET SIGNAL      SET: bcast, s2p or coll; SIGNAL: kill, stop
+ *
+ * Round 1 runs every item on every rank and must succeed (the items are
+ * valid). After a barrier the victim, rank 1, raises SIGNAL at once and
+ * the survivors start round 2, so they are inside every algorithm when it
+ * goes; its part of round 2 never comes. Each survivor prints one line per
+ * item, "kc ITEM rank R rc NAME s SECONDS" (seconds since round 2 began),
+ * and rank 0 first prints "kc plan ITEM EXPECT" per item:
+ *  - all: every survivor needs the victim's data, so every one must fail;
+ *  - root: the item's root (rank 0) needs it and must fail;
+ *  - any: survivors may also succeed (the victim is a leaf to them).
+ * Survivors ignore SIGTERM: minimprun stops the job once the victim is
+ * gone, and they must still report; its SIGKILL 1.5 s later ends them.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "minimp.h"
+
+#define VICTIM 1
+#define MAXI 64
+#define COUNT 96 /* int32 elements per rank and block: several segments */
+
+typedef struct item_s {
+  char name[48];
+  const char *expect;
+  int kind; /* 0 bcast, 1 s2p, 2 coll, 3 barrier */
+  int alg, coll, root;
+  void *a, *b; /* buffers, sized for the largest collective */
+} item_t;
+
+static item_t items[MAXI];
+static int nitems, me, p;
+static size_t s2p_lens[64];
+
+static void add(int kind, int coll, int alg, int root, const char *name,
+                const char *expect) {
+  item_t *it = &items[nitems++];
+  size_t big = (size_t)COUNT * 4 * (size_t)p * 2;
+
+  if (nitems > MAXI) {
+    fprintf(stderr, "kill_coll: too many items\n");
+    exit(70);
+  }
+  snprintf(it->name, sizeof(it->name), "%s", name);
+  it->expect = expect;
+  it->kind = kind;
+  it->coll = coll;
+  it->alg = alg;
+  it->root = root;
+  it->a = calloc(1, big);
+  it->b = calloc(1, big);
+  if (it->a == NULL || it->b == NULL)
+    exit(71);
+  memset(it->a, me + 1, big);
+}
+
+static void plan(const char *set) {
+  char name[48];
+  int alg, c;
+
+  if (strcmp(set, "bcast") == 0) {
+    for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
+      snprintf(name, sizeof(name), "bcast:%s:root1", mmp_bcast_alg_name(alg));
+      add(0, 0, alg, VICTIM, name, "all");
+      snprintf(name, sizeof(name), "bcast:%s:root0", mmp_bcast_alg_name(alg));
+      add(0, 0, alg, 0, name, "any");
+    }
+  } else if (strcmp(set, "s2p") == 0) {
+    for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++) {
+      snprintf(name, sizeof(name), "s2p:%d", alg);
+      add(1, 0, alg, 0, name, "all");
+    }
+  } else if (strcmp(set, "coll") == 0) {
+    for (c = 1; c < MMP_COLL_COUNT; c++)
+      for (alg = 1; mmp_coll_alg_name(c, alg) != NULL; alg++) {
+        /* Reduce and gather need the victim only at their root (0);
+         * scatter's root is the victim, whom every rank needs. */
+        int rooted = c == MMP_COLL_REDUCE || c == MMP_COLL_GATHER;
+        snprintf(name, sizeof(name), "coll%d:%s", c, mmp_coll_alg_name(c, alg));
+        add(2, c, alg, c == MMP_COLL_SCATTER ? VICTIM : 0, name,
+            rooted ? "root" : "all");
+      }
+    add(3, 0, 0, 0, "ibarrier", "all");
+  } else {
+    fprintf(stderr, "kill_coll: unknown set '%s'\n", set);
+    exit(64);
+  }
+}
+
+static int start_coll(item_t *it, mmp_comm_t *w, mmp_request_t **req) {
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  size_t counts[64];
+  int i;
+
+  o.algorithm = it->alg;
+  for (i = 0; i < p; i++)
+    counts[i] = COUNT;
+  switch (it->coll) {
+  case MMP_COLL_ALLREDUCE:
+    return mmp_iallreduce(it->a, it->b, COUNT, MMP_INT32, MMP_SUM, w, &o, req);
+  case MMP_COLL_REDUCE:
+    return mmp_ireduce(it->a, it->b, COUNT, MMP_INT32, MMP_SUM, it->root, w, &o,
+                       req);
+  case MMP_COLL_REDUCE_SCATTER:
+    return mmp_ireduce_scatter(it->a, it->b, counts, MMP_INT32, MMP_SUM, w, &o,
+                               req);
+  case MMP_COLL_GATHER:
+    return mmp_igather(it->a, COUNT, it->b, COUNT, MMP_INT32, it->root, w, &o,
+                       req);
+  case MMP_COLL_SCATTER:
+    return mmp_iscatter(it->a, COUNT, it->b, COUNT, MMP_INT32, it->root, w, &o,
+                        req);
+  case MMP_COLL_ALLGATHER:
+    return mmp_iallgather(it->a, COUNT, it->b, COUNT, MMP_INT32, w, &o, req);
+  case MMP_COLL_ALLTOALL:
+    return mmp_ialltoall(it->a, COUNT, it->b, COUNT, MMP_INT32, w, &o, req);
+  default:
+    return MMP_EINVAL;
+  }
+}
+
+static int start(item_t *it, mmp_request_t **req) {
+  mmp_comm_t *w = mmp_comm_world();
+
+  if (it->kind == 0) {
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+    o.algorithm = it->alg;
+    return mmp_ibcast(it->a, (size_t)COUNT * 4 * 8, it->root, w, &o, req);
+  }
+  if (it->kind == 1) {
+    mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+    o.algorithm = it->alg;
+    /* Every rank a source, lengths known: no size exchange before the
+     * call returns. */
+    return mmp_ibcast_s2p(it->a, s2p_lens[me], 1, it->b,
+                          s2p_lens[0] * (size_t)p, s2p_lens, NULL, w, &o, req);
+  }
+  if (it->kind == 3)
+    return mmp_ibarrier(w, req);
+  return start_coll(it, w, req);
+}
+
+/* Starts every item; returns the first error of a start. */
+static int start_all(mmp_request_t **reqs) {
+  int i, rc;
+
+  for (i = 0; i < nitems; i++)
+    if ((rc = start(&items[i], &reqs[i])) != 0) {
+      fprintf(stderr, "kill_coll: rank %d: %s did not start: %s\n", me,
+              items[i].name, mmp_err_name(rc));
+      return rc;
+    }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  mmp_request_t *reqs[MAXI];
+  int i, rc, stop;
+  double t0;
+
+  if (argc != 3) {
+    fprintf(stderr, "usage: kill_coll bcast|s2p|coll kill|stop\n");
+    return 64;
+  }
+  stop = strcmp(argv[2], "stop") == 0;
+  /* From the start: minimprun's SIGTERM may come as soon as the victim
+   * is gone, before a survivor is back from the barrier. */
+  signal(SIGTERM, SIG_IGN);
+  if ((rc = mmp_init(&argc, &argv)) != 0) {
+    fprintf(stderr, "kill_coll: mmp_init: %s\n", mmp_strerror(rc));
+    return 65;
+  }
+  me = mmp_comm_rank(mmp_comm_world());
+  p = mmp_comm_size(mmp_comm_world());
+  if (p < 3 || p > 64)
+    return 66;
+  for (i = 0; i < p; i++)
+    s2p_lens[i] = (size_t)COUNT * 4;
+  plan(argv[1]);
+  if (me == 0)
+    for (i = 0; i < nitems; i++)
+      printf("kc plan %s %s\n", items[i].name, items[i].expect);
+  /* Round 1: every item must work, or round 2 proves nothing. */
+  if (start_all(reqs) != 0)
+    return 67;
+  if ((rc = mmp_waitall((size_t)nitems, reqs, NULL)) != 0) {
+    fprintf(stderr, "kill_coll: rank %d: round 1 failed: %s\n", me,
+            mmp_err_name(rc));
+    return 68;
+  }
+  if ((rc = mmp_barrier(mmp_comm_world())) != 0)
+    return 69;
+  fflush(stdout);
+  if (me == VICTIM)
+    raise(stop ? SIGSTOP : SIGKILL);
+  t0 = mmp_wtime();
+  if (start_all(reqs) != 0)
+    return 67;
+  for (;;) {
+    size_t at;
+    mmp_status_t st;
+    rc = mmp_waitany((size_t)nitems, reqs, &at, &st);
+    if (at == (size_t)-1)
+      break;
+    printf("kc %s rank %d rc %s s %.3f\n", items[at].name, me, mmp_err_name(rc),
+           mmp_wtime() - t0);
+    fflush(stdout);
+  }
+  printf("kc done rank %d\n", me);
+  fflush(stdout);
+  /* The job is being stopped: wait for it rather than exit first and be
+   * named as the rank that failed. */
+  for (;;)
+    pause();
+}

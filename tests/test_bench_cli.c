@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * minimp-bench's command line, run from outside: --help lists every
+ * option and the library's algorithm and distribution names, --version
+ * names the release and commit, a bad value is named in the error with
+ * exit status 2, and every CSV it writes starts with a provenance line.
+ *   test_bench_cli MINIMPRUN MINIMP_BENCH
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "minimp.h"
+#include "spawn_util.h"
+
+static char *minimprun, *bench;
+static spawn_result_t res;
+
+/* Runs minimp-bench (alone, a job of one rank) with the arguments given,
+ * NULL-terminated. */
+static int run_bench(const char *first, ...) {
+  char *argv[32];
+  va_list ap;
+  int n = 0;
+
+  argv[n++] = bench;
+  va_start(ap, first);
+  for (const char *a = first; a != NULL && n < 31; a = va_arg(ap, const char *))
+    argv[n++] = (char *)a;
+  va_end(ap);
+  argv[n] = NULL;
+  assert_int_equal(spawn_run(argv, 60, &res), 0);
+  return res.status;
+}
+
+static void test_bench_help_lists_options_and_names(void **state) {
+  int i;
+
+  (void)state;
+  assert_int_equal(run_bench("--help", NULL), 0);
+  assert_string_equal(res.err, "");
+  for (i = 0; i < MMP_BCAST_ALG_COUNT; i++)
+    assert_non_null(strstr(res.out, mmp_bcast_alg_name(i)));
+  for (i = 0; i < MMP_S2P_ALG_COUNT; i++)
+    assert_non_null(strstr(res.out, mmp_s2p_alg_name(i)));
+  for (i = 0; i < MMP_S2P_DIST_COUNT; i++)
+    assert_non_null(strstr(res.out, mmp_s2p_dist_name(i)));
+  for (i = 0; mmp_coll_alg_name(MMP_COLL_ALLREDUCE, i) != NULL; i++)
+    assert_non_null(strstr(res.out, mmp_coll_alg_name(MMP_COLL_ALLREDUCE, i)));
+  assert_non_null(strstr(res.out, "--sources LIST"));
+  assert_non_null(strstr(res.out, "--version"));
+  /* The same text after a command. */
+  assert_int_equal(run_bench("bcast", "--help", NULL), 0);
+  assert_non_null(strstr(res.out, "--maxif LIST"));
+}
+
+static void test_bench_version_names_release_and_commit(void **state) {
+  char want[64];
+
+  (void)state;
+  snprintf(want, sizeof(want), "minimp-bench %d.%d.%d (commit ",
+           MMP_VERSION_MAJOR, MMP_VERSION_MINOR, MMP_VERSION_PATCH);
+  assert_int_equal(run_bench("--version", NULL), 0);
+  assert_memory_equal(res.out, want, strlen(want));
+}
+
+static void test_bench_unknown_algorithm_is_named(void **state) {
+  (void)state;
+  assert_int_equal(run_bench("bcast", "--algs", "binomial,bogus", NULL), 2);
+  assert_non_null(strstr(res.err, "unknown algorithm 'bogus'"));
+  /* The valid names follow, from the library's table. */
+  assert_non_null(strstr(res.err, mmp_bcast_alg_name(MMP_BCAST_KNOMIAL)));
+  assert_string_equal(res.out, "");
+  assert_int_equal(run_bench("s2p", "--dists", "equal,diagonal", NULL), 2);
+  assert_non_null(strstr(res.err, "unknown distribution 'diagonal'"));
+  assert_non_null(strstr(res.err, "diag_r"));
+}
+
+static void test_bench_bad_values_are_named(void **state) {
+  (void)state;
+  assert_int_equal(run_bench("bcast", "--iters", "3x", NULL), 2);
+  assert_non_null(strstr(res.err, "--iters: '3x'"));
+  assert_int_equal(run_bench("pingpong", "--sizes", "8,-1", NULL), 2);
+  assert_non_null(strstr(res.err, "--sizes: '-1'"));
+  assert_int_equal(run_bench("bcast", "--maxif", "2X", NULL), 2);
+  assert_non_null(strstr(res.err, "--maxif: '2X'"));
+  assert_int_equal(run_bench("bcast", "--dists", "equal", NULL), 2);
+  assert_non_null(strstr(res.err, "--dists is not an option of 'bcast'"));
+  assert_int_equal(run_bench("frob", NULL), 2);
+  assert_non_null(strstr(res.err, "unknown command 'frob'"));
+  assert_int_equal(run_bench("bcast", "--root", "5", "--sizes", "8", NULL), 2);
+  assert_non_null(strstr(res.err, "--root: '5' is not a rank"));
+}
+
+/* Checks the first two lines of a CSV minimp-bench wrote. */
+static void check_provenance(const char *path, int ranks, const char *cols) {
+  char text[4096], host[256], want[300];
+  char *nl;
+
+  spawn_slurp(path, text, sizeof(text));
+  unlink(path);
+  assert_memory_equal(text, "# minimp-bench ", 15);
+  nl = strchr(text, '\n');
+  assert_non_null(nl);
+  *nl = '\0';
+  assert_non_null(strstr(text, " commit "));
+  assert_non_null(strstr(text, " date 20"));
+  assert_int_equal(gethostname(host, sizeof(host)), 0);
+  snprintf(want, sizeof(want), " host %s ranks %d args ", host, ranks);
+  assert_non_null(strstr(text, want));
+  assert_memory_equal(nl + 1, cols, strlen(cols));
+  assert_int_equal(nl[1 + strlen(cols)], '\n');
+}
+
+static void test_bench_csv_names_commit_date_host(void **state) {
+  char path[] = "/tmp/mmp-bench-csv-XXXXXX";
+  int fd = mkstemp(path);
+  char *argv[] = {minimprun, "-n",      "2",  bench,   "pingpong", "--sizes",
+                  "8",       "--iters", "20", "--csv", path,       NULL};
+
+  (void)state;
+  assert_true(fd >= 0);
+  close(fd);
+  assert_int_equal(spawn_run(argv, 120, &res), 0);
+  assert_int_equal(res.status, 0);
+  /* The console and the CSV name the streaming column alike. */
+  assert_non_null(strstr(res.out, "stream_MBps"));
+  check_provenance(path, 2, "size,half_rtt_us,stream_MBps");
+
+  assert_int_equal(run_bench("bcast", "--algs", "flat", "--sizes", "8",
+                             "--iters", "2", "--method", "barrier", "--csv",
+                             path, NULL),
+                   0);
+  check_provenance(path, 1, "method,alg,chosen,p,size,avg_us,max_us");
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bench_help_lists_options_and_names),
+      cmocka_unit_test(test_bench_version_names_release_and_commit),
+      cmocka_unit_test(test_bench_unknown_algorithm_is_named),
+      cmocka_unit_test(test_bench_bad_values_are_named),
+      cmocka_unit_test(test_bench_csv_names_commit_date_host),
+  };
+
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s MINIMPRUN MINIMP_BENCH\n", argv[0]);
+    return 2;
+  }
+  minimprun = argv[1];
+  bench = argv[2];
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A rank that dies (SIGKILL) or stops (SIGSTOP, found by the heartbeat)
+ * in the middle of every collective algorithm: every broadcast of the
+ * descriptor table (rooted at the victim and at another rank), every s-to-p
+ * algorithm, every algorithm of reduce, allreduce, reduce-scatter, gather,
+ * scatter, allgather and alltoall, and ibarrier. Each job of 4 ranks (two more
+ * of 8) runs one set of them at once (kill_coll.c); this checks, per item and
+ * survivor:
+ *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
+ *    (a lost rank is no disagreement); success only where the survivor
+ *    does not need the victim;
+ *  - it came within a bound of round 2's start;
+ * and that minimprun exits non-zero naming rank 1.
+ *
+ *   test_kill_coll MINIMPRUN KILL_COLL
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "minimp.h"
+#include "spawn_util.h"
+
+#define VICTIM 1
+/* Heartbeat timeout for the jobs: a stopped rank is found in 3-4 s, and
+ * a live one under TSan on a loaded machine is never taken for dead. */
+#define PEER_TIMEOUT_S 3.0
+/* Survivors report a killed rank at once (EOF); the bound leaves room
+ * for sanitizers on a loaded machine. */
+#define KILL_BOUND_S 10.0
+/* A whole job: start, round 1, the loss, minimprun's stop (1.5 s). */
+#define JOB_BOUND_S 60.0
+
+static char *minimprun, *prog;
+
+/* Checks the result line of `item` for survivor `rank`. */
+static void check_line(const char *out, const char *item, const char *expect,
+                       int rank, double bound, double *worst) {
+  char key[128], rc[32];
+  const char *at;
+  double secs;
+
+  snprintf(key, sizeof(key), "kc %s rank %d rc ", item, rank);
+  at = strstr(out, key);
+  if (at == NULL)
+    fail_msg("%s: no result from rank %d", item, rank);
+  if (sscanf(at + strlen(key), "%31s s %lf", rc, &secs) != 2)
+    fail_msg("%s: malformed line from rank %d", item, rank);
+  if (strcmp(rc, "MMP_EPEERLOST") != 0 && strcmp(rc, "MMP_ETIMEDOUT") != 0) {
+    /* Success is right only for a survivor that never needs the
+     * victim's data. */
+    int may_succeed = strcmp(expect, "any") == 0 ||
+                      (strcmp(expect, "root") == 0 && rank != 0);
+    if (!(may_succeed && strcmp(rc, "MMP_OK") == 0))
+      fail_msg("%s: rank %d got %s (expected %s)", item, rank, rc,
+               may_succeed ? "MMP_OK or a loss" : "MMP_EPEERLOST");
+  }
+  if (secs > bound)
+    fail_msg("%s: rank %d took %.3f s (bound %.1f s)", item, rank, secs, bound);
+  if (secs > *worst)
+    *worst = secs;
+}
+
+static void run_job(const char *set, const char *sig, int nranks,
+                    int min_items) {
+  char n[8];
+  char *argv[] = {minimprun, "--timeout", "90",        "-n", n,
+                  prog,      (char *)set, (char *)sig, NULL};
+  spawn_result_t *r = calloc(1, sizeof(*r));
+  int stop = strcmp(sig, "stop") == 0, items = 0, rank;
+  double bound = stop ? PEER_TIMEOUT_S + KILL_BOUND_S : KILL_BOUND_S;
+  double worst = 0;
+  const char *line;
+
+  assert_non_null(r);
+  snprintf(n, sizeof(n), "%d", nranks);
+  assert_int_equal(spawn_run(argv, 110, r), 0);
+  if (r->status == -1 || strstr(r->out, "kc done rank 0") == NULL)
+    fail_msg("job %s/%s: status %d\nstdout:\n%s\nstderr:\n%s", set, sig,
+             r->status, r->out, r->err);
+  if (r->seconds > JOB_BOUND_S)
+    fail_msg("job %s/%s took %.1f s", set, sig, r->seconds);
+  /* minimprun stops the job at the victim and says so. */
+  if (stop)
+    assert_true(r->status != 0 && r->status != 110);
+  else
+    assert_int_equal(r->status, 128 + SIGKILL);
+  if (strstr(r->err, "rank 1 ") == NULL)
+    fail_msg("minimprun does not name rank 1:\n%s", r->err);
+  for (line = strstr(r->out, "kc plan "); line != NULL;
+       line = strstr(line + 1, "kc plan ")) {
+    char item[64], expect[8];
+    if (sscanf(line, "kc plan %63s %7s", item, expect) != 2)
+      fail_msg("malformed plan line");
+    for (rank = 0; rank < nranks; rank++)
+      if (rank != VICTIM)
+        check_line(r->out, item, expect, rank, bound, &worst);
+    items++;
+  }
+  assert_true(items >= min_items);
+  printf("%s/%s, p = %d: %d algorithms, every survivor reported within "
+         "%.3f s, job %.1f s\n",
+         set, sig, nranks, items, worst, r->seconds);
+  free(r);
+}
+
+/* Every algorithm of every table, and ibarrier. */
+#define COLL_ITEMS                                                             \
+  (MMP_ALLREDUCE_ALG_COUNT + MMP_REDUCE_ALG_COUNT +                            \
+   MMP_REDUCE_SCATTER_ALG_COUNT + MMP_GATHER_ALG_COUNT +                       \
+   MMP_SCATTER_ALG_COUNT + MMP_ALLGATHER_ALG_COUNT + MMP_ALLTOALL_ALG_COUNT -  \
+   7 + 1)
+
+static void test_kill_coll_bcast_killed(void **state) {
+  (void)state;
+  run_job("bcast", "kill", 4, 2 * (MMP_BCAST_ALG_COUNT - 1));
+}
+
+static void test_kill_coll_s2p_killed(void **state) {
+  (void)state;
+  run_job("s2p", "kill", 4, MMP_S2P_ALG_COUNT - 1);
+}
+
+static void test_kill_coll_coll_killed(void **state) {
+  (void)state;
+  run_job("coll", "kill", 4, COLL_ITEMS);
+}
+
+/* At p = 8 the trees are deeper: causes travel through more ranks. */
+static void test_kill_coll_bcast_killed_p8(void **state) {
+  (void)state;
+  run_job("bcast", "kill", 8, 2 * (MMP_BCAST_ALG_COUNT - 1));
+}
+
+static void test_kill_coll_coll_killed_p8(void **state) {
+  (void)state;
+  run_job("coll", "kill", 8, COLL_ITEMS);
+}
+
+static void test_kill_coll_bcast_stopped(void **state) {
+  (void)state;
+  run_job("bcast", "stop", 4, 2 * (MMP_BCAST_ALG_COUNT - 1));
+}
+
+static void test_kill_coll_s2p_stopped(void **state) {
+  (void)state;
+  run_job("s2p", "stop", 4, MMP_S2P_ALG_COUNT - 1);
+}
+
+static void test_kill_coll_coll_stopped(void **state) {
+  (void)state;
+  run_job("coll", "stop", 4, COLL_ITEMS);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kill_coll_bcast_killed),
+      cmocka_unit_test(test_kill_coll_s2p_killed),
+      cmocka_unit_test(test_kill_coll_coll_killed),
+      cmocka_unit_test(test_kill_coll_bcast_killed_p8),
+      cmocka_unit_test(test_kill_coll_coll_killed_p8),
+      cmocka_unit_test(test_kill_coll_bcast_stopped),
+      cmocka_unit_test(test_kill_coll_s2p_stopped),
+      cmocka_unit_test(test_kill_coll_coll_stopped),
+  };
+  char buf[32];
+
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_kill_coll MINIMPRUN KILL_COLL\n");
+    return 2;
+  }
+  minimprun = argv[1];
+  prog = argv[2];
+  snprintf(buf, sizeof(buf), "%d", (int)(PEER_TIMEOUT_S * 1000));
+  setenv("MINIMP_PEER_TIMEOUT_MS", buf, 1);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
