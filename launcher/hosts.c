@@ -239,8 +239,15 @@ int mmp__hosts_parse_text(mmp__hostlist_t *hl, const char *fname,
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *eol = nl != NULL ? nl : end;
     const char *hash = memchr(p, '#', (size_t)(eol - p));
+    const char *nul = memchr(p, '\0', (size_t)(eol - p));
     int rc;
     lineno++;
+    /* Quoting a token would stop at the NUL and show a misleading rest. */
+    if (nul != NULL)
+      return hosts_err(err, errlen,
+                       "%s:%ld: a NUL byte at column %ld (binary content, "
+                       "not a hostfile?)",
+                       fname, lineno, (long)(nul - p) + 1);
     rc = hosts_file_line(hl, fname, lineno, p, hash != NULL ? hash : eol, err,
                          errlen);
     if (rc != 0)

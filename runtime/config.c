@@ -37,6 +37,9 @@
 #define DEF_CHECK_SHARED_US 64000u
 #define DEF_HANDSHAKE_MS 10000u
 #define DEF_PEER_TIMEOUT_MS 8000u /* silent peers are lost in 8-9 s */
+/* Unmatched rendezvous requests one peer may leave here: about 7 MiB of
+ * entries, far beyond what a program keeps outstanding to one rank. */
+#define DEF_MAX_UNEXP_RTS 65536u
 #define DEF_BOOT_TIMEOUT_MS 60000u
 
 static int env_size(const char *name, uint64_t min, uint64_t max,
@@ -241,6 +244,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->check_auto = 0;
   cfg->handshake_ms = DEF_HANDSHAKE_MS;
   cfg->peer_timeout_ms = DEF_PEER_TIMEOUT_MS;
+  cfg->max_unexp_rts = DEF_MAX_UNEXP_RTS;
   cfg->boot_timeout_ms = DEF_BOOT_TIMEOUT_MS;
   cfg->connect_eager = 0;
   cfg->encrypt = 0;
@@ -266,6 +270,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   rc |=
       env_uint("MINIMP_HANDSHAKE_TIMEOUT_MS", 10, 3600000, &cfg->handshake_ms);
   rc |= env_uint("MINIMP_PEER_TIMEOUT_MS", 0, 3600000, &cfg->peer_timeout_ms);
+  rc |= env_uint("MINIMP_MAX_UNEXPECTED_RTS", 1, 1u << 30, &cfg->max_unexp_rts);
   rc |= env_uint("MINIMP_BOOT_TIMEOUT_MS", 100, 3600000, &cfg->boot_timeout_ms);
   s = getenv("MINIMP_CONNECT");
   if (s != NULL && *s != '\0') {

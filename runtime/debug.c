@@ -4,6 +4,7 @@
  * transport's counters. Not exported from the shared library; tests link
  * the static archive.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,6 +97,19 @@ int mmp__debug_shm_corrupt(int peer, int which, uint64_t value) {
   return c.rc;
 }
 
+static void stall_in_loop(void *arg) {
+  uv_sleep(*(unsigned *)arg);
+}
+
+int mmp__debug_stall_loop(unsigned ms) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (e == NULL)
+    return MMP_EINVAL;
+  mmp__engine_call(e, stall_in_loop, &ms);
+  return 0;
+}
+
 int mmp__debug_config_reload(void) {
   mmp__engine_t *e = mmp__eng;
 
@@ -113,16 +127,25 @@ int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]) {
   return 0;
 }
 
-uint64_t mmp__debug_unexp_peak(void) {
+/* Reads the engine's counter at `off` under the lock; 0 before init. */
+static uint64_t read_counter(size_t off) {
   mmp__engine_t *e = mmp__eng;
   uint64_t v;
 
   if (e == NULL)
     return 0;
   mmp__lock(e);
-  v = e->unexp_peak;
+  memcpy(&v, (const char *)e + off, sizeof(v));
   mmp__unlock(e);
   return v;
+}
+
+uint64_t mmp__debug_unexp_peak(void) {
+  return read_counter(offsetof(mmp__engine_t, unexp_peak));
+}
+
+uint64_t mmp__debug_unexp_rts_peak(void) {
+  return read_counter(offsetof(mmp__engine_t, unexp_rts_peak));
 }
 
 int mmp__debug_progress(mmp__debug_progress_t *out) {

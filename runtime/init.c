@@ -242,6 +242,25 @@ static void heartbeat_tick(uv_timer_t *t) {
   mmp__p2p_heartbeat(t->data);
 }
 
+/* Where to listen: the address `iface` names, or the one that reaches the
+ * rendezvous. Returns 0 or MMP_EADDR, logged with what named it. */
+static int listen_addr(const mmp__engine_t *e,
+                       const struct sockaddr_storage *boot,
+                       struct sockaddr_storage *out) {
+  if (mmp__addr_select(e->cfg.iface[0] ? e->cfg.iface : NULL,
+                       (const struct sockaddr *)boot, out) == 0)
+    return 0;
+  if (e->cfg.from_args)
+    MMP__LOG(MMP__LOG_ERROR,
+             "no local address matches the iface argument '%s' of "
+             "mmp_init_ex",
+             e->cfg.iface);
+  else
+    MMP__LOG(MMP__LOG_ERROR, "no local address matches MINIMP_IFACE='%s'",
+             e->cfg.iface);
+  return MMP_EADDR;
+}
+
 /* Loop context: the bootstrap connection is up; listen and publish. */
 static void boot_connected(void *arg, int status, size_t count,
                            const uint8_t *const *values, const size_t *lens) {
@@ -263,12 +282,9 @@ static void boot_connected(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
-  rc = mmp__addr_select(e->cfg.iface[0] ? e->cfg.iface : NULL,
-                        (struct sockaddr *)&op->boot_sa, &la);
+  rc = listen_addr(e, &op->boot_sa, &la);
   if (rc != 0) {
-    MMP__LOG(MMP__LOG_ERROR, "no local address matches MINIMP_IFACE='%s'",
-             e->cfg.iface);
-    op_finish(op, MMP_EADDR);
+    op_finish(op, rc);
     return;
   }
   mmp__p2p_tp_init(e, &e->tcp, &tc, &cb);
@@ -289,6 +305,7 @@ static void boot_connected(void *arg, int status, size_t count,
   MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
   if (e->cfg.peer_timeout_ms > 0) {
     uint64_t every = e->cfg.peer_timeout_ms / 8;
+    e->hb_at = mmp__clock_ms();
     uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
                    every ? every : 1);
   }
@@ -415,9 +432,24 @@ static int boot_phase(mmp__engine_t *e) {
 
   memset(&op, 0, sizeof(op));
   if (mmp__addr_parse(e->cfg.boot_addr, &op.boot_sa) != 0) {
+    if (e->cfg.from_args) {
+      MMP__LOG(MMP__LOG_ERROR,
+               "the rendezvous argument '%s' of mmp_init_ex is not "
+               "host:port",
+               e->cfg.boot_addr);
+      return MMP_EINVAL;
+    }
     MMP__LOG(MMP__LOG_ERROR, "MINIMP_BOOT_ADDR='%s' is not host:port",
              e->cfg.boot_addr);
     return MMP_EENV;
+  }
+  /* A named address that does not exist fails now, not after waiting for
+   * the rendezvous (which the other ranks may never bring up). */
+  if (e->cfg.iface[0] != '\0') {
+    struct sockaddr_storage la;
+    rc = listen_addr(e, &op.boot_sa, &la);
+    if (rc != 0)
+      return rc;
   }
   op.e = e;
   rc = op_run(e, &op, boot_start_task);
@@ -630,28 +662,57 @@ int mmp_init(int *argc, char ***argv) {
   return mmp__api_leave(init_body(argc, argv), __func__);
 }
 
+/* mmp_init_ex's arguments, each checked with a message that names it. The
+ * key is decoded into cfg. Returns 0 or MMP_EINVAL. */
+static int init_ex_args(mmp__config_t *cfg, int rank, int size,
+                        const char *rendezvous, const char *job_key,
+                        const char *iface, unsigned flags) {
+  const char *why = NULL;
+
+  if (size < 1 || rank < 0 || rank >= size) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "mmp_init_ex: rank %d and size %d: need 0 <= rank < size", rank,
+             size);
+    return MMP_EINVAL;
+  }
+  if (rendezvous == NULL)
+    why = "the rendezvous argument is NULL";
+  else if (strlen(rendezvous) >= sizeof(cfg->boot_addr))
+    why = "the rendezvous argument is too long";
+  else if (job_key == NULL ||
+           mmp__hex_decode(job_key, cfg->key, MMP__JOB_KEY_LEN) != 0)
+    why = "the job_key argument must be 32 hex digits";
+  else if (iface != NULL && strlen(iface) >= sizeof(cfg->iface))
+    why = "the iface argument is too long";
+  else if ((flags & ~(MMP_INIT_HOST_RENDEZVOUS | MMP_INIT_EXTERNAL_PROGRESS)) !=
+           0)
+    why = "unknown bits in the flags argument";
+  if (why != NULL) {
+    MMP__LOG(MMP__LOG_ERROR, "mmp_init_ex: %s", why);
+    return MMP_EINVAL;
+  }
+  return 0;
+}
+
 static int init_ex_body(int rank, int size, const char *rendezvous,
                         const char *job_key, const char *iface,
                         unsigned flags) {
   mmp__config_t cfg;
   int rc;
 
-  if (size < 1 || rank < 0 || rank >= size || rendezvous == NULL ||
-      job_key == NULL || strlen(rendezvous) >= sizeof(cfg.boot_addr) ||
-      (iface != NULL && strlen(iface) >= sizeof(cfg.iface)) ||
-      (flags & ~(MMP_INIT_HOST_RENDEZVOUS | MMP_INIT_EXTERNAL_PROGRESS)) != 0)
-    return MMP_EINVAL;
+  memset(&cfg, 0, sizeof(cfg));
+  rc = init_ex_args(&cfg, rank, size, rendezvous, job_key, iface, flags);
+  if (rc != 0)
+    return rc;
   uv_once(&init_once, init_mutex_once);
   uv_mutex_lock(&init_mutex);
   if (mmp__eng != NULL) {
     uv_mutex_unlock(&init_mutex);
     return MMP_EALREADY;
   }
-  memset(&cfg, 0, sizeof(cfg));
   rc = mmp__config_tuning(&cfg);
-  if (rc == 0 && mmp__hex_decode(job_key, cfg.key, MMP__JOB_KEY_LEN) != 0)
-    rc = MMP_EINVAL;
   if (rc == 0) {
+    cfg.from_args = 1;
     cfg.rank = rank;
     cfg.size = size;
     cfg.local_rank = rank;

@@ -60,6 +60,7 @@ typedef struct mmp__config_s {
   int boot_derived; /* boot_addr derived from a Slurm step (config.c) */
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
+  int from_args; /* boot_addr, key and iface are mmp_init_ex's arguments */
   uint64_t eager_limit;     /* AUTO sends up to this size go eager */
   uint64_t shm_eager_limit; /* the same to peers through shared memory */
   uint64_t eager_buffer;    /* per-peer eager credit, bytes */
@@ -78,6 +79,7 @@ typedef struct mmp__config_s {
   int check_auto;    /* check_us is the runtime's choice */
   unsigned handshake_ms;
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
+  unsigned max_unexp_rts;   /* unmatched RTS entries one peer may leave */
   unsigned boot_timeout_ms;
   int connect_eager;     /* open every connection during init */
   int encrypt;           /* MINIMP_ENCRYPT: seal every TCP frame */
@@ -260,8 +262,10 @@ typedef struct mmp__peer_s {
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
   int bye;            /* the peer said BYE */
-  uint64_t last_rx;   /* loop time (ms) of the last frame from it */
-  uint64_t last_ping; /* loop time (ms) of our last PING to it */
+  uint64_t last_rx;   /* mmp__clock_ms() of the last frame from it */
+  uint64_t last_ping; /* mmp__clock_ms() of our last PING to it */
+  unsigned unexp_rts; /* its RTS entries in engine.unexpected */
+  struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
   int bye_pending;    /* finalize: send BYE once the queues drain */
   int dirty;          /* on engine.dirty */
   int down_err;
@@ -348,6 +352,8 @@ typedef struct mmp__engine_s {
   int waiters;       /* threads blocked on cv */
   uint64_t app_at;   /* uv_hrtime() when an application thread last
                         used the library */
+  _Atomic uint64_t loop_at; /* uv_hrtime() when a thread last took or let
+                               go of the loop */
   int nlost;         /* peers in MMP__P_DOWN (lock) */
   uint64_t activity; /* bumped by the transport whenever bytes move;
                         loop owner only (progress.c) */
@@ -376,6 +382,7 @@ typedef struct mmp__engine_s {
   int close_timed_out;       /* finalize gave up waiting for EOFs */
   uv_timer_t timer;          /* finalize deadlines; loop context only */
   uv_timer_t heartbeat;      /* liveness checks; loop context only */
+  uint64_t hb_at;            /* mmp__clock_ms() of its last tick; loop only */
   uv_timer_t deadline_timer; /* the earliest deadline; loop context only */
   mmp__list_t deadlines;     /* armed mmp__deadline_t (lock) */
   mmp__task_t deadline_task; /* sets deadline_timer from the loop */
@@ -385,6 +392,7 @@ typedef struct mmp__engine_s {
   uint32_t next_ctx;
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
+  uint64_t unexp_rts_peak; /* most RTS entries one peer had unmatched */
   uint64_t checks; /* times the progress thread woke to look (lock) */
   int ext_fd;      /* external progress: the descriptor the embedder
                       watches (epoll of libuv's and ext_timer), else -1 */
@@ -411,6 +419,13 @@ void mmp__abort_text(char *buf, size_t cap, int rank, int code,
 
 /* Records that the calling thread now holds engine.lock (`held` 1) or is
  * about to give it up (0). Debug builds only. */
+/* Milliseconds from a monotonic clock, read now. Liveness uses it rather
+ * than uv_now(), which is the time the current loop iteration began and
+ * can be seconds old after a long iteration or a descheduled thread. */
+static inline uint64_t mmp__clock_ms(void) {
+  return uv_hrtime() / 1000000;
+}
+
 static inline void mmp__lock_record(mmp__engine_t *e, int held) {
 #ifndef NDEBUG
   uintptr_t self = mmp__thread_self();
@@ -750,6 +765,8 @@ int mmp__debug_listen_addr(int rank, char *buf, size_t len);
 int mmp__debug_tp_stats(mmp__tp_stats_t *out);
 /* Peak of buffered unexpected eager bytes, and the per-peer credit. */
 uint64_t mmp__debug_unexp_peak(void);
+/* Most unmatched RTS entries any one peer had here at once. */
+uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {
@@ -765,6 +782,10 @@ int mmp__debug_progress(mmp__debug_progress_t *out);
  * for tests that change them after init: 0, MMP_EINVAL before init, or
  * MMP_EENV (logged; the old values stay). Never called by the library. */
 int mmp__debug_config_reload(void);
+/* Runs a task in loop context that sleeps `ms` milliseconds, as a rank
+ * whose loop thread was descheduled or ran one long iteration: nothing is
+ * read meanwhile. Returns after it, 0, or MMP_EINVAL before init. */
+int mmp__debug_stall_loop(unsigned ms);
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 /* The shared-memory transport's counters (all zero without it). 0 or

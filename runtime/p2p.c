@@ -186,6 +186,17 @@ static mmp__out_t *out_new(mmp__engine_t *e, int peer, size_t copy) {
   return o;
 }
 
+/* Lock held. Frees a frame that is done with (written, failed or never
+ * sent), forgetting it as its peer's queued PING answer. */
+static void out_release(mmp__engine_t *e, mmp__out_t *o) {
+  mmp__peer_t *p = &e->peers[o->peer];
+
+  MMP__ASSERT_LOCKED(e);
+  if (p->pong_out == o)
+    p->pong_out = NULL;
+  free(o);
+}
+
 static void mark_dirty(mmp__engine_t *e, mmp__peer_t *p) {
   if (!p->dirty) {
     p->dirty = 1;
@@ -303,6 +314,8 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
     if (req != NULL)
       req->nwrites++;
   }
+  if (o->w.hdr.type == MMP__F_PING && !(o->w.hdr.flags & MMP__FF_REQ))
+    p->pong_out = o;
   /* A partly written frame must be the very next thing on the wire. */
   if (o->w.encoded_)
     mmp__list_insert_head(q, &o->node);
@@ -384,7 +397,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     mmp__out_t *o = mmp__container_of(it, mmp__out_t, node);
     mmp__list_remove(it);
     if (p->via->ops->write(p->conn, &o->w) != 0) {
-      free(o);
+      out_release(e, o);
       return;
     }
   }
@@ -436,7 +449,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     o->req = r;
     o->chunk = n;
     if (p->via->ops->write(p->conn, &o->w) != 0) {
-      free(o);
+      out_release(e, o);
       break;
     }
     r->nwrites++;
@@ -454,7 +467,7 @@ static void pump_peer(mmp__engine_t *e, int peer) {
     p->bye_pending = 0;
     o->w.hdr.type = MMP__F_BYE;
     if (p->via->ops->write(p->conn, &o->w) != 0)
-      free(o);
+      out_release(e, o);
   }
 }
 
@@ -503,7 +516,7 @@ static void out_written(mmp__tp_write_t *w, int status) {
   if (type == MMP__F_BYE && status == 0 && p->state == MMP__P_CLOSING &&
       p->conn != NULL)
     p->via->ops->shutdown(p->conn, 5000);
-  free(o);
+  out_release(e, o);
   pump_peer(e, peer);
   mmp__unlock(e);
 }
@@ -743,6 +756,10 @@ static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
   if (u->data != NULL && u->kind == MMP__U_EAGER) {
     assert(e->unexp_bytes >= u->len);
     e->unexp_bytes -= u->len;
+  }
+  if (u->kind == MMP__U_RTS) {
+    assert(e->peers[u->src].unexp_rts > 0);
+    e->peers[u->src].unexp_rts--;
   }
   free(u->data);
   free(u);
@@ -992,9 +1009,20 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
     rndv_accept(e, r, peer, h->a0, h->a1);
     return 0;
   }
+  if (e->peers[peer].unexp_rts >= e->cfg.max_unexp_rts) {
+    /* Each entry costs memory the peer chooses: cut it off rather than
+     * let it exhaust this rank's. */
+    MMP__LOG(MMP__LOG_ERROR,
+             "rank %d left more than %u rendezvous requests unmatched here "
+             "(MINIMP_MAX_UNEXPECTED_RTS); closing its connection",
+             peer, e->cfg.max_unexp_rts);
+    return MMP_ENOMEM;
+  }
   u = calloc(1, sizeof(*u));
   if (u == NULL)
     return MMP_ENOMEM;
+  if (++e->peers[peer].unexp_rts > e->unexp_rts_peak)
+    e->unexp_rts_peak = e->peers[peer].unexp_rts;
   u->kind = MMP__U_RTS;
   u->src = peer;
   u->ctx = h->comm;
@@ -1090,7 +1118,7 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   /* peer_up let no other transport's connection up for this peer. */
   assert(e->peers[peer].via == via);
   mmp__lock(e);
-  e->peers[peer].last_rx = uv_now(&e->loop);
+  e->peers[peer].last_rx = mmp__clock_ms();
   switch (h->type) {
   case MMP__F_EAGER:
     rc = rx_eager(e, peer, h, sink);
@@ -1113,7 +1141,10 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
     break;
   case MMP__F_PING:
     rc = h->len == 0 ? 0 : MMP_EPROTO;
-    if (rc == 0 && (h->flags & MMP__FF_REQ))
+    /* One answer queued at a time: a peer that floods PING|REQ and never
+     * reads must not make us queue answers without bound, and the queued
+     * one answers for all of them. */
+    if (rc == 0 && (h->flags & MMP__FF_REQ) && e->peers[peer].pong_out == NULL)
       send_ctrl(e, peer, MMP__F_PING, 0, h->a0, 0, 0);
     break;
   default:
@@ -1168,7 +1199,7 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn) {
     return;
   }
   p->conn = conn;
-  p->last_rx = uv_now(&e->loop);
+  p->last_rx = mmp__clock_ms();
   if (e->closing) {
     p->state = MMP__P_CLOSING;
     p->bye_pending = 1;
@@ -1237,29 +1268,66 @@ void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason) {
   }
 }
 
+/* Lock held. When `p` was last heard from: its last frame, or a byte of a
+ * frame still arriving, whichever is later, never after `now`. */
+static uint64_t peer_heard_at(const mmp__peer_t *p, uint64_t now) {
+  uint64_t at = p->last_rx;
+
+  if (p->conn != NULL && p->via->ops->rx_ms != NULL) {
+    uint64_t b = p->via->ops->rx_ms(p->conn);
+    at = b > at ? b : at;
+  }
+  return at < now ? at : now;
+}
+
+/* How long the heartbeat tick came after its due time, beyond a tick's
+ * slack: time in which this rank's loop ran nothing, so it read nothing. */
+static uint64_t heartbeat_lateness(mmp__engine_t *e, uint64_t now) {
+  uint64_t every = e->cfg.peer_timeout_ms / 8, late = 0;
+
+  every = every ? every : 1;
+  if (e->hb_at != 0 && now > e->hb_at && now - e->hb_at > 2 * every)
+    late = now - e->hb_at - every;
+  e->hb_at = now;
+  return late;
+}
+
 void mmp__p2p_heartbeat(mmp__engine_t *e) {
-  uint64_t now = uv_now(&e->loop), timeout = e->cfg.peer_timeout_ms;
-  uint64_t quiet = timeout / 4;
+  uint64_t now = mmp__clock_ms(), timeout = e->cfg.peer_timeout_ms;
+  uint64_t quiet = timeout / 4, late;
   int i;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
+  late = heartbeat_lateness(e, now);
+  if (late > 0)
+    MMP__LOG(MMP__LOG_DEBUG,
+             "heartbeat %.1f s late: peers' silence in that time not counted",
+             (double)late / 1000);
   for (i = 0; i < e->cfg.size; i++) {
     mmp__peer_t *p = &e->peers[i];
     mmp__tp_conn_t *conn = NULL;
     mmp__via_t *via = p->via;
+    uint64_t heard;
     char why[96];
 
     if (i == e->cfg.rank)
       continue;
     mmp__lock(e);
-    if (p->state == MMP__P_UP && now - p->last_rx >= timeout) {
+    if (p->state == MMP__P_UP && late > 0) {
+      /* Our loop was stalled (descheduled, or one long iteration), and
+       * timers run before the poll that would read what arrived meanwhile:
+       * only silence while we were listening counts against a peer. */
+      p->last_rx = p->last_rx + late < now ? p->last_rx + late : now;
+    }
+    heard = peer_heard_at(p, now);
+    if (p->state == MMP__P_UP && now - heard >= timeout) {
       snprintf(why, sizeof(why), "no sign of life for %.1f s",
-               (double)(now - p->last_rx) / 1000);
+               (double)(now - heard) / 1000);
       MMP__LOG(MMP__LOG_WARN, "lost rank %d: %s", i, why);
       conn = p->conn;
       mmp__p2p_fail_peer_locked(e, i, MMP_EPEERLOST);
-    } else if (p->state == MMP__P_UP && now - p->last_rx >= quiet &&
+    } else if (p->state == MMP__P_UP && now - heard >= quiet &&
                now - p->last_ping >= quiet) {
       /* Any frame answers for it; a quiet link gets asked. */
       p->last_ping = now;
@@ -1302,7 +1370,7 @@ static void fail_queue(mmp__engine_t *e, mmp__list_t *q, int err) {
     assert(o->req == NULL || o->req->nwrites > 0);
     if (o->req != NULL && --o->req->nwrites == 0)
       req_complete(e, o->req, err);
-    free(o);
+    out_release(e, o);
   }
 }
 

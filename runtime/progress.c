@@ -115,9 +115,11 @@ static void loop_enter(mmp__engine_t *e) {
   assert(was == 0);
 #endif
   mmp__loop_enter(&e->loop);
+  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
 }
 
 static void loop_leave(mmp__engine_t *e) {
+  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
   mmp__loop_leave(&e->loop);
 #ifndef NDEBUG
   uintptr_t was =
@@ -581,6 +583,11 @@ static void progress_main(void *arg) {
   mmp__engine_t *e = arg;
   uint64_t grace = (uint64_t)e->cfg.grace_us * 1000;
   uint64_t backoff = grace, cap;
+  /* The heartbeat's period (init.c), in ns; 0 without a heartbeat. */
+  uint64_t starve = e->cfg.peer_timeout_ms == 0 ? 0
+                    : e->cfg.peer_timeout_ms < 8
+                        ? 1000000
+                        : (uint64_t)e->cfg.peer_timeout_ms / 8 * 1000000;
   sigset_t all;
 
   /* Signals belong to the application's threads. Blocking SIGPIPE here
@@ -592,11 +599,22 @@ static void progress_main(void *arg) {
   while (!e->stop) {
     uint64_t now = uv_hrtime();
     uint64_t idle = now - e->app_at;
-    if (e->owner == MMP__OWN_NONE && e->claims == 0 && idle >= grace) {
+    uint64_t unrun = now - atomic_load_explicit(&e->loop_at,
+                                                memory_order_relaxed);
+    /* An application busy in the library without waiting (posting many
+     * requests) runs no loop: nobody reads, and peers that hear nothing
+     * for MINIMP_PEER_TIMEOUT_MS declare this rank lost. So the loop gets
+     * one pass at least every heartbeat period, busy or not. */
+    int starved = starve > 0 && unrun >= starve;
+    if (e->owner == MMP__OWN_NONE && e->claims == 0 &&
+        (idle >= grace || starved)) {
       e->owner = MMP__OWN_PROGRESS;
       mmp__unlock(e);
       loop_enter(e);
-      engine_sleep(e);
+      if (idle >= grace)
+        engine_sleep(e);
+      else
+        uv_run(&e->loop, UV_RUN_NOWAIT);
       loop_leave(e);
       mmp__lock(e);
       assert(e->owner == MMP__OWN_PROGRESS);
@@ -611,9 +629,13 @@ static void progress_main(void *arg) {
      * goes quiet, the loop is taken over within grace + backoff. */
     if (e->owner == MMP__OWN_NONE && e->claims == 0 && grace - idle > backoff)
       backoff = grace - idle;
+    if (starve > 0 && backoff > starve)
+      backoff = starve;
     mmp__cond_timedwait(e, &e->prog_cv, backoff);
     e->checks++;
     cap = (uint64_t)e->cfg.check_us * 1000; /* may change at init */
+    if (starve > 0 && starve < cap)
+      cap = starve;
     backoff = backoff * 2 < cap ? backoff * 2 : cap;
   }
   mmp__unlock(e);

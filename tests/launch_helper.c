@@ -16,6 +16,13 @@
  *                    host, when started through one); the others wait
  *   keycheck         print "key visible" if the job key appears on any
  *                    process's command line, else "key hidden"; finalize
+ *   attackboot N     rank 0 opens connections to the job's rendezvous
+ *                    (MINIMP_BOOT_ADDR): one sending garbage, one that
+ *                    answers the CHALLENGE with a HELLO and a PROOF under
+ *                    a wrong key, then N more sending garbage, each until
+ *                    the server closes it; it prints the local
+ *                    address of the first two ("garbage ADDR", "wrongkey
+ *                    ADDR"); then every rank finalizes
  *
  * It is also a stand-in for an rsh-like agent, so that minimprun's remote
  * start runs without ssh or root:
@@ -27,13 +34,18 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "minimp.h"
+#include "transport/auth.h"
+#include "transport/boot.h"
+#include "transport/util.h"
 
 extern char **environ;
 
@@ -90,6 +102,137 @@ static int on_a_command_line(const char *needle) {
   return found;
 }
 
+/* Connects to "host:port" or "[v6]:port"; returns the socket or -1. */
+static int dial(const char *hostport) {
+  char host[128];
+  const char *colon = strrchr(hostport, ':');
+  struct addrinfo hints, *ai;
+  size_t n;
+  int fd;
+
+  if (colon == NULL || (n = (size_t)(colon - hostport)) >= sizeof(host))
+    return -1;
+  memcpy(host, hostport, n);
+  host[n] = '\0';
+  if (host[0] == '[') {
+    memmove(host, host + 1, n);
+    host[strcspn(host, "]")] = '\0';
+  }
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+    return -1;
+  fd = socket(ai->ai_family, SOCK_STREAM, 0);
+  if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(ai);
+  return fd;
+}
+
+/* Prints "LABEL ADDR" with the local end of fd. */
+static void print_local(int fd, const char *label) {
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  char host[64], port[16];
+
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+      getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+                  sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+    printf("%s %s:%s\n", label, host, port);
+}
+
+/* Reads until the server closes fd, then closes it. */
+static void drain_close(int fd) {
+  char buf[256];
+
+  while (recv(fd, buf, sizeof(buf), 0) > 0)
+    continue;
+  close(fd);
+}
+
+/* Sends `msg` on a new connection to the rendezvous and reads until the
+ * server closes it. Prints "LABEL ADDR" (our end) unless label is NULL. */
+static int attack_once(const char *boot, const void *msg, size_t n,
+                       const char *label) {
+  int fd = dial(boot);
+
+  if (fd < 0)
+    return -1;
+  if (label != NULL)
+    print_local(fd, label);
+  if (send(fd, msg, n, MSG_NOSIGNAL) != (ssize_t)n) {
+    close(fd);
+    return -1;
+  }
+  drain_close(fd);
+  return 0;
+}
+
+/*
+ * A client that speaks the rendezvous handshake (transport/boot.h) but
+ * holds the wrong key: HELLO as rank 0 of 0, then, after the server's
+ * CHALLENGE, a PROOF that is a genuine MAC over both bodies under a key
+ * that is not the job's. Prints "LABEL ADDR".
+ */
+static int attack_wrong_key(const char *boot, const char *label) {
+  uint8_t hello[MMP__BOOT_HDR_SIZE + MMP__NONCE_LEN + 12 + 2 + 3];
+  uint8_t in[MMP__BOOT_HDR_SIZE + MMP__NONCE_LEN];
+  uint8_t proof[MMP__BOOT_HDR_SIZE + MMP__MAC_LEN], bad[MMP__JOB_KEY_LEN];
+  mmp__boot_hdr_t h = {MMP__B_HELLO, 0, sizeof(hello) - MMP__BOOT_HDR_SIZE};
+  uint8_t *body = hello + MMP__BOOT_HDR_SIZE;
+  mmp__auth_t a;
+  size_t i;
+  int fd;
+
+  if (mmp__auth_init() != 0 || (fd = dial(boot)) < 0)
+    return -1;
+  print_local(fd, label);
+  for (i = 0; i < sizeof(bad); i++)
+    bad[i] = (uint8_t)(0x5a ^ i); /* not the job's key */
+  mmp__boot_hdr_encode(&h, hello);
+  mmp__auth_nonce(body);
+  memset(body + MMP__NONCE_LEN, 0, 12); /* rank 0, size 0, pid 0 */
+  mmp__put_u16(body + MMP__NONCE_LEN + 12, 3);
+  memcpy(body + MMP__NONCE_LEN + 14, "bad", 3);
+  if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
+      recv(fd, in, sizeof(in), MSG_WAITALL) != (ssize_t)sizeof(in) ||
+      in[5] != MMP__B_CHALLENGE) {
+    close(fd);
+    return -1;
+  }
+  mmp__auth_begin(&a, bad, MMP__AUTH_BOOT, body, h.len, in + MMP__BOOT_HDR_SIZE,
+                  MMP__NONCE_LEN);
+  h.type = MMP__B_PROOF;
+  h.len = MMP__MAC_LEN;
+  mmp__boot_hdr_encode(&h, proof);
+  mmp__auth_mac(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE,
+                proof + MMP__BOOT_HDR_SIZE);
+  mmp__auth_end(&a);
+  if (send(fd, proof, sizeof(proof), MSG_NOSIGNAL) != (ssize_t)sizeof(proof)) {
+    close(fd);
+    return -1;
+  }
+  drain_close(fd);
+  return 0;
+}
+
+static int attack_boot(int count) {
+  const char *boot = getenv("MINIMP_BOOT_ADDR");
+  static const char junk[32] = "GET / HTTP/1.0\r\n\r\nnot a HELLO";
+  int i;
+
+  if (boot == NULL || attack_once(boot, junk, sizeof(junk), "garbage") != 0 ||
+      attack_wrong_key(boot, "wrongkey") != 0)
+    return -1;
+  for (i = 0; i < count; i++)
+    if (attack_once(boot, junk, sizeof(junk), NULL) != 0)
+      return -1;
+  return 0;
+}
+
 /* "agent HOST CMD ARGS...": what ssh would do, on this machine. */
 static int be_agent(int argc, char **argv) {
   if (argc < 4)
@@ -140,6 +283,9 @@ int main(int argc, char **argv) {
     const char *key = getenv("MINIMP_JOB_KEY");
     printf("%d key %s\n", rank,
            key != NULL && on_a_command_line(key) ? "visible" : "hidden");
+  } else if (strcmp(argv[1], "attackboot") == 0) {
+    if (rank == 0 && attack_boot(who) != 0)
+      return 6;
   } else if (strcmp(argv[1], "hang") == 0) {
     for (;;)
       pause();

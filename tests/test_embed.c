@@ -7,7 +7,8 @@
  * whose ranks all set MINIMP_ENCRYPT=1 runs; one where they disagree
  * fails at init on every rank. And with no launcher to stop the job, a
  * rank that dies makes receives from any source fail, and an
- * arrival-aware broadcast waiting for it.
+ * arrival-aware broadcast waiting for it. Bad arguments fail at once with
+ * a message that names the argument.
  * For embedders: the log callback receives the library's lines and the
  * level filters them; a collective that a rank never joins times out
  * within its bound (blocking, and polled with external progress) and
@@ -26,36 +27,23 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "minimp.h"
+#include "embed_util.h"
 #include "spawn_util.h"
 
 static const char *minimprun, *errors_helper;
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 static const char *bad = "fedcba9876543210fedcba9876543210";
-
-/* A free port on the loopback: bind port 0, note it, close. */
-static int free_port(void) {
-  struct sockaddr_in a;
-  socklen_t len = sizeof(a);
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-  memset(&a, 0, sizeof(a));
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 /* Child body: a ring exchange over an embedded job. Exit code: 0 ok. */
 static int rank_main(int rank, int size, const char *addr, const char *k) {
@@ -96,12 +84,6 @@ static pid_t spawn_env(int rank, int size, const char *addr, const char *k,
 static pid_t spawn(int rank, int size, const char *addr, const char *k,
                    int delay_ms) {
   return spawn_env(rank, size, addr, k, delay_ms, NULL);
-}
-
-static int exit_code(pid_t pid) {
-  int st;
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
 }
 
 static void test_embed_host_starts_last(void **state) {
@@ -299,6 +281,111 @@ static void test_embed_lost_rank_fails_any_source_waits(void **state) {
   }
   for (i = 0; i < 3; i++)
     assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* What one mmp_init_ex call in a child returned, said and took. */
+typedef struct initres_s {
+  int rc;
+  double seconds;
+  char err[4096]; /* its standard error */
+} initres_t;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Calls mmp_init_ex in a child whose standard error goes to a pipe; the
+ * return code comes back as the exit status (negated). */
+static void init_in_child(initres_t *r, int rank, int size, const char *addr,
+                          const char *k, const char *iface, unsigned flags) {
+  int fds[2], st;
+  size_t n = 0;
+  double t0 = now_s();
+  pid_t pid;
+
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int rc;
+    close(fds[0]);
+    dup2(fds[1], 2);
+    alarm(20);
+    /* Long enough that a wait for the rendezvous cannot pass for at once. */
+    setenv("MINIMP_BOOT_TIMEOUT_MS", "5000", 1);
+    rc = mmp_init_ex(rank, size, addr, k, iface, flags);
+    if (rc == 0)
+      mmp_finalize();
+    _exit(-rc);
+  }
+  close(fds[1]);
+  for (;;) {
+    ssize_t got = read(fds[0], r->err + n, sizeof(r->err) - 1 - n);
+    if (got <= 0)
+      break;
+    n += (size_t)got;
+  }
+  close(fds[0]);
+  r->err[n] = '\0';
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  r->seconds = now_s() - t0;
+  assert_true(WIFEXITED(st));
+  r->rc = -WEXITSTATUS(st);
+}
+
+/* An iface that matches no local address fails with MMP_EADDR before the
+ * rendezvous is even tried (it used to be MMP_EBOOT once the rendezvous
+ * timed out), and the message names the argument, not MINIMP_IFACE. */
+static void test_embed_unknown_iface_fails_at_once(void **state) {
+  static const char *const bad_ifaces[] = {"nosuch0", "10.254.253.0/24",
+                                           "192.0.2.77"};
+  char addr[64];
+  initres_t r;
+  size_t i;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port()); /* nobody */
+  for (i = 0; i < sizeof(bad_ifaces) / sizeof(bad_ifaces[0]); i++) {
+    init_in_child(&r, 1, 2, addr, key, bad_ifaces[i], 0);
+    assert_int_equal(r.rc, MMP_EADDR);
+    assert_true(r.seconds < 2.0);
+    assert_non_null(strstr(r.err, "iface argument"));
+    assert_non_null(strstr(r.err, bad_ifaces[i]));
+    assert_null(strstr(r.err, "MINIMP_IFACE"));
+  }
+  /* The hosting rank too, before it serves anything. */
+  init_in_child(&r, 0, 2, addr, key, "nosuch0", MMP_INIT_HOST_RENDEZVOUS);
+  assert_int_equal(r.rc, MMP_EADDR);
+  assert_true(r.seconds < 2.0);
+}
+
+/* A malformed rendezvous or key, or any other bad argument, is
+ * MMP_EINVAL with a line that names the argument. */
+static void test_embed_bad_arguments_are_named(void **state) {
+  char addr[64];
+  initres_t r;
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  init_in_child(&r, 0, 2, "not-an-address", key, NULL, 0);
+  assert_int_equal(r.rc, MMP_EINVAL);
+  assert_non_null(strstr(r.err, "rendezvous argument 'not-an-address'"));
+  assert_null(strstr(r.err, "MINIMP_BOOT_ADDR"));
+  init_in_child(&r, 0, 2, addr, "0123456789abcdef", NULL, 0);
+  assert_int_equal(r.rc, MMP_EINVAL);
+  assert_non_null(strstr(r.err, "job_key argument"));
+  assert_non_null(strstr(r.err, "32 hex digits"));
+  init_in_child(&r, 3, 2, addr, key, NULL, 0);
+  assert_int_equal(r.rc, MMP_EINVAL);
+  assert_non_null(strstr(r.err, "rank 3"));
+  init_in_child(&r, 0, 2, addr, key, NULL, 0x80);
+  assert_int_equal(r.rc, MMP_EINVAL);
+  assert_non_null(strstr(r.err, "flags"));
+  init_in_child(&r, 0, 2, NULL, key, NULL, 0);
+  assert_int_equal(r.rc, MMP_EINVAL);
+  assert_non_null(strstr(r.err, "rendezvous argument"));
 }
 
 /* A rank that dies before an allreduce: its neighbours in the ring see
@@ -616,6 +703,8 @@ static void test_embed_errors_fatal_from_call(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_embed_unknown_iface_fails_at_once),
+      cmocka_unit_test(test_embed_bad_arguments_are_named),
       cmocka_unit_test(test_embed_host_starts_last),
       cmocka_unit_test(test_embed_wrong_key_is_refused),
       cmocka_unit_test(test_embed_encrypted_job_runs),

@@ -150,6 +150,32 @@ static void check_file_error(const char *text, const char *want) {
   mmp__hosts_fini(&hl);
 }
 
+/* A line with a NUL byte is named as such, not as what the NUL cuts a
+ * token down to (it used to read "bad slot count '4'"). */
+static void test_hostfile_nul_byte_is_named(void **state) {
+  static const char text[] = "a slots=2\nb slots=4\0junk\nc\n";
+  static const char bin[] = "\x7f"
+                            "ELF\x02\x01\x01\0\0\0";
+  mmp__hostlist_t hl;
+  char err[256];
+  (void)state;
+
+  mmp__hosts_init(&hl);
+  assert_int_equal(mmp__hosts_parse_text(&hl, "hosts.txt", text,
+                                         sizeof(text) - 1, err, sizeof(err)),
+                   MMP_EINVAL);
+  assert_string_equal(err, "hosts.txt:2: a NUL byte at column 10 (binary "
+                           "content, not a hostfile?)");
+  mmp__hosts_fini(&hl);
+  mmp__hosts_init(&hl);
+  assert_int_equal(mmp__hosts_parse_text(&hl, "a.out", bin, sizeof(bin) - 1,
+                                         err, sizeof(err)),
+                   MMP_EINVAL);
+  assert_string_equal(err, "a.out:1: a NUL byte at column 8 (binary content, "
+                           "not a hostfile?)");
+  mmp__hosts_fini(&hl);
+}
+
 static void test_hostfile_errors_name_the_line(void **state) {
   (void)state;
   check_file_error("a\n# c\nb slot=2\n",
@@ -327,6 +353,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_hostfile_parses_lines, setup,
                                       teardown),
       cmocka_unit_test(test_hostfile_errors_name_the_line),
+      cmocka_unit_test(test_hostfile_nul_byte_is_named),
       cmocka_unit_test_setup_teardown(test_hostfile_from_disk, setup, teardown),
       cmocka_unit_test_setup_teardown(test_map_by_slot_fills_hosts_in_turn,
                                       setup, teardown),

@@ -301,6 +301,47 @@ static void test_launch_tag_output_and_stdin(void **state) {
   assert_null(strstr(r.out, "[1] got"));
 }
 
+/* The line naming `addr` (after a prefix such as "garbage ") in out. */
+static void addr_after(const char *out, const char *prefix, char *addr,
+                       size_t cap) {
+  const char *p = strstr(out, prefix);
+  size_t n;
+
+  assert_non_null(p);
+  p += strlen(prefix);
+  n = strcspn(p, "\n");
+  assert_true(n > 0 && n < cap);
+  memcpy(addr, p, n);
+  addr[n] = '\0';
+}
+
+/* At the default verbosity, connections the rendezvous rejects (garbage
+ * instead of HELLO, a PROOF under a wrong key) are logged with the peer's
+ * address; a flood of 200 makes 10 lines and one
+ * that counts the rest, and the job is unharmed. */
+static void test_launch_rendezvous_rejections_are_logged(void **state) {
+  char garbage[64], wrongkey[64], want[160];
+  run_t r;
+  (void)state;
+
+  LAUNCH(&r, NULL, "-n", "2", helper, "attackboot", "200");
+  assert_int_equal(r.status, 0);
+  addr_after(r.out, "garbage ", garbage, sizeof(garbage));
+  addr_after(r.out, "wrongkey ", wrongkey, sizeof(wrongkey));
+  snprintf(want, sizeof(want), "rejected connection from %s: ", garbage);
+  assert_non_null(strstr(r.err, want));
+  snprintf(want, sizeof(want),
+           "rejected connection from %s: wrong job key (the client's proof "
+           "does not verify)",
+           wrongkey);
+  assert_non_null(strstr(r.err, want));
+  assert_int_equal(count_lines(r.err, "rejected connection from"), 10);
+  assert_non_null(
+      strstr(r.err, "192 more connections rejected after the last 10 logged"));
+  assert_int_equal(count_lines(r.err, "\n"), 11);
+  assert_no_rank_left();
+}
+
 /* ---- Hosts ------------------------------------------------------------- */
 
 static char agent[600]; /* "LAUNCH_HELPER agent" */
@@ -657,6 +698,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_usage_errors),
       cmocka_unit_test(test_launch_environment),
       cmocka_unit_test(test_launch_tag_output_and_stdin),
+      cmocka_unit_test(test_launch_rendezvous_rejections_are_logged),
       cmocka_unit_test(test_launch_host_list_places_ranks),
       cmocka_unit_test(test_launch_map_by_node),
       cmocka_unit_test(test_launch_hostfile),

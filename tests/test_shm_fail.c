@@ -37,6 +37,7 @@
 #include "mr_common.h"
 #include "runtime/internal.h"
 #include "spawn_util.h"
+#include "embed_util.h"
 
 #define BIG (64u << 20)      /* through 4 KiB rings: a long transfer */
 #define PEER_TIMEOUT_MS 1500 /* the heartbeat's bound in these jobs */
@@ -45,21 +46,6 @@
 static const char *minimprun, *helper;
 static char key[2 * MMP__JOB_KEY_LEN + 1];
 static char addr[64];
-
-static int free_port(void) {
-  struct sockaddr_in a;
-  socklen_t len = sizeof(a);
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-  memset(&a, 0, sizeof(a));
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
 
 /* A fresh job: its own key (so its names are its own) and address. */
 static int setup(void **state) {

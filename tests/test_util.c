@@ -142,6 +142,28 @@ static void test_addr_select_route(void **state) {
                    htonl(INADDR_LOOPBACK));
 }
 
+/* The log budget: 10 lines, then a count, which the next interval hands
+ * back once. */
+static void test_ratelog_budget(void **state) {
+  mmp__ratelog_t rl = {0};
+  uint64_t ended = 99;
+  int i, shown = 0;
+  (void)state;
+
+  for (i = 0; i < 25; i++) {
+    shown += mmp__ratelog_take(&rl, 1000 + (uint64_t)i, &ended);
+    assert_int_equal(ended, 0);
+  }
+  assert_int_equal(shown, MMP__RATELOG_BURST);
+  /* Still inside the interval: left out. */
+  assert_int_equal(mmp__ratelog_take(&rl, 1000 + 9999, &ended), 0);
+  assert_int_equal(ended, 0);
+  /* The next interval logs again and reports the 16 left out. */
+  assert_int_equal(mmp__ratelog_take(&rl, 1000 + 10000, &ended), 1);
+  assert_int_equal(ended, 16);
+  assert_int_equal(mmp__ratelog_end(&rl), 0);
+}
+
 static void test_errors_have_names_and_messages(void **state) {
   int seen = 0;
   (void)state;
@@ -172,6 +194,7 @@ int main(void) {
       cmocka_unit_test(test_addr_select_forms),
       cmocka_unit_test(test_addr_select_route),
       cmocka_unit_test(test_errors_have_names_and_messages),
+      cmocka_unit_test(test_ratelog_budget),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,14 +5,23 @@
  *
  * A connection starts unauthenticated: the server sends CHALLENGE at once,
  * and the client must send HELLO and then a PROOF that verifies within the
- * handshake timeout (boot.h). At most BS_MAX_PENDING such connections exist at
- * once; further ones wait in the kernel's backlog (libuv stops accepting)
- * until a handshake completes or times out, so a burst of ranks is only
- * delayed, never refused. Every header is validated and every body length is
- * checked against a per-type cap before a byte is allocated, so garbage from
- * one connection only ever closes that connection. A connection the server
- * rejects gets an ERROR first and is closed once it was written (or after
- * BS_LINGER_MS).
+ * handshake timeout (boot.h), counted from its arrival. Every connection is
+ * accepted as soon as it arrives, because one left in the kernel's backlog
+ * has no deadline running: under a flood it could stay open for as long as
+ * the flood lasts. At most BS_MAX_PENDING unauthenticated connections plus
+ * one per rank that has not joined yet are kept; past that the oldest is
+ * closed, so a burst of all the job's ranks always fits, and a rank, which
+ * answers CHALLENGE at once, outlives a flood of strangers that never do.
+ * Every header is validated and every body length is checked against a
+ * per-type cap before a byte is allocated, so garbage from one connection
+ * only ever closes that connection. A connection the server rejects gets an
+ * ERROR first and is closed once it was written (or after BS_LINGER_MS).
+ *
+ * Rejections before the handshake finished (a malformed HELLO, a PROOF
+ * that does not verify, no handshake in time, too many unauthenticated
+ * connections) are logged at every log level, since a run under attack
+ * must show it, but within a budget (mmp__ratelog_t: 10 lines per 10 s,
+ * then one line counting the rest), so that a flood cannot flood the log.
  *
  * State is O(p) per name and per pending fence epoch. The VALUES body of a
  * GETALL is encoded once per name and shared, reference-counted, by every
@@ -37,7 +46,7 @@
 #include "transport.h"
 #include "util.h"
 
-#define BS_MAX_PENDING 64  /* unauthenticated connections at once */
+#define BS_MAX_PENDING 64  /* strangers' unauthenticated connections */
 #define BS_MAX_HOST 255    /* host name in HELLO */
 #define BS_MAX_MSG 4096    /* ABORT message */
 #define BS_READ_BUF 65536  /* staging buffer shared by all connections */
@@ -71,7 +80,8 @@ typedef struct bs_write_s {
 } bs_write_t;
 
 struct bs_conn_s {
-  mmp__list_t node; /* in s->conns */
+  mmp__list_t node;  /* in s->conns */
+  mmp__list_t pnode; /* in s->pending while `pending` */
   mmp__boot_server_t *s;
   uv_tcp_t tcp;
   uv_timer_t timer; /* handshake deadline, then the linger on close */
@@ -127,9 +137,13 @@ struct mmp__boot_server_s {
   unsigned hs_timeout_ms;
   mmp__boot_server_cb_t cb;
   mmp__list_t conns;
+  mmp__list_t pending; /* unauthenticated connections, oldest first */
   unsigned npending;
-  int paused;          /* a connection waits in libuv for a handshake slot */
-  unsigned live;       /* the listener plus every connection not yet freed */
+  int njoined;         /* ranks whose handshake ever finished */
+  int paused;          /* out of memory: a connection waits in libuv */
+  unsigned live;       /* the listener, the log timer and every connection */
+  uv_timer_t logtimer; /* ends an interval of the rejection log's budget */
+  mmp__ratelog_t rl;   /* that budget */
   bs_conn_t **conn_of; /* [size] the joined connection of each rank */
   uint8_t *rstate;     /* [size] RS_* */
   int nbye;
@@ -263,7 +277,43 @@ static void bs_peer(bs_conn_t *c, char *out, size_t len) {
 
 static void bs_accept(mmp__boot_server_t *s);
 
-/* A handshake finished or was dropped: a held-back connection may go on. */
+/* Logs how many rejections an interval of the budget left out. */
+static void bs_log_left_out(uint64_t n) {
+  if (n > 0)
+    mmp__log(MMP__LOG_WARN,
+             "bootstrap: %llu more connections rejected after the last %u "
+             "logged",
+             (unsigned long long)n, MMP__RATELOG_BURST);
+}
+
+/* The interval is over: the count of what it left out appears even when
+ * no rejection follows. */
+static void bs_on_logtimer(uv_timer_t *t) {
+  mmp__boot_server_t *s = t->data;
+
+  bs_log_left_out(mmp__ratelog_end(&s->rl));
+}
+
+/*
+ * Logs the rejection of a connection that never authenticated, whatever
+ * the log level: minimprun runs at level error, and an attack must still
+ * show. The budget keeps a flood from flooding the log.
+ */
+static void bs_log_reject(mmp__boot_server_t *s, const char *peer,
+                          const char *why) {
+  uint64_t ended;
+  int take = mmp__ratelog_take(&s->rl, uv_now(s->loop), &ended);
+
+  bs_log_left_out(ended);
+  if (!take)
+    return;
+  if (s->rl.logged == 1 && !s->stopping)
+    uv_timer_start(&s->logtimer, bs_on_logtimer, MMP__RATELOG_INTERVAL_MS, 0);
+  mmp__log(MMP__LOG_WARN, "bootstrap: rejected connection from %s: %s", peer,
+           why);
+}
+
+/* A handshake finished or was dropped. */
 static void bs_unpend(bs_conn_t *c) {
   mmp__boot_server_t *s = c->s;
 
@@ -271,6 +321,7 @@ static void bs_unpend(bs_conn_t *c) {
     return;
   c->pending = 0;
   s->npending--;
+  mmp__list_remove(&c->pnode);
   if (s->paused && !s->stopping) {
     s->paused = 0;
     bs_accept(s);
@@ -401,8 +452,7 @@ static void bs_conn_fail(bs_conn_t *c, int code, const char *why) {
              peer, why);
   } else {
     snprintf(reason, sizeof(reason), "%s", why);
-    MMP__LOG(MMP__LOG_WARN, "bootstrap: rejecting connection from %s: %s", peer,
-             why);
+    bs_log_reject(c->s, peer, why);
   }
   bs_send_error(c, 0, code, why);
   bs_conn_end(c, reason);
@@ -702,6 +752,7 @@ static void bs_on_proof(bs_conn_t *c, const uint8_t *body, uint32_t len) {
   c->rank = (int)rank;
   s->conn_of[rank] = c;
   s->rstate[rank] = RS_JOINED;
+  s->njoined++;
   bs_send(c, MMP__B_WELCOME, 0, b);
   bs_body_unref(b);
   MMP__LOG(MMP__LOG_DEBUG, "bootstrap: rank %u joined from %s (pid %u)",
@@ -1037,8 +1088,8 @@ static void bs_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
       snprintf(reason, sizeof(reason), "connection error: %s",
                uv_strerror((int)nread));
     if (c->rank < 0)
-      MMP__LOG(MMP__LOG_DEBUG, "bootstrap: connection ended before HELLO: %s",
-               reason);
+      MMP__LOG(MMP__LOG_DEBUG,
+               "bootstrap: connection ended before the handshake: %s", reason);
     bs_conn_end(c, reason);
   }
   bs_sweep(c->s);
@@ -1046,16 +1097,15 @@ static void bs_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
 
 static void bs_on_handshake_timeout(uv_timer_t *t) {
   bs_conn_t *c = t->data;
-  char peer[64];
+  char peer[64], why[64];
 
   if (c->closing) {
     bs_conn_close_handles(c);
     return;
   }
   bs_peer(c, peer, sizeof(peer));
-  MMP__LOG(MMP__LOG_WARN,
-           "bootstrap: closing connection from %s: no handshake within %u ms",
-           peer, c->s->hs_timeout_ms);
+  snprintf(why, sizeof(why), "no handshake within %u ms", c->s->hs_timeout_ms);
+  bs_log_reject(c->s, peer, why);
   bs_conn_end(c, "handshake timeout");
   bs_sweep(c->s);
 }
@@ -1075,6 +1125,27 @@ static void bs_send_challenge(bs_conn_t *c) {
   }
   bs_send(c, MMP__B_CHALLENGE, 0, b);
   bs_body_unref(b);
+}
+
+/* Unauthenticated connections kept at once: room for every rank still to
+ * come, and BS_MAX_PENDING strangers. */
+static unsigned bs_pending_cap(const mmp__boot_server_t *s) {
+  return BS_MAX_PENDING + (unsigned)(s->size - s->njoined);
+}
+
+/* Keeps the unauthenticated connections within their cap by closing the
+ * oldest: the one nearest its deadline, and a stranger unless ranks sit
+ * silent behind the cap's worth of newer connections. */
+static void bs_trim_pending(mmp__boot_server_t *s) {
+  while (s->npending > bs_pending_cap(s)) {
+    bs_conn_t *old =
+        mmp__container_of(mmp__list_head(&s->pending), bs_conn_t, pnode);
+    char peer[64];
+
+    bs_peer(old, peer, sizeof(peer));
+    bs_log_reject(s, peer, "too many unauthenticated connections");
+    bs_conn_end(old, "too many unauthenticated connections");
+  }
 }
 
 /* Takes one connection that libuv holds for us and starts its handshake. */
@@ -1098,6 +1169,7 @@ static void bs_accept(mmp__boot_server_t *s) {
   s->live++;
   c->pending = 1;
   s->npending++;
+  mmp__list_insert_tail(&s->pending, &c->pnode);
   if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) != 0) {
     bs_conn_close_handles(c);
     return;
@@ -1109,6 +1181,7 @@ static void bs_accept(mmp__boot_server_t *s) {
     return;
   }
   bs_send_challenge(c);
+  bs_trim_pending(s);
 }
 
 static void bs_on_connection(uv_stream_t *server, int status) {
@@ -1119,24 +1192,18 @@ static void bs_on_connection(uv_stream_t *server, int status) {
              uv_strerror(status));
     return;
   }
-  if (s->stopping)
+  if (s->stopping || s->paused)
     return;
-  if (s->npending >= BS_MAX_PENDING) {
-    /* Not accepting makes libuv stop listening; the kernel's backlog holds
-     * further connections until a handshake finishes or times out. */
-    MMP__LOG(MMP__LOG_DEBUG,
-             "bootstrap: %d handshakes pending; "
-             "accepting later",
-             BS_MAX_PENDING);
-    s->paused = 1;
-    return;
-  }
   bs_accept(s);
 }
 
 /* ---- Public ------------------------------------------------------------- */
 
 static void bs_on_listener_close(uv_handle_t *h) {
+  bs_unlive(h->data);
+}
+
+static void bs_on_logtimer_close(uv_handle_t *h) {
   bs_unlive(h->data);
 }
 
@@ -1204,12 +1271,15 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
   if (cb != NULL)
     s->cb = *cb;
   mmp__list_init(&s->conns);
+  mmp__list_init(&s->pending);
   mmp__list_init(&s->names);
   mmp__list_init(&s->fences);
   bs_ignore_sigpipe();
   uv_tcp_init(loop, &s->listener);
   s->listener.data = s;
-  s->live = 1;
+  uv_timer_init(loop, &s->logtimer);
+  s->logtimer.data = s;
+  s->live = 2;
 
   rc = uv_tcp_bind(&s->listener, addr, 0);
   if (rc == 0)
@@ -1223,8 +1293,9 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
     rc = MMP_EINVAL;
   }
   if (rc != 0) {
-    /* The handle exists, so it is freed from its close callback. */
+    /* The handles exist, so it is freed from their close callbacks. */
     s->stopping = 1;
+    uv_close((uv_handle_t *)&s->logtimer, bs_on_logtimer_close);
     uv_close((uv_handle_t *)&s->listener, bs_on_listener_close);
     return rc;
   }
@@ -1269,5 +1340,7 @@ void mmp__boot_server_stop(mmp__boot_server_t *s, void (*done)(void *arg),
   mmp__list_foreach(it, &s->conns) {
     bs_conn_close_handles(mmp__container_of(it, bs_conn_t, node));
   }
+  bs_log_left_out(mmp__ratelog_end(&s->rl));
+  uv_close((uv_handle_t *)&s->logtimer, bs_on_logtimer_close);
   uv_close((uv_handle_t *)&s->listener, bs_on_listener_close);
 }

@@ -84,6 +84,7 @@ struct mmp__tp_s {
   void (*destroy_done)(void *);
   void *destroy_arg;
   _Atomic uint64_t rejected, dropped, frames_in, frames_out;
+  mmp__ratelog_t rl; /* the log's budget for rejected connections */
 };
 
 struct mmp__tp_conn_s {
@@ -103,6 +104,7 @@ struct mmp__tp_conn_s {
   _Atomic int inflight; /* uv_writes not yet completed */
   uint64_t tx_seq;
   uint64_t rx_seq;
+  uint64_t rx_ms; /* uv_hrtime() / 10^6 when bytes last arrived */
   /* Read side. Unparsed bytes are stage[rd, wr). */
   uint8_t *stage;
   size_t rd, wr;
@@ -140,6 +142,25 @@ struct mmp__tp_conn_s {
 
 static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
                      int bad_input);
+
+static void tcp_log_left_out(uint64_t n) {
+  if (n > 0)
+    MMP__LOG(MMP__LOG_WARN,
+             "%llu more connections rejected after the last %u logged",
+             (unsigned long long)n, MMP__RATELOG_BURST);
+}
+
+/* Anyone who can reach the port can make us reject connections, so their
+ * log lines come out of a budget. */
+static void tcp_log_reject(mmp__tp_t *tp, const char *name,
+                           const char *reason) {
+  uint64_t ended;
+  int take = mmp__ratelog_take(&tp->rl, uv_now(tp->loop), &ended);
+
+  tcp_log_left_out(ended);
+  if (take)
+    MMP__LOG(MMP__LOG_WARN, "rejected connection from %s: %s", name, reason);
+}
 
 /* ---- Object lifetime ---------------------------------------------------- */
 
@@ -970,6 +991,10 @@ static void tcp_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     return;
   if (c->tp->cfg.activity != NULL)
     (*c->tp->cfg.activity)++;
+  /* A fresh clock: a long loop iteration must not date these bytes back
+   * to its start (the heartbeat would take a live peer for a silent one).
+   * Sealed records count too: they are bytes from the peer. */
+  c->rx_ms = uv_hrtime() / 1000000;
   if (c->sealed) {
     c->swr += (size_t)nread;
     tcp_open_records(c);
@@ -1012,7 +1037,7 @@ static void tcp_fail(mmp__tp_conn_t *c, int err, const char *reason,
    * one that sent garbage is "dropped". */
   if (bad_input && !c->up_reported) {
     atomic_fetch_add_explicit(&tp->rejected, 1, memory_order_relaxed);
-    MMP__LOG(MMP__LOG_WARN, "rejected connection from %s: %s", c->name, reason);
+    tcp_log_reject(tp, c->name, reason);
   } else if (bad_input) {
     atomic_fetch_add_explicit(&tp->dropped, 1, memory_order_relaxed);
     MMP__LOG(MMP__LOG_WARN, "dropping connection to rank %d (%s): %s", c->peer,
@@ -1097,10 +1122,7 @@ static void tcp_accept(uv_stream_t *server, int status) {
   if (tp->npending >= tp->cfg.max_pending) {
     c->state = TCP_CLOSED;
     atomic_fetch_add_explicit(&tp->rejected, 1, memory_order_relaxed);
-    MMP__LOG(MMP__LOG_WARN,
-             "rejected connection from %s: too many unauthenticated "
-             "connections",
-             c->name);
+    tcp_log_reject(tp, c->name, "too many unauthenticated connections");
     tcp_close_handles(c);
     return;
   }
@@ -1212,6 +1234,7 @@ static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   tp->destroying = 1;
   tp->destroy_done = done;
   tp->destroy_arg = arg;
+  tcp_log_left_out(mmp__ratelog_end(&tp->rl));
   mmp__list_foreach(it, &tp->conns) {
     mmp__tp_conn_t *c = mmp__container_of(it, mmp__tp_conn_t, node);
     c->state = TCP_CLOSED;
@@ -1220,6 +1243,10 @@ static void tcp_destroy(mmp__tp_t *tp, void (*done)(void *arg), void *arg) {
   if (tp->listening && !uv_is_closing((uv_handle_t *)&tp->listener))
     uv_close((uv_handle_t *)&tp->listener, tcp_listener_closed);
   tcp_maybe_free(tp);
+}
+
+static uint64_t tcp_rx_ms(const mmp__tp_conn_t *c) {
+  return c->rx_ms;
 }
 
 const mmp__tp_ops_t mmp__tcp_ops = {
@@ -1232,6 +1259,7 @@ const mmp__tp_ops_t mmp__tcp_ops = {
     .shutdown = tcp_shutdown,
     .abort = tcp_abort,
     .stats = tcp_stats,
+    .rx_ms = tcp_rx_ms,
     .destroy = tcp_destroy,
 };
 

@@ -194,6 +194,13 @@ typedef struct mmp__tp_ops_s {
    */
   uint64_t (*data_chunk)(const mmp__tp_conn_t *conn, uint64_t dflt);
   /*
+   * Loop context; NULL for a transport that hands over only whole frames
+   * (shm). When a byte last arrived on `conn`, as uv_hrtime() / 10^6 read
+   * when it was read, not the loop's cached time; 0 if none did yet. Part
+   * of a large payload counts: liveness must not wait for a frame's end.
+   */
+  uint64_t (*rx_ms)(const mmp__tp_conn_t *conn);
+  /*
    * Loop context. Closes every handle; `done(arg)` runs in loop context once
    * all are closed, after which `tp` is freed. No other callback runs after
    * this is called, except those of writes still held, which complete with

@@ -120,6 +120,28 @@ int mmp__loop_check(const uv_loop_t *loop) {
          atomic_load_explicit(&util_loop_shared, memory_order_relaxed) != loop;
 }
 
+int mmp__ratelog_take(mmp__ratelog_t *r, uint64_t now_ms, uint64_t *ended) {
+  *ended = 0;
+  if (r->logged == 0 || now_ms - r->start_ms >= MMP__RATELOG_INTERVAL_MS) {
+    *ended = mmp__ratelog_end(r);
+    r->start_ms = now_ms;
+  }
+  if (r->logged >= MMP__RATELOG_BURST) {
+    r->suppressed++;
+    return 0;
+  }
+  r->logged++;
+  return 1;
+}
+
+uint64_t mmp__ratelog_end(mmp__ratelog_t *r) {
+  uint64_t n = r->suppressed;
+
+  r->logged = 0;
+  r->suppressed = 0;
+  return n;
+}
+
 int mmp__parse_size(const char *s, uint64_t *out) {
   char *end;
   unsigned long long v;

@@ -136,6 +136,30 @@ void mmp__log(int level, const char *fmt, ...)
       mmp__log((level), __VA_ARGS__);                                          \
   } while (0)
 
+/*
+ * A budget for log lines that strangers can cause (rejected connections):
+ * at most MMP__RATELOG_BURST lines per MMP__RATELOG_INTERVAL_MS, then one
+ * line counting the rest, so that a flood of connections cannot flood the
+ * log. Not thread-safe: each budget belongs to one loop.
+ */
+#define MMP__RATELOG_BURST 10
+#define MMP__RATELOG_INTERVAL_MS 10000
+
+typedef struct mmp__ratelog_s {
+  uint64_t start_ms;   /* start of the current interval */
+  unsigned logged;     /* lines logged in it */
+  uint64_t suppressed; /* lines left out of it */
+} mmp__ratelog_t;
+
+/* Returns 1 if one more line may be logged at `now_ms`, else counts it as
+ * left out and returns 0. When this call begins a new interval, *ended is
+ * set to the number of lines the last one left out (else 0), for the caller
+ * to log first. */
+int mmp__ratelog_take(mmp__ratelog_t *r, uint64_t now_ms, uint64_t *ended);
+
+/* Ends the current interval; returns the number of lines it left out. */
+uint64_t mmp__ratelog_end(mmp__ratelog_t *r);
+
 /* ---- Threads and loop context ------------------------------------------ */
 
 /* A number that identifies the calling thread while it lives; never 0. */
