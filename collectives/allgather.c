@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Allgather and allgatherv: the public calls (the algorithms are rows of
- * its table in coll_algs.c, each in allgather_<name>.c). The schedule works on the caller's receive buffer,
- * with this rank's block copied to its place first (in place: it is
- * there). Block i is rank i's count at its displacement, which every rank
- * passes alike.
+ * its table in coll_algs.c, each in allgather_<name>.c). The schedule works on
+ * the caller's receive buffer, with this rank's block copied to its place first
+ * (in place: it is there). Block i is rank i's count at its displacement, which
+ * every rank passes alike.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +82,7 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
     a.nm = &nm;
   }
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, hi, NULL, 0, &s);
+    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, hi, NULL, 0, &s);
   if (rc != 0) {
     free(cnt);
     return rc;
@@ -106,43 +106,62 @@ static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 int mmp_iallgather(const void *sendbuf, size_t sendcount, void *recvbuf,
                    size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
                    const mmp_allgather_opts_t *opts, mmp_request_t **req) {
-  return ag_start(sendbuf, sendbuf == MMP_IN_PLACE ? recvcount : sendcount,
-                  recvbuf, recvcount, NULL, NULL, type, comm,
-                  opts != NULL ? opts : &defaults, req);
+  mmp__api_enter();
+  return mmp__api_leave(
+      ag_start(sendbuf, sendbuf == MMP_IN_PLACE ? recvcount : sendcount,
+               recvbuf, recvcount, NULL, NULL, type, comm,
+               opts != NULL ? opts : &defaults, req),
+      __func__);
 }
 
 int mmp_allgather_ex(const void *sendbuf, size_t sendcount, void *recvbuf,
                      size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
                      const mmp_allgather_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_iallgather(sendbuf, sendcount, recvbuf, recvcount, type, comm,
-                          opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_iallgather(sendbuf, sendcount, recvbuf, recvcount,
+                                      type, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_allgather(const void *sendbuf, size_t sendcount, void *recvbuf,
                   size_t recvcount, mmp_type_t type, mmp_comm_t *comm) {
-  return mmp_allgather_ex(sendbuf, sendcount, recvbuf, recvcount, type, comm,
-                          NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_allgather_ex(sendbuf, sendcount, recvbuf, recvcount,
+                                         type, comm, NULL),
+                        __func__);
 }
 
-int mmp_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
-                    const size_t *recvcounts, const size_t *displs,
-                    mmp_type_t type, mmp_comm_t *comm,
-                    const mmp_allgather_opts_t *opts, mmp_request_t **req) {
+static int iallgatherv_body(const void *sendbuf, size_t sendcount,
+                            void *recvbuf, const size_t *recvcounts,
+                            const size_t *displs, mmp_type_t type,
+                            mmp_comm_t *comm, const mmp_allgather_opts_t *opts,
+                            mmp_request_t **req) {
   if (recvcounts == NULL)
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return ag_start(sendbuf, sendcount, recvbuf, 0, recvcounts, displs, type,
                   comm, opts != NULL ? opts : &defaults, req);
 }
 
+int mmp_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                    const size_t *recvcounts, const size_t *displs,
+                    mmp_type_t type, mmp_comm_t *comm,
+                    const mmp_allgather_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(iallgatherv_body(sendbuf, sendcount, recvbuf,
+                                         recvcounts, displs, type, comm, opts,
+                                         req),
+                        __func__);
+}
+
 int mmp_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                    const size_t *recvcounts, const size_t *displs,
                    mmp_type_t type, mmp_comm_t *comm) {
   mmp_request_t *r;
-  int rc = mmp_iallgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs,
-                           type, comm, NULL, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_iallgatherv(sendbuf, sendcount, recvbuf, recvcounts,
+                                       displs, type, comm, NULL, &r),
+                       &r, __func__);
 }

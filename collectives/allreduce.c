@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Allreduce: the public calls (the algorithms are rows of its table in
- * coll_algs.c, each in allreduce_<name>.c). The schedule works on the caller's receive
- * buffer, into which the contribution is copied first (in place: it is
+ * coll_algs.c, each in allreduce_<name>.c). The schedule works on the caller's
+ * receive buffer, into which the contribution is copied first (in place: it is
  * there already); every algorithm takes the scratch it needs.
  */
 #include <string.h>
@@ -14,9 +14,10 @@ static int needs_model(int alg) {
   return alg == MMP_ALLREDUCE_REDUCE_BCAST || alg == MMP_ALLREDUCE_HIERARCHICAL;
 }
 
-int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
-                   mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
-                   const mmp_allreduce_opts_t *opts, mmp_request_t **req) {
+static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
+                           mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                           const mmp_allreduce_opts_t *opts,
+                           mmp_request_t **req) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   const mmp_coll_opts_t *o = opts != NULL ? opts : &defaults;
   int in_place = sendbuf == MMP_IN_PLACE, noncomm, rc;
@@ -50,7 +51,7 @@ int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
       return rc;
     a.nm = &nm;
   }
-  rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, len, NULL, 0, &s);
+  rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, len, NULL, 0, &s);
   if (rc != 0)
     return rc;
   a.len = len;
@@ -63,16 +64,37 @@ int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                          NULL, 0, 0, req);
 }
 
-int mmp_allreduce_ex(const void *sendbuf, void *recvbuf, size_t count,
-                     mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
-                     const mmp_allreduce_opts_t *opts) {
+int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                   mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                   const mmp_allreduce_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      iallreduce_body(sendbuf, recvbuf, count, type, op, comm, opts, req),
+      __func__);
+}
+
+static int allreduce_ex_body(const void *sendbuf, void *recvbuf, size_t count,
+                             mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                             const mmp_allreduce_opts_t *opts) {
   mmp_request_t *r;
   int rc = mmp_iallreduce(sendbuf, recvbuf, count, type, op, comm, opts, &r);
 
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }
 
+int mmp_allreduce_ex(const void *sendbuf, void *recvbuf, size_t count,
+                     mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                     const mmp_allreduce_opts_t *opts) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      allreduce_ex_body(sendbuf, recvbuf, count, type, op, comm, opts),
+      __func__);
+}
+
 int mmp_allreduce(const void *sendbuf, void *recvbuf, size_t count,
                   mmp_type_t type, mmp_op_t op, mmp_comm_t *comm) {
-  return mmp_allreduce_ex(sendbuf, recvbuf, count, type, op, comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(
+      mmp_allreduce_ex(sendbuf, recvbuf, count, type, op, comm, NULL),
+      __func__);
 }

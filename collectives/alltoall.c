@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Alltoall and alltoallv: the public calls (the algorithms are rows of
- * its table in coll_algs.c, each in alltoall_<name>.c). The schedule receives into the caller's receive
- * buffer and sends out of the send buffer, its read-only input; in place,
- * the input is first copied into scratch. This rank's own block is copied
- * before the start.
+ * its table in coll_algs.c, each in alltoall_<name>.c). The schedule receives
+ * into the caller's receive buffer and sends out of the send buffer, its
+ * read-only input; in place, the input is first copied into scratch. This
+ * rank's own block is copied before the start.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +77,7 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
       o->algorithm != MMP_ALLTOALL_BRUCK)
     d.alg = MMP_ALLTOALL_PAIRWISE;
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, recvbuf, rhi,
+    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, rhi,
                              in_place ? NULL : sendbuf, in_place ? 0 : shi, &s);
   if (rc != 0) {
     free(cnt);
@@ -109,29 +109,54 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
 
 static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 
-int mmp_ialltoall(const void *sendbuf, size_t sendcount, void *recvbuf,
-                  size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
-                  const mmp_alltoall_opts_t *opts, mmp_request_t **req) {
+static int ialltoall_body(const void *sendbuf, size_t sendcount, void *recvbuf,
+                          size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
+                          const mmp_alltoall_opts_t *opts,
+                          mmp_request_t **req) {
   if (sendbuf != MMP_IN_PLACE && sendcount != recvcount)
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return a2a_start(sendbuf, NULL, NULL, recvbuf, NULL, NULL, recvcount, type,
                    comm, opts != NULL ? opts : &defaults, req);
 }
 
+int mmp_ialltoall(const void *sendbuf, size_t sendcount, void *recvbuf,
+                  size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
+                  const mmp_alltoall_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ialltoall_body(sendbuf, sendcount, recvbuf, recvcount,
+                                       type, comm, opts, req),
+                        __func__);
+}
+
 int mmp_alltoall_ex(const void *sendbuf, size_t sendcount, void *recvbuf,
                     size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
                     const mmp_alltoall_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ialltoall(sendbuf, sendcount, recvbuf, recvcount, type, comm,
-                         opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ialltoall(sendbuf, sendcount, recvbuf, recvcount,
+                                     type, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_alltoall(const void *sendbuf, size_t sendcount, void *recvbuf,
                  size_t recvcount, mmp_type_t type, mmp_comm_t *comm) {
-  return mmp_alltoall_ex(sendbuf, sendcount, recvbuf, recvcount, type, comm,
-                         NULL);
+  mmp__api_enter();
+  return mmp__api_leave(
+      mmp_alltoall_ex(sendbuf, sendcount, recvbuf, recvcount, type, comm, NULL),
+      __func__);
+}
+
+static int ialltoallv_body(const void *sendbuf, const size_t *sendcounts,
+                           const size_t *sdispls, void *recvbuf,
+                           const size_t *recvcounts, const size_t *rdispls,
+                           mmp_type_t type, mmp_comm_t *comm,
+                           const mmp_alltoall_opts_t *opts,
+                           mmp_request_t **req) {
+  if (recvcounts == NULL)
+    return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
+  return a2a_start(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls,
+                   0, type, comm, opts != NULL ? opts : &defaults, req);
 }
 
 int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
@@ -139,10 +164,11 @@ int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
                    const size_t *recvcounts, const size_t *rdispls,
                    mmp_type_t type, mmp_comm_t *comm,
                    const mmp_alltoall_opts_t *opts, mmp_request_t **req) {
-  if (recvcounts == NULL)
-    return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
-  return a2a_start(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls,
-                   0, type, comm, opts != NULL ? opts : &defaults, req);
+  mmp__api_enter();
+  return mmp__api_leave(ialltoallv_body(sendbuf, sendcounts, sdispls, recvbuf,
+                                        recvcounts, rdispls, type, comm, opts,
+                                        req),
+                        __func__);
 }
 
 int mmp_alltoallv(const void *sendbuf, const size_t *sendcounts,
@@ -150,8 +176,10 @@ int mmp_alltoallv(const void *sendbuf, const size_t *sendcounts,
                   const size_t *recvcounts, const size_t *rdispls,
                   mmp_type_t type, mmp_comm_t *comm) {
   mmp_request_t *r;
-  int rc = mmp_ialltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts,
-                          rdispls, type, comm, NULL, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ialltoallv(sendbuf, sendcounts, sdispls, recvbuf,
+                                      recvcounts, rdispls, type, comm, NULL,
+                                      &r),
+                       &r, __func__);
 }

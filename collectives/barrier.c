@@ -10,13 +10,19 @@
 
 #include "collectives.h"
 
-int mmp_barrier(mmp_comm_t *comm) {
+static int barrier_body(mmp_comm_t *comm) {
   mmp__engine_t *e = mmp__eng;
   int p, me, k, round = 0, rc = 0;
   uint32_t seq;
 
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
+  /* Only a schedule can give up in time (MINIMP_COLL_TIMEOUT_MS). */
+  if (e->cfg.coll.timeout_ms > 0) {
+    mmp_request_t *r;
+    rc = mmp_ibarrier(comm, &r);
+    return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  }
   p = comm->size;
   me = comm->rank;
   mmp__lock(e);
@@ -43,6 +49,11 @@ int mmp_barrier(mmp_comm_t *comm) {
   return rc;
 }
 
+int mmp_barrier(mmp_comm_t *comm) {
+  mmp__api_enter();
+  return mmp__api_leave(barrier_body(comm), __func__);
+}
+
 /*
  * The same dissemination as a schedule, so that it runs in the progress
  * engine: round k's signal goes out once the signals of every earlier
@@ -51,7 +62,7 @@ int mmp_barrier(mmp_comm_t *comm) {
  * heard, or a rank leaves before some rank entered (test_kill_coll at
  * p = 8 saw it, and mr_coll checks it).
  */
-int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
+static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
   mmp__sched_t *s;
   int p, me, k, round = 0, heard = -1, rc;
 
@@ -82,4 +93,9 @@ int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
     return rc;
   }
   return mmp__sched_start(s, req);
+}
+
+int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ibarrier_body(comm, req), __func__);
 }

@@ -114,10 +114,17 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
 
 /* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
  * rank that passes the same length. */
+/* A timeout applies (the options' or MINIMP_COLL_TIMEOUT_MS). The
+ * arrival-aware broadcasts cannot give up, so AUTO keeps to the static
+ * algorithms then, and asking for one of them is MMP_ENOTSUP. */
+static int timed(const mmp_bcast_opts_t *o) {
+  return o->timeout_ms > 0 || mmp__eng->cfg.coll.timeout_ms > 0;
+}
+
 static int adaptive(const mmp_comm_t *comm, size_t len,
                     const mmp_bcast_opts_t *o) {
   return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
-         len >= MMP__ADAPT_MIN;
+         len >= MMP__ADAPT_MIN && !timed(o);
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
@@ -132,7 +139,7 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
   if (auto_pick) {
     if ((rc = auto_choose(comm, len, d, pays)) != 0)
       return rc;
-    if (*pays && !adaptive(comm, len, o)) {
+    if (*pays && !adaptive(comm, len, o) && !timed(o)) {
       d->alg = arrival_alg(len);
       d->seg = 0;
       d->groups = 0;
@@ -308,8 +315,8 @@ static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
   return 0;
 }
 
-int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
-               const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
+                       const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
   const mmp_bcast_opts_t *o = opts != NULL ? opts : &defaults;
   const mmp__bcast_alg_t *alg;
@@ -329,6 +336,8 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (adaptive(comm, len, o))
     return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
+  if ((alg->flags & MMP__BCAST_F_DYNAMIC) && timed(o))
+    return MMP_ENOTSUP;
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
     mmp__bcast_run_t run;
     memset(&run, 0, sizeof(run));
@@ -345,6 +354,7 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);
   if (rc != 0)
     return rc;
+  mmp__sched_set_timeout(s, o->timeout_ms);
   mmp__lock(mmp__eng);
   mmp__coll_log_locked(comm, s->seq, d.alg);
   mmp__unlock(mmp__eng);
@@ -357,6 +367,12 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
     return rc;
   }
   return mmp__sched_start(s, req);
+}
+
+int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
+               const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, req), __func__);
 }
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
@@ -392,11 +408,13 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
 int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
                  const mmp_bcast_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ibcast(buf, len, root, comm, opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ibcast(buf, len, root, comm, opts, &r), &r,
+                       __func__);
 }
 
 int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm) {
-  return mmp_bcast_ex(buf, len, root, comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_bcast_ex(buf, len, root, comm, NULL), __func__);
 }

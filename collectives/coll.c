@@ -3,9 +3,9 @@
  * What the front-ends of reduce, allreduce, reduce-scatter, gather,
  * scatter, allgather and alltoall share: settling a call's algorithm
  * (AUTO from the network model, over the tables of coll_algs.c), the
- * header that carries a call's description, and running a schedule on the address space a front-end
- * laid out (its own contribution copied in before the start, its result
- * copied out at the end).
+ * header that carries a call's description, and running a schedule on the
+ * address space a front-end laid out (its own contribution copied in before the
+ * start, its result copied out at the end).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -133,13 +133,15 @@ static void coll_fini(mmp__sched_t *s, void *arg) {
 }
 
 int mmp__coll_sched_new(mmp_comm_t *comm, const mmp__coll_desc_t *d,
-                        mmp_type_t type, unsigned mode, void *buf, size_t len,
-                        const void *in, size_t in_len, mmp__sched_t **out) {
+                        mmp_type_t type, const mmp_coll_opts_t *o, void *buf,
+                        size_t len, const void *in, size_t in_len,
+                        mmp__sched_t **out) {
   uint8_t hdr[MMP__HDR_MAX];
-  int rc = mmp__sched_new(mmp__eng, comm, buf, len, mode, out);
+  int rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, out);
 
   if (rc != 0)
     return rc;
+  mmp__sched_set_timeout(*out, o->timeout_ms);
   mmp__sched_input(*out, in, in_len);
   mmp__sched_set_header(*out, hdr, mmp__coll_desc_encode(d, hdr), NULL);
   (*out)->reduce = mmp__reduce_apply;

@@ -187,11 +187,13 @@ int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
 int mmp__coll_elems(size_t count, size_t esize, size_t *bytes);
 
 /* A schedule for `d` with buffer [buf, len) and input [in, in_len), the
- * header and the reduce callback of (d->op, type) set. Lock NOT held. The
- * caller owns *out until mmp__coll_start. 0 or MMP_ENOMEM. */
+ * header, the reduce callback of (d->op, type), and the mode and timeout
+ * of `o` set. Lock NOT held. The caller owns *out until mmp__coll_start.
+ * 0 or MMP_ENOMEM. */
 int mmp__coll_sched_new(mmp_comm_t *comm, const mmp__coll_desc_t *d,
-                        mmp_type_t type, unsigned mode, void *buf, size_t len,
-                        const void *in, size_t in_len, mmp__sched_t **out);
+                        mmp_type_t type, const mmp_coll_opts_t *o, void *buf,
+                        size_t len, const void *in, size_t in_len,
+                        mmp__sched_t **out);
 
 /* Allocates the scratch, copies fill_len bytes of `fill` to address
  * fill_at, arranges for out_len bytes at out_at to be copied to `out`

@@ -168,7 +168,7 @@ struct mmp__sched_s {
   int poison; /* arguments disagreed or a rank failed: every send goes out
                  empty, with a note of err and fail_rank */
   int err;
-  int fail_rank; /* world rank where err arose, -1: unknown */
+  int fail_rank;             /* world rank where err arose, -1: unknown */
   uint8_t hdr[MMP__HDR_MAX]; /* this rank's header (hdr_len bytes) */
   size_t hdr_len;
   mmp__sched_rebuild_fn rebuild;
@@ -184,6 +184,11 @@ struct mmp__sched_s {
    * s->err (s-to-p: copies out of a scratch buffer). NULL: none. */
   void (*fini)(mmp__sched_t *s, void *arg);
   void *fini_arg;
+  unsigned timeout_ms; /* 0: wait for ever */
+  mmp__deadline_t tmo; /* armed from the start while timeout_ms > 0 */
+  int aborted;         /* timed out: nothing more is posted (lock) */
+  int detached;        /* timed out with ops in flight: frees itself once they
+                          complete, holding comm (lock) */
 };
 
 /*
@@ -193,6 +198,14 @@ struct mmp__sched_s {
  */
 int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                    unsigned mode, mmp__sched_t **out);
+
+/* Gives up on the collective after `ms` milliseconds (0: keep the
+ * default, MINIMP_COLL_TIMEOUT_MS). Before mmp__sched_start. On expiry
+ * the request completes with MMP_ETIMEDOUT: receives not yet matched are
+ * cancelled, nothing more is posted, the communicator fails every later
+ * collective with MMP_ETIMEDOUT, and operations already under way finish
+ * in the background (docs/embedding.md, "Timeouts"). */
+void mmp__sched_set_timeout(mmp__sched_t *s, unsigned ms);
 
 /* As mmp__sched_new for a sub-schedule of collective `seq` (takes no
  * sequence number; lock may be held). Returns 0 or MMP_ENOMEM. */
@@ -599,7 +612,10 @@ int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {
   if (mmp__eng == NULL)
     return mmp__not_init("a collective (mmp_bcast, mmp_barrier, ...)");
-  return comm == NULL ? MMP_ECOMM : 0;
+  if (comm == NULL)
+    return MMP_ECOMM;
+  /* A collective gave up on it: its sequence numbers no longer agree. */
+  return atomic_load_explicit(&comm->coll_err, memory_order_relaxed);
 }
 
 /* Virtual rank of member i when the root is member `root`: (i - root) mod

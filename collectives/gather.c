@@ -134,7 +134,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
                     (!gather && c->sendbuf == NULL && hi > 0)))
       rc = MMP_EINVAL;
     if (rc == 0)
-      rc = mmp__coll_sched_new(c->comm, &d, c->type, o.mode,
+      rc = mmp__coll_sched_new(c->comm, &d, c->type, &o,
                                gather ? c->recvbuf : NULL, gather ? hi : 0,
                                gather ? NULL : c->sendbuf, gather ? 0 : hi, &s);
     /* The root's own block, unless it is in place. */
@@ -152,7 +152,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
       rc = MMP_EINVAL;
     if (rc == 0)
       rc = mmp__coll_sched_new(
-          c->comm, &d, c->type, o.mode, gather ? NULL : c->recvbuf,
+          c->comm, &d, c->type, &o, gather ? NULL : c->recvbuf,
           gather ? 0 : mine, gather ? c->sendbuf : NULL, gather ? mine : 0, &s);
   } else {
     /* Its subtree's blocks, in scratch laid out as the root's buffer. */
@@ -161,8 +161,7 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
     if (rc == 0 && blk > 0 && (size_t)p > SIZE_MAX / blk)
       rc = MMP_ETOOBIG;
     if (rc == 0)
-      rc = mmp__coll_sched_new(c->comm, &d, c->type, o.mode, NULL, 0, NULL, 0,
-                               &s);
+      rc = mmp__coll_sched_new(c->comm, &d, c->type, &o, NULL, 0, NULL, 0, &s);
     if (rc == 0) {
       int i;
       at = mmp__sched_scratch(s, blk * (size_t)p);
@@ -202,9 +201,10 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
 
 static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 
-int mmp_igather(const void *sendbuf, size_t sendcount, void *recvbuf,
-                size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
-                const mmp_gather_opts_t *opts, mmp_request_t **req) {
+static int igather_body(const void *sendbuf, size_t sendcount, void *recvbuf,
+                        size_t recvcount, mmp_type_t type, int root,
+                        mmp_comm_t *comm, const mmp_gather_opts_t *opts,
+                        mmp_request_t **req) {
   gs_call_t c = {MMP_COLL_GATHER,
                  sendbuf,
                  recvbuf,
@@ -224,26 +224,38 @@ int mmp_igather(const void *sendbuf, size_t sendcount, void *recvbuf,
   return gs_start(&c, req);
 }
 
+int mmp_igather(const void *sendbuf, size_t sendcount, void *recvbuf,
+                size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
+                const mmp_gather_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(igather_body(sendbuf, sendcount, recvbuf, recvcount,
+                                     type, root, comm, opts, req),
+                        __func__);
+}
+
 int mmp_gather_ex(const void *sendbuf, size_t sendcount, void *recvbuf,
                   size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
                   const mmp_gather_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_igather(sendbuf, sendcount, recvbuf, recvcount, type, root, comm,
-                       opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_igather(sendbuf, sendcount, recvbuf, recvcount, type,
+                                   root, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_gather(const void *sendbuf, size_t sendcount, void *recvbuf,
                size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm) {
-  return mmp_gather_ex(sendbuf, sendcount, recvbuf, recvcount, type, root, comm,
-                       NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_gather_ex(sendbuf, sendcount, recvbuf, recvcount,
+                                      type, root, comm, NULL),
+                        __func__);
 }
 
-int mmp_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
-                 const size_t *recvcounts, const size_t *displs,
-                 mmp_type_t type, int root, mmp_comm_t *comm,
-                 const mmp_gather_opts_t *opts, mmp_request_t **req) {
+static int igatherv_body(const void *sendbuf, size_t sendcount, void *recvbuf,
+                         const size_t *recvcounts, const size_t *displs,
+                         mmp_type_t type, int root, mmp_comm_t *comm,
+                         const mmp_gather_opts_t *opts, mmp_request_t **req) {
   static const size_t none = 0;
   gs_call_t c = {MMP_COLL_GATHER,
                  sendbuf,
@@ -265,19 +277,31 @@ int mmp_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
   return gs_start(&c, req);
 }
 
+int mmp_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                 const size_t *recvcounts, const size_t *displs,
+                 mmp_type_t type, int root, mmp_comm_t *comm,
+                 const mmp_gather_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(igatherv_body(sendbuf, sendcount, recvbuf, recvcounts,
+                                      displs, type, root, comm, opts, req),
+                        __func__);
+}
+
 int mmp_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                 const size_t *recvcounts, const size_t *displs, mmp_type_t type,
                 int root, mmp_comm_t *comm) {
   mmp_request_t *r;
-  int rc = mmp_igatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, type,
-                        root, comm, NULL, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_igatherv(sendbuf, sendcount, recvbuf, recvcounts,
+                                    displs, type, root, comm, NULL, &r),
+                       &r, __func__);
 }
 
-int mmp_iscatter(const void *sendbuf, size_t sendcount, void *recvbuf,
-                 size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
-                 const mmp_scatter_opts_t *opts, mmp_request_t **req) {
+static int iscatter_body(const void *sendbuf, size_t sendcount, void *recvbuf,
+                         size_t recvcount, mmp_type_t type, int root,
+                         mmp_comm_t *comm, const mmp_scatter_opts_t *opts,
+                         mmp_request_t **req) {
   gs_call_t c = {MMP_COLL_SCATTER,
                  sendbuf,
                  recvbuf,
@@ -295,26 +319,38 @@ int mmp_iscatter(const void *sendbuf, size_t sendcount, void *recvbuf,
   return gs_start(&c, req);
 }
 
+int mmp_iscatter(const void *sendbuf, size_t sendcount, void *recvbuf,
+                 size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
+                 const mmp_scatter_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(iscatter_body(sendbuf, sendcount, recvbuf, recvcount,
+                                      type, root, comm, opts, req),
+                        __func__);
+}
+
 int mmp_scatter_ex(const void *sendbuf, size_t sendcount, void *recvbuf,
                    size_t recvcount, mmp_type_t type, int root,
                    mmp_comm_t *comm, const mmp_scatter_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_iscatter(sendbuf, sendcount, recvbuf, recvcount, type, root,
-                        comm, opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_iscatter(sendbuf, sendcount, recvbuf, recvcount,
+                                    type, root, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_scatter(const void *sendbuf, size_t sendcount, void *recvbuf,
                 size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm) {
-  return mmp_scatter_ex(sendbuf, sendcount, recvbuf, recvcount, type, root,
-                        comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_scatter_ex(sendbuf, sendcount, recvbuf, recvcount,
+                                       type, root, comm, NULL),
+                        __func__);
 }
 
-int mmp_iscatterv(const void *sendbuf, const size_t *sendcounts,
-                  const size_t *displs, void *recvbuf, size_t recvcount,
-                  mmp_type_t type, int root, mmp_comm_t *comm,
-                  const mmp_scatter_opts_t *opts, mmp_request_t **req) {
+static int iscatterv_body(const void *sendbuf, const size_t *sendcounts,
+                          const size_t *displs, void *recvbuf, size_t recvcount,
+                          mmp_type_t type, int root, mmp_comm_t *comm,
+                          const mmp_scatter_opts_t *opts, mmp_request_t **req) {
   static const size_t none = 0;
   gs_call_t c = {MMP_COLL_SCATTER,
                  sendbuf,
@@ -336,12 +372,23 @@ int mmp_iscatterv(const void *sendbuf, const size_t *sendcounts,
   return gs_start(&c, req);
 }
 
+int mmp_iscatterv(const void *sendbuf, const size_t *sendcounts,
+                  const size_t *displs, void *recvbuf, size_t recvcount,
+                  mmp_type_t type, int root, mmp_comm_t *comm,
+                  const mmp_scatter_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(iscatterv_body(sendbuf, sendcounts, displs, recvbuf,
+                                       recvcount, type, root, comm, opts, req),
+                        __func__);
+}
+
 int mmp_scatterv(const void *sendbuf, const size_t *sendcounts,
                  const size_t *displs, void *recvbuf, size_t recvcount,
                  mmp_type_t type, int root, mmp_comm_t *comm) {
   mmp_request_t *r;
-  int rc = mmp_iscatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, type,
-                         root, comm, NULL, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_iscatterv(sendbuf, sendcounts, displs, recvbuf,
+                                     recvcount, type, root, comm, NULL, &r),
+                       &r, __func__);
 }

@@ -16,9 +16,10 @@
 
 /* ---- Reduce ------------------------------------------------------------- */
 
-int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
-                mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm,
-                const mmp_reduce_opts_t *opts, mmp_request_t **req) {
+static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
+                        mmp_type_t type, mmp_op_t op, int root,
+                        mmp_comm_t *comm, const mmp_reduce_opts_t *opts,
+                        mmp_request_t **req) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   const mmp_coll_opts_t *o = opts != NULL ? opts : &defaults;
   int noncomm, rc, is_root, in_place = sendbuf == MMP_IN_PLACE;
@@ -51,7 +52,7 @@ int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
   d.count = count;
   if ((rc = mmp__coll_resolve(comm, &d, o, (double)len, noncomm)) != 0)
     return rc;
-  rc = mmp__coll_sched_new(comm, &d, type, o->mode, is_root ? recvbuf : NULL,
+  rc = mmp__coll_sched_new(comm, &d, type, o, is_root ? recvbuf : NULL,
                            is_root ? len : 0, NULL, 0, &s);
   if (rc != 0)
     return rc;
@@ -67,18 +68,39 @@ int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
                          in_place ? 0 : len, NULL, 0, 0, req);
 }
 
-int mmp_reduce_ex(const void *sendbuf, void *recvbuf, size_t count,
-                  mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm,
-                  const mmp_reduce_opts_t *opts) {
+int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm,
+                const mmp_reduce_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      ireduce_body(sendbuf, recvbuf, count, type, op, root, comm, opts, req),
+      __func__);
+}
+
+static int reduce_ex_body(const void *sendbuf, void *recvbuf, size_t count,
+                          mmp_type_t type, mmp_op_t op, int root,
+                          mmp_comm_t *comm, const mmp_reduce_opts_t *opts) {
   mmp_request_t *r;
   int rc = mmp_ireduce(sendbuf, recvbuf, count, type, op, root, comm, opts, &r);
 
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }
 
+int mmp_reduce_ex(const void *sendbuf, void *recvbuf, size_t count,
+                  mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm,
+                  const mmp_reduce_opts_t *opts) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      reduce_ex_body(sendbuf, recvbuf, count, type, op, root, comm, opts),
+      __func__);
+}
+
 int mmp_reduce(const void *sendbuf, void *recvbuf, size_t count,
                mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm) {
-  return mmp_reduce_ex(sendbuf, recvbuf, count, type, op, root, comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(
+      mmp_reduce_ex(sendbuf, recvbuf, count, type, op, root, comm, NULL),
+      __func__);
 }
 
 /* ---- Reduce-scatter ----------------------------------------------------- */
@@ -125,7 +147,7 @@ static int rs_start(const void *sendbuf, void *recvbuf, const size_t *counts,
   if (rc == 0)
     rc = mmp__coll_resolve(comm, &d, o, (double)len / p, noncomm);
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o->mode, NULL, 0, NULL, 0, &s);
+    rc = mmp__coll_sched_new(comm, &d, type, o, NULL, 0, NULL, 0, &s);
   if (rc != 0) {
     free(cnt);
     return rc;
@@ -151,10 +173,11 @@ static int rs_start(const void *sendbuf, void *recvbuf, const size_t *counts,
   return rc;
 }
 
-int mmp_ireduce_scatter(const void *sendbuf, void *recvbuf,
-                        const size_t *recvcounts, mmp_type_t type, mmp_op_t op,
-                        mmp_comm_t *comm, const mmp_reduce_scatter_opts_t *opts,
-                        mmp_request_t **req) {
+static int ireduce_scatter_body(const void *sendbuf, void *recvbuf,
+                                const size_t *recvcounts, mmp_type_t type,
+                                mmp_op_t op, mmp_comm_t *comm,
+                                const mmp_reduce_scatter_opts_t *opts,
+                                mmp_request_t **req) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 
   if (req == NULL)
@@ -166,29 +189,42 @@ int mmp_ireduce_scatter(const void *sendbuf, void *recvbuf,
                   opts != NULL ? opts : &defaults, req);
 }
 
+int mmp_ireduce_scatter(const void *sendbuf, void *recvbuf,
+                        const size_t *recvcounts, mmp_type_t type, mmp_op_t op,
+                        mmp_comm_t *comm, const mmp_reduce_scatter_opts_t *opts,
+                        mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ireduce_scatter_body(sendbuf, recvbuf, recvcounts, type,
+                                             op, comm, opts, req),
+                        __func__);
+}
+
 int mmp_reduce_scatter_ex(const void *sendbuf, void *recvbuf,
                           const size_t *recvcounts, mmp_type_t type,
                           mmp_op_t op, mmp_comm_t *comm,
                           const mmp_reduce_scatter_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm,
-                               opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ireduce_scatter(sendbuf, recvbuf, recvcounts, type,
+                                           op, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_reduce_scatter(const void *sendbuf, void *recvbuf,
                        const size_t *recvcounts, mmp_type_t type, mmp_op_t op,
                        mmp_comm_t *comm) {
-  return mmp_reduce_scatter_ex(sendbuf, recvbuf, recvcounts, type, op, comm,
-                               NULL);
+  mmp__api_enter();
+  return mmp__api_leave(
+      mmp_reduce_scatter_ex(sendbuf, recvbuf, recvcounts, type, op, comm, NULL),
+      __func__);
 }
 
-int mmp_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
-                              size_t recvcount, mmp_type_t type, mmp_op_t op,
-                              mmp_comm_t *comm,
-                              const mmp_reduce_scatter_opts_t *opts,
-                              mmp_request_t **req) {
+static int ireduce_scatter_block_body(const void *sendbuf, void *recvbuf,
+                                      size_t recvcount, mmp_type_t type,
+                                      mmp_op_t op, mmp_comm_t *comm,
+                                      const mmp_reduce_scatter_opts_t *opts,
+                                      mmp_request_t **req) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 
   if (req == NULL)
@@ -198,20 +234,34 @@ int mmp_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
                   opts != NULL ? opts : &defaults, req);
 }
 
+int mmp_ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                              size_t recvcount, mmp_type_t type, mmp_op_t op,
+                              mmp_comm_t *comm,
+                              const mmp_reduce_scatter_opts_t *opts,
+                              mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ireduce_scatter_block_body(sendbuf, recvbuf, recvcount,
+                                                   type, op, comm, opts, req),
+                        __func__);
+}
+
 int mmp_reduce_scatter_block_ex(const void *sendbuf, void *recvbuf,
                                 size_t recvcount, mmp_type_t type, mmp_op_t op,
                                 mmp_comm_t *comm,
                                 const mmp_reduce_scatter_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op,
-                                     comm, opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ireduce_scatter_block(sendbuf, recvbuf, recvcount,
+                                                 type, op, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_reduce_scatter_block(const void *sendbuf, void *recvbuf,
                              size_t recvcount, mmp_type_t type, mmp_op_t op,
                              mmp_comm_t *comm) {
-  return mmp_reduce_scatter_block_ex(sendbuf, recvbuf, recvcount, type, op,
-                                     comm, NULL);
+  mmp__api_enter();
+  return mmp__api_leave(mmp_reduce_scatter_block_ex(sendbuf, recvbuf, recvcount,
+                                                    type, op, comm, NULL),
+                        __func__);
 }

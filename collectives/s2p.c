@@ -120,6 +120,7 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
   rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &s);
   if (rc == 0) {
+    mmp__sched_set_timeout(s, a->o->timeout_ms);
     rc = mmp__s2p_build(s, x, alg);
     if (rc != 0)
       mmp__sched_free(s);
@@ -213,10 +214,10 @@ static int s2p_call(const s2p_args_t *a, mmp_request_t **req) {
 
 /* ---- Public calls ------------------------------------------------------- */
 
-int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
-                   void *recvbuf, size_t recvcap, const size_t *lens,
-                   size_t *out_lens, mmp_comm_t *comm,
-                   const mmp_s2p_opts_t *opts, mmp_request_t **req) {
+static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
+                           void *recvbuf, size_t recvcap, const size_t *lens,
+                           size_t *out_lens, mmp_comm_t *comm,
+                           const mmp_s2p_opts_t *opts, mmp_request_t **req) {
   static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
   s2p_args_t a;
 
@@ -235,15 +236,27 @@ int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
   return s2p_call(&a, req);
 }
 
+int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
+                   void *recvbuf, size_t recvcap, const size_t *lens,
+                   size_t *out_lens, mmp_comm_t *comm,
+                   const mmp_s2p_opts_t *opts, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(ibcast_s2p_body(sendbuf, sendlen, is_source, recvbuf,
+                                        recvcap, lens, out_lens, comm, opts,
+                                        req),
+                        __func__);
+}
+
 int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
                   void *recvbuf, size_t recvcap, const size_t *lens,
                   size_t *out_lens, mmp_comm_t *comm,
                   const mmp_s2p_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ibcast_s2p(sendbuf, sendlen, is_source, recvbuf, recvcap, lens,
-                          out_lens, comm, opts, &r);
 
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  mmp__api_enter();
+  return mmp__api_wait(mmp_ibcast_s2p(sendbuf, sendlen, is_source, recvbuf,
+                                      recvcap, lens, out_lens, comm, opts, &r),
+                       &r, __func__);
 }
 
 int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {

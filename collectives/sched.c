@@ -87,11 +87,18 @@ int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
   if (rc != 0)
     return rc;
+  (*out)->timeout_ms = e->cfg.coll.timeout_ms;
   /* The sequence number is taken only once nothing can fail. */
   mmp__lock(e);
   (*out)->seq = comm->coll_seq++;
   mmp__unlock(e);
   return 0;
+}
+
+void mmp__sched_set_timeout(mmp__sched_t *s, unsigned ms) {
+  assert(!s->started); /* the timer is armed at the start */
+  if (ms > 0)
+    s->timeout_ms = ms;
 }
 
 int mmp__sched_offline(int p, int me, void *buf, size_t len,
@@ -614,6 +621,86 @@ static void sop_post(mmp__sched_t *s, int i) {
   }
 }
 
+/* ---- Timeouts ---------------------------------------------------------- */
+
+/* Lock held. The schedule is done with its timeout. */
+static void sched_tmo_disarm(mmp__sched_t *s) {
+  MMP__ASSERT_LOCKED(s->e);
+  mmp__deadline_stop_locked(s->e, &s->tmo);
+}
+
+/* Lock held. Runs the fini hook once. It may own the schedule's buffer
+ * (s-to-p's scratch), so a detached schedule runs it only at its end. */
+static void sched_fini(mmp__sched_t *s) {
+  if (s->fini != NULL) {
+    void (*fini)(mmp__sched_t *, void *) = s->fini;
+    s->fini = NULL;
+    fini(s, s->fini_arg);
+  }
+}
+
+/* Ops posted and not yet complete. */
+static int sched_in_flight(const mmp__sched_t *s) {
+  int i, n = 0;
+
+  for (i = 0; i < s->nops; i++)
+    n += s->x[i].posted && !s->x[i].done;
+  return n;
+}
+
+/* Lock held. A detached schedule whose last op completed goes. */
+static void sched_detached_check(mmp__sched_t *s) {
+  if (s->detached && !s->running && sched_in_flight(s) == 0) {
+    sched_fini(s);
+    mmp__comm_release_locked(s->comm);
+    mmp__sched_free(s);
+  }
+}
+
+/*
+ * Lock held, loop context (the timer). Gives up: cancels the receives no
+ * message matched yet, posts nothing more, marks the communicator and
+ * completes the request with MMP_ETIMEDOUT. Sends and receives already
+ * under way cannot be recalled; the schedule then lives on, detached
+ * from the request, until they complete.
+ */
+static void sched_timed_out(mmp__sched_t *s) {
+  mmp_request_t *creq = s->creq;
+  int i;
+
+  MMP__ASSERT_LOCKED(s->e);
+  MMP__LOG(MMP__LOG_WARN, "collective %u timed out after %u ms", s->seq,
+           s->timeout_ms);
+  s->err = MMP_ETIMEDOUT;
+  s->poison = 1;
+  s->aborted = 1;
+  atomic_store_explicit(&s->comm->coll_err, MMP_ETIMEDOUT,
+                        memory_order_relaxed);
+  /* Cancelling completes ops through sop_done, which must neither post
+   * nor finish while this loop walks them. */
+  s->running = 1;
+  for (i = 0; i < s->nops; i++)
+    if (s->x[i].posted && !s->x[i].done && s->ops[i].kind == MMP__SOP_RECV)
+      mmp__cancel_locked(s->e, &s->x[i].req);
+  s->running = 0;
+  s->creq = NULL;
+  if (sched_in_flight(s) > 0) {
+    creq->cb_arg = NULL; /* the request no longer frees the schedule */
+    s->detached = 1;
+    mmp__comm_hold_locked(s->comm);
+  } else {
+    sched_fini(s);
+  }
+  creq->status.error = MMP_ETIMEDOUT;
+  creq->status.bytes = 0;
+  mmp__req_complete_locked(s->e, creq, MMP_ETIMEDOUT);
+}
+
+/* Loop context, lock held (the engine's deadline). */
+static void sched_tmo_fired(void *arg) {
+  sched_timed_out(arg);
+}
+
 static void sched_finish(mmp__sched_t *s) {
   mmp_request_t *creq = s->creq;
 
@@ -626,11 +713,8 @@ static void sched_finish(mmp__sched_t *s) {
     }
     return;
   }
-  if (s->fini != NULL) {
-    void (*fini)(mmp__sched_t *, void *) = s->fini;
-    s->fini = NULL;
-    fini(s, s->fini_arg);
-  }
+  sched_fini(s);
+  sched_tmo_disarm(s);
   s->creq = NULL;
   /* A failure names the rank where it arose (a mismatch is the caller's
    * own error, which its code reports). */
@@ -648,7 +732,7 @@ static void sched_finish(mmp__sched_t *s) {
 /* Lock held. Posts everything that became ready, until nothing is. */
 static void sched_run(mmp__sched_t *s) {
   MMP__ASSERT_LOCKED(s->e);
-  if (s->running)
+  if (s->running || s->aborted)
     return;
   s->running = 1;
   /* First in, first out: ops that become ready together are posted in
@@ -892,7 +976,7 @@ static void sop_done(mmp_request_t *r, void *arg) {
   mmp__sched_t *s = arg;
   mmp__sexec_t *x = mmp__container_of(r, mmp__sexec_t, req);
   const mmp__sop_t *op;
-  int i, k;
+  int i, k, detached;
 
   MMP__ASSERT_LOCKED(s->e);
   /* Only the current plan's ops run; a replan retires the old one. */
@@ -904,6 +988,9 @@ static void sop_done(mmp_request_t *r, void *arg) {
   op = &s->ops[i];
   if (x->done)
     return;
+  /* Read now: once sched_run completes the request, its waiter may free
+   * s; only a detached schedule (no request) is still ours after it. */
+  detached = s->detached;
   if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_FIRST)) {
     int replanned;
     /* Done before a replan retires the rest of the plan, so that it is
@@ -915,6 +1002,8 @@ static void sop_done(mmp_request_t *r, void *arg) {
     x->tmp = NULL;
     if (replanned) {
       sched_run(s);
+      if (detached)
+        sched_detached_check(s); /* may free s */
       return;
     }
   } else if (op->kind == MMP__SOP_RECV && (op->flags & MMP__SOP_CHECK)) {
@@ -945,6 +1034,8 @@ static void sop_done(mmp_request_t *r, void *arg) {
       sched_ready(s, j);
   }
   sched_run(s);
+  if (detached)
+    sched_detached_check(s); /* may free s */
 }
 
 void mmp__sched_dump(const mmp__sched_t *s) {
@@ -985,6 +1076,7 @@ static void free_plan(mmp__sop_t *ops, mmp__sexec_t *x, int nops) {
 void mmp__sched_free(mmp__sched_t *s) {
   if (s == NULL)
     return;
+  assert(!s->tmo.armed); /* disarmed when its request completed */
   free_plan(s->ops, s->x, s->nops);
   if (s->old.ops != NULL)
     free_plan(s->old.ops, s->old.x, s->old.nops);
@@ -1027,6 +1119,9 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   creq->status.tag = MMP_ANY_TAG;
   s->creq = creq;
   mmp__lock(s->e);
+  if (s->timeout_ms > 0)
+    mmp__deadline_start_locked(s->e, &s->tmo, s->timeout_ms, sched_tmo_fired,
+                               s);
   s->started = 1;
   sched_run(s);
   mmp__unlock(s->e);

@@ -129,6 +129,9 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
 
 /* Flags for mmp_init_ex(). */
 #define MMP_INIT_HOST_RENDEZVOUS 1u /* this process serves `rendezvous` */
+/* No progress thread: the caller drives progress from its own event loop
+ * with mmp_progress_fd() and mmp_progress() (as MINIMP_PROGRESS=external). */
+#define MMP_INIT_EXTERNAL_PROGRESS 2u
 
 /*
  * Initialises the library without minimprun. All `size` processes call it
@@ -138,8 +141,9 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
  * that address for the whole job (it must then stay alive until every rank
  * has finalised). `iface` selects the address to listen on (interface name
  * or CIDR); NULL picks the address that reaches the rendezvous.
- * The strings are only read during the call.
- * Returns as mmp_init(), plus MMP_EINVAL for bad arguments.
+ * With MMP_INIT_EXTERNAL_PROGRESS no progress thread is started (see
+ * mmp_progress_fd). The strings are only read during the call.
+ * Returns as mmp_init(), plus MMP_EINVAL for bad arguments or flags.
  */
 MMP_EXTERN int mmp_init_ex(int rank, int size, const char *rendezvous,
                            const char *job_key, const char *iface,
@@ -164,6 +168,71 @@ MMP_EXTERN MMP_NORETURN void mmp_abort(int code);
 /* Seconds since an arbitrary point, monotonic, sub-microsecond resolution.
  * The clock is the same for every process on one machine. */
 MMP_EXTERN double mmp_wtime(void);
+
+/* ---- Embedding: external progress, logging, errors --------------------- */
+
+/*
+ * The descriptor to watch for readability when the library runs without a
+ * progress thread (MMP_INIT_EXTERNAL_PROGRESS or MINIMP_PROGRESS=external).
+ * It is level-triggered: it stays readable while progress is possible (a
+ * socket is ready, another thread queued work, a library timer is due)
+ * and mmp_progress() has not yet made it. The library owns it: never read,
+ * write or close it. It stays the same until mmp_finalize().
+ * Returns the descriptor (>= 0), MMP_ENOTINIT, or MMP_ENOTSUP when a
+ * progress thread runs (the default).
+ */
+MMP_EXTERN int mmp_progress_fd(void);
+
+/*
+ * Makes whatever progress is possible now without blocking: reads what
+ * arrived, writes what is queued, runs due timers and completes requests.
+ * Call it when mmp_progress_fd() is readable. Harmless with a progress
+ * thread, and while another thread is blocked in the library (that thread
+ * is making the progress then). Returns 0, MMP_ENOTINIT, or MMP_EINVAL
+ * when called from inside the library (a user reduction operation).
+ */
+MMP_EXTERN int mmp_progress(void);
+
+/* Log levels, most severe first; a level passes the messages at it and
+ * above it in severity. */
+enum {
+  MMP_LOG_ERROR = 0,
+  MMP_LOG_WARN = 1, /* the default (MINIMP_LOG=warn) */
+  MMP_LOG_INFO = 2,
+  MMP_LOG_DEBUG = 3
+};
+
+/* Receives one log line: its level, and the text without a newline, with
+ * stderr's prefix ("minimp[rank R] level: ", or "minimp[pid N] level: "
+ * before the rank is known) left out. `line` is valid only during the
+ * call. */
+typedef void (*mmp_log_fn)(int level, const char *line, void *userdata);
+
+/*
+ * Routes the library's log lines to fn(level, line, userdata) instead of
+ * stderr; fn NULL restores stderr. May be called at any time, before
+ * mmp_init too. fn runs in whichever thread logs: an application thread
+ * inside a library call, the progress thread, or the thread inside
+ * mmp_progress(); several may call it at once. It must not call libminimp.
+ * Once this returns, the previous fn is no longer running and will not be
+ * called again. Returns 0, or MMP_EINVAL when called from inside fn.
+ */
+MMP_EXTERN int mmp_set_log_fn(mmp_log_fn fn, void *userdata);
+
+/* Drops messages less severe than `level` (MMP_LOG_*), as MINIMP_LOG does;
+ * mmp_init applies MINIMP_LOG when it is set. Returns 0 or MMP_EINVAL. */
+MMP_EXTERN int mmp_set_log_level(int level);
+
+/*
+ * `on` 1: a library call that fails logs "<function>: <error>" and aborts
+ * the job with mmp_abort(MMP_FATAL_EXIT), so minimprun exits non-zero
+ * naming the rank (MPI's MPI_ERRORS_ARE_FATAL). `on` 0: calls return
+ * their error codes (the default). MINIMP_ERRORS=fatal or =return sets it
+ * at init. Process-wide; any thread, any time. Returns the old setting.
+ */
+MMP_EXTERN int mmp_set_errors_fatal(int on);
+/* The exit code of a job aborted by a fatal error. */
+#define MMP_FATAL_EXIT 70
 
 /* ---- Communicators ----------------------------------------------------- */
 
@@ -286,7 +355,9 @@ MMP_EXTERN int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
 
 /* ---- Collectives ------------------------------------------------------- */
 
-/* Blocks until every rank of `comm` has called it. */
+/* Blocks until every rank of `comm` has called it. Returns 0,
+ * MMP_ENOTINIT, MMP_ECOMM, MMP_EPEERLOST, or MMP_ETIMEDOUT after
+ * MINIMP_COLL_TIMEOUT_MS (when set). */
 MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
 
 /* Broadcast algorithms (docs/algorithms.md has each one's cost). */
@@ -312,27 +383,33 @@ enum {
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
  * matters: `MMP_BCAST_OPTS_INIT`. */
 typedef struct mmp_bcast_opts_s {
-  int algorithm;  /* MMP_BCAST_*; AUTO by default */
-  size_t segment; /* bytes per segment (symmetric: per sub-segment of a
-                     piece); 0: the algorithm's choice */
-  unsigned mode;  /* MMP_SEND_AUTO, _EAGER (push to receivers that have
-                     not arrived) or _RNDV (move data only once they have) */
-  int groups;     /* hierarchical: G; 0 means ceil(sqrt(p)) */
-  int inner;      /* hierarchical: algorithm inside groups; node: inside
-                     each node; 0: automatic.
-                     arrival_b/_nb: the sub-group broadcast; 0: the
-                     pipelined chain. Either may be one of the classic
-                     algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
-                     anything else is MMP_EINVAL */
-  int outer;      /* hierarchical, node: algorithm between leaders, as
-                     inner; 0: automatic */
-  int radix;      /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
-  int reserved_[7];
+  int algorithm;       /* MMP_BCAST_*; AUTO by default */
+  size_t segment;      /* bytes per segment (symmetric: per sub-segment of a
+                          piece); 0: the algorithm's choice */
+  unsigned mode;       /* MMP_SEND_AUTO, _EAGER (push to receivers that have
+                          not arrived) or _RNDV (move data only once they have) */
+  int groups;          /* hierarchical: G; 0 means ceil(sqrt(p)) */
+  int inner;           /* hierarchical: algorithm inside groups; node: inside
+                          each node; 0: automatic.
+                          arrival_b/_nb: the sub-group broadcast; 0: the
+                          pipelined chain. Either may be one of the classic
+                          algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
+                          anything else is MMP_EINVAL */
+  int outer;           /* hierarchical, node: algorithm between leaders, as
+                          inner; 0: automatic */
+  int radix;           /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
+  unsigned timeout_ms; /* give up after this many milliseconds: the call
+                         (or the request) fails with MMP_ETIMEDOUT and the
+                         communicator is unusable for collectives (docs/
+                         embedding.md); 0: MINIMP_COLL_TIMEOUT_MS, whose
+                         default 0 waits for ever. The arrival-aware
+                         algorithms cannot give up: MMP_ENOTSUP */
+  int reserved_[6];
 } mmp_bcast_opts_t;
 
 #define MMP_BCAST_OPTS_INIT                                                    \
   {                                                                            \
-    0, 0, 0, 0, 0, 0, 0, {                                                     \
+    0, 0, 0, 0, 0, 0, 0, 0, {                                                  \
       0                                                                        \
     }                                                                          \
   }
@@ -340,7 +417,8 @@ typedef struct mmp_bcast_opts_s {
 /*
  * Broadcasts `len` bytes of `buf` from `root` to every rank of `comm`.
  * Collective: every rank passes the same root and length. Returns 0,
- * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, or MMP_EMISMATCH when
+ * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, MMP_ETIMEDOUT (opts'
+ * timeout_ms, MINIMP_COLL_TIMEOUT_MS; docs/embedding.md), or MMP_EMISMATCH when
  * this rank's arguments (or an upstream rank's) disagree with the root's.
  * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
  * static algorithm and an arrival-aware one from how late the ranks
@@ -459,7 +537,9 @@ enum {
 /* A user operation: combines `count` elements of `in` into `inout`,
  * inout[i] = in[i] o inout[i], where `in` comes from lower ranks than
  * `inout` when the operation is not commutative. It must be associative,
- * must not call libminimp, and runs in the library's progress thread. */
+ * must not call libminimp, and runs in whichever thread drives the
+ * library's loop (the progress thread, or a thread inside a library call
+ * or mmp_progress). */
 typedef void (*mmp_user_fn)(const void *in, void *inout, size_t count,
                             mmp_type_t type, void *ctx);
 
@@ -482,17 +562,18 @@ MMP_EXTERN int mmp_op_free(mmp_op_t *op);
 /* Options of the collectives below (one shape, a name per collective):
  * zero-initialise with MMP_COLL_OPTS_INIT, then set what matters. */
 typedef struct mmp_coll_opts_s {
-  int algorithm;  /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
-  size_t segment; /* bytes per pipelined segment; 0: the algorithm's */
-  unsigned mode;  /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
-  int window;     /* alltoall linear: exchanges in flight; 0: the
-                     algorithm's */
-  int reserved_[8];
+  int algorithm;       /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
+  size_t segment;      /* bytes per pipelined segment; 0: the algorithm's */
+  unsigned mode;       /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
+  int window;          /* alltoall linear: exchanges in flight; 0: the
+                          algorithm's */
+  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
+  int reserved_[7];
 } mmp_coll_opts_t;
 
 #define MMP_COLL_OPTS_INIT                                                     \
   {                                                                            \
-    0, 0, 0, 0, {                                                              \
+    0, 0, 0, 0, 0, {                                                           \
       0                                                                        \
     }                                                                          \
   }
@@ -580,7 +661,8 @@ enum {
  * a nonzero count, an unknown type, an operation the type does not
  * support, an algorithm the operation rules out: a non-commutative one
  * with an algorithm that does not keep rank order), MMP_ERANK (root),
- * MMP_ENOMEM, MMP_EPEERLOST when a peer died, or MMP_EMISMATCH when
+ * MMP_ENOMEM, MMP_EPEERLOST when a peer died, MMP_ETIMEDOUT (opts'
+ * timeout_ms, MINIMP_COLL_TIMEOUT_MS), or MMP_EMISMATCH when
  * ranks passed different counts, types, operations or roots (every rank
  * that learns of it: the ranks that disagree and those after them;
  * docs/algorithms.md, "Inconsistent arguments", says where it can hang).
@@ -807,12 +889,13 @@ typedef struct mmp_s2p_opts_s {
   unsigned mode; /* MMP_SEND_AUTO, _EAGER or _RNDV for every data message */
   int rows;      /* logical grid rows, a divisor of p; 0: the largest
                     divisor of p not above sqrt(p) */
-  int reserved_[8];
+  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
+  int reserved_[7];
 } mmp_s2p_opts_t;
 
 #define MMP_S2P_OPTS_INIT                                                      \
   {                                                                            \
-    0, 0, 0, {                                                                 \
+    0, 0, 0, 0, {                                                              \
       0                                                                        \
     }                                                                          \
   }
@@ -840,7 +923,7 @@ typedef struct mmp_s2p_opts_s {
  * The caller keeps ownership of every pointer. Returns 0, MMP_EINVAL (bad
  * arguments, lens[rank] not matching is_source/sendlen, rows not
  * dividing p), MMP_ENOTINIT, MMP_ECOMM, MMP_ETOOBIG (lengths overflow),
- * MMP_ETRUNC, MMP_ENOMEM, MMP_EPEERLOST or MMP_EMISMATCH.
+ * MMP_ETRUNC, MMP_ENOMEM, MMP_EPEERLOST, MMP_ETIMEDOUT or MMP_EMISMATCH.
  */
 MMP_EXTERN int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
                              void *recvbuf, size_t recvcap, const size_t *lens,

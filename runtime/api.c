@@ -77,8 +77,9 @@ int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r) {
   return req_finish(e, r, NULL);
 }
 
-int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
-                 mmp_comm_t *comm, unsigned flags, mmp_request_t **req) {
+static int isend_ex_body(const void *buf, size_t len, int dest, int tag,
+                         mmp_comm_t *comm, unsigned flags,
+                         mmp_request_t **req) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t *r;
   int rc;
@@ -104,13 +105,22 @@ int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
   return 0;
 }
 
-int mmp_isend(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm,
-              mmp_request_t **req) {
-  return mmp_isend_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO, req);
+int mmp_isend_ex(const void *buf, size_t len, int dest, int tag,
+                 mmp_comm_t *comm, unsigned flags, mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(isend_ex_body(buf, len, dest, tag, comm, flags, req),
+                        __func__);
 }
 
-int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
-                mmp_comm_t *comm, unsigned flags) {
+int mmp_isend(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm,
+              mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      mmp_isend_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO, req), __func__);
+}
+
+static int send_ex_body(const void *buf, size_t len, int dest, int tag,
+                        mmp_comm_t *comm, unsigned flags) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t r;
   int rc;
@@ -127,12 +137,21 @@ int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
   return req_finish(e, &r, NULL);
 }
 
-int mmp_send(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm) {
-  return mmp_send_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO);
+int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
+                mmp_comm_t *comm, unsigned flags) {
+  mmp__api_enter();
+  return mmp__api_leave(send_ex_body(buf, len, dest, tag, comm, flags),
+                        __func__);
 }
 
-int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
-              mmp_request_t **req) {
+int mmp_send(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm) {
+  mmp__api_enter();
+  return mmp__api_leave(mmp_send_ex(buf, len, dest, tag, comm, MMP_SEND_AUTO),
+                        __func__);
+}
+
+static int irecv_body(void *buf, size_t cap, int source, int tag,
+                      mmp_comm_t *comm, mmp_request_t **req) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t *r;
   int rc;
@@ -160,8 +179,14 @@ int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   return 0;
 }
 
-int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
-             mmp_status_t *status) {
+int mmp_irecv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
+              mmp_request_t **req) {
+  mmp__api_enter();
+  return mmp__api_leave(irecv_body(buf, cap, source, tag, comm, req), __func__);
+}
+
+static int recv_body(void *buf, size_t cap, int source, int tag,
+                     mmp_comm_t *comm, mmp_status_t *status) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t r;
   int rc;
@@ -180,7 +205,14 @@ int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
   return req_finish(e, &r, status);
 }
 
-int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
+int mmp_recv(void *buf, size_t cap, int source, int tag, mmp_comm_t *comm,
+             mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(recv_body(buf, cap, source, tag, comm, status),
+                        __func__);
+}
+
+static int wait_body(mmp_request_t **req, mmp_status_t *status) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t *r;
   int rc;
@@ -193,7 +225,7 @@ int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
     return 0;
   }
   if (e == NULL)
-    return mmp__not_init(__func__);
+    return mmp__not_init("mmp_wait");
   *req = NULL;
   rc = req_finish(e, r, status);
   assert(r->on_heap); /* requests handed to users are always on the heap */
@@ -203,7 +235,12 @@ int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
   return rc;
 }
 
-int mmp_test(mmp_request_t **req, int *flag, mmp_status_t *status) {
+int mmp_wait(mmp_request_t **req, mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(wait_body(req, status), __func__);
+}
+
+static int test_body(mmp_request_t **req, int *flag, mmp_status_t *status) {
   mmp__engine_t *e = mmp__eng;
 
   if (req == NULL || flag == NULL)
@@ -214,7 +251,7 @@ int mmp_test(mmp_request_t **req, int *flag, mmp_status_t *status) {
     return 0;
   }
   if (e == NULL)
-    return mmp__not_init(__func__);
+    return mmp__not_init("mmp_test");
   if (!req_done(*req))
     mmp__progress_poke(e);
   *flag = req_done(*req);
@@ -223,7 +260,13 @@ int mmp_test(mmp_request_t **req, int *flag, mmp_status_t *status) {
   return mmp_wait(req, status);
 }
 
-int mmp_waitall(size_t n, mmp_request_t **reqs, mmp_status_t *statuses) {
+int mmp_test(mmp_request_t **req, int *flag, mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(test_body(req, flag, status), __func__);
+}
+
+static int waitall_body(size_t n, mmp_request_t **reqs,
+                        mmp_status_t *statuses) {
   int rc = 0;
   size_t i;
 
@@ -235,6 +278,11 @@ int mmp_waitall(size_t n, mmp_request_t **reqs, mmp_status_t *statuses) {
       rc = r;
   }
   return rc;
+}
+
+int mmp_waitall(size_t n, mmp_request_t **reqs, mmp_status_t *statuses) {
+  mmp__api_enter();
+  return mmp__api_leave(waitall_body(n, reqs, statuses), __func__);
 }
 
 typedef struct any_s {
@@ -256,8 +304,8 @@ static int any_done(void *arg) {
   return 0;
 }
 
-int mmp_waitany(size_t n, mmp_request_t **reqs, size_t *index,
-                mmp_status_t *status) {
+static int waitany_body(size_t n, mmp_request_t **reqs, size_t *index,
+                        mmp_status_t *status) {
   mmp__engine_t *e = mmp__eng;
   any_t a;
   size_t i;
@@ -272,13 +320,19 @@ int mmp_waitany(size_t n, mmp_request_t **reqs, size_t *index,
     return 0;
   }
   if (e == NULL)
-    return mmp__not_init(__func__);
+    return mmp__not_init("mmp_waitany");
   a.n = n;
   a.reqs = reqs;
   a.found = 0;
   mmp__progress_until(e, any_done, &a);
   *index = a.found;
   return mmp_wait(&reqs[a.found], status);
+}
+
+int mmp_waitany(size_t n, mmp_request_t **reqs, size_t *index,
+                mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(waitany_body(n, reqs, index, status), __func__);
 }
 
 typedef struct probe_s {
@@ -309,7 +363,8 @@ static int probe_setup(probe_t *p, int source, int tag, mmp_comm_t *comm) {
   return 0;
 }
 
-int mmp_probe(int source, int tag, mmp_comm_t *comm, mmp_status_t *status) {
+static int probe_body(int source, int tag, mmp_comm_t *comm,
+                      mmp_status_t *status) {
   probe_t p;
   int rc = probe_setup(&p, source, tag, comm);
 
@@ -321,8 +376,13 @@ int mmp_probe(int source, int tag, mmp_comm_t *comm, mmp_status_t *status) {
   return 0;
 }
 
-int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
-               mmp_status_t *status) {
+int mmp_probe(int source, int tag, mmp_comm_t *comm, mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(probe_body(source, tag, comm, status), __func__);
+}
+
+static int iprobe_body(int source, int tag, mmp_comm_t *comm, int *flag,
+                       mmp_status_t *status) {
   probe_t p;
   int rc = probe_setup(&p, source, tag, comm);
 
@@ -342,4 +402,10 @@ int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
   if (*flag && status != NULL)
     *status = p.st;
   return 0;
+}
+
+int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
+               mmp_status_t *status) {
+  mmp__api_enter();
+  return mmp__api_leave(iprobe_body(source, tag, comm, flag, status), __func__);
 }

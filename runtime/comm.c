@@ -166,7 +166,8 @@ static int exchange(mmp__engine_t *e, mmp_comm_t *comm, int color, int key,
   return 0;
 }
 
-int mmp_comm_split(mmp_comm_t *comm, int color, int key, mmp_comm_t **newcomm) {
+static int comm_split_body(mmp_comm_t *comm, int color, int key,
+                           mmp_comm_t **newcomm) {
   mmp__engine_t *e = mmp__eng;
   rec_t *all, *grp;
   int *members, i, n = 0, rc;
@@ -176,7 +177,7 @@ int mmp_comm_split(mmp_comm_t *comm, int color, int key, mmp_comm_t **newcomm) {
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return mmp__not_init(__func__);
+    return mmp__not_init("mmp_comm_split");
   if (comm == NULL)
     return MMP_ECOMM;
   if (color < 0 && color != MMP_UNDEFINED)
@@ -205,17 +206,27 @@ out:
   return rc;
 }
 
-int mmp_comm_dup(mmp_comm_t *comm, mmp_comm_t **newcomm) {
+int mmp_comm_split(mmp_comm_t *comm, int color, int key, mmp_comm_t **newcomm) {
+  mmp__api_enter();
+  return mmp__api_leave(comm_split_body(comm, color, key, newcomm), __func__);
+}
+
+static int comm_dup_body(mmp_comm_t *comm, mmp_comm_t **newcomm) {
   if (comm == NULL) {
     if (newcomm != NULL)
       *newcomm = NULL;
-    return mmp__eng == NULL ? mmp__not_init(__func__) : MMP_ECOMM;
+    return mmp__eng == NULL ? mmp__not_init("mmp_comm_dup") : MMP_ECOMM;
   }
   return mmp_comm_split(comm, 0, comm->rank, newcomm);
 }
 
-int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
-                    mmp_comm_t **newcomm) {
+int mmp_comm_dup(mmp_comm_t *comm, mmp_comm_t **newcomm) {
+  mmp__api_enter();
+  return mmp__api_leave(comm_dup_body(comm, newcomm), __func__);
+}
+
+static int comm_create_body(mmp_comm_t *comm, int n, const int *ranks,
+                            mmp_comm_t **newcomm) {
   mmp__engine_t *e = mmp__eng;
   rec_t *all;
   char *seen;
@@ -226,7 +237,7 @@ int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
     return MMP_EINVAL;
   *newcomm = NULL;
   if (e == NULL)
-    return mmp__not_init(__func__);
+    return mmp__not_init("mmp_comm_create");
   if (comm == NULL)
     return MMP_ECOMM;
   if (n < 1 || n > comm->size || ranks == NULL)
@@ -254,6 +265,12 @@ int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
   return rc;
 }
 
+int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
+                    mmp_comm_t **newcomm) {
+  mmp__api_enter();
+  return mmp__api_leave(comm_create_body(comm, n, ranks, newcomm), __func__);
+}
+
 void mmp__comm_ext_free(mmp_comm_t *c) {
   if (c->coll_ops != NULL && c->coll_ops->free != NULL)
     c->coll_ops->free(c->coll);
@@ -277,7 +294,7 @@ void mmp__comm_release_locked(mmp_comm_t *c) {
     comm_destroy(c);
 }
 
-int mmp_comm_free(mmp_comm_t **comm) {
+static int comm_free_body(mmp_comm_t **comm) {
   mmp__engine_t *e = mmp__eng;
   int held = 0;
 
@@ -295,4 +312,9 @@ int mmp_comm_free(mmp_comm_t **comm) {
     comm_destroy(*comm);
   *comm = NULL;
   return 0;
+}
+
+int mmp_comm_free(mmp_comm_t **comm) {
+  mmp__api_enter();
+  return mmp__api_leave(comm_free_body(comm), __func__);
 }

@@ -126,6 +126,8 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   rc |=
       env_double("MINIMP_NET_BETA_NS", 1e-6, 1e9, 0, &cc.net_beta_ns, &have_b);
   rc |=
+      env_uint("MINIMP_COLL_TIMEOUT_MS", 0, 24u * 3600 * 1000, &cc.timeout_ms);
+  rc |=
       env_double("MINIMP_NET_BURST_BYTES", 0, 1e15, 0, &cc.net_burst, &unused);
   rc |= env_int("MINIMP_NET_SHARED_CPUS", 0, 1, &shared, &unused);
   rc |=
@@ -159,40 +161,60 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   return 0;
 }
 
-static int env_log_level(void) {
-  static const char *const names[] = {"error", "warn", "info", "debug"};
-  const char *s = getenv("MINIMP_LOG");
-  size_t i;
+/* A word from `names` (n of them): *out becomes its index. Unset leaves
+ * *out alone; anything else is logged with the words it may be. */
+static int env_choice(const char *name, const char *const *names, size_t n,
+                      int *out) {
+  const char *s = getenv(name);
+  char list[128] = "";
+  size_t i, at = 0;
 
   if (s == NULL || *s == '\0')
     return 0;
-  for (i = 0; i < MMP__ARRAY_SIZE(names); i++) {
+  for (i = 0; i < n; i++) {
     if (strcmp(s, names[i]) == 0) {
-      mmp__log_level = (int)i;
+      *out = (int)i;
       return 0;
     }
+    at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%s",
+                           i == 0 ? "" : ", ", names[i]);
+    if (at >= sizeof(list))
+      at = sizeof(list) - 1;
   }
-  MMP__LOG(MMP__LOG_ERROR,
-           "MINIMP_LOG='%s' is not one of error, warn, info, debug", s);
+  MMP__LOG(MMP__LOG_ERROR, "%s='%s' is not one of %s", name, s, list);
   return MMP_EENV;
+}
+
+static int env_log_level(void) {
+  static const char *const names[] = {"error", "warn", "info", "debug"};
+  int level = -1, rc;
+
+  rc = env_choice("MINIMP_LOG", names, MMP__ARRAY_SIZE(names), &level);
+  if (level >= 0)
+    mmp__log_level = level;
+  return rc;
+}
+
+/* MINIMP_PROGRESS (thread or external) and MINIMP_ERRORS (return or
+ * fatal): who drives the loop between calls, and what an error does. */
+static int env_modes(mmp__config_t *cfg) {
+  static const char *const progress[] = {"thread", "external"};
+  static const char *const errors[] = {"return", "fatal"};
+  int fatal = -1, rc;
+
+  rc = env_choice("MINIMP_PROGRESS", progress, MMP__ARRAY_SIZE(progress),
+                  &cfg->progress_external);
+  rc |= env_choice("MINIMP_ERRORS", errors, MMP__ARRAY_SIZE(errors), &fatal);
+  if (fatal >= 0)
+    mmp_set_errors_fatal(fatal);
+  return rc;
 }
 
 /* MINIMP_SHM (on, off or ring) and MINIMP_SHM_RING (a power of two). */
 static int env_shm(mmp__config_t *cfg) {
   static const char *const names[] = {"off", "on", "ring"};
-  const char *s = getenv("MINIMP_SHM");
-  int rc = 0, found = s == NULL || *s == '\0';
+  int rc = env_choice("MINIMP_SHM", names, MMP__ARRAY_SIZE(names), &cfg->shm);
 
-  for (size_t i = 0; !found && i < MMP__ARRAY_SIZE(names); i++) {
-    if (strcmp(s, names[i]) == 0) {
-      cfg->shm = (int)i;
-      found = 1;
-    }
-  }
-  if (!found) {
-    MMP__LOG(MMP__LOG_ERROR, "MINIMP_SHM='%s' is not on, off or ring", s);
-    rc = MMP_EENV;
-  }
   if (env_size("MINIMP_SHM_RING", MMP__SHM_RING_MIN, MMP__SHM_RING_MAX,
                &cfg->shm_ring) != 0)
     return MMP_EENV;
@@ -228,6 +250,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->encrypt = 0;
   cfg->shm = MMP__SHM_ON;
   cfg->shm_ring = 0;
+  cfg->progress_external = 0;
 
   rc |= env_log_level();
   rc |= env_size("MINIMP_EAGER_LIMIT", 0, 1u << 30, &cfg->eager_limit);
@@ -262,6 +285,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
    * docs/performance.md), and most clusters' networks are trusted. */
   rc |= env_int("MINIMP_ENCRYPT", 0, 1, &cfg->encrypt, &present);
   rc |= env_shm(cfg);
+  rc |= env_modes(cfg);
   rc |= mmp__config_coll(&cfg->coll);
   if (rc != 0)
     return MMP_EENV;

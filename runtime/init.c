@@ -42,6 +42,7 @@ typedef struct op_s {
   mmp__task_t task;
   int done;
   int rc;
+  const char *why; /* abort: the reason the launcher reports */
   struct sockaddr_storage boot_sa;
   struct sockaddr_storage local;
 } op_t;
@@ -624,7 +625,8 @@ static int runtime_start(const mmp__config_t *cfg) {
   if (rc == 0 && !cfg->singleton)
     rc = boot_phase(e);
   if (rc == 0)
-    rc = mmp__engine_start_thread(e);
+    rc = cfg->progress_external ? mmp__engine_external(e)
+                                : mmp__engine_start_thread(e);
   if (rc != 0) {
     teardown(e);
     return rc;
@@ -633,7 +635,7 @@ static int runtime_start(const mmp__config_t *cfg) {
   return 0;
 }
 
-int mmp_init(int *argc, char ***argv) {
+static int init_body(int *argc, char ***argv) {
   mmp__config_t cfg;
   int rc;
   (void)argc;
@@ -653,6 +655,11 @@ int mmp_init(int *argc, char ***argv) {
     rc = runtime_start(&cfg);
   uv_mutex_unlock(&init_mutex);
   return rc;
+}
+
+int mmp_init(int *argc, char ***argv) {
+  mmp__api_enter();
+  return mmp__api_leave(init_body(argc, argv), __func__);
 }
 
 /* mmp_init_ex's arguments, each checked with a message that names it. The
@@ -677,7 +684,8 @@ static int init_ex_args(mmp__config_t *cfg, int rank, int size,
     why = "the job_key argument must be 32 hex digits";
   else if (iface != NULL && strlen(iface) >= sizeof(cfg->iface))
     why = "the iface argument is too long";
-  else if ((flags & ~MMP_INIT_HOST_RENDEZVOUS) != 0)
+  else if ((flags & ~(MMP_INIT_HOST_RENDEZVOUS | MMP_INIT_EXTERNAL_PROGRESS)) !=
+           0)
     why = "unknown bits in the flags argument";
   if (why != NULL) {
     MMP__LOG(MMP__LOG_ERROR, "mmp_init_ex: %s", why);
@@ -686,8 +694,9 @@ static int init_ex_args(mmp__config_t *cfg, int rank, int size,
   return 0;
 }
 
-int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
-                const char *iface, unsigned flags) {
+static int init_ex_body(int rank, int size, const char *rendezvous,
+                        const char *job_key, const char *iface,
+                        unsigned flags) {
   mmp__config_t cfg;
   int rc;
 
@@ -709,6 +718,8 @@ int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
     cfg.local_rank = rank;
     cfg.local_size = size;
     cfg.host_boot = (flags & MMP_INIT_HOST_RENDEZVOUS) != 0;
+    if (flags & MMP_INIT_EXTERNAL_PROGRESS)
+      cfg.progress_external = 1;
     strcpy(cfg.boot_addr, rendezvous);
     if (iface != NULL)
       strcpy(cfg.iface, iface);
@@ -718,7 +729,14 @@ int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
   return rc;
 }
 
-int mmp_finalize(void) {
+int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
+                const char *iface, unsigned flags) {
+  mmp__api_enter();
+  return mmp__api_leave(
+      init_ex_body(rank, size, rendezvous, job_key, iface, flags), __func__);
+}
+
+static int finalize_body(void) {
   mmp__engine_t *e;
   int rc = 0;
   op_t op;
@@ -752,6 +770,11 @@ int mmp_finalize(void) {
   return rc;
 }
 
+int mmp_finalize(void) {
+  mmp__api_enter();
+  return mmp__api_leave(finalize_body(), __func__);
+}
+
 int mmp_initialized(void) {
   return mmp__eng != NULL;
 }
@@ -772,11 +795,16 @@ static void abort_task(void *arg) {
 
   MMP__ASSERT_LOOP(e);
   if (e->boot == NULL || e->boot_lost ||
-      mmp__boot_abort(e->boot, op->rc, "", abort_sent, op) != 0)
+      mmp__boot_abort(e->boot, op->rc, op->why, abort_sent, op) != 0)
     op_finish(op, 0);
 }
 
 void mmp_abort(int code) {
+  /* No reason: minimprun says "rank N called mmp_abort(CODE)" alone. */
+  mmp__abort_with(code, "");
+}
+
+void mmp__abort_with(int code, const char *why) {
   mmp__engine_t *e = mmp__eng;
 
   fflush(stdout);
@@ -786,6 +814,7 @@ void mmp_abort(int code) {
     memset(&op, 0, sizeof(op));
     op.e = e;
     op.rc = code;
+    op.why = why;
     mmp__lock(e);
     mmp__engine_post_locked(e, &op.task, abort_task, &op);
     mmp__unlock(e);

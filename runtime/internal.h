@@ -46,6 +46,7 @@ typedef struct mmp__coll_config_s {
   double net_gamma_ns;      /* MINIMP_NET_GAMMA_NS; -1 if unset */
   double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
   double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
+  unsigned timeout_ms;      /* MINIMP_COLL_TIMEOUT_MS; 0: collectives wait on */
 } mmp__coll_config_t;
 
 typedef struct mmp__config_s {
@@ -80,10 +81,13 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned max_unexp_rts;   /* unmatched RTS entries one peer may leave */
   unsigned boot_timeout_ms;
-  int connect_eager; /* open every connection during init */
-  int encrypt;       /* MINIMP_ENCRYPT: seal every TCP frame */
-  int shm;           /* MMP__SHM_*: MINIMP_SHM */
-  uint64_t shm_ring; /* MINIMP_SHM_RING bytes; 0: automatic */
+  int connect_eager;     /* open every connection during init */
+  int encrypt;           /* MINIMP_ENCRYPT: seal every TCP frame */
+  int shm;               /* MMP__SHM_*: MINIMP_SHM */
+  uint64_t shm_ring;     /* MINIMP_SHM_RING bytes; 0: automatic */
+  int progress_external; /* MINIMP_PROGRESS=external or
+                            MMP_INIT_EXTERNAL_PROGRESS: no progress thread,
+                            the embedder drives the loop (mmp_progress) */
   mmp__coll_config_t coll;
 } mmp__config_t;
 
@@ -295,6 +299,8 @@ struct mmp_comm_s {
   int *local_of; /* world rank -> comm rank or -1; NULL means identity */
   int *node_of;  /* comm rank -> node; NULL: one rank per node */
   int nnodes;
+  atomic_int coll_err; /* 0, or the error every collective on it returns
+                          (MMP_ETIMEDOUT once one timed out) */
 };
 
 /* Tags in a communicator's collective context (ctx + 1), which user
@@ -319,6 +325,16 @@ typedef struct mmp__task_s {
   mmp__task_fn fn;
   void *arg;
 } mmp__task_t;
+
+/* A cancellable one-shot deadline, embedded in its owner (see
+ * mmp__deadline_start_locked). Zero-initialised it is not armed. */
+typedef struct mmp__deadline_s {
+  mmp__list_t node; /* on engine.deadlines while armed */
+  uint64_t due;     /* uv_hrtime() nanoseconds */
+  void (*cb)(void *arg);
+  void *arg;
+  int armed;
+} mmp__deadline_t;
 
 typedef struct mmp__engine_s {
   mmp__config_t cfg;
@@ -362,11 +378,15 @@ typedef struct mmp__engine_s {
   mmp__boot_client_t *boot;    /* loop context only */
   mmp__boot_server_t *bootsrv; /* loop context only */
   int boot_lost;
-  int boot_all_done;    /* hosting: every rank said BYE */
-  int close_timed_out;  /* finalize gave up waiting for EOFs */
-  uv_timer_t timer;     /* finalize deadlines; loop context only */
-  uv_timer_t heartbeat; /* liveness checks; loop context only */
-  uint64_t hb_at;       /* mmp__clock_ms() of its last tick; loop only */
+  int boot_all_done;         /* hosting: every rank said BYE */
+  int close_timed_out;       /* finalize gave up waiting for EOFs */
+  uv_timer_t timer;          /* finalize deadlines; loop context only */
+  uv_timer_t heartbeat;      /* liveness checks; loop context only */
+  uint64_t hb_at;            /* mmp__clock_ms() of its last tick; loop only */
+  uv_timer_t deadline_timer; /* the earliest deadline; loop context only */
+  mmp__list_t deadlines;     /* armed mmp__deadline_t (lock) */
+  mmp__task_t deadline_task; /* sets deadline_timer from the loop */
+  int deadline_posted;       /* deadline_task is queued (lock) */
   char listen_name[128];
   mmp_comm_t world;
   uint32_t next_ctx;
@@ -374,6 +394,10 @@ typedef struct mmp__engine_s {
   uint64_t unexp_peak;
   uint64_t unexp_rts_peak; /* most RTS entries one peer had unmatched */
   uint64_t checks; /* times the progress thread woke to look (lock) */
+  int ext_fd;      /* external progress: the descriptor the embedder
+                      watches (epoll of libuv's and ext_timer), else -1 */
+  int ext_timer;   /* timerfd: libuv's next timer, when the embedder
+                      drives the loop; else -1 */
   int finalizing;  /* inside mmp_finalize */
   int closing;     /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
@@ -513,9 +537,14 @@ int mmp__progress_sleepy(int on);
 /* Requests moving more than this many bytes are waited for sleepily. */
 #define MMP__BULK_BYTES (4u * 1024)
 
-/* Lock NOT held. Makes one non-blocking pass over the loop if no thread
- * owns it. */
+/* Lock NOT held. Makes a non-blocking pass over the loop if no thread
+ * owns it (external progress: passes while bytes move). */
 void mmp__progress_poke(mmp__engine_t *e);
+
+/* Lock NOT held, before any progress. Sets up external progress instead
+ * of the progress thread: the descriptor of mmp_progress_fd. Returns 0 or
+ * MMP_EIO (the descriptors are closed by mmp__engine_fini either way). */
+int mmp__engine_external(mmp__engine_t *e);
 
 /* Lock NOT held, not in loop context. Runs fn(arg) in loop context (lock
  * not held) and returns once it has. */
@@ -542,6 +571,17 @@ int mmp__in_loop(void);
  */
 int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
                             void (*cb)(void *arg), void *arg);
+
+/*
+ * Lock held. Arms `d` (caller's memory, not armed) to run cb(arg) in loop
+ * context with engine.lock held, `ms` milliseconds from now, unless
+ * mmp__deadline_stop_locked comes first. The owner may free `d` once it
+ * is not armed: after cb started, or after the stop.
+ */
+void mmp__deadline_start_locked(mmp__engine_t *e, mmp__deadline_t *d,
+                                unsigned ms, void (*cb)(void *arg), void *arg);
+/* Lock held. Disarms `d` if it is armed; cb will not run. */
+void mmp__deadline_stop_locked(mmp__engine_t *e, mmp__deadline_t *d);
 
 /* ---- Point-to-point (p2p.c) -------------------------------------------- */
 
@@ -699,6 +739,23 @@ void mmp__comm_ext_free(mmp_comm_t *c);
 static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
   return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
 }
+
+/* ---- Errors (errors.c) ------------------------------------------------- */
+
+/*
+ * Bracket a public call that may fail: mmp__api_enter() on entry, and
+ * return mmp__api_leave(rc, __func__). When the outermost such call of the
+ * thread fails and errors are fatal (mmp_set_errors_fatal), it logs the
+ * function and the error and aborts the job; otherwise it returns rc.
+ */
+void mmp__api_enter(void);
+int mmp__api_leave(int rc, const char *fn);
+/* mmp_abort(code) with `why` as the reason the launcher reports. Never
+ * returns. */
+MMP_NORETURN void mmp__abort_with(int code, const char *why);
+/* The blocking form of a non-blocking call that returned rc and *req:
+ * waits for *req if rc is 0, then leaves as mmp__api_leave. */
+int mmp__api_wait(int rc, mmp_request_t **req, const char *fn);
 
 /* ---- Test introspection (debug.c) -------------------------------------- */
 

@@ -40,6 +40,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -77,6 +80,30 @@ static int engine_tp_poll(mmp__engine_t *e, int arm) {
  * instead, the loop only makes a pass. */
 static void engine_sleep(mmp__engine_t *e) {
   uv_run(&e->loop, engine_tp_poll(e, 1) ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+}
+
+/* Loop context, lock not held; external progress only. Makes the
+ * embedder's descriptor say whether progress is due before anything else
+ * arrives: libuv's timers (the descriptor shows only libuv's sockets) and
+ * callbacks it left pending are turned into the timerfd's expiry, and
+ * shared memory arms its doorbell, as before any sleep. */
+static void engine_ext_arm(mmp__engine_t *e) {
+  struct itimerspec its;
+  int ms;
+
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  if (e->ext_fd < 0)
+    return;
+  ms = engine_tp_poll(e, 1) ? 0 : uv_backend_timeout(&e->loop);
+  memset(&its, 0, sizeof(its));
+  if (ms == 0)
+    its.it_value.tv_nsec = 1; /* due now; all zero would disarm */
+  else if (ms > 0) {
+    its.it_value.tv_sec = ms / 1000;
+    its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+  }
+  timerfd_settime(e->ext_timer, 0, &its, NULL);
 }
 
 /* The calling thread becomes the one that runs the loop. The loop's owner
@@ -135,6 +162,8 @@ int mmp__engine_init(mmp__engine_t *e) {
   uv_timer_init(&e->loop, &e->timer);
   uv_timer_init(&e->loop, &e->heartbeat);
   e->heartbeat.data = e;
+  uv_timer_init(&e->loop, &e->deadline_timer);
+  e->deadline_timer.data = e;
   if (uv_mutex_init(&e->lock) != 0 || uv_cond_init(&e->cv) != 0 ||
       uv_cond_init(&e->prog_cv) != 0)
     return MMP_ENOMEM;
@@ -142,10 +171,13 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->unexpected);
   mmp__list_init(&e->dirty);
   mmp__list_init(&e->tasks);
+  mmp__list_init(&e->deadlines);
   e->owner = MMP__OWN_NONE;
   e->app_at = uv_hrtime();
   atomic_init(&e->lock_owner, 0);
   atomic_init(&e->loop_thread, 0);
+  e->ext_fd = -1;
+  e->ext_timer = -1;
   mmp__loop_share(&e->loop);
   return 0;
 }
@@ -215,6 +247,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
         poll = 0;
     }
   }
+  if (e->ext_fd >= 0) {
+    /* Shared memory's poll calls back into the runtime, which locks. */
+    mmp__unlock(e);
+    engine_ext_arm(e);
+    mmp__lock(e);
+  }
   loop_leave(e);
   if (yield) {
     int spun_out = uv_hrtime() - start > (uint64_t)e->cfg.spin_us * 1000;
@@ -254,6 +292,22 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   mmp__unlock(e);
 }
 
+/* Loop context, lock not held. Passes over the loop without blocking.
+ * For an embedder's loop it goes on while bytes keep moving (up to a
+ * bound), because libuv registers the sockets a pass's callbacks start
+ * watching only at the next pass; then the descriptor is re-armed. */
+static void engine_passes(mmp__engine_t *e) {
+  uint64_t seen;
+  int n = 0;
+
+  MMP__ASSERT_LOOP(e);
+  do {
+    seen = e->activity;
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+  } while (e->ext_fd >= 0 && (e->activity != seen || n == 0) && ++n < 16);
+  engine_ext_arm(e);
+}
+
 void mmp__progress_poke(mmp__engine_t *e) {
   MMP__ASSERT_UNLOCKED(e);
   if (mmp__in_loop())
@@ -263,7 +317,7 @@ void mmp__progress_poke(mmp__engine_t *e) {
     e->owner = MMP__OWN_APP;
     mmp__unlock(e);
     loop_enter(e);
-    uv_run(&e->loop, UV_RUN_NOWAIT);
+    engine_passes(e);
     loop_leave(e);
     mmp__lock(e);
     assert(e->owner == MMP__OWN_APP);
@@ -276,6 +330,52 @@ void mmp__progress_poke(mmp__engine_t *e) {
    * drives progress itself again instead of through its wake-ups. */
   e->app_at = uv_hrtime();
   mmp__unlock(e);
+}
+
+int mmp__engine_external(mmp__engine_t *e) {
+  struct epoll_event ev;
+  struct itimerspec its;
+
+  assert(!e->thread_started); /* the two ways exclude each other */
+  e->ext_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  e->ext_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (e->ext_timer < 0 || e->ext_fd < 0)
+    return MMP_EIO;
+  memset(&ev, 0, sizeof(ev));
+  ev.events = EPOLLIN;
+  if (epoll_ctl(e->ext_fd, EPOLL_CTL_ADD, e->ext_timer, &ev) != 0 ||
+      epoll_ctl(e->ext_fd, EPOLL_CTL_ADD, uv_backend_fd(&e->loop), &ev) != 0)
+    return MMP_EIO;
+  /* Due at once: the first mmp_progress() sets it from libuv's timers. */
+  memset(&its, 0, sizeof(its));
+  its.it_value.tv_nsec = 1;
+  timerfd_settime(e->ext_timer, 0, &its, NULL);
+  return 0;
+}
+
+int mmp_progress_fd(void) {
+  mmp__engine_t *e = mmp__eng;
+
+  if (e == NULL)
+    return mmp__not_init(__func__);
+  return e->ext_fd >= 0 ? e->ext_fd : MMP_ENOTSUP;
+}
+
+int mmp_progress(void) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t expirations;
+
+  if (e == NULL)
+    return mmp__not_init(__func__);
+  /* Called back from the loop (a user operation): it is running already. */
+  if (mmp__in_loop())
+    return MMP_EINVAL;
+  /* The expiry is consumed here; the next pass sets the timer again. */
+  if (e->ext_timer >= 0 &&
+      read(e->ext_timer, &expirations, sizeof(expirations)) < 0)
+    expirations = 0;
+  mmp__progress_poke(e);
+  return 0;
 }
 
 typedef struct engine_call_s {
@@ -377,6 +477,97 @@ int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
   t->arg = arg;
   mmp__engine_post_locked(e, &t->task, timer_arm, t);
   return 0;
+}
+
+/* ---- Cancellable deadlines ---------------------------------------------- */
+
+/* Lock held. The earliest armed deadline, or 0 for none. */
+static uint64_t deadline_next_locked(mmp__engine_t *e) {
+  mmp__list_t *it;
+  uint64_t next = 0;
+
+  mmp__list_foreach(it, &e->deadlines) {
+    mmp__deadline_t *d = mmp__container_of(it, mmp__deadline_t, node);
+    if (next == 0 || d->due < next)
+      next = d->due;
+  }
+  return next;
+}
+
+static void deadline_fired(uv_timer_t *h);
+
+/* Loop context, lock held. Points the engine's timer at the earliest
+ * deadline. */
+static void deadline_rearm_locked(mmp__engine_t *e) {
+  uint64_t next = deadline_next_locked(e), now = uv_hrtime();
+
+  MMP__ASSERT_LOOP(e);
+  if (next == 0)
+    uv_timer_stop(&e->deadline_timer);
+  else /* rounded up: firing early would only arm it again */
+    uv_timer_start(&e->deadline_timer, deadline_fired,
+                   next > now ? (next - now + 999999) / 1000000 : 0, 0);
+}
+
+/* Loop context: runs what is due. A callback may start or stop others,
+ * hence the fresh look after each. */
+static void deadline_fired(uv_timer_t *h) {
+  mmp__engine_t *e = h->data;
+  mmp__list_t *it;
+  int again = 1;
+
+  MMP__ASSERT_LOOP(e);
+  mmp__lock(e);
+  while (again) {
+    uint64_t now = uv_hrtime();
+    again = 0;
+    mmp__list_foreach(it, &e->deadlines) {
+      mmp__deadline_t *d = mmp__container_of(it, mmp__deadline_t, node);
+      if (d->due <= now) {
+        mmp__list_remove(&d->node);
+        d->armed = 0;
+        d->cb(d->arg);
+        again = 1;
+        break;
+      }
+    }
+  }
+  deadline_rearm_locked(e);
+  mmp__unlock(e);
+}
+
+/* Loop context (a task), lock not held. */
+static void deadline_task(void *arg) {
+  mmp__engine_t *e = arg;
+
+  mmp__lock(e);
+  e->deadline_posted = 0;
+  deadline_rearm_locked(e);
+  mmp__unlock(e);
+}
+
+void mmp__deadline_start_locked(mmp__engine_t *e, mmp__deadline_t *d,
+                                unsigned ms, void (*cb)(void *arg), void *arg) {
+  MMP__ASSERT_LOCKED(e);
+  assert(!d->armed);
+  d->due = uv_hrtime() + (uint64_t)ms * 1000000;
+  d->cb = cb;
+  d->arg = arg;
+  d->armed = 1;
+  mmp__list_insert_tail(&e->deadlines, &d->node);
+  /* Only the loop's owner may set the timer. */
+  if (!e->deadline_posted) {
+    e->deadline_posted = 1;
+    mmp__engine_post_locked(e, &e->deadline_task, deadline_task, e);
+  }
+}
+
+void mmp__deadline_stop_locked(mmp__engine_t *e, mmp__deadline_t *d) {
+  MMP__ASSERT_LOCKED(e);
+  if (d->armed) {
+    mmp__list_remove(&d->node);
+    d->armed = 0;
+  }
 }
 
 void mmp__engine_notify_locked(mmp__engine_t *e) {
@@ -494,6 +685,7 @@ void mmp__engine_fini(mmp__engine_t *e) {
   MMP__ASSERT_UNLOCKED(e);
   uv_close((uv_handle_t *)&e->timer, engine_closed);
   uv_close((uv_handle_t *)&e->heartbeat, engine_closed);
+  uv_close((uv_handle_t *)&e->deadline_timer, engine_closed);
   uv_close((uv_handle_t *)&e->wakeup, engine_closed);
   /* Whatever handles remain are closing; let their callbacks run. */
   uv_run(&e->loop, UV_RUN_DEFAULT);
@@ -501,6 +693,10 @@ void mmp__engine_fini(mmp__engine_t *e) {
   mmp__loop_share(NULL);
   if (uv_loop_close(&e->loop) != 0)
     MMP__LOG(MMP__LOG_WARN, "event loop closed with handles still open");
+  if (e->ext_fd >= 0)
+    close(e->ext_fd);
+  if (e->ext_timer >= 0)
+    close(e->ext_timer);
   uv_cond_destroy(&e->prog_cv);
   uv_cond_destroy(&e->cv);
   uv_mutex_destroy(&e->lock);

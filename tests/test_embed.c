@@ -9,6 +9,15 @@
  * rank that dies makes receives from any source fail, and an
  * arrival-aware broadcast waiting for it. Bad arguments fail at once with
  * a message that names the argument.
+ * For embedders: the log callback receives the library's lines and the
+ * level filters them; a collective that a rank never joins times out
+ * within its bound (blocking, and polled with external progress) and
+ * leaves the communicator failing collectives while point-to-point works;
+ * with errors fatal, minimprun exits non-zero naming the rank and error;
+ * the progress calls answer as documented in each progress mode, and bad
+ * MINIMP_PROGRESS, MINIMP_ERRORS and MINIMP_COLL_TIMEOUT_MS fail init.
+ *
+ * Run as: test_embed MINIMPRUN ERRORS_HELPER
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +38,9 @@
 
 #include "minimp.h"
 #include "embed_util.h"
+#include "spawn_util.h"
+
+static const char *minimprun, *errors_helper;
 
 static const char *key = "0123456789abcdef0123456789abcdef";
 static const char *bad = "fedcba9876543210fedcba9876543210";
@@ -426,7 +438,270 @@ static void test_embed_lost_rank_fails_allreduce(void **state) {
     assert_int_equal(exit_code(p[i]), 0);
 }
 
-int main(void) {
+/* What the log callback saw. */
+typedef struct log_seen_s {
+  int lines;
+  int debug_lines;
+  int listening_level; /* level of "listening on", or -1 */
+  int shm_level;       /* level of the MINIMP_SHM complaint, or -1 */
+  int notinit_lines;   /* "called before a successful mmp_init" lines */
+  int prefixed;        /* lines that kept stderr's "minimp[...]" prefix */
+  int nested_rc;       /* mmp_set_log_fn from inside the callback */
+} log_seen_t;
+
+static void log_cb(int level, const char *line, void *userdata) {
+  log_seen_t *seen = userdata;
+
+  seen->lines++;
+  seen->debug_lines += level == MMP_LOG_DEBUG;
+  if (strstr(line, "listening on") != NULL)
+    seen->listening_level = level;
+  if (strstr(line, "MINIMP_SHM='bogus'") != NULL)
+    seen->shm_level = level;
+  if (level == MMP_LOG_ERROR &&
+      strstr(line, "mmp_progress called before a successful mmp_init") != NULL)
+    seen->notinit_lines++;
+  seen->prefixed += strncmp(line, "minimp[", 7) == 0;
+  seen->nested_rc = mmp_set_log_fn(NULL, NULL);
+}
+
+/* Up a one-rank embedded job with extra init flags; 0 or the error. */
+static int one_rank_init(unsigned flags) {
+  char addr[64];
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  return mmp_init_ex(0, 1, addr, key, NULL, MMP_INIT_HOST_RENDEZVOUS | flags);
+}
+
+/* A one-rank embedded job, up and down; 0 or the error. */
+static int one_rank_job(void) {
+  int rc = one_rank_init(0);
+
+  return rc != 0 ? rc : mmp_finalize();
+}
+
+/* 1 unless `name`=`value` makes init fail with MMP_EENV. */
+static int bad_variable(const char *name, const char *value) {
+  int rc;
+
+  setenv(name, value, 1);
+  rc = mmp_init(NULL, NULL);
+  unsetenv(name);
+  return rc != MMP_EENV;
+}
+
+/* Child body. Exit codes 40.. */
+static int log_main(void) {
+  log_seen_t seen;
+
+  memset(&seen, 0, sizeof(seen));
+  seen.listening_level = seen.shm_level = -1;
+  unsetenv("MINIMP_LOG");
+  if (mmp_set_log_fn(log_cb, &seen) != 0 ||
+      mmp_set_log_level(MMP_LOG_WARN) != 0 || mmp_set_log_level(7) == 0)
+    return 40;
+  /* Before init the progress calls say so, once, through the callback. */
+  if (mmp_progress() != MMP_ENOTINIT || mmp_progress_fd() != MMP_ENOTINIT ||
+      seen.notinit_lines != 1)
+    return 47;
+  /* At warn, init's debug line ("listening on") is dropped. */
+  if (one_rank_job() != 0 || seen.debug_lines != 0 ||
+      seen.listening_level != -1)
+    return 41;
+  mmp_set_log_level(MMP_LOG_DEBUG);
+  if (one_rank_job() != 0 || seen.listening_level != MMP_LOG_DEBUG)
+    return 42;
+  if (seen.nested_rc != MMP_EINVAL) /* it would deadlock */
+    return 43;
+  setenv("MINIMP_SHM", "bogus", 1);
+  if (mmp_init(NULL, NULL) != MMP_EENV || seen.shm_level != MMP_LOG_ERROR)
+    return 44;
+  unsetenv("MINIMP_SHM");
+  if (bad_variable("MINIMP_PROGRESS", "sideways") ||
+      bad_variable("MINIMP_ERRORS", "maybe") ||
+      bad_variable("MINIMP_COLL_TIMEOUT_MS", "-3"))
+    return 46;
+  if (seen.prefixed != 0) /* the callback gets the text alone */
+    return 48;
+  /* Back to stderr: the callback sees nothing more. */
+  seen.lines = 0;
+  if (mmp_set_log_fn(NULL, NULL) != 0 || one_rank_job() != 0 || seen.lines != 0)
+    return 45;
+  return 0;
+}
+
+/* Runs body() in a child process, which must exit 0 within 20 s. */
+static void run_child(int (*body)(void)) {
+  pid_t p = fork();
+
+  assert_true(p >= 0);
+  if (p == 0) {
+    alarm(20);
+    _exit(body());
+  }
+  assert_int_equal(exit_code(p), 0);
+}
+
+static void test_embed_log_fn_and_level(void **state) {
+  (void)state;
+  run_child(log_main);
+}
+
+/* Child body: the progress calls' answers in each mode. Exit codes 70.. */
+static int progress_calls_main(void) {
+  int fd;
+
+  if (mmp_progress_fd() != MMP_ENOTINIT || mmp_progress() != MMP_ENOTINIT)
+    return 70;
+  if (one_rank_init(0x80) != MMP_EINVAL) /* an unknown flag */
+    return 71;
+  /* With the progress thread there is no descriptor to watch. */
+  if (one_rank_init(0) != 0 || mmp_progress_fd() != MMP_ENOTSUP ||
+      mmp_progress() != 0 || mmp_finalize() != 0)
+    return 72;
+  if (one_rank_init(MMP_INIT_EXTERNAL_PROGRESS) != 0 ||
+      (fd = mmp_progress_fd()) < 0 || mmp_progress() != 0 ||
+      mmp_progress_fd() != fd || mmp_finalize() != 0)
+    return 73;
+  setenv("MINIMP_PROGRESS", "external", 1);
+  if (one_rank_init(0) != 0 || mmp_progress_fd() < 0 || mmp_finalize() != 0)
+    return 74;
+  unsetenv("MINIMP_PROGRESS");
+  return 0;
+}
+
+static void test_embed_progress_calls(void **state) {
+  (void)state;
+  run_child(progress_calls_main);
+}
+
+#define TIMEOUT_MS 300
+
+/* The allreduce rank 2 never joins, on rank 0 (blocking, rendezvous
+ * sends that rank 2 never answers) or rank 1 (non-blocking, polled with
+ * external progress). Returns 0 or an exit code 60.. */
+static int timeout_allreduce(int rank, mmp_comm_t *w) {
+  mmp_allreduce_opts_t o = MMP_ALLREDUCE_OPTS_INIT;
+  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
+  double x[64] = {0}, y[64], t0 = mmp_wtime(), took;
+  mmp_request_t *r;
+  int rc, flag = 0;
+
+  o.timeout_ms = TIMEOUT_MS;
+  /* An arrival-aware broadcast cannot give up: refused, nothing sent. */
+  b.algorithm = MMP_BCAST_ARRIVAL_B;
+  b.timeout_ms = TIMEOUT_MS;
+  if (mmp_bcast_ex(x, sizeof(x), 0, w, &b) != MMP_ENOTSUP)
+    return 67;
+  if (rank == 0) {
+    o.mode = MMP_SEND_RNDV;
+    rc = mmp_allreduce_ex(x, y, 64, MMP_DOUBLE, MMP_SUM, w, &o);
+  } else {
+    rc = mmp_iallreduce(x, y, 64, MMP_DOUBLE, MMP_SUM, w, &o, &r);
+    while (rc == 0 && !flag && mmp_wtime() - t0 < 10) {
+      usleep(1000);
+      rc = mmp_test(&r, &flag, NULL);
+    }
+  }
+  took = mmp_wtime() - t0;
+  if (rc != MMP_ETIMEDOUT)
+    return 60;
+  if (took < TIMEOUT_MS * 0.9e-3 || took > 3.0)
+    return 61;
+  /* The communicator's collectives fail at once from now on. */
+  t0 = mmp_wtime();
+  if (mmp_barrier(w) != MMP_ETIMEDOUT || mmp_wtime() - t0 > 0.1)
+    return 62;
+  return 0;
+}
+
+/* Child body. Exit codes 60.. */
+static int timeout_main(int rank, const char *addr) {
+  unsigned flags = rank == 0   ? MMP_INIT_HOST_RENDEZVOUS
+                   : rank == 1 ? MMP_INIT_EXTERNAL_PROGRESS
+                               : 0;
+  mmp_comm_t *w;
+  int rc, v = 0;
+
+  alarm(20);
+  setenv("MINIMP_NET_ALPHA_US", "50", 1);
+  setenv("MINIMP_NET_BETA_NS", "1", 1);
+  if (mmp_init_ex(rank, 3, addr, key, NULL, flags) != 0)
+    return 63;
+  w = mmp_comm_world();
+  if (rank == 2) {
+    /* Never joins; waits for both to have given up. */
+    if (mmp_recv(&v, sizeof(v), 0, 9, w, NULL) != 0 ||
+        mmp_recv(&v, sizeof(v), 1, 9, w, NULL) != 0)
+      return 64;
+  } else {
+    if ((rc = timeout_allreduce(rank, w)) != 0)
+      return rc;
+    /* Point-to-point on it still works. */
+    if (mmp_send(&v, sizeof(v), 2, 9, w) != 0)
+      return 65;
+  }
+  return mmp_finalize() == 0 ? 0 : 66;
+}
+
+/* Runs n ranks of body(rank, addr) in child processes, the host (rank 0)
+ * last, and expects each to exit 0. */
+static void run_ranks(int n, int (*body)(int rank, const char *addr)) {
+  char addr[64];
+  pid_t p[8];
+  int i;
+
+  assert_true(n <= 8);
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (i = n - 1; i >= 0; i--)
+    if ((p[i] = fork()) == 0)
+      _exit(body(i, addr));
+  for (i = 0; i < n; i++)
+    assert_int_equal(exit_code(p[i]), 0);
+}
+
+static void test_embed_collective_times_out(void **state) {
+  (void)state;
+  run_ranks(3, timeout_main);
+}
+
+/* minimprun -n 3 ERRORS_HELPER MODE with `env` set: rank 1 makes a bad
+ * call that it does not check. */
+static void run_fatal(const char *mode, const char *env, const char *call,
+                      const char *err) {
+  char *argv[] = {
+      (char *)minimprun, "--timeout",           "60",         "-n", "3", "-x",
+      (char *)env,       (char *)errors_helper, (char *)mode, NULL};
+  spawn_result_t *r = malloc(sizeof(*r));
+  char want[128];
+
+  assert_non_null(r);
+  assert_int_equal(spawn_run(argv, 90, r), 0);
+  /* minimprun's own report names the rank, the call and the error. */
+  snprintf(want, sizeof(want), "called mmp_abort(%d): %s failed: %s",
+           MMP_FATAL_EXIT, call, err);
+  if (r->status != MMP_FATAL_EXIT || strstr(r->err, want) == NULL ||
+      strstr(r->err, "minimprun: rank 1 ") == NULL)
+    fprintf(stderr, "status %d\n--- stdout\n%s--- stderr\n%s---\n", r->status,
+            r->out, r->err);
+  assert_int_equal(r->status, MMP_FATAL_EXIT);
+  assert_non_null(strstr(r->err, want));
+  assert_non_null(strstr(r->err, "minimprun: rank 1 "));
+  assert_null(strstr(r->out, "rank 1 went on"));
+  free(r);
+}
+
+static void test_embed_errors_fatal_from_environment(void **state) {
+  (void)state;
+  run_fatal("send", "MINIMP_ERRORS=fatal", "mmp_send", "MMP_ERANK");
+}
+
+static void test_embed_errors_fatal_from_call(void **state) {
+  (void)state;
+  run_fatal("barrier", "MINIMP_ERRORS=return", "mmp_barrier", "MMP_ECOMM");
+}
+
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_embed_unknown_iface_fails_at_once),
       cmocka_unit_test(test_embed_bad_arguments_are_named),
@@ -438,6 +713,18 @@ int main(void) {
       cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
       cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
+      cmocka_unit_test(test_embed_log_fn_and_level),
+      cmocka_unit_test(test_embed_progress_calls),
+      cmocka_unit_test(test_embed_collective_times_out),
+      cmocka_unit_test(test_embed_errors_fatal_from_environment),
+      cmocka_unit_test(test_embed_errors_fatal_from_call),
   };
+
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s MINIMPRUN ERRORS_HELPER\n", argv[0]);
+    return 2;
+  }
+  minimprun = argv[1];
+  errors_helper = argv[2];
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

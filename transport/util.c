@@ -18,15 +18,33 @@
 
 #include "minimp.h"
 
-int mmp__log_level = MMP__LOG_WARN;
+_Atomic int mmp__log_level = MMP__LOG_WARN;
 
 static uv_once_t log_once = UV_ONCE_INIT;
 static uv_mutex_t log_mutex;
 static char log_prefix[64] = "";
+/* The sink is read-locked while it runs, so that replacing it (write
+ * lock) returns only once no thread is inside the old one. */
+static uv_rwlock_t log_sink_lock;
+static mmp__log_sink_fn log_sink;
+static void *log_sink_arg;
+static _Thread_local int log_in_sink;
 
 static void log_init_once(void) {
-  if (uv_mutex_init(&log_mutex) != 0)
+  if (uv_mutex_init(&log_mutex) != 0 || uv_rwlock_init(&log_sink_lock) != 0)
     abort();
+}
+
+int mmp__log_set_sink(mmp__log_sink_fn fn, void *arg) {
+  /* Its own write lock would wait for the read lock this thread holds. */
+  if (log_in_sink)
+    return MMP_EINVAL;
+  uv_once(&log_once, log_init_once);
+  uv_rwlock_wrlock(&log_sink_lock);
+  log_sink = fn;
+  log_sink_arg = arg;
+  uv_rwlock_wrunlock(&log_sink_lock);
+  return 0;
 }
 
 void mmp__log_set_prefix(const char *who) {
@@ -57,8 +75,16 @@ void mmp__log(int level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
   va_end(ap);
-  /* One fprintf per line keeps lines from different threads whole. */
-  fprintf(stderr, "%s\n", line);
+  uv_rwlock_rdlock(&log_sink_lock);
+  if (log_sink != NULL && !log_in_sink) {
+    log_in_sink = 1;
+    log_sink(level, line + n, log_sink_arg);
+    log_in_sink = 0;
+  } else {
+    /* One fprintf per line keeps lines from different threads whole. */
+    fprintf(stderr, "%s\n", line);
+  }
+  uv_rwlock_rdunlock(&log_sink_lock);
 }
 
 /* Its address is the thread's identity. */

@@ -109,8 +109,15 @@ enum {
   MMP__LOG_DEBUG = 3
 };
 
-/* Current level; messages above it are dropped. Set from MINIMP_LOG. */
-extern int mmp__log_level;
+/* Current level; messages above it are dropped. Set from MINIMP_LOG or
+ * mmp_set_log_level, read by every thread (hence atomic). */
+extern _Atomic int mmp__log_level;
+
+/* Where lines go instead of stderr: fn(level, text without the prefix,
+ * arg). Any thread; fn NULL restores stderr. Returns once no thread runs
+ * the previous fn; MMP_EINVAL when called from inside a sink. */
+typedef void (*mmp__log_sink_fn)(int level, const char *line, void *arg);
+int mmp__log_set_sink(mmp__log_sink_fn fn, void *arg);
 
 /* Sets the "[who]" prefix of every line, e.g. "rank 3". Thread-safe. */
 void mmp__log_set_prefix(const char *who);
