@@ -36,6 +36,16 @@
 #include "runtime/internal.h"
 #include "transport/hostlist.h"
 
+/* config.c applies MINIMP_ERRORS=fatal through the public call, which
+ * lives in runtime/errors.c with the rest of the library (not linked into
+ * this harness): here it only records the mode. */
+static volatile int errors_fatal = -1;
+
+int mmp_set_errors_fatal(int on) {
+  errors_fatal = on != 0;
+  return 0;
+}
+
 enum { K_SIZE, K_UINT, K_INT, K_DOUBLE, K_WORD, K_TEXT };
 
 typedef struct cfg_var_s {
