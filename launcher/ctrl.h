@@ -60,7 +60,7 @@
 #define MMP__CTRL_MAX_LAUNCH (64u << 20) /* LAUNCH */
 #define MMP__CTRL_MAX_STR (1u << 20)     /* one argument or variable */
 #define MMP__CTRL_MAX_RANK (1 << 24)
-#define MMP__CTRL_CHUNK 65536            /* largest OUTPUT / STDIN data */
+#define MMP__CTRL_CHUNK 65536    /* largest OUTPUT / STDIN data */
 #define MMP__CTRL_HELLO_MS 10000 /* a new connection must prove the key */
 #define MMP__CTRL_HIGH_WATER (1u << 20)  /* unsent bytes: stop producing */
 #define MMP__CTRL_LOW_WATER (256u << 10) /* ...and resume below this */

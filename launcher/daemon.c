@@ -11,14 +11,14 @@
  * minimprun's control server, sends HELLO with its index, proves the key
  * against minimprun's CHALLENGE, checks minimprun's own proof in WELCOME
  * (ctrl.h), and only then starts the ranks of the LAUNCH that follows,
- * each with the key added to its environment, with uv_spawn, each in its own process group, exactly like
- * minimprun starts local ranks, but through "minimprun --exec-rank", which
- * asks the kernel to kill the rank should the daemon die (even by SIGKILL,
- * which leaves it no chance to clean up) and then executes the program.
- * The daemon looks the program up first, so that a missing one is still
- * reported as a failed start. Their output goes back as OUTPUT messages,
- * their exits as EXIT; STDIN feeds the rank that reads the job's input;
- * KILL and SIGNAL stop or signal every rank.
+ * each with the key added to its environment, with uv_spawn, each in its own
+ * process group, exactly like minimprun starts local ranks, but through
+ * "minimprun --exec-rank", which asks the kernel to kill the rank should the
+ * daemon die (even by SIGKILL, which leaves it no chance to clean up) and then
+ * executes the program. The daemon looks the program up first, so that a
+ * missing one is still reported as a failed start. Their output goes back as
+ * OUTPUT messages, their exits as EXIT; STDIN feeds the rank that reads the
+ * job's input; KILL and SIGNAL stop or signal every rank.
  *
  * When every rank has exited and its output is drained (or DMN_DRAIN_MS
  * passed), the daemon sends BYE and exits 0. If the connection drops first,
@@ -404,8 +404,8 @@ static void dmn_spawn(dmn_t *d, dmn_rank_t *r, const mmp__ctrl_rank_t *cr,
     memcpy(vars, cr->vars, (size_t)cr->nvars * sizeof(*vars));
     vars[cr->nvars] = d->keyvar;
     vars[cr->nvars + 1] = NULL;
-    s.env = mmp__env_merge(environ, d->launch.env, (size_t)d->launch.nenv,
-                           vars, (size_t)cr->nvars + 1);
+    s.env = mmp__env_merge(environ, d->launch.env, (size_t)d->launch.nenv, vars,
+                           (size_t)cr->nvars + 1);
   }
   s.cwd = cwd;
   s.in_mode = MMP__STDIN_NULL;

@@ -34,10 +34,10 @@
 #include "transport/transport.h"
 #include "transport/util.h"
 
-#define RM_MAX_PENDING 64            /* connections that have not proved the key */
-#define RM_AGENT_FLUSH_MS 300        /* a dead agent's last words may follow */
-#define RM_AGENT_TERM_MS 2000        /* after stop: SIGTERM to agents left */
-#define RM_AGENT_KILL_MS 2000        /* ...then SIGKILL */
+#define RM_MAX_PENDING 64     /* connections that have not proved the key */
+#define RM_AGENT_FLUSH_MS 300 /* a dead agent's last words may follow */
+#define RM_AGENT_TERM_MS 2000 /* after stop: SIGTERM to agents left */
+#define RM_AGENT_KILL_MS 2000 /* ...then SIGKILL */
 #define RM_STDIN_CREDIT (256u << 10) /* unacknowledged STDIN bytes */
 #define RM_MAX_HOSTNAME 255
 
@@ -636,8 +636,7 @@ static void rm_on_connection(uv_stream_t *server, int status) {
   }
   mmp__list_insert_tail(&rm->pending, &p->node);
   rm->npending++;
-  mmp__ctrl_conn_deadline(p->conn, MMP__CTRL_HELLO_MS,
-                          "no handshake in time");
+  mmp__ctrl_conn_deadline(p->conn, MMP__CTRL_HELLO_MS, "no handshake in time");
   /* We speak first: a fresh nonce the daemon's proof must cover. */
   mmp__auth_nonce(p->nonce);
   mmp__boot_wr_init(&w);

@@ -122,10 +122,10 @@ void mmp__run_rank_vars(const mmp__run_rank_t *r, char vars[3][48],
 const char *mmp__run_env_owned(const mmp__run_job_t *j, const char *entry) {
   /* What mmp__run_rank_vars and mmp__run_job_env write; MINIMP_IFACE only
    * with --iface, MINIMP_ENCRYPT only with --encrypt. */
-  static const char *const names[] = {
-      "MINIMP_RANK",      "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE",
-      "MINIMP_SIZE",      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY",
-      "MINIMP_IFACE",     "MINIMP_ENCRYPT"};
+  static const char *const names[] = {"MINIMP_RANK",       "MINIMP_LOCAL_RANK",
+                                      "MINIMP_LOCAL_SIZE", "MINIMP_SIZE",
+                                      "MINIMP_BOOT_ADDR",  "MINIMP_JOB_KEY",
+                                      "MINIMP_IFACE",      "MINIMP_ENCRYPT"};
   size_t len = strcspn(entry, "="), k;
 
   for (k = 0; k < MMP__ARRAY_SIZE(names); k++) {

@@ -10,10 +10,10 @@
  * rank gets its daemon's environment plus those and every other MINIMP_*
  * variable of ours (Open MPI forwards only its own variables and -x ones
  * too), except the key, which its daemon adds: the daemon got it through
- * the agent. The last -x of a name wins. -x cannot set the variables that minimprun sets itself: the
- * command line naming one is refused (mmp__run_env_owned), since a rank
- * would otherwise get two entries of the name, or a MINIMP_SIZE that does
- * not match the job.
+ * the agent. The last -x of a name wins. -x cannot set the variables that
+ * minimprun sets itself: the command line naming one is refused
+ * (mmp__run_env_owned), since a rank would otherwise get two entries of the
+ * name, or a MINIMP_SIZE that does not match the job.
  */
 #ifndef MMP_LAUNCHER_RUN_ENV_H
 #define MMP_LAUNCHER_RUN_ENV_H
@@ -27,8 +27,8 @@
  * that is not set here is left out, with a warning on stderr) and
  * j->jobvars with MINIMP_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY, with
  * --iface MINIMP_IFACE and with --encrypt MINIMP_ENCRYPT=1, and
- * j->libpath. Call it once j->boot_addr and j->keyhex are set. The caller frees j->xenv (the array only) and
- * j->libpath. Returns 0 or MMP_ENOMEM.
+ * j->libpath. Call it once j->boot_addr and j->keyhex are set. The caller frees
+ * j->xenv (the array only) and j->libpath. Returns 0 or MMP_ENOMEM.
  */
 int mmp__run_job_env(mmp__run_job_t *j);
 
@@ -59,9 +59,9 @@ char **mmp__run_shared_env(mmp__run_job_t *j, size_t *count);
  * What a remote rank's environment adds to its daemon's: every MINIMP_*
  * variable of ours that neither the shared entries nor the per-rank three
  * set, then the shared entries, all but MINIMP_JOB_KEY, which the daemon
- * adds itself (it never travels on the control connection). Returns a NULL-terminated array of
- * borrowed strings, which the caller frees (the array only), or NULL
- * without memory.
+ * adds itself (it never travels on the control connection). Returns a
+ * NULL-terminated array of borrowed strings, which the caller frees (the array
+ * only), or NULL without memory.
  */
 char **mmp__run_remote_env(mmp__run_job_t *j);
 

@@ -261,13 +261,13 @@ typedef struct mmp__peer_s {
   int credit_waiters;     /* frames in sendq waiting for credit */
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
-  int bye;            /* the peer said BYE */
-  uint64_t last_rx;   /* mmp__clock_ms() of the last frame from it */
-  uint64_t last_ping; /* mmp__clock_ms() of our last PING to it */
-  unsigned unexp_rts; /* its RTS entries in engine.unexpected */
+  int bye;                     /* the peer said BYE */
+  uint64_t last_rx;            /* mmp__clock_ms() of the last frame from it */
+  uint64_t last_ping;          /* mmp__clock_ms() of our last PING to it */
+  unsigned unexp_rts;          /* its RTS entries in engine.unexpected */
   struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
-  int bye_pending;    /* finalize: send BYE once the queues drain */
-  int dirty;          /* on engine.dirty */
+  int bye_pending;             /* finalize: send BYE once the queues drain */
+  int dirty;                   /* on engine.dirty */
   int down_err;
 } mmp__peer_t;
 
@@ -345,21 +345,21 @@ typedef struct mmp__engine_s {
   uv_mutex_t lock;
   atomic_uintptr_t lock_owner;  /* mmp__lock()'s holder, or 0 (debug) */
   atomic_uintptr_t loop_thread; /* the loop's runner, or 0 (debug) */
-  uv_cond_t cv;      /* app threads: loop released or a request done */
-  uv_cond_t prog_cv; /* the progress thread parks here */
-  int owner;         /* MMP__OWN_* */
-  int claims;        /* app threads inside a blocking wait */
-  int waiters;       /* threads blocked on cv */
-  uint64_t app_at;   /* uv_hrtime() when an application thread last
-                        used the library */
+  uv_cond_t cv;             /* app threads: loop released or a request done */
+  uv_cond_t prog_cv;        /* the progress thread parks here */
+  int owner;                /* MMP__OWN_* */
+  int claims;               /* app threads inside a blocking wait */
+  int waiters;              /* threads blocked on cv */
+  uint64_t app_at;          /* uv_hrtime() when an application thread last
+                               used the library */
   _Atomic uint64_t loop_at; /* uv_hrtime() when a thread last took or let
                                go of the loop */
-  int nlost;         /* peers in MMP__P_DOWN (lock) */
-  uint64_t activity; /* bumped by the transport whenever bytes move;
-                        loop owner only (progress.c) */
-  int long_waits;    /* blocking waits in a row that outlasted the
-                        yielding spin (progress.c; lock) */
-  uint64_t polls;    /* loop passes that polled rather than slept (lock) */
+  int nlost;                /* peers in MMP__P_DOWN (lock) */
+  uint64_t activity;        /* bumped by the transport whenever bytes move;
+                               loop owner only (progress.c) */
+  int long_waits;           /* blocking waits in a row that outlasted the
+                               yielding spin (progress.c; lock) */
+  uint64_t polls; /* loop passes that polled rather than slept (lock) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */
   mmp__via_t shm; /* the peers on this host, unless MINIMP_SHM=off */
@@ -393,13 +393,13 @@ typedef struct mmp__engine_s {
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
   uint64_t unexp_rts_peak; /* most RTS entries one peer had unmatched */
-  uint64_t checks; /* times the progress thread woke to look (lock) */
-  int ext_fd;      /* external progress: the descriptor the embedder
-                      watches (epoll of libuv's and ext_timer), else -1 */
-  int ext_timer;   /* timerfd: libuv's next timer, when the embedder
-                      drives the loop; else -1 */
-  int finalizing;  /* inside mmp_finalize */
-  int closing;     /* past the finalize fence: BYE goes out */
+  uint64_t checks;         /* times the progress thread woke to look (lock) */
+  int ext_fd;              /* external progress: the descriptor the embedder
+                              watches (epoll of libuv's and ext_timer), else -1 */
+  int ext_timer;           /* timerfd: libuv's next timer, when the embedder
+                              drives the loop; else -1 */
+  int finalizing;          /* inside mmp_finalize */
+  int closing;             /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
 
 /* The process-wide engine while initialised, else NULL. */

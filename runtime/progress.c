@@ -599,8 +599,8 @@ static void progress_main(void *arg) {
   while (!e->stop) {
     uint64_t now = uv_hrtime();
     uint64_t idle = now - e->app_at;
-    uint64_t unrun = now - atomic_load_explicit(&e->loop_at,
-                                                memory_order_relaxed);
+    uint64_t unrun =
+        now - atomic_load_explicit(&e->loop_at, memory_order_relaxed);
     /* An application busy in the library without waiting (posting many
      * requests) runs no loop: nobody reads, and peers that hear nothing
      * for MINIMP_PEER_TIMEOUT_MS declare this rank lost. So the loop gets

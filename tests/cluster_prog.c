@@ -128,8 +128,8 @@ static void node_bcast(size_t n) {
   mmp_netmodel_t nm;
 
   CHECK(mmp_comm_netmodel(w, &nm) == 0, "model");
-  CHECK(nm.nodes == p / per && nm.node_size == per, "layout %d x %d",
-        nm.nodes, nm.node_size);
+  CHECK(nm.nodes == p / per && nm.node_size == per, "layout %d x %d", nm.nodes,
+        nm.node_size);
   CHECK(nm.beta_node < nm.beta / 4, "beta %.3g within a node, %.3g between",
         nm.beta_node, nm.beta);
   CHECK(mmp_bcast_select(w, 1 << 20, &sel) == 0, "select");
@@ -152,8 +152,10 @@ static void node_bcast(size_t n) {
   CHECK(mmp_barrier(w) == 0, "barrier");
   CHECK(memcmp(buf, want, n) == 0, "node broadcast data");
   /* Frames, headers, barriers and ACKs: well under a fifth more. */
-  CHECK(eth0 < n + n / 5 + 65536, "eth0 carried %llu bytes of a %zu-byte "
-        "broadcast", eth0, n);
+  CHECK(eth0 < n + n / 5 + 65536,
+        "eth0 carried %llu bytes of a %zu-byte "
+        "broadcast",
+        eth0, n);
   /* And AUTO's choice delivers the same. */
   if (r != 0)
     memset(buf, 0, n);

@@ -34,7 +34,8 @@ enum { N_ATTACKS = 9 };
 
 /* The dialer's handshake frames (HELLO, PROOF) of attack 5, replayed by
  * attack 7. */
-static uint8_t recorded[2 * MMP__FRAME_HDR_SIZE + MMP__GREET_LEN + MMP__MAC_LEN];
+static uint8_t
+    recorded[2 * MMP__FRAME_HDR_SIZE + MMP__GREET_LEN + MMP__MAC_LEN];
 
 static int open_to_rank1(void) {
   struct sockaddr_storage ss;

@@ -53,18 +53,15 @@ static void test_auth_proofs_verify_only_as_made(void **state) {
   assert_false(mmp__auth_check(&d, MMP__AUTH_LISTENER, MMP__AUTH_REFUSE, pl));
   /* Another protocol's handshake with the same bytes. */
   mmp__auth_begin(&other, key, MMP__AUTH_BOOT, hello, 48, challenge, 48);
-  assert_false(
-      mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
+  assert_false(mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
   /* Replay: the same hello, a fresh challenge. */
   challenge[0] ^= 1;
   mmp__auth_begin(&other, key, MMP__AUTH_TCP, hello, 48, challenge, 48);
   challenge[0] ^= 1;
-  assert_false(
-      mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
+  assert_false(mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
   /* The greetings swapped (the listener's taken for the dialer's). */
   mmp__auth_begin(&other, key, MMP__AUTH_TCP, challenge, 48, hello, 48);
-  assert_false(
-      mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
+  assert_false(mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
   /* The same bytes split differently between the two messages. */
   {
     uint8_t both[96];
@@ -78,8 +75,7 @@ static void test_auth_proofs_verify_only_as_made(void **state) {
   memcpy(k2, key, sizeof(k2));
   k2[9] ^= 0x10;
   mmp__auth_begin(&other, k2, MMP__AUTH_TCP, hello, 48, challenge, 48);
-  assert_false(
-      mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
+  assert_false(mmp__auth_check(&other, MMP__AUTH_DIALER, MMP__AUTH_PROVE, pd));
   /* Neither the key nor anything of it shows in a proof. */
   assert_null(memmem(pd, sizeof(pd), key, 8));
   mmp__auth_end(&d);
@@ -137,8 +133,8 @@ static void round_trip(uint64_t n, const size_t *cuts, unsigned ncuts) {
   while (pos < mmp__seal_size(n)) {
     size_t len = 0;
     const char *why = NULL;
-    long r = mmp__open(&rx, ct + pos, mmp__seal_size(n) - pos, back + got,
-                       &len, &why);
+    long r = mmp__open(&rx, ct + pos, mmp__seal_size(n) - pos, back + got, &len,
+                       &why);
     assert_true(r > 0);
     assert_true(len <= MMP__REC_MAX);
     pos += (size_t)r;
@@ -226,8 +222,7 @@ static void test_seal_rejects_tampering(void **state) {
     ct[bit / 8] ^= (uint8_t)(1u << (bit % 8));
   }
   /* Intact, it opens. */
-  assert_int_equal(mmp__open(&rx, ct, n1, out, &len, &why),
-                   (long)n1);
+  assert_int_equal(mmp__open(&rx, ct, n1, out, &len, &why), (long)n1);
   assert_int_equal(len, 100);
 }
 

@@ -1111,8 +1111,8 @@ static void test_boot_joined_rank_sending_garbage_is_lost(void **state) {
   assert_int_equal(fx->lost_rank[0], 1);
   assert_string_equal(fx->lost_reason[0], "protocol violation: malformed PUT");
   /* The ERROR came after CHALLENGE and WELCOME. */
-  assert_true(raw.inlen >= CHALLENGE_BYTES + PROOF_BYTES +
-                               MMP__BOOT_HDR_SIZE + 4);
+  assert_true(raw.inlen >=
+              CHALLENGE_BYTES + PROOF_BYTES + MMP__BOOT_HDR_SIZE + 4);
   assert_int_equal(raw.in[CHALLENGE_BYTES + PROOF_BYTES + 5], MMP__B_ERROR);
   /* Rank 0 was not waiting on anything, so it stays. */
   run_for(fx, 30);

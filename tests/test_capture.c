@@ -255,8 +255,8 @@ static void capture_stop(capture_t *c) {
   usleep(200000); /* the last packets of the job */
   atomic_store(&c->stop, 1);
   pthread_join(c->th, NULL);
-  assert_int_equal(
-      getsockopt(c->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len), 0);
+  assert_int_equal(getsockopt(c->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len),
+                   0);
   assert_int_equal(st.tp_drops, 0);
   capture_reassemble(c);
 }
@@ -289,8 +289,8 @@ static int run_job(char *const *args, char *out, size_t cap) {
 /* `pat` in any reassembled stream? */
 static int seen(const capture_t *c, const void *pat, size_t n) {
   for (size_t i = 0; i < c->nflows; i++)
-    if (c->flows[i].len >= n && memmem(c->flows[i].data, c->flows[i].len, pat,
-                                       n) != NULL)
+    if (c->flows[i].len >= n &&
+        memmem(c->flows[i].data, c->flows[i].len, pat, n) != NULL)
       return 1;
   return 0;
 }
@@ -322,9 +322,8 @@ static void check_job(int encrypt) {
   capture_stop(&c);
   at = strstr(out, "KEY ");
   assert_non_null(at);
-  assert_int_equal(sodium_hex2bin(key, sizeof(key), at + 4, 32, NULL, NULL,
-                                  NULL),
-                   0);
+  assert_int_equal(
+      sodium_hex2bin(key, sizeof(key), at + 4, 32, NULL, NULL, NULL), 0);
   /* The capture saw the job: the rendezvous, two control connections and
    * three rank pairs, each way, without a hole. */
   for (size_t i = 0; i < c.nflows; i++) {

@@ -732,8 +732,7 @@ static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
   mmp__auth_nonce(nonce);
   mmp__auth_begin(&a, test_key, MMP__AUTH_CTRL, body, len, nonce,
                   sizeof(nonce));
-  mmp__auth_begin(&mine, key, MMP__AUTH_CTRL, body, len, nonce,
-                  sizeof(nonce));
+  mmp__auth_begin(&mine, key, MMP__AUTH_CTRL, body, len, nonce, sizeof(nonce));
   free(body);
   mmp__boot_wr_init(&w);
   mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
@@ -904,9 +903,8 @@ static void test_daemon_runs_a_rank_in_its_wdir_with_the_key(void **state) {
   assert_non_null(realpath(dir, real));
   daemon_start(&d);
   daemon_expect_hello(&d);
-  daemon_launch_in(&d, argv,
-                   MMP__CTRL_LAUNCH_WDIR | MMP__CTRL_LAUNCH_REPORT_BINDINGS,
-                   dir);
+  daemon_launch_in(
+      &d, argv, MMP__CTRL_LAUNCH_WDIR | MMP__CTRL_LAUNCH_REPORT_BINDINGS, dir);
   assert_true(daemon_collect(&d, &err, out, sizeof(out)));
   assert_int_equal(daemon_wait(&d), 0);
   rmdir(dir);

@@ -33,8 +33,7 @@ static long messages_seen;
  * (its first rank in virtual order): a rank that does not lead its node
  * receives nothing from another node. */
 static void check_node_traffic(mmp__sched_t **s, int p,
-                               const mmp__bcast_desc_t *d,
-                               const int *node_of) {
+                               const mmp__bcast_desc_t *d, const int *node_of) {
   int r, v, i, k;
 
   for (r = 0; r < p; r++) {

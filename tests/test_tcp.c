@@ -37,7 +37,8 @@
 
 #define MAXF 8
 /* The dialer's handshake frames: HELLO and PROOF, with their headers. */
-#define HS_DIALER_BYTES (2 * MMP__FRAME_HDR_SIZE + MMP__GREET_LEN + MMP__MAC_LEN)
+#define HS_DIALER_BYTES                                                        \
+  (2 * MMP__FRAME_HDR_SIZE + MMP__GREET_LEN + MMP__MAC_LEN)
 
 typedef struct side_s {
   mmp__tp_t *tp;
@@ -138,8 +139,7 @@ static void relay_pump(relay_t *r) {
       r->eof[d] = 1;
     if (d == 0 && r->dup_record && !r->duped &&
         r->len[0] >= HS_DIALER_BYTES + MMP__REC_HDR) {
-      size_t rl = MMP__REC_OVERHEAD +
-                  mmp__get_u32(r->rec[0] + HS_DIALER_BYTES);
+      size_t rl = MMP__REC_OVERHEAD + mmp__get_u32(r->rec[0] + HS_DIALER_BYTES);
       if (r->len[0] >= HS_DIALER_BYTES + rl) {
         /* Insert a copy of the first record right after it. */
         uint8_t *copy = malloc(rl);
@@ -570,8 +570,7 @@ static void test_tcp_refused_connect_reports_down(void **state) {
 static void relay_connect(relay_t *r, size_t cap) {
   relay_start(r);
   prepare_sinks(&side[1], cap);
-  assert_int_equal(ops->connect(side[0].tp, 1, (struct sockaddr *)&r->addr),
-                   0);
+  assert_int_equal(ops->connect(side[0].tp, 1, (struct sockaddr *)&r->addr), 0);
   run_until(&side[0].ups, 1);
   run_until(&side[1].ups, 1);
 }
@@ -716,9 +715,9 @@ static void test_tcp_replayed_handshake_is_rejected(void **state) {
   run_until(&side[0].downs, 1);
   /* Send the recorded HELLO and PROOF again on a new connection. */
   fd = socket(AF_INET, SOCK_STREAM, 0);
-  assert_int_equal(connect(fd, (struct sockaddr *)&side[1].addr,
-                           sizeof(struct sockaddr_in)),
-                   0);
+  assert_int_equal(
+      connect(fd, (struct sockaddr *)&side[1].addr, sizeof(struct sockaddr_in)),
+      0);
   assert_int_equal(send(fd, r.rec[0], HS_DIALER_BYTES, 0),
                    (ssize_t)HS_DIALER_BYTES);
   got = drain_to_eof(fd, in, sizeof(in));
@@ -756,8 +755,8 @@ static int raw_listener(struct sockaddr_storage *addr) {
   int lfd = socket(AF_INET, SOCK_STREAM, 0);
 
   assert_int_equal(mmp__addr_parse("127.0.0.1:0", addr), 0);
-  assert_int_equal(bind(lfd, (struct sockaddr *)addr, sizeof(struct sockaddr_in)),
-                   0);
+  assert_int_equal(
+      bind(lfd, (struct sockaddr *)addr, sizeof(struct sockaddr_in)), 0);
   assert_int_equal(listen(lfd, 4), 0);
   getsockname(lfd, (struct sockaddr *)addr, &len);
   fcntl(lfd, F_SETFL, O_NONBLOCK);
@@ -1037,8 +1036,8 @@ int main(void) {
                                       setup_sealed, teardown_all),
       cmocka_unit_test_setup_teardown(test_tcp_simultaneous_connect,
                                       setup_sealed, teardown_all),
-      cmocka_unit_test_setup_teardown(test_tcp_mixed_sealing_fails,
-                                      setup_mixed, teardown_all),
+      cmocka_unit_test_setup_teardown(test_tcp_mixed_sealing_fails, setup_mixed,
+                                      teardown_all),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,8 +149,9 @@ uint64_t mmp__seal_size(uint64_t n) {
 }
 
 /* The nonce of record `number`: its number, little-endian, then zeros. */
-static void seal_nonce(uint64_t number,
-                       uint8_t out[crypto_aead_chacha20poly1305_ietf_NPUBBYTES]) {
+static void
+seal_nonce(uint64_t number,
+           uint8_t out[crypto_aead_chacha20poly1305_ietf_NPUBBYTES]) {
   memset(out, 0, crypto_aead_chacha20poly1305_ietf_NPUBBYTES);
   mmp__put_u64(out, number);
 }

@@ -225,9 +225,8 @@ static int bc_submit(mmp__boot_client_t *c, mmp__boot_wr_t *w, uint8_t type,
   mmp__list_init(&r->node);
   mmp__list_insert_tail(&c->queued, &r->node);
   /* The handshake goes out while connecting; the rest waits for WELCOME. */
-  if (c->state == BC_READY ||
-      ((type == MMP__B_HELLO || type == MMP__B_PROOF) &&
-       c->state == BC_HELLO)) {
+  if (c->state == BC_READY || ((type == MMP__B_HELLO || type == MMP__B_PROOF) &&
+                               c->state == BC_HELLO)) {
     rc = bc_write(c, r);
     if (rc != 0) {
       mmp__list_remove(&r->node);
@@ -511,10 +510,9 @@ static int bc_check_hdr(mmp__boot_client_t *c, const char **why) {
   case MMP__B_CHALLENGE:
   case MMP__B_WELCOME:
     /* Each once, in this order, and exactly as long as it must be. */
-    if (c->state != BC_HELLO ||
-        c->challenged != (h->type == MMP__B_WELCOME) ||
-        h->len != (h->type == MMP__B_CHALLENGE ? MMP__NONCE_LEN
-                                               : MMP__MAC_LEN)) {
+    if (c->state != BC_HELLO || c->challenged != (h->type == MMP__B_WELCOME) ||
+        h->len !=
+            (h->type == MMP__B_CHALLENGE ? MMP__NONCE_LEN : MMP__MAC_LEN)) {
       *why = h->type == MMP__B_CHALLENGE ? "unexpected CHALLENGE"
                                          : "unexpected WELCOME";
       return MMP_EPROTO;

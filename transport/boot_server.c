@@ -95,7 +95,7 @@ struct bs_conn_s {
   unsigned nwaits;   /* GET/GETALL waiters of this connection */
   mmp__boot_rx_t rx; /* message reassembly */
   /* The handshake: our CHALLENGE, then what HELLO claims until PROOF. */
-  int hello;     /* HELLO arrived; `auth` holds the transcript */
+  int hello; /* HELLO arrived; `auth` holds the transcript */
   uint32_t claim_rank, claim_size, claim_pid;
   char claim_host[256];
   uint8_t nonce[MMP__NONCE_LEN]; /* the CHALLENGE body */
@@ -674,9 +674,8 @@ static uint32_t bs_max_body(uint8_t type) {
 
 static int bs_client_type(uint8_t type) {
   return type == MMP__B_HELLO || type == MMP__B_PROOF || type == MMP__B_PUT ||
-         type == MMP__B_GETALL ||
-         type == MMP__B_GET || type == MMP__B_FENCE || type == MMP__B_ABORT ||
-         type == MMP__B_SUSPECT || type == MMP__B_BYE;
+         type == MMP__B_GETALL || type == MMP__B_GET || type == MMP__B_FENCE ||
+         type == MMP__B_ABORT || type == MMP__B_SUSPECT || type == MMP__B_BYE;
 }
 
 /* HELLO: what the client claims, kept until its PROOF verifies. */
@@ -1028,8 +1027,8 @@ static int bs_check_hdr(bs_conn_t *c, const char **why) {
     *why = "second message is not PROOF";
     return MMP_EPROTO;
   }
-  if (c->rank >= 0 && (c->rx.hdr.type == MMP__B_HELLO ||
-                       c->rx.hdr.type == MMP__B_PROOF)) {
+  if (c->rank >= 0 &&
+      (c->rx.hdr.type == MMP__B_HELLO || c->rx.hdr.type == MMP__B_PROOF)) {
     *why = "handshake message after the handshake";
     return MMP_EPROTO;
   }

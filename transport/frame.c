@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Encoding and validation of transport frame headers and of the
- * handshake's greetings. All multi-byte fields are little-endian regardless of the host.
+ * handshake's greetings. All multi-byte fields are little-endian regardless of
+ * the host.
  */
 #include "frame.h"
 
@@ -68,9 +69,8 @@ int mmp__frame_decode(const uint8_t in[MMP__FRAME_HDR_SIZE], uint64_t max_len,
 
 const char *mmp__frame_type_name(unsigned type) {
   static const char *const names[] = {
-      "?",    "HELLO", "HELLO_ACK", "HELLO_NACK", "EAGER",
-      "RTS",  "CTS",   "DATA",      "CREDIT",     "BYE",
-      "PING", "CHALLENGE", "PROOF"};
+      "?",    "HELLO",  "HELLO_ACK", "HELLO_NACK", "EAGER",     "RTS",  "CTS",
+      "DATA", "CREDIT", "BYE",       "PING",       "CHALLENGE", "PROOF"};
   return type < MMP__ARRAY_SIZE(names) ? names[type] : "?";
 }
 

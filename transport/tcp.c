@@ -497,9 +497,8 @@ static int tcp_send_greeting(mmp__tp_conn_t *c) {
 /* Our proof over both greetings, saying `verdict`, in a frame of `type`. */
 static int tcp_send_proof(mmp__tp_conn_t *c, uint8_t type, int verdict,
                           uint64_t a0) {
-  mmp__auth_mac(&c->auth,
-                c->outgoing ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER, verdict,
-                c->mac_out);
+  mmp__auth_mac(&c->auth, c->outgoing ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER,
+                verdict, c->mac_out);
   return tcp_send_hs(c, 1, type, a0, c->mac_out, MMP__MAC_LEN);
 }
 
@@ -510,8 +509,8 @@ static void tcp_begin_auth(mmp__tp_conn_t *c) {
 
   memcpy(c->greet_in, c->hs_in, MMP__GREET_LEN);
   if (c->outgoing)
-    mmp__auth_begin(&c->auth, key, MMP__AUTH_TCP, c->greet_out,
-                    MMP__GREET_LEN, c->greet_in, MMP__GREET_LEN);
+    mmp__auth_begin(&c->auth, key, MMP__AUTH_TCP, c->greet_out, MMP__GREET_LEN,
+                    c->greet_in, MMP__GREET_LEN);
   else
     mmp__auth_begin(&c->auth, key, MMP__AUTH_TCP, c->greet_in, MMP__GREET_LEN,
                     c->greet_out, MMP__GREET_LEN);
@@ -614,8 +613,7 @@ static void tcp_proof_in(mmp__tp_conn_t *c) {
     tcp_fail(c, MMP_EPROTO, "second frame is not PROOF", 1);
     return;
   }
-  if (!mmp__auth_check(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE,
-                       c->hs_in)) {
+  if (!mmp__auth_check(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, c->hs_in)) {
     tcp_fail(c, MMP_EAUTH, "wrong job key (the peer's proof does not verify)",
              1);
     return;
@@ -670,8 +668,8 @@ static void tcp_challenge_in(mmp__tp_conn_t *c) {
   mmp__greet_t g;
   char why[96];
 
-  if (c->cur.type != MMP__F_CHALLENGE ||
-      mmp__greet_decode(c->hs_in, &g) != 0 || g.peer != MMP__GREET_ANY) {
+  if (c->cur.type != MMP__F_CHALLENGE || mmp__greet_decode(c->hs_in, &g) != 0 ||
+      g.peer != MMP__GREET_ANY) {
     tcp_fail(c, MMP_EPROTO, "malformed CHALLENGE", 1);
     return;
   }

@@ -82,8 +82,8 @@ struct mmp__tp_write_s {
   uint64_t offset_; /* bytes of header+payload (sealed: of the sealed
                        records) already written */
   int encoded_;
-  uint8_t *ct_;      /* tcp, sealed: the records of this frame, owned by
-                        the transport while the frame is being written */
+  uint8_t *ct_; /* tcp, sealed: the records of this frame, owned by
+                   the transport while the frame is being written */
   uint64_t ctlen_;
   mmp__list_t node_; /* shm: in a queue of the connection */
   int status_;       /* shm: the result its callback will report */

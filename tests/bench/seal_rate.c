@@ -57,8 +57,8 @@ int main(int argc, char **argv) {
     while (at < wire) {
       const char *why = NULL;
       size_t got = 0;
-      long used = mmp__open(&rx, sealed + at, wire - at, back + out, &got,
-                            &why);
+      long used =
+          mmp__open(&rx, sealed + at, wire - at, back + out, &got, &why);
       if (used <= 0) {
         fprintf(stderr, "seal-rate: a record does not open: %s\n",
                 why != NULL ? why : "incomplete");

@@ -14,8 +14,8 @@
 
 #define FUV_MAX_RECORDS 2048 /* handles, closed ones included */
 #define FUV_MAX_PROCS 64
-#define FUV_MAX_STEPS 1000000 /* callbacks in one fuv_run() */
-#define FUV_READ_SIZE 65536   /* what libuv suggests to alloc_cb */
+#define FUV_MAX_STEPS 1000000   /* callbacks in one fuv_run() */
+#define FUV_READ_SIZE 65536     /* what libuv suggests to alloc_cb */
 #define FUV_PID_BASE 0x7ff00000 /* above any pid_max: kill() finds nobody */
 
 enum { EV_WRITE, EV_CLOSE, EV_CONNECT, EV_SHUTDOWN, EV_OFFER, EV_EXIT };
@@ -91,7 +91,8 @@ static struct {
   uv_handle_t *listener;
 } fuv;
 
-/* ---- Records, events, peers ------------------------------------------------ */
+/* ---- Records, events, peers ------------------------------------------------
+ */
 
 static void fuv_touch(const void *p) {
   (void)*(const volatile char *)p;
@@ -210,7 +211,8 @@ void fuv_reset(uv_loop_t *loop) {
   fuv.last_connect = -1;
 }
 
-/* ---- Delivery ------------------------------------------------------------- */
+/* ---- Delivery -------------------------------------------------------------
+ */
 
 static void fuv_deliver(const fuv_ev_t *e) {
   fuv_rec_t *r = fuv_find(e->h);
@@ -384,7 +386,8 @@ size_t fuv_open_handles(void) {
   return fuv.nopen;
 }
 
-/* ---- The harness's side ---------------------------------------------------- */
+/* ---- The harness's side ----------------------------------------------------
+ */
 
 int fuv_incoming(void) {
   fuv_rec_t *l = fuv.listener != NULL ? fuv_find(fuv.listener) : NULL;
@@ -477,7 +480,8 @@ int fuv_killed(int proc) {
   return fuv.procs[proc].killed;
 }
 
-/* ---- libuv ------------------------------------------------------------------ */
+/* ---- libuv ------------------------------------------------------------------
+ */
 
 uint64_t uv_now(const uv_loop_t *loop) {
   (void)loop;

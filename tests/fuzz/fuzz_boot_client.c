@@ -72,20 +72,21 @@ static struct {
   mmp__boot_rx_t wrote;
   size_t wrote_off;
   int wrote_peer;
-  int nwritten; /* its messages, HELLO first */
+  int nwritten;                            /* its messages, HELLO first */
   uint8_t hello[MMP__BOOT_HDR_SIZE + 512]; /* its HELLO's body */
   uint32_t hello_len;
   uint8_t challenge[MMP__NONCE_LEN]; /* the CHALLENGE sent on this peer */
   int challenged;
-  int proved;  /* the client's PROOF went out and verified */
-  int welcome; /* a WELCOME with the server's right proof was sent */
+  int proved;   /* the client's PROOF went out and verified */
+  int welcome;  /* a WELCOME with the server's right proof was sent */
   int next_req; /* the request the next message must be */
   uint32_t ids[BCF_MAX_REQS + 2];
   int nids;
   int bye;
 } bcf;
 
-/* ---- Callbacks ---------------------------------------------------------------- */
+/* ---- Callbacks
+ * ---------------------------------------------------------------- */
 
 static void bcf_on_start(void *arg, int status, size_t count,
                          const uint8_t *const *values, const size_t *lens) {
@@ -152,7 +153,8 @@ static void bcf_on_closed(void *arg, int status, size_t count,
   FUZZ_CHECK(bcf.close_called && bcf.close_calls++ == 0);
 }
 
-/* ---- What the client wrote ---------------------------------------------------- */
+/* ---- What the client wrote
+ * ---------------------------------------------------- */
 
 static int bcf_wrote_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
@@ -241,7 +243,8 @@ static void bcf_check_output(void) {
   }
 }
 
-/* ---- Actions ---------------------------------------------------------------- */
+/* ---- Actions ----------------------------------------------------------------
+ */
 
 /* A server message built with the writer, sent on the connection. */
 static void bcf_reply(mmp__boot_wr_t *w, uint8_t type, uint32_t id,
@@ -294,9 +297,26 @@ static void bcf_made(uint8_t type, int rc) {
 }
 
 enum {
-  A_RAW, A_CHALLENGE, A_WELCOME, A_VALUES, A_FENCE_DONE, A_EVENT, A_ERROR, A_PUT,
-  A_GETALL, A_GET, A_FENCE, A_ABORT, A_SUSPECT, A_CLOSE, A_EOF, A_RESET,
-  A_TIME, A_FAIL_WRITES, A_RUN, A_COUNT
+  A_RAW,
+  A_CHALLENGE,
+  A_WELCOME,
+  A_VALUES,
+  A_FENCE_DONE,
+  A_EVENT,
+  A_ERROR,
+  A_PUT,
+  A_GETALL,
+  A_GET,
+  A_FENCE,
+  A_ABORT,
+  A_SUSPECT,
+  A_CLOSE,
+  A_EOF,
+  A_RESET,
+  A_TIME,
+  A_FAIL_WRITES,
+  A_RUN,
+  A_COUNT
 };
 
 static void bcf_request(int op, fuzz_in_t *in) {
@@ -431,7 +451,7 @@ static void bcf_action(fuzz_in_t *in) {
     } else {
       bcf_target(in, &id);
     }
-    mmp__boot_wr_u32(&w, (uint32_t)-(int32_t)fuzz_u8(in));
+    mmp__boot_wr_u32(&w, (uint32_t) - (int32_t)fuzz_u8(in));
     n = fuzz_bytes(in, &d, 4100);
     mmp__boot_wr_str(&w, (const char *)d, n);
     bcf_reply(&w, op == A_EVENT ? MMP__B_EVENT : MMP__B_ERROR,
@@ -520,7 +540,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 static void bcf_op(fuzz_buf_t *b, int op, int chunk) {
   fuzz_buf_u8(b, (uint8_t)op);
@@ -607,8 +628,9 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   /* Garbage from the server, a reset, requests after the loss. */
   fuzz_buf_u8(&b, 0);
   bcf_op(&b, A_RAW, 3);
-  fuzz_buf_bytes(&b, "MMPB\002\002\000\000\000\000\000\000\000\000\000\000"
-                     "MMPB\001\006\000\000\007\000\000\000\004\000\000\000",
+  fuzz_buf_bytes(&b,
+                 "MMPB\002\002\000\000\000\000\000\000\000\000\000\000"
+                 "MMPB\001\006\000\000\007\000\000\000\004\000\000\000",
                  32);
   bcf_op(&b, A_RESET, 0);
   bcf_op(&b, A_RUN, 0);

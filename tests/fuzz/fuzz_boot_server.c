@@ -52,8 +52,8 @@ typedef struct bsf_conn_s {
   int peer;
   /* The requests it sent, parsed as the server parses them. */
   mmp__boot_rx_t sent;
-  int sent_bad; /* the stream stopped parsing */
-  int keyed;    /* a HELLO, then a PROOF under the job's key */
+  int sent_bad;   /* the stream stopped parsing */
+  int keyed;      /* a HELLO, then a PROOF under the job's key */
   uint8_t *hello; /* the body of the first message sent, if a HELLO */
   uint32_t hello_len;
   uint8_t challenge[MMP__NONCE_LEN]; /* the server's CHALLENGE */
@@ -89,7 +89,8 @@ static struct {
   bsf_conn_t *cur; /* the connection a parser callback is about */
 } bsf;
 
-/* ---- The server's callbacks ------------------------------------------------ */
+/* ---- The server's callbacks ------------------------------------------------
+ */
 
 static void bsf_rank_joined(void *ctx, int rank, const char *host, int pid) {
   (void)ctx;
@@ -130,7 +131,8 @@ static void bsf_stopped(void *arg) {
   bsf.done = 1;
 }
 
-/* ---- What the harness sent ---------------------------------------------------- */
+/* ---- What the harness sent
+ * ---------------------------------------------------- */
 
 /* 1 if `mac` is `role`'s proof over the HELLO sent and the CHALLENGE. */
 static int bsf_verify(const bsf_conn_t *c, int role, const uint8_t *mac) {
@@ -139,10 +141,9 @@ static int bsf_verify(const bsf_conn_t *c, int role, const uint8_t *mac) {
 
   mmp__auth_begin(&a, bsf_key, MMP__AUTH_BOOT, c->hello, c->hello_len,
                   c->challenge, sizeof(c->challenge));
-  ok = mmp__auth_check(&a, role,
-                       role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE
-                                                : MMP__AUTH_ACCEPT,
-                       mac);
+  ok = mmp__auth_check(
+      &a, role, role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE : MMP__AUTH_ACCEPT,
+      mac);
   mmp__auth_end(&a);
   return ok;
 }
@@ -164,9 +165,8 @@ static void bsf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
     c->hello_len = h->len;
   }
   if (c->nmsgs++ == 1)
-    c->keyed = c->hello != NULL && c->challenged &&
-               h->type == MMP__B_PROOF && h->len == MMP__MAC_LEN &&
-               bsf_verify(c, MMP__AUTH_DIALER, body);
+    c->keyed = c->hello != NULL && c->challenged && h->type == MMP__B_PROOF &&
+               h->len == MMP__MAC_LEN && bsf_verify(c, MMP__AUTH_DIALER, body);
   if (h->type != MMP__B_GET && h->type != MMP__B_GETALL &&
       h->type != MMP__B_FENCE)
     return;
@@ -207,7 +207,8 @@ static void bsf_send(bsf_conn_t *c, const void *p, size_t n, size_t chunk) {
   fuv_send(c->peer, p, n, chunk);
 }
 
-/* ---- What the server wrote ---------------------------------------------------- */
+/* ---- What the server wrote
+ * ---------------------------------------------------- */
 
 static int bsf_got_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
@@ -231,8 +232,8 @@ static void bsf_check_values(bsf_conn_t *c, const mmp__boot_hdr_t *h,
   if (c->ids[k].ambiguous)
     return;
   FUZZ_CHECK(c->ids[k].type == MMP__B_GET || c->ids[k].type == MMP__B_GETALL);
-  FUZZ_CHECK(count == (c->ids[k].type == MMP__B_GETALL ? (uint32_t)bsf.size
-                                                       : 1));
+  FUZZ_CHECK(count ==
+             (c->ids[k].type == MMP__B_GETALL ? (uint32_t)bsf.size : 1));
   FUZZ_CHECK(++c->ids[k].replies <= c->ids[k].uses);
 }
 
@@ -323,7 +324,8 @@ static void bsf_check_output(void) {
   }
 }
 
-/* ---- Actions ------------------------------------------------------------------- */
+/* ---- Actions
+ * ------------------------------------------------------------------- */
 
 /* One byte picks a connection (NULL while there is none). */
 static bsf_conn_t *bsf_pick(fuzz_in_t *in) {
@@ -371,9 +373,24 @@ static void bsf_hello(mmp__boot_wr_t *w, uint32_t rank, uint32_t size,
 }
 
 enum {
-  A_CONNECT, A_RAW, A_HELLO, A_PROOF, A_PUT, A_GETALL, A_GET, A_FENCE, A_ABORT,
-  A_SUSPECT, A_BYE, A_EOF, A_RESET, A_TIME, A_FAIL_WRITES, A_BROADCAST,
-  A_RUN, A_COUNT
+  A_CONNECT,
+  A_RAW,
+  A_HELLO,
+  A_PROOF,
+  A_PUT,
+  A_GETALL,
+  A_GET,
+  A_FENCE,
+  A_ABORT,
+  A_SUSPECT,
+  A_BYE,
+  A_EOF,
+  A_RESET,
+  A_TIME,
+  A_FAIL_WRITES,
+  A_BROADCAST,
+  A_RUN,
+  A_COUNT
 };
 
 static void bsf_action(fuzz_in_t *in) {
@@ -449,8 +466,9 @@ static void bsf_action(fuzz_in_t *in) {
     break;
   case A_ABORT:
   case A_SUSPECT:
-    mmp__boot_wr_u32(&w, op == A_ABORT ? fuzz_u32(in)
-                                       : fuzz_below(in, (uint32_t)bsf.size + 1));
+    mmp__boot_wr_u32(&w, op == A_ABORT
+                             ? fuzz_u32(in)
+                             : fuzz_below(in, (uint32_t)bsf.size + 1));
     n = fuzz_bytes(in, &p, 4100);
     mmp__boot_wr_str(&w, (const char *)p, n);
     bsf_send_msg(c, &w, op == A_ABORT ? MMP__B_ABORT : MMP__B_SUSPECT, 0,
@@ -490,8 +508,8 @@ static void bsf_action(fuzz_in_t *in) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const mmp__boot_server_cb_t cb = {
-      NULL, bsf_rank_joined, bsf_rank_lost, bsf_abort, bsf_all_done};
+  static const mmp__boot_server_cb_t cb = {NULL, bsf_rank_joined, bsf_rank_lost,
+                                           bsf_abort, bsf_all_done};
   struct sockaddr_storage addr;
   char name[64];
   fuzz_in_t in;
@@ -505,9 +523,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bsf.size = 1 + (flags & 3);
   mmp__log_level = flags & 4 ? MMP__LOG_DEBUG : -1;
   FUZZ_CHECK(mmp__addr_parse("127.0.0.1:0", &addr) == 0);
-  rc = mmp__boot_server_start(&bsf.loop, (struct sockaddr *)&addr, bsf.size,
-                              bsf_key, 10000, &cb, &bsf.srv, name,
-                              sizeof(name));
+  rc =
+      mmp__boot_server_start(&bsf.loop, (struct sockaddr *)&addr, bsf.size,
+                             bsf_key, 10000, &cb, &bsf.srv, name, sizeof(name));
   FUZZ_CHECK(rc == 0);
   FUZZ_CHECK(strcmp(name, "127.0.0.1:7000") == 0);
   while (in.left > 0)
@@ -538,7 +556,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 /* Seeds are written with the same actions the harness reads. */
 static void bsf_op(fuzz_buf_t *b, int op, int conn, int chunk) {

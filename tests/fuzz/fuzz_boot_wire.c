@@ -135,9 +135,9 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
   switch (type) {
   case MMP__B_HELLO:
     wire_raw(w, MMP__NONCE_LEN, out); /* version 2: a nonce, no key */
-    wire_u32(w, out);   /* rank */
-    wire_u32(w, out);   /* size */
-    wire_u32(w, out);   /* pid */
+    wire_u32(w, out);                 /* rank */
+    wire_u32(w, out);                 /* size */
+    wire_u32(w, out);                 /* pid */
     wire_str(w, 255, out);
     break;
   case MMP__B_PUT:
@@ -211,7 +211,8 @@ static void wire_round_trip(const mmp__boot_hdr_t *h, const uint8_t *body) {
   free(out.buf);
 }
 
-/* ---- The reassembler ------------------------------------------------------ */
+/* ---- The reassembler ------------------------------------------------------
+ */
 
 typedef struct wire_rx_s {
   uint32_t max_body;
@@ -320,7 +321,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 /* Appends one message built by the writer. */
 static void wire_msg(fuzz_buf_t *b, mmp__boot_wr_t *w, uint8_t type,

@@ -16,8 +16,8 @@
  *  - mmp__config_tuning fails (MMP_EENV) exactly when a set variable is
  *    malformed or out of range, or the values conflict (chunk above the
  *    maximum frame, a ring that is not a power of two, half a network
- *    model); otherwise every field is the value given or its default (MINIMP_ENCRYPT
- *    too: 0 or 1, off by default);
+ *    model); otherwise every field is the value given or its default
+ * (MINIMP_ENCRYPT too: 0 or 1, off by default);
  *  - the automatic spin, yield and check choices follow docs/progress.md
  *    and never override a value the user set;
  *  - mmp__config_identity accepts a job of one without any variable, or a

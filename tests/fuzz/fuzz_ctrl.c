@@ -38,9 +38,9 @@ static void ctrl_check_header(const uint8_t in[MMP__BOOT_HDR_SIZE]) {
     if (mmp__get_u32(in) == MMP__CTRL_MAGIC && in[4] == 1)
       FUZZ_CHECK(strstr(why, "version 1") != NULL);
     if (rc == MMP_ETOOBIG)
-      FUZZ_CHECK(mmp__get_u32(in + 12) >
-                 (in[5] == MMP__C_LAUNCH ? MMP__CTRL_MAX_LAUNCH
-                                         : MMP__CTRL_MAX_BODY));
+      FUZZ_CHECK(
+          mmp__get_u32(in + 12) >
+          (in[5] == MMP__C_LAUNCH ? MMP__CTRL_MAX_LAUNCH : MMP__CTRL_MAX_BODY));
     return;
   }
   FUZZ_CHECK(h.type >= 1 && h.type <= MMP__C_TYPE_MAX);
@@ -113,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 static void ctrl_seed(fuzz_emit_fn emit, const char *name, mmp__boot_wr_t *w,
                       uint8_t type) {
@@ -137,8 +138,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   uint8_t hdr[MMP__BOOT_HDR_SIZE];
 
   mmp__boot_wr_init(&w);
-  mmp__ctrl_launch_begin(&w, MMP__CTRL_LAUNCH_VERBOSE, "/home/u", argv, env,
-                         2);
+  mmp__ctrl_launch_begin(&w, MMP__CTRL_LAUNCH_VERBOSE, "/home/u", argv, env, 2);
   mmp__ctrl_launch_rank(&w, 0, MMP__CTRL_RANK_STDIN, vars0, 3);
   mmp__ctrl_launch_rank(&w, 2, 0, vars2, 3);
   ctrl_seed(emit, "launch", &w, MMP__C_LAUNCH);
@@ -184,14 +184,12 @@ void fuzz_seeds(fuzz_emit_fn emit) {
     mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
     ctrl_seed(emit, "welcome", &w, MMP__C_WELCOME);
   }
-  mmp__boot_hdr_encode(&(mmp__boot_hdr_t){MMP__C_LAUNCH, 0,
-                                          MMP__CTRL_MAX_LAUNCH + 1},
-                       hdr);
+  mmp__boot_hdr_encode(
+      &(mmp__boot_hdr_t){MMP__C_LAUNCH, 0, MMP__CTRL_MAX_LAUNCH + 1}, hdr);
   mmp__put_u32(hdr, MMP__CTRL_MAGIC);
   emit("launch-too-long", hdr, sizeof(hdr));
-  mmp__boot_hdr_encode(&(mmp__boot_hdr_t){MMP__C_OUTPUT, 0,
-                                          MMP__CTRL_MAX_BODY + 1},
-                       hdr);
+  mmp__boot_hdr_encode(
+      &(mmp__boot_hdr_t){MMP__C_OUTPUT, 0, MMP__CTRL_MAX_BODY + 1}, hdr);
   mmp__put_u32(hdr, MMP__CTRL_MAGIC);
   emit("output-too-long", hdr, sizeof(hdr));
   hdr[5] = MMP__C_TYPE_MAX + 1;

@@ -114,9 +114,8 @@ static void frame_seed(fuzz_emit_fn emit, const char *name, uint64_t max_len,
 }
 
 /* A handshake frame of `type` whose payload is a greeting with `flags`. */
-static void frame_seed_greet(fuzz_emit_fn emit, const char *name,
-                             uint8_t type, uint32_t rank, uint32_t peer,
-                             uint32_t flags) {
+static void frame_seed_greet(fuzz_emit_fn emit, const char *name, uint8_t type,
+                             uint32_t rank, uint32_t peer, uint32_t flags) {
   uint8_t b[8 + MMP__FRAME_HDR_SIZE + MMP__GREET_LEN];
   mmp__frame_hdr_t h;
   mmp__greet_t g;

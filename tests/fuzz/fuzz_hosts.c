@@ -113,15 +113,14 @@ static void hosts_check_local(const mmp__hostlist_t *hl, const char *self) {
     int want = strcmp(name, "localhost") == 0 ||
                strcmp(name, "127.0.0.1") == 0 || strcmp(name, "::1") == 0;
     if (self != NULL && *self != '\0')
-      want |= strcmp(name, self) == 0 ||
-              (strlen(name) == strcspn(self, ".") &&
-               strncmp(name, self, strlen(name)) == 0);
+      want |=
+          strcmp(name, self) == 0 || (strlen(name) == strcspn(self, ".") &&
+                                      strncmp(name, self, strlen(name)) == 0);
     FUZZ_CHECK(hl->hosts[i].local == want);
   }
 }
 
-static void hosts_check_map(mmp__hostlist_t *hl, int n, int policy,
-                            int over) {
+static void hosts_check_map(mmp__hostlist_t *hl, int n, int policy, int over) {
   mmp__place_t place[HOSTS_MAX_RANKS];
   int next[64], i, r, rc, h = 0;
   long slots = mmp__hosts_slots(hl);
@@ -248,6 +247,5 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   HOSTS_SEED("file-slot-typo", 1, 1, "a\nb slot=2\n");
   HOSTS_SEED("file-nul", 1, 1, "a slots=2\0\nb\n");
   HOSTS_SEED("file-dash", 1, 1, "-oProxyCommand=x\n");
-  HOSTS_SEED("file-too-many-slots", 1, 1,
-             "a slots=1048576\na slots=1\n");
+  HOSTS_SEED("file-too-many-slots", 1, 1, "a slots=1048576\na slots=1\n");
 }

@@ -45,9 +45,8 @@ static const char *const le_env_names[] = {
 #define LE_NENV (sizeof(le_env_names) / sizeof(le_env_names[0]))
 
 /* Every spelling of the option that names a hostfile. */
-static const char *const le_hostfile_opts[4] = {"--hostfile", "-hostfile",
-                                                "--machinefile",
-                                                "-machinefile"};
+static const char *const le_hostfile_opts[4] = {
+    "--hostfile", "-hostfile", "--machinefile", "-machinefile"};
 
 static char le_hostfile[4096];
 static char le_hostfile_eq[4][4200]; /* "--hostfile=PATH" and the like */
@@ -173,8 +172,8 @@ static void le_check_parsed(mmp__run_job_t *j, char **argv, int argc) {
 }
 
 static void le_check_env(mmp__run_job_t *j) {
-  static const char *const owned[] = {"MINIMP_SIZE", "MINIMP_BOOT_ADDR",
-                                      "MINIMP_JOB_KEY", "MINIMP_RANK",
+  static const char *const owned[] = {"MINIMP_SIZE",       "MINIMP_BOOT_ADDR",
+                                      "MINIMP_JOB_KEY",    "MINIMP_RANK",
                                       "MINIMP_LOCAL_RANK", "MINIMP_LOCAL_SIZE"};
   mmp__run_rank_t rank;
   char vars[3][48], *v[3], **shared, **remote, **local;
@@ -274,8 +273,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(words, in.p, in.left);
   words[in.left] = '\0';
   argv[argc++] = "minimprun";
-  for (i = 0; i <= in.left && argc <= LE_MAX_WORDS;
-       i += strlen(words + i) + 1)
+  for (i = 0; i <= in.left && argc <= LE_MAX_WORDS; i += strlen(words + i) + 1)
     argv[argc++] = words + i;
   argv[argc] = NULL;
   for (k = 1; k < argc; k++) {
@@ -312,13 +310,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* ---- Seeds ----------------------------------------------------------------- */
+/* ---- Seeds -----------------------------------------------------------------
+ */
 
 /* `env`: "NAME=VALUE" entries to set (names from le_env_names), NULL-ended;
  * `words`: the command line, NULL-ended. */
-static void le_seed(fuzz_emit_fn emit, const char *name,
-                    const char *const *env, const char *hostfile,
-                    const char *const *words) {
+static void le_seed(fuzz_emit_fn emit, const char *name, const char *const *env,
+                    const char *hostfile, const char *const *words) {
   fuzz_buf_t b = {0};
   int n = 0, k;
 

@@ -12,10 +12,10 @@
  * input ends: connect; send raw bytes, a well-formed HELLO (a fresh
  * nonce, any host index), a PROOF over it and minimprun's CHALLENGE (right,
  * under a wrong key, reflected, short; control version 2), STARTED,
- * OUTPUT, EXIT, BYE, STDIN_ACK or ERROR; EOF or reset; an agent writes, closes its output or exits; time
- * passes; kill or signal the job; make writes fail; run the loop. Then the
- * server is stopped, the agents exit and the loop runs until nothing is
- * left.
+ * OUTPUT, EXIT, BYE, STDIN_ACK or ERROR; EOF or reset; an agent writes, closes
+ * its output or exits; time passes; kill or signal the job; make writes fail;
+ * run the loop. Then the server is stopped, the agents exit and the loop runs
+ * until nothing is left.
  *
  * Invariants:
  *  - each agent is given the job key on its standard input, one line,
@@ -164,10 +164,9 @@ static int rmf_verify(const rmf_conn_t *c, int role, const uint8_t *mac) {
 
   mmp__auth_begin(&a, rmf_key, MMP__AUTH_CTRL, c->hello, c->hello_len,
                   c->challenge, sizeof(c->challenge));
-  ok = mmp__auth_check(&a, role,
-                       role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE
-                                                : MMP__AUTH_ACCEPT,
-                       mac);
+  ok = mmp__auth_check(
+      &a, role, role == MMP__AUTH_DIALER ? MMP__AUTH_PROVE : MMP__AUTH_ACCEPT,
+      mac);
   mmp__auth_end(&a);
   return ok;
 }

@@ -119,8 +119,7 @@ static int tcpf_greeting_sent(const tcpf_conn_t *c) {
       h.seq != 0 || h.len != MMP__GREET_LEN ||
       h.type != (c->to < 0 ? MMP__F_HELLO : MMP__F_CHALLENGE) ||
       mmp__greet_decode(c->sent.p + MMP__FRAME_HDR_SIZE, &g) != 0 ||
-      g.size != TCPF_SIZE || g.rank >= TCPF_SIZE ||
-      (int)g.rank == tcpf.rank ||
+      g.size != TCPF_SIZE || g.rank >= TCPF_SIZE || (int)g.rank == tcpf.rank ||
       ((g.flags & MMP__GREET_ENCRYPT) != 0) != tcpf.encrypt)
     return -1;
   if (c->to < 0 ? h.src != g.rank || g.peer != (uint32_t)tcpf.rank
@@ -137,8 +136,8 @@ static void tcpf_begin(const tcpf_conn_t *c, mmp__auth_t *a) {
   if (c->sent.len >= MMP__FRAME_HDR_SIZE + MMP__GREET_LEN)
     memcpy(ours, c->sent.p + MMP__FRAME_HDR_SIZE, sizeof(ours));
   if (c->to < 0)
-    mmp__auth_begin(a, tcpf_key, MMP__AUTH_TCP, ours, sizeof(ours),
-                    c->greet_tp, MMP__GREET_LEN);
+    mmp__auth_begin(a, tcpf_key, MMP__AUTH_TCP, ours, sizeof(ours), c->greet_tp,
+                    MMP__GREET_LEN);
   else
     mmp__auth_begin(a, tcpf_key, MMP__AUTH_TCP, c->greet_tp, MMP__GREET_LEN,
                     ours, sizeof(ours));
@@ -218,11 +217,11 @@ static void tcpf_check_hs_out(tcpf_conn_t *c, const mmp__frame_hdr_t *h,
     FUZZ_CHECK(tcpf_proof(c) >= 0);
   }
   tcpf_begin(c, &a);
-  FUZZ_CHECK(mmp__auth_check(
-      &a, c->to >= 0 ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER,
-      c->to >= 0 ? MMP__AUTH_PROVE
-                 : (nack ? MMP__AUTH_REFUSE : MMP__AUTH_ACCEPT),
-      payload));
+  FUZZ_CHECK(
+      mmp__auth_check(&a, c->to >= 0 ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER,
+                      c->to >= 0 ? MMP__AUTH_PROVE
+                                 : (nack ? MMP__AUTH_REFUSE : MMP__AUTH_ACCEPT),
+                      payload));
   mmp__auth_end(&a);
   /* Everything the transport sends after its proof is sealed. */
   if (tcpf.encrypt && !nack) {
@@ -403,8 +402,8 @@ static void tcpf_write(int peer, int direct, fuzz_in_t *in) {
 
 /* Sends `n` bytes on `c`, sealed once the harness's handshake is done on
  * a sealed job unless `raw`. */
-static void tcpf_send_raw(tcpf_conn_t *c, const void *p, size_t n,
-                          size_t chunk, int raw) {
+static void tcpf_send_raw(tcpf_conn_t *c, const void *p, size_t n, size_t chunk,
+                          int raw) {
   static uint8_t scratch[MMP__REC_MAX];
   struct iovec iov;
   uint8_t *sealed;
@@ -477,8 +476,8 @@ static void tcpf_handshake(tcpf_conn_t *c, size_t chunk, fuzz_in_t *in) {
     mmp__auth_nonce(g.nonce);
     g.rank = rank;
     g.size = how & 0x40 ? TCPF_SIZE + 1 : TCPF_SIZE;
-    g.peer = accepted != ((how & 0x04) != 0) ? (uint32_t)tcpf.rank
-                                            : MMP__GREET_ANY;
+    g.peer =
+        accepted != ((how & 0x04) != 0) ? (uint32_t)tcpf.rank : MMP__GREET_ANY;
     g.flags = (tcpf.encrypt != ((how & 0x02) != 0)) ? MMP__GREET_ENCRYPT : 0;
     mmp__greet_encode(&g, buf);
     if (how & 0x20)
@@ -488,8 +487,8 @@ static void tcpf_handshake(tcpf_conn_t *c, size_t chunk, fuzz_in_t *in) {
   } else {
     mmp__auth_t a;
     int nack = !accepted && (how & 0x10);
-    int role = accepted != ((how & 0x01) != 0) ? MMP__AUTH_DIALER
-                                               : MMP__AUTH_LISTENER;
+    int role =
+        accepted != ((how & 0x01) != 0) ? MMP__AUTH_DIALER : MMP__AUTH_LISTENER;
     uint8_t key[MMP__JOB_KEY_LEN];
     memcpy(key, tcpf_key, sizeof(key));
     key[how % sizeof(key)] ^= how & 0x80 ? 1 : 0;
@@ -509,8 +508,8 @@ static void tcpf_handshake(tcpf_conn_t *c, size_t chunk, fuzz_in_t *in) {
                            : (nack ? MMP__AUTH_REFUSE : MMP__AUTH_ACCEPT),
                   buf);
     mmp__auth_end(&a);
-    type = accepted ? MMP__F_PROOF
-                    : (nack ? MMP__F_HELLO_NACK : MMP__F_HELLO_ACK);
+    type =
+        accepted ? MMP__F_PROOF : (nack ? MMP__F_HELLO_NACK : MMP__F_HELLO_ACK);
     n = MMP__MAC_LEN;
   }
   tcpf_frame_out(c, type, buf, n, chunk, in);
@@ -786,10 +785,9 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   for (int i = 0; i < 11; i++) {
     static const int hs[][4] = {
         /* greeting how, rank, src, proof how (-1: none) */
-        {0, 2, 2, 0x80 | 5}, {0, 2, 2, 0x01}, {0, 2, 2, 0x08},
-        {0x40, 2, 2, 0},     {0x20, 2, 2, 0}, {0, 2, 3, 0},
-        {0, 1, 1, 0},        {0x02, 2, 2, 0}, {0x10, 2, 2, -1},
-        {0x08, 2, 2, -1},    {-1, 0, 0, -1}};
+        {0, 2, 2, 0x80 | 5}, {0, 2, 2, 0x01},  {0, 2, 2, 0x08}, {0x40, 2, 2, 0},
+        {0x20, 2, 2, 0},     {0, 2, 3, 0},     {0, 1, 1, 0},    {0x02, 2, 2, 0},
+        {0x10, 2, 2, -1},    {0x08, 2, 2, -1}, {-1, 0, 0, -1}};
     if (i == 4 || i == 8)
       fuzz_buf_op(&b, A_RUN, 0, 0);
     fuzz_buf_op(&b, A_ACCEPT, 0, 0);

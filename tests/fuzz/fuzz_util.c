@@ -23,7 +23,9 @@ static uint32_t fuzz_rng_next(void) {
   return (uint32_t)((z ^ (z >> 31)) >> 32);
 }
 
-static const char *fuzz_rng_name(void) { return "fuzz"; }
+static const char *fuzz_rng_name(void) {
+  return "fuzz";
+}
 
 static void fuzz_rng_buf(void *const buf, const size_t n) {
   uint8_t *p = buf;
@@ -42,7 +44,9 @@ __attribute__((constructor)) static void fuzz_rng_install(void) {
     abort();
 }
 
-void fuzz_random_reset(void) { fuzz_rng = 1; }
+void fuzz_random_reset(void) {
+  fuzz_rng = 1;
+}
 
 /* Under a sanitizer, its report channel: libFuzzer keeps that one open when
  * -close_fd_mask=3 silences what the code under test prints (run.sh). */

@@ -125,8 +125,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "replay: %s: %s\n", argv[i], strerror(errno));
       return 1;
     }
-    count += S_ISDIR(st.st_mode) ? replay_dir_files(argv[i])
-                                 : replay_file(argv[i]);
+    count +=
+        S_ISDIR(st.st_mode) ? replay_dir_files(argv[i]) : replay_file(argv[i]);
   }
   if (count == 0) {
     fprintf(stderr, "replay: no input found\n");
