@@ -160,10 +160,9 @@ void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
   if (nm->burst <= 0 || a->link_bytes == NULL ||
       a->link_bytes(p, (double)len) > nm->burst)
     return;
-  /* Measured, not priced: Hockney's alpha per segment overprices the
-   * pipeline near the burst (11.9 ms at 64 KiB, p = 16, against 3.1
-   * measured) and the formulas then prefer scatter-allgathers that
-   * measured 2x slower (docs/algorithms.md, "Rested or drained links"). */
+  /* A measured rule, not a price: alpha per segment and hop overprices the
+   * pipeline near the burst (figures: docs/algorithms.md, "Rested or
+   * drained links"). */
   *alg = MMP_BCAST_PIPELINE;
   *seg = mmp__pipeline_seg(p, len, nm);
   *groups = 0;

@@ -63,9 +63,10 @@ static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
  * The ring is `ring` (n communicator ranks, this one at index me; -1: not
  * in it, and *alpha is 0); every rank of `c` joins the barriers.
  */
-static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag,
-                      const int *ring, int n, int me, double *alpha) {
-  int next = n > 1 ? ring[(me + 1) % n] : 0, prev = n > 1 ? ring[(me + n - 1) % n] : 0;
+static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, const int *ring,
+                      int n, int me, double *alpha) {
+  int next = n > 1 ? ring[(me + 1) % n] : 0,
+      prev = n > 1 ? ring[(me + n - 1) % n] : 0;
   uint8_t in = 0, out = 0;
   double t0 = 0;
   int i, rc = 0, was;
@@ -111,8 +112,7 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag,
 
 /* The largest of every rank's `n` figures, each on its own, at rank 0
  * (point-to-point, `tag`): the slowest rank's alphas. */
-static int slowest(mmp__engine_t *e, mmp_comm_t *c, int tag, double *v,
-                   int n) {
+static int slowest(mmp__engine_t *e, mmp_comm_t *c, int tag, double *v, int n) {
   double got[2];
   int i, k, rc = 0;
 
@@ -295,8 +295,8 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   double al[2], beta = 0, burst = 0, nb[2] = {0, 0};
   int rc, a, b;
 
-  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4),
-                  l->node_ring, l->n_node, l->me_node, &al[1]);
+  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4), l->node_ring,
+                  l->n_node, l->me_node, &al[1]);
   if (rc == 0)
     rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1),
                     l->lead_ring, l->nodes, l->me_lead, &al[0]);
@@ -444,8 +444,8 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
     out->burst = cc->net_burst;
     out->shared_cpus = cc->net_shared;
     out->gamma = gamma_profile(cc);
-    out->alpha_node = cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6
-                                                 : out->alpha;
+    out->alpha_node =
+        cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6 : out->alpha;
     out->beta_node =
         cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
     fit_layout(comm, out);

@@ -73,9 +73,9 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
 }
 
 /* 4 hosts x 4 ranks: the cluster's links between nodes, shared memory's
- * within (minimp-bench calibrate on one host reads about 3 us and
- * 0.1 ns/byte). AUTO runs the node hierarchy at every size there, and
- * never where it has a single level. */
+ * within (a one-host calibration's order of magnitude). AUTO runs the
+ * node hierarchy at every size there, and never where it has a single
+ * level. */
 static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
   static const size_t lens[] = {1024, 65536, 1 << 20, 4 << 20};
   mmp_netmodel_t nm = cluster, flat;

@@ -100,10 +100,9 @@ int main(int argc, char **argv) {
   chaos_sh = argv[5];
   if ((rc = cluster_check(netcluster)) != 0)
     return rc;
-  /* ASan's quarantine of freed blocks (256 MiB by default) would make
-   * every rank's RSS climb through the whole short run. With 1 MiB the
-   * ranks grew 1.3 to 4.3 MiB from the first quarter to the last (8 MiB
-   * allowed); keeping every message received grows them by about 30. */
+  /* ASan's default quarantine of freed blocks would make every rank's RSS
+   * climb through the whole short run and hide a real leak (figures:
+   * docs/testing.md, "Soak"). */
   snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=1",
            asan != NULL ? asan : "", asan != NULL && *asan ? ":" : "");
   setenv("ASAN_OPTIONS", opts, 1);

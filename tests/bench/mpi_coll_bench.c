@@ -22,8 +22,7 @@ static void once(const char *c, long n, void *in, void *out) {
   else if (!strcmp(c, "alltoall"))
     MPI_Alltoall(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, MPI_COMM_WORLD);
   else
-    MPI_Gather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, 0,
-               MPI_COMM_WORLD);
+    MPI_Gather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv) {
@@ -37,8 +36,10 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (argc < 4) {
     if (r == 0)
-      fprintf(stderr, "usage: %s allreduce|reduce|alltoall|gather BYTES "
-                      "ITERS\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s allreduce|reduce|alltoall|gather BYTES "
+              "ITERS\n",
+              argv[0]);
     MPI_Finalize();
     return 2;
   }
