@@ -66,6 +66,7 @@
 #include "common.h"
 #include "daemon.h"
 #include "hosts.h"
+#include "minimp.h"
 #include "remote.h"
 #include "run.h"
 #include "run_env.h"
@@ -272,6 +273,12 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
   snprintf(r->lost_reason, sizeof(r->lost_reason), "%s", reason);
   if (j->verbose)
     mmp__say("rank %d left the bootstrap without finalizing: %s", rank, reason);
+  /* The others' operations with it fail now: the job is lost either way,
+   * and a survivor that learns it only from the stop is killed before it
+   * can say what it saw (docs/launcher.md, "When something fails"). */
+  if (j->boot != NULL && !j->failed)
+    mmp__boot_server_broadcast(j->boot, MMP__BOOT_EV_RANK_FAILED, rank,
+                               MMP_EPEERLOST, reason, rank);
   if (j->failed) {
     run_maybe_finish(j);
     return;

@@ -79,29 +79,43 @@ static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
 
 /* ---- Bootstrap client callbacks (loop context, lock not held) --------- */
 
+/* Loop context, lock not held. The rendezvous says `rank` is gone: its
+ * operations fail now, not when this rank notices by itself, which can be
+ * after the launcher has killed it (docs/launcher.md, "When something
+ * fails"). */
+static void boot_rank_gone(mmp__engine_t *e, int rank, const char *why) {
+  mmp__tp_conn_t *conn = NULL;
+
+  if (rank < 0 || rank >= e->cfg.size || rank == e->cfg.rank)
+    return;
+  mmp__lock(e);
+  if (e->peers[rank].state != MMP__P_DOWN &&
+      e->peers[rank].state != MMP__P_CLOSED) {
+    conn = e->peers[rank].conn;
+    mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
+  }
+  mmp__unlock(e);
+  if (conn != NULL)
+    e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST, why);
+}
+
 static void boot_event(void *ctx, uint32_t kind, int rank, int code,
                        const char *msg) {
   mmp__engine_t *e = ctx;
-  mmp__tp_conn_t *conn = NULL;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   if (kind == MMP__BOOT_EV_RANK_FAILED && rank >= 0 && rank < e->cfg.size &&
       rank != e->cfg.rank) {
     MMP__LOG(MMP__LOG_WARN, "rank %d failed: %s", rank, msg);
-    mmp__lock(e);
-    if (e->peers[rank].state != MMP__P_DOWN) {
-      conn = e->peers[rank].conn;
-      mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
-    }
-    mmp__unlock(e);
-    if (conn != NULL)
-      e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST,
-                                     "rank reported failed");
+    boot_rank_gone(e, rank, "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
     char text[640];
     mmp__abort_text(text, sizeof(text), rank, code, msg);
     MMP__LOG(MMP__LOG_WARN, "%s", text);
+    /* The rank that made the launcher stop the job is lost (dead, or
+     * aborting), whatever this rank has seen of it. */
+    boot_rank_gone(e, rank, "the launcher is stopping the job");
   }
 }
 

@@ -8,6 +8,12 @@
  *   signal R SIG     rank R raises SIG; the others wait forever
  *   abort R CODE     rank R calls mmp_abort(CODE); the others wait forever
  *   nofinalize R     rank R returns 0 without mmp_finalize; others wait
+ *   stopped R        every rank exchanges a message with rank R, which then
+ *                    stops (SIGSTOP); the others, SIGTERM ignored, wait
+ *                    for a second message from R, print "rank N saw
+ *                    ERROR" and exit with code 9 (rank 0 waits instead).
+ *                    Rank 0 alone uses a peer timeout of 1 s, so that it
+ *                    is the one that notices
  *   hang             every rank sleeps forever
  *   env VAR...       print each VAR's value, then finalize; a VAR that
  *                    the environment holds twice is printed twice
@@ -251,6 +257,11 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "agent") == 0)
     return be_agent(argc, argv);
   record_pid(env_rank ? atoi(env_rank) : 0);
+  if (argc > 1 && strcmp(argv[1], "stopped") == 0) {
+    signal(SIGTERM, SIG_IGN); /* it must still report after the stop */
+    if (env_rank != NULL && atoi(env_rank) == 0)
+      setenv("MINIMP_PEER_TIMEOUT_MS", "1000", 1);
+  }
   if (argc < 2 || mmp_init(&argc, &argv) != 0)
     return 3;
   rank = mmp_comm_rank(mmp_comm_world());
@@ -275,6 +286,26 @@ int main(int argc, char **argv) {
     if (rank == who)
       return 0;
     wait_forever();
+  } else if (strcmp(argv[1], "stopped") == 0) {
+    mmp_comm_t *w = mmp_comm_world();
+    int v = 0, i, rc;
+    if (rank == who) {
+      for (i = 0; i < size; i++)
+        if (i != who && (mmp_recv(&v, sizeof(v), i, 8, w, NULL) != 0 ||
+                         mmp_send(&v, sizeof(v), i, 8, w) != 0))
+          return 7;
+      raise(SIGSTOP);
+      wait_forever();
+    }
+    if (mmp_send(&v, sizeof(v), who, 8, w) != 0 ||
+        mmp_recv(&v, sizeof(v), who, 8, w, NULL) != 0)
+      return 7;
+    rc = mmp_recv(&v, sizeof(v), who, 9, w, NULL);
+    printf("rank %d saw %s\n", rank, mmp_err_name(rc));
+    fflush(stdout);
+    if (rank == 0) /* its going would tell the others */
+      wait_forever();
+    exit(9);
   } else if (strcmp(argv[1], "killparent") == 0) {
     if (rank == who)
       kill(getppid(), atoi(argv[3]));

@@ -220,6 +220,27 @@ static void test_launch_rank_signal_stops_job(void **state) {
   assert_no_rank_left();
 }
 
+/* Rank 1 stops; rank 0 notices (1 s peer timeout) and tells minimprun,
+ * whose word reaches rank 2 (30 s timeout) at once: it reports the loss
+ * itself and exits, instead of being killed 1.5 s after the stop began
+ * with nothing said. */
+static void test_launch_survivors_learn_loss_from_launcher(void **state) {
+  run_t r;
+  (void)state;
+
+  setenv("MINIMP_PEER_TIMEOUT_MS", "30000", 1);
+  LAUNCH(&r, NULL, "-n", "3", helper, "stopped", "1");
+  unsetenv("MINIMP_PEER_TIMEOUT_MS");
+  assert_true(r.status != 0);
+  if (strstr(r.out, "rank 0 saw MMP_EPEERLOST") == NULL ||
+      strstr(r.out, "rank 2 saw MMP_EPEERLOST") == NULL)
+    fail_msg("a survivor did not report the loss:\nstdout:\n%s\nstderr:\n%s",
+             r.out, r.err);
+  assert_non_null(strstr(r.err, "rank 1"));
+  assert_true(r.seconds < 20.0);
+  assert_no_rank_left();
+}
+
 static void test_launch_abort_code(void **state) {
   run_t r;
   (void)state;
@@ -693,6 +714,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_launch_rank_exit_code_stops_job),
       cmocka_unit_test(test_launch_rank_signal_stops_job),
       cmocka_unit_test(test_launch_abort_code),
+      cmocka_unit_test(test_launch_survivors_learn_loss_from_launcher),
       cmocka_unit_test(test_launch_exit_without_finalize),
       cmocka_unit_test(test_launch_timeout_is_110),
       cmocka_unit_test(test_launch_usage_errors),
