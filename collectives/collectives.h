@@ -325,6 +325,16 @@ int mmp__sched_prepare(mmp__sched_t *s, int from);
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
 
 /*
+ * As mmp_wait for the request mmp__sched_start gave, but gives up as soon
+ * as a member of the communicator is lost: the collective then completes
+ * with MMP_EPEERLOST, as after a timeout (what is under way finishes in the
+ * background). For the collectives that run inside a blocking call, which
+ * no receive of the caller's can watch, and whose partners may have left
+ * on that loss without a word. Lock NOT held.
+ */
+int mmp__sched_wait_watch(mmp_request_t **req);
+
+/*
  * Lock held. Starts a schedule whose ops the caller appended (no
  * request): a sub-broadcast inside a dynamic collective. on_done(s, arg)
  * runs once, lock held, when every op completed, possibly before this

@@ -30,18 +30,72 @@
 #define BETA_SMALL 65536u
 #define BETA_LARGE (1u << 20)
 
-/* One blocking transfer in the collective context: a send when `out`. */
-static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
-                int peer, int tag) {
-  mmp_request_t r;
+/* Posts a transfer in the collective context (a send when `out`), its
+ * request on the heap, so that mmp__wait_watch can leave it behind. */
+static int post(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
+                int peer, int tag, unsigned mode, mmp_request_t **rp) {
+  mmp_request_t *r = calloc(1, sizeof(*r));
   int rc;
 
-  memset(&r, 0, sizeof(r));
+  *rp = NULL;
+  if (r == NULL)
+    return MMP_ENOMEM;
   rc = out ? mmp__isend(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
-                        MMP_SEND_AUTO, &r)
+                        mode, r)
            : mmp__irecv(e, c, c->ctx + 1, b, n, mmp__comm_world(c, peer), tag,
-                        &r);
-  return rc != 0 ? rc : mmp__wait_internal(e, &r);
+                        r);
+  if (rc != 0)
+    free(r);
+  else
+    *rp = r;
+  return rc;
+}
+
+/* Waits for a posted transfer whose buffer is *own (malloc'd). Every wait
+ * of the measurement gives up when a rank of `c` is lost: the others give
+ * up on that loss too and stop sending, so a partner's message may never
+ * come. A transfer left under way keeps *own (and sets it to NULL). */
+static int finish(mmp__engine_t *e, mmp_comm_t *c, mmp_request_t **rp,
+                  void **own) {
+  int rc = mmp__wait_watch(e, c, rp, own);
+
+  free(*rp); /* NULL if left under way */
+  *rp = NULL;
+  return rc;
+}
+
+/* One blocking transfer of `n` bytes at b: a send when `out`. With `own`
+ * NULL it goes through a copy; else b is *own, which a transfer left
+ * under way takes (finish). */
+static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
+                int peer, int tag, void **own) {
+  void *tmp = NULL, **buf = own;
+  mmp_request_t *r;
+  int rc;
+
+  if (own == NULL) {
+    if ((tmp = calloc(n ? n : 1, 1)) == NULL)
+      return MMP_ENOMEM;
+    if (out)
+      memcpy(tmp, b, n);
+    buf = &tmp;
+  }
+  rc = post(e, c, out, *buf, n, peer, tag, MMP_SEND_AUTO, &r);
+  if (rc == 0)
+    rc = finish(e, c, &r, buf);
+  if (rc == 0 && !out && own == NULL)
+    memcpy(b, tmp, n);
+  free(tmp);
+  return rc;
+}
+
+/* A barrier over `c` that gives up, as the transfers do, when a rank of
+ * `c` is lost. */
+static int barrier(mmp_comm_t *c) {
+  mmp_request_t *r;
+  int rc = mmp_ibarrier(c, &r);
+
+  return rc != 0 ? rc : mmp__sched_wait_watch(&r);
 }
 
 /*
@@ -67,46 +121,45 @@ static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, const int *ring,
                       int n, int me, double *alpha) {
   int next = n > 1 ? ring[(me + 1) % n] : 0,
       prev = n > 1 ? ring[(me + n - 1) % n] : 0;
-  uint8_t in = 0, out = 0;
+  void *in = calloc(1, 1), *out = calloc(1, 1);
   double t0 = 0;
-  int i, rc = 0, was;
+  int i, rc = in != NULL && out != NULL ? 0 : MMP_ENOMEM, was;
 
   *alpha = 0; /* not in a ring: nothing to report */
   if (me >= 0 && n > 1)
     *alpha = INFINITY;
   for (i = 0; i < RING_RUNS * RING_ROUNDS && rc == 0; i++) {
-    mmp_request_t r[2];
+    mmp_request_t *r[2] = {NULL, NULL};
     if (i % RING_ROUNDS == 0) {
       /* Every rank joins the barriers, in a ring or not. */
-      if ((rc = mmp_barrier(c)) != 0)
+      if ((rc = barrier(c)) != 0)
         break;
       t0 = mmp_wtime();
     }
     if (me < 0 || n < 2)
       continue;
-    memset(r, 0, sizeof(r));
     was = mmp__progress_sleepy(1);
-    rc = mmp__irecv(e, c, c->ctx + 1, &in, 1, mmp__comm_world(c, prev), tag,
-                    &r[0]);
+    rc = post(e, c, 0, in, 1, prev, tag, 0, &r[0]);
     if (rc == 0)
-      rc = mmp__isend(e, c, c->ctx + 1, &out, 1, mmp__comm_world(c, next), tag,
-                      MMP_SEND_EAGER, &r[1]);
+      rc = post(e, c, 1, out, 1, next, tag, MMP_SEND_EAGER, &r[1]);
     if (rc == 0)
-      rc = mmp__wait_internal(e, &r[1]);
-    if (rc != 0 && r[0].kind != 0) {
-      /* The receive lives on this stack: take it back before leaving. */
+      rc = finish(e, c, &r[1], &out);
+    if (rc != 0 && r[0] != NULL) {
+      /* Nothing more comes for it once this rank stops. */
       mmp__lock(e);
-      mmp__cancel_locked(e, &r[0]);
+      mmp__cancel_locked(e, r[0]);
       mmp__unlock(e);
     }
-    if (r[0].kind != 0) {
-      int r0 = mmp__wait_internal(e, &r[0]);
+    if (r[0] != NULL) {
+      int r0 = finish(e, c, &r[0], &in);
       rc = rc != 0 ? rc : r0;
     }
     mmp__progress_sleepy(was);
     if (rc == 0 && i % RING_ROUNDS == RING_ROUNDS - 1)
       *alpha = fmin(*alpha, (mmp_wtime() - t0) / RING_ROUNDS);
   }
+  free(in);
+  free(out);
   return rc;
 }
 
@@ -118,9 +171,9 @@ static int slowest(mmp__engine_t *e, mmp_comm_t *c, int tag, double *v, int n) {
 
   assert(n <= 2);
   if (c->rank != 0)
-    return xfer(e, c, 1, v, (size_t)n * sizeof(*v), 0, tag);
+    return xfer(e, c, 1, v, (size_t)n * sizeof(*v), 0, tag, NULL);
   for (i = 1; i < c->size && rc == 0; i++) {
-    rc = xfer(e, c, 0, got, (size_t)n * sizeof(*v), i, tag);
+    rc = xfer(e, c, 0, got, (size_t)n * sizeof(*v), i, tag, NULL);
     for (k = 0; k < n && rc == 0; k++)
       v[k] = fmax(v[k], got[k]);
   }
@@ -131,15 +184,15 @@ static int slowest(mmp__engine_t *e, mmp_comm_t *c, int tag, double *v, int n) {
  * leads). */
 static int pingpong(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
                     size_t n, int reps, double *best) {
-  uint8_t *b = calloc(n, 1);
+  void *b = calloc(n, 1);
   int lead = c->rank < peer, i, rc = b == NULL ? MMP_ENOMEM : 0;
 
   *best = INFINITY;
   for (i = 0; i < reps && rc == 0; i++) {
     double t0 = mmp_wtime();
-    rc = xfer(e, c, lead, b, n, peer, tag);
+    rc = xfer(e, c, lead, b, n, peer, tag, &b);
     if (rc == 0)
-      rc = xfer(e, c, !lead, b, n, peer, tag);
+      rc = xfer(e, c, !lead, b, n, peer, tag, &b);
     if ((mmp_wtime() - t0) / 2 < *best)
       *best = (mmp_wtime() - t0) / 2;
   }
@@ -217,7 +270,7 @@ static int share(mmp__engine_t *e, mmp_comm_t *comm,
     return rc;
   }
   rc = mmp__sched_start(s, &r);
-  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
+  return rc != 0 ? rc : mmp__sched_wait_watch(&r);
 }
 
 /* Where ranks sit: how many nodes, the most ranks on one, and this rank's
@@ -313,7 +366,7 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   /* The pair's lower rank tells rank 0, unless it is rank 0. */
   if (rc == 0 && a != 0 && (comm->rank == a || comm->rank == 0))
     rc = xfer(e, comm, comm->rank == a, nb, sizeof(nb), comm->rank == a ? 0 : a,
-              MMP__COLL_TAG(seq, MMP__PHASE_SYS + 6));
+              MMP__COLL_TAG(seq, MMP__PHASE_SYS + 6), NULL);
   if (rc == 0 && comm->rank == 0) {
     model[0] = al[0];
     model[1] = beta;

@@ -184,8 +184,10 @@ static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
   ex.comm = a->comm;
   ex.o = &o;
   rc = s2p_start(&ex, lens, &r);
+  /* It runs inside the caller's call: no receive of the caller's can see
+   * that a partner gave up on a lost rank. */
   if (rc == 0)
-    rc = mmp_wait(&r, MMP_STATUS_IGNORE);
+    rc = mmp__sched_wait_watch(&r);
   for (i = 0; rc == 0 && i < p; i++) {
     uint64_t n = mmp__get_u64(v + 8 * (size_t)i);
     lens[i] = n == 0 ? MMP_S2P_NONE : (size_t)(n - 1);

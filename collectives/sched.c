@@ -658,24 +658,23 @@ static void sched_detached_check(mmp__sched_t *s) {
 }
 
 /*
- * Lock held, loop context (the timer). Gives up: cancels the receives no
- * message matched yet, posts nothing more, marks the communicator and
- * completes the request with MMP_ETIMEDOUT. Sends and receives already
- * under way cannot be recalled; the schedule then lives on, detached
- * from the request, until they complete.
+ * Lock held. Gives up with `err` (seen at world rank `rank`, -1: unknown):
+ * cancels the receives no message matched yet, posts nothing more and
+ * completes the request. Sends and receives already under way cannot be
+ * recalled; the schedule then lives on, detached from the request, until
+ * they complete.
  */
-static void sched_timed_out(mmp__sched_t *s) {
+static void sched_abort(mmp__sched_t *s, int err, int rank) {
   mmp_request_t *creq = s->creq;
   int i;
 
   MMP__ASSERT_LOCKED(s->e);
-  MMP__LOG(MMP__LOG_WARN, "collective %u timed out after %u ms", s->seq,
-           s->timeout_ms);
-  s->err = MMP_ETIMEDOUT;
+  assert(creq != NULL && !s->running);
+  s->err = err;
+  s->fail_rank = rank;
   s->poison = 1;
   s->aborted = 1;
-  atomic_store_explicit(&s->comm->coll_err, MMP_ETIMEDOUT,
-                        memory_order_relaxed);
+  sched_tmo_disarm(s);
   /* Cancelling completes ops through sop_done, which must neither post
    * nor finish while this loop walks them. */
   s->running = 1;
@@ -691,9 +690,53 @@ static void sched_timed_out(mmp__sched_t *s) {
   } else {
     sched_fini(s);
   }
-  creq->status.error = MMP_ETIMEDOUT;
+  creq->status.error = err;
   creq->status.bytes = 0;
-  mmp__req_complete_locked(s->e, creq, MMP_ETIMEDOUT);
+  mmp__req_complete_locked(s->e, creq, err);
+}
+
+/* Lock held, loop context (the timer): the communicator fails every
+ * later collective too, since ranks may now disagree on where they are. */
+static void sched_timed_out(mmp__sched_t *s) {
+  MMP__ASSERT_LOCKED(s->e);
+  MMP__LOG(MMP__LOG_WARN, "collective %u timed out after %u ms", s->seq,
+           s->timeout_ms);
+  atomic_store_explicit(&s->comm->coll_err, MMP_ETIMEDOUT,
+                        memory_order_relaxed);
+  sched_abort(s, MMP_ETIMEDOUT, -1);
+}
+
+typedef struct watch_s {
+  mmp__engine_t *e;
+  mmp_request_t *creq;
+  const mmp_comm_t *comm;
+} watch_t;
+
+/* Lock held. */
+static int watch_pred(void *arg) {
+  watch_t *w = arg;
+
+  return atomic_load_explicit(&w->creq->done, memory_order_acquire) ||
+         mmp__comm_lost_locked(w->e, w->comm) >= 0;
+}
+
+int mmp__sched_wait_watch(mmp_request_t **req) {
+  watch_t w;
+
+  w.creq = *req;
+  w.comm = w.creq->comm;
+  w.e = ((mmp__sched_t *)w.creq->cb_arg)->e;
+  mmp__progress_until(w.e, watch_pred, &w);
+  mmp__lock(w.e);
+  if (!atomic_load_explicit(&w.creq->done, memory_order_acquire)) {
+    mmp__sched_t *s = w.creq->cb_arg;
+    int lost = mmp__comm_lost_locked(w.e, w.comm);
+    MMP__LOG(MMP__LOG_WARN, "collective %u failed: rank %d was lost", s->seq,
+             lost);
+    sched_abort(s, MMP_EPEERLOST, lost);
+  }
+  mmp__unlock(w.e);
+  return mmp_wait(req, MMP_STATUS_IGNORE);
 }
 
 /* Loop context, lock held (the engine's deadline). */

@@ -77,6 +77,54 @@ int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r) {
   return req_finish(e, r, NULL);
 }
 
+typedef struct watch_s {
+  mmp__engine_t *e;
+  const mmp_comm_t *comm;
+  mmp_request_t *r;
+} watch_t;
+
+/* Lock held. */
+static int watch_pred(void *arg) {
+  watch_t *w = arg;
+
+  return req_done(w->r) || mmp__comm_lost_locked(w->e, w->comm) >= 0;
+}
+
+/* Lock held: an orphaned transfer completed. */
+static void watch_orphan_done(mmp_request_t *r, void *own) {
+  free(own);
+  free(r);
+}
+
+int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
+                    mmp_request_t **rp, void **own) {
+  watch_t w;
+  int rc;
+
+  MMP__ASSERT_UNLOCKED(e);
+  assert(!(*rp)->on_heap && (*rp)->cb == NULL);
+  w.e = e;
+  w.comm = comm;
+  w.r = *rp;
+  mmp__progress_until(e, watch_pred, &w);
+  mmp__lock(e);
+  if (!req_done(w.r))
+    (void)mmp__cancel_locked(e, w.r); /* a receive nothing matched yet */
+  if (req_done(w.r)) {
+    rc = w.r->err == MMP_ECANCELED ? MMP_EPEERLOST : w.r->err;
+  } else {
+    /* Under way: it completes when the peer sends, or goes. */
+    w.r->cb = watch_orphan_done;
+    w.r->cb_arg = own != NULL ? *own : NULL;
+    *rp = NULL;
+    if (own != NULL)
+      *own = NULL;
+    rc = MMP_EPEERLOST;
+  }
+  mmp__unlock(e);
+  return rc;
+}
+
 static int isend_ex_body(const void *buf, size_t len, int dest, int tag,
                          mmp_comm_t *comm, unsigned flags,
                          mmp_request_t **req) {

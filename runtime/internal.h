@@ -695,6 +695,24 @@ void mmp__local_setup(mmp__engine_t *e, const char *const *ident,
  * result. Lock NOT held. */
 int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r);
 
+/* Lock held. The world rank of a member of `comm` (of the job when NULL)
+ * that was lost, or -1. A receive from any source there fails at once
+ * (it could wait for that rank for ever); an orderly close does not count. */
+int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm);
+
+/*
+ * Waits for *rp, an internal request of the caller's (malloc'd, no
+ * callback), until it completes or a member of `comm` is lost. Returns its
+ * result, or MMP_EPEERLOST if a member was lost first: the operation may
+ * wait for a live rank that gave up on the same loss, so it is not waited
+ * for. A receive not yet matched is then cancelled; a transfer already
+ * under way finishes in the background, and the runtime frees the request
+ * and *own (may be NULL: the buffer it uses, malloc'd) when it does, and
+ * sets *rp (and *own) to NULL. Lock NOT held.
+ */
+int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
+                    mmp_request_t **rp, void **own);
+
 /* Comm rank -> world rank. */
 static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
   return c->world_of != NULL ? c->world_of[r] : r;

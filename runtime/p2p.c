@@ -805,20 +805,18 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   }
 }
 
-/* 1 if a member of `comm` (of the job when NULL) was lost: a receive from
- * any source there could wait for it for ever. An orderly close
- * (MMP__P_CLOSED) does not count. */
-static int any_lost(const mmp__engine_t *e, const mmp_comm_t *comm) {
+int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm) {
   int n = comm != NULL ? comm->size : e->cfg.size, i;
 
+  MMP__ASSERT_LOCKED(e);
   if (e->nlost == 0) /* every broadcast's first receive comes here */
-    return 0;
+    return -1;
   for (i = 0; i < n; i++) {
     int w = comm != NULL ? mmp__comm_world(comm, i) : i;
     if (e->peers[w].state == MMP__P_DOWN)
-      return 1;
+      return w;
   }
-  return 0;
+  return -1;
 }
 
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
@@ -843,7 +841,7 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
       (e->peers[peer].state == MMP__P_DOWN ||
        e->peers[peer].state == MMP__P_CLOSED))
     return MMP_EPEERLOST;
-  if (peer == MMP_ANY_SOURCE && any_lost(e, comm))
+  if (peer == MMP_ANY_SOURCE && mmp__comm_lost_locked(e, comm) >= 0)
     return MMP_EPEERLOST;
   r->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &r->node);

@@ -19,9 +19,8 @@
 # CHAOS_HOSTS (8), CHAOS_MAX_BYTES (1048576), CHAOS_PEER_TIMEOUT_MS (2000,
 # the ranks' MINIMP_PEER_TIMEOUT_MS), CHAOS_STRICT (0), CHAOS_KEEP=1 leaves
 # the cluster up, SOAK_CHAOS_MEASURE=0 leaves the network measurement to the
-# first automatic choice inside the workload (tests/soak_prog.c says why
-# it is made first by default), SOAK_S2P_EXCHANGE=0 gives every s-to-p
-# broadcast its lengths, so that none blocks in the length exchange. One line per round, then "chaos: P of N rounds passed".
+# first automatic choice inside the workload. One line per round, then
+# "chaos: P of N rounds passed".
 # Exits 0 when every round passed, 1 otherwise, 77 without root or
 # namespaces (the cluster cannot run here).
 set -u
@@ -100,8 +99,7 @@ while [ "$round" -le "$ROUNDS" ]; do
     --host "$hostlist" --iface eth0 --timeout 60 \
     -x MINIMP_PEER_TIMEOUT_MS="$PTO" -x MINIMP_CONNECT=eager \
     ${ASAN_OPTIONS:+-x ASAN_OPTIONS} \
-    ${SOAK_CHAOS_MEASURE:+-x SOAK_CHAOS_MEASURE} \
-    ${SOAK_S2P_EXCHANGE:+-x SOAK_S2P_EXCHANGE} -n "$HOSTS" \
+    ${SOAK_CHAOS_MEASURE:+-x SOAK_CHAOS_MEASURE} -n "$HOSTS" \
     "$PROG" chaos 0 "$MAXB" "$((SEED + round))" >"$out" 2>"$err" &
   job=$!
   tstart=$(now)

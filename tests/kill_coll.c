@@ -5,7 +5,8 @@
  * (the victim) dies or stops, and prints every survivor's result per
  * algorithm for the test to judge.
  *
- *   kill_coll SET SIGNAL      SET: bcast, s2p or coll; SIGNAL: kill, stop
+ *   kill_coll SET SIGNAL   SET: bcast, s2p, coll, exchange or netmodel;
+ *                          SIGNAL: kill or stop
  *
  * Round 1 runs every item on every rank and must succeed (the items are
  * valid). After a barrier the victim, rank 1, raises SIGNAL at once and
@@ -16,6 +17,10 @@
  *  - all: every survivor needs the victim's data, so every one must fail;
  *  - root: the item's root (rank 0) needs it and must fail;
  *  - any: survivors may also succeed (the victim is a leaf to them).
+ * The sets `exchange` and `netmodel` each hold a collective that runs
+ * inside a blocking call: s-to-p's length exchange (mmp_bcast_s2p with
+ * lens NULL), and the network model's measurement (on a communicator of
+ * its own per round, since it is measured once per communicator).
  * Survivors ignore SIGTERM: minimprun stops the job once the victim is
  * gone, and they must still report; its SIGKILL 1.5 s later ends them.
  */
@@ -34,7 +39,8 @@
 typedef struct item_s {
   char name[48];
   const char *expect;
-  int kind; /* 0 bcast, 1 s2p, 2 coll, 3 barrier */
+  int kind; /* 0 bcast, 1 s2p, 2 coll, 3 barrier; blocking: 4 s2p with its
+               length exchange, 5 the network model */
   int alg, coll, root;
   void *a, *b; /* buffers, sized for the largest collective */
 } item_t;
@@ -42,6 +48,7 @@ typedef struct item_s {
 static item_t items[MAXI];
 static int nitems, me, p;
 static size_t s2p_lens[64];
+static mmp_comm_t *model_comm[2]; /* the network model's, per round */
 
 static void add(int kind, int coll, int alg, int root, const char *name,
                 const char *expect) {
@@ -92,6 +99,10 @@ static void plan(const char *set) {
             rooted ? "root" : "all");
       }
     add(3, 0, 0, 0, "ibarrier", "all");
+  } else if (strcmp(set, "exchange") == 0) {
+    add(4, 0, MMP_S2P_AUTO, 0, "s2p:exchange", "all");
+  } else if (strcmp(set, "netmodel") == 0) {
+    add(5, 0, 0, 0, "netmodel", "all");
   } else {
     fprintf(stderr, "kill_coll: unknown set '%s'\n", set);
     exit(64);
@@ -151,6 +162,41 @@ static int start(item_t *it, mmp_request_t **req) {
   return start_coll(it, w, req);
 }
 
+/* Runs blocking item `it` of round `round` (0 or 1). */
+static int run_blocking(item_t *it, int round) {
+  if (it->kind == 4 && round == 1 && me != 0) {
+    /* Only rank 0 calls it: the others fail a step before, with the
+     * victim, as ranks a step behind rank 0 would, and never come. */
+    int v;
+    return mmp_recv(&v, sizeof(v), VICTIM, 77, mmp_comm_world(), NULL);
+  } else if (it->kind == 4) {
+    mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+    o.algorithm = MMP_S2P_BR_LIN;
+    return mmp_bcast_s2p(it->a, s2p_lens[me], 1, it->b, s2p_lens[0] * (size_t)p,
+                         NULL, NULL, mmp_comm_world(), &o);
+  } else {
+    mmp_netmodel_t nm;
+    return mmp_comm_netmodel(model_comm[round], &nm);
+  }
+}
+
+/* Round `round` of a blocking set: every item in turn, each reported as
+ * soon as it returns. Returns the first error. */
+static int block_round(int round, double t0) {
+  int i, rc, first = 0;
+
+  for (i = 0; i < nitems; i++) {
+    rc = run_blocking(&items[i], round);
+    if (round == 1) {
+      printf("kc %s rank %d rc %s s %.3f\n", items[i].name, me,
+             mmp_err_name(rc), mmp_wtime() - t0);
+      fflush(stdout);
+    }
+    first = first != 0 ? first : rc;
+  }
+  return first;
+}
+
 /* Starts every item; returns the first error of a start. */
 static int start_all(mmp_request_t **reqs) {
   int i, rc;
@@ -166,11 +212,12 @@ static int start_all(mmp_request_t **reqs) {
 
 int main(int argc, char **argv) {
   mmp_request_t *reqs[MAXI];
-  int i, rc, stop;
+  int i, rc, stop, block;
   double t0;
 
   if (argc != 3) {
-    fprintf(stderr, "usage: kill_coll bcast|s2p|coll kill|stop\n");
+    fprintf(stderr,
+            "usage: kill_coll bcast|s2p|coll|exchange|netmodel kill|stop\n");
     return 64;
   }
   stop = strcmp(argv[2], "stop") == 0;
@@ -191,10 +238,18 @@ int main(int argc, char **argv) {
   if (me == 0)
     for (i = 0; i < nitems; i++)
       printf("kc plan %s %s\n", items[i].name, items[i].expect);
-  /* Round 1: every item must work, or round 2 proves nothing. */
-  if (start_all(reqs) != 0)
+  block = strcmp(argv[1], "exchange") == 0 || strcmp(argv[1], "netmodel") == 0;
+  if (block && (mmp_comm_dup(mmp_comm_world(), &model_comm[0]) != 0 ||
+                mmp_comm_dup(mmp_comm_world(), &model_comm[1]) != 0))
     return 67;
-  if ((rc = mmp_waitall((size_t)nitems, reqs, NULL)) != 0) {
+  /* Round 1: every item must work, or round 2 proves nothing. */
+  if (block)
+    rc = block_round(0, 0);
+  else if (start_all(reqs) != 0)
+    return 67;
+  else
+    rc = mmp_waitall((size_t)nitems, reqs, NULL);
+  if (rc != 0) {
     fprintf(stderr, "kill_coll: rank %d: round 1 failed: %s\n", me,
             mmp_err_name(rc));
     return 68;
@@ -205,9 +260,11 @@ int main(int argc, char **argv) {
   if (me == VICTIM)
     raise(stop ? SIGSTOP : SIGKILL);
   t0 = mmp_wtime();
-  if (start_all(reqs) != 0)
+  if (block)
+    (void)block_round(1, t0);
+  else if (start_all(reqs) != 0)
     return 67;
-  for (;;) {
+  for (; !block;) {
     size_t at;
     mmp_status_t st;
     rc = mmp_waitany((size_t)nitems, reqs, &at, &st);

@@ -4,7 +4,9 @@
  * in the middle of every collective algorithm: every broadcast of the
  * descriptor table (rooted at the victim and at another rank), every s-to-p
  * algorithm, every algorithm of reduce, allreduce, reduce-scatter, gather,
- * scatter, allgather and alltoall, and ibarrier. Each job of 4 ranks (two more
+ * scatter, allgather and alltoall, and ibarrier; and the collectives that
+ * run inside a blocking call: s-to-p's length exchange and the network
+ * model's measurement. Each job of 4 ranks (two more
  * of 8) runs one set of them at once (kill_coll.c); this checks, per item and
  * survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
@@ -155,6 +157,23 @@ static void test_kill_coll_coll_stopped(void **state) {
   run_job("coll", "stop", 4, COLL_ITEMS);
 }
 
+/* Inside a blocking call no receive of the caller's watches the
+ * collective: it must give up by itself on the loss. */
+static void test_kill_coll_exchange_killed(void **state) {
+  (void)state;
+  run_job("exchange", "kill", 4, 1);
+}
+
+static void test_kill_coll_netmodel_killed(void **state) {
+  (void)state;
+  run_job("netmodel", "kill", 4, 1);
+}
+
+static void test_kill_coll_netmodel_stopped(void **state) {
+  (void)state;
+  run_job("netmodel", "stop", 4, 1);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kill_coll_bcast_killed),
@@ -165,6 +184,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_kill_coll_bcast_stopped),
       cmocka_unit_test(test_kill_coll_s2p_stopped),
       cmocka_unit_test(test_kill_coll_coll_stopped),
+      cmocka_unit_test(test_kill_coll_exchange_killed),
+      cmocka_unit_test(test_kill_coll_netmodel_killed),
+      cmocka_unit_test(test_kill_coll_netmodel_stopped),
   };
   char buf[32];
 

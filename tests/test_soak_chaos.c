@@ -63,11 +63,6 @@ static void test_chaos_three_rounds(void **state) {
   spawn_result_t r;
   (void)state;
 
-  /* A rank lost during an s-to-p broadcast's length exchange leaves
-   * survivors blocked in the call (docs/testing.md, "Chaos"; 6 rounds in
-   * 100): until that is fixed, CI gives every s-to-p its lengths, so
-   * that this test fails on what it checks and not on that known hang. */
-  setenv("SOAK_S2P_EXCHANGE", "0", 1);
   run_script(chaos_sh, "3", "23", NULL, 400, &r);
   assert_int_equal(r.status, 0);
   assert_non_null(strstr(r.out, "chaos: 3 of 3 rounds passed"));
