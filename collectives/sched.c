@@ -725,8 +725,8 @@ int mmp__sched_wait_watch(mmp_request_t **req) {
 
   w.creq = *req;
   w.comm = w.creq->comm;
-  w.e = ((mmp__sched_t *)w.creq->cb_arg)->e;
-  mmp__progress_until(w.e, watch_pred, &w);
+  w.e = mmp__eng; /* not the schedule's: a timeout may detach it */
+  mmp__progress_wait(w.e, w.creq->len, watch_pred, &w);
   mmp__lock(w.e);
   if (!atomic_load_explicit(&w.creq->done, memory_order_acquire)) {
     mmp__sched_t *s = w.creq->cb_arg;

@@ -55,17 +55,23 @@ static int req_done(void *arg) {
                               memory_order_acquire);
 }
 
+void mmp__progress_wait(mmp__engine_t *e, size_t len, int (*pred)(void *),
+                        void *arg) {
+  if (len > MMP__BULK_BYTES) {
+    int was = mmp__progress_sleepy(1);
+    mmp__progress_until(e, pred, arg);
+    mmp__progress_sleepy(was);
+  } else {
+    mmp__progress_until(e, pred, arg);
+  }
+}
+
 /* Lock NOT held. Waits for `r` and copies its status out. Returns its
  * result. */
 static int req_finish(mmp__engine_t *e, mmp_request_t *r, mmp_status_t *st) {
   MMP__ASSERT_UNLOCKED(e);
-  if (!req_done(r) && r->len > MMP__BULK_BYTES) {
-    int was = mmp__progress_sleepy(1);
-    mmp__progress_until(e, req_done, r);
-    mmp__progress_sleepy(was);
-  } else if (!req_done(r)) {
-    mmp__progress_until(e, req_done, r);
-  }
+  if (!req_done(r))
+    mmp__progress_wait(e, r->len, req_done, r);
   if (st != NULL)
     *st = r->status;
   return r->err;
@@ -106,7 +112,7 @@ int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
   w.e = e;
   w.comm = comm;
   w.r = *rp;
-  mmp__progress_until(e, watch_pred, &w);
+  mmp__progress_wait(e, w.r->len, watch_pred, &w);
   mmp__lock(e);
   if (!req_done(w.r))
     (void)mmp__cancel_locked(e, w.r); /* a receive nothing matched yet */

@@ -536,6 +536,10 @@ void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode);
 int mmp__progress_sleepy(int on);
 /* Requests moving more than this many bytes are waited for sleepily. */
 #define MMP__BULK_BYTES (4u * 1024)
+/* mmp__progress_until for a wait on a request of `len` bytes: sleepily
+ * past MMP__BULK_BYTES, as every wait for a request does. */
+void mmp__progress_wait(mmp__engine_t *e, size_t len, int (*pred)(void *),
+                        void *arg);
 
 /* Lock NOT held. Makes a non-blocking pass over the loop if no thread
  * owns it (external progress: passes while bytes move). */
