@@ -285,7 +285,8 @@ MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
  * MINIMP_COLL_TIMEOUT_MS (collectives only); 0 takes it away. Operations
  * already started keep the timeout they started with. Communicators made
  * from `comm` (dup, split, create) start with its value. Sends are not
- * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS.
+ * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS;
+ * nor are those three calls and mmp_comm_netmodel.
  * What a timeout leaves behind: docs/embedding.md. Returns 0, MMP_ENOTINIT,
  * MMP_ECOMM.
  */
