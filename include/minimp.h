@@ -286,7 +286,9 @@ MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
  * already started keep the timeout they started with. Communicators made
  * from `comm` (dup, split, create) start with its value. Sends are not
  * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS;
- * nor are those three calls and mmp_comm_netmodel.
+ * nor are those three calls and the network model's measurement
+ * (mmp_comm_netmodel), which the first automatic choice on a communicator
+ * makes unless a profile gives the model (docs/embedding.md).
  * What a timeout leaves behind: docs/embedding.md. Returns 0, MMP_ENOTINIT,
  * MMP_ECOMM.
  */
