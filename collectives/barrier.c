@@ -17,8 +17,8 @@ static int barrier_body(mmp_comm_t *comm) {
 
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
-  /* Only a schedule can give up in time (MINIMP_COLL_TIMEOUT_MS). */
-  if (e->cfg.coll.timeout_ms > 0) {
+  /* Only a schedule can give up in time (the communicator's timeout). */
+  if (mmp__comm_timeout(e, comm, 1) > 0) {
     mmp_request_t *r;
     rc = mmp_ibarrier(comm, &r);
     return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);

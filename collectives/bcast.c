@@ -112,19 +112,21 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
   return 0;
 }
 
-/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
- * rank that passes the same length. */
-/* A timeout applies (the options' or MINIMP_COLL_TIMEOUT_MS). The
- * arrival-aware broadcasts cannot give up, so AUTO keeps to the static
- * algorithms then, and asking for one of them is MMP_ENOTSUP. */
-static int timed(const mmp_bcast_opts_t *o) {
-  return o->timeout_ms > 0 || mmp__eng->cfg.coll.timeout_ms > 0;
+/* The timeout of a broadcast: the options', else the communicator's
+ * (mmp_comm_set_timeout, MINIMP_COLL_TIMEOUT_MS). 0: none. */
+static unsigned bcast_timeout(const mmp_comm_t *comm,
+                              const mmp_bcast_opts_t *o) {
+  return o->timeout_ms > 0 ? o->timeout_ms
+                           : mmp__comm_timeout(mmp__eng, comm, 1);
 }
 
+/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
+ * rank that passes the same length. A timeout does not change it, so
+ * that ranks whose timeouts differ still choose alike. */
 static int adaptive(const mmp_comm_t *comm, size_t len,
                     const mmp_bcast_opts_t *o) {
   return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
-         len >= MMP__ADAPT_MIN && !timed(o);
+         len >= MMP__ADAPT_MIN;
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
@@ -139,7 +141,7 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
   if (auto_pick) {
     if ((rc = auto_choose(comm, len, d, pays)) != 0)
       return rc;
-    if (*pays && !adaptive(comm, len, o) && !timed(o)) {
+    if (*pays && !adaptive(comm, len, o)) {
       d->alg = arrival_alg(len);
       d->seg = 0;
       d->groups = 0;
@@ -281,6 +283,7 @@ static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
   run.build = mmp__bcast_build;
   run.adaptive = 1;
   run.hint = regime + 1;
+  run.timeout_ms = bcast_timeout(comm, o);
   return mmp__bcast_alg(MMP_BCAST_ARRIVAL_NB)->start(&run, req);
 }
 
@@ -336,8 +339,6 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (adaptive(comm, len, o))
     return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
-  if ((alg->flags & MMP__BCAST_F_DYNAMIC) && timed(o))
-    return MMP_ENOTSUP;
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
     mmp__bcast_run_t run;
     memset(&run, 0, sizeof(run));
@@ -349,6 +350,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     run.cfg = &mmp__eng->cfg;
     run.alg_of = mmp__bcast_alg;
     run.build = mmp__bcast_build;
+    run.timeout_ms = bcast_timeout(comm, o);
     return alg->start(&run, req);
   }
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);

@@ -45,6 +45,12 @@
  * only record what happened and call arr_drive, which does the work and,
  * at its end, completes the request or frees the records.
  *
+ * A timeout (the call's or the communicator's) gives up as a scheduled
+ * collective does (sched.c): the receives no message matched are
+ * cancelled, the sub-broadcasts are abandoned, the communicator is marked
+ * and the request completes with MMP_ETIMEDOUT at once; the records stay
+ * until the control messages already under way complete.
+ *
  * Selected: when asked for (MMP_BCAST_ARRIVAL_B/_NB), and by AUTO where
  * the gathering window plus 2 p alpha is at most 8% of the best static
  * algorithm's predicted time (mmp__bcast_arrival_pays), i.e. for large
@@ -147,10 +153,20 @@ struct arr_s {
   int started, sub_done;
   arr_ctl_t *group; /* the GROUP header, once received */
   int holding;      /* holds a->comm (mmp__comm_hold_locked) */
+  /* Timeout. */
+  unsigned timeout_ms;
+  mmp__deadline_t tmo;
+  int timed_out; /* gave up: nothing more is posted */
 };
 
 static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
+
+/* Nothing of this rank's part is under way: no ARRIVED receive posted, no
+ * control message or timer outstanding. */
+static int arr_idle(const arr_t *a) {
+  return !a->arr_posted && a->ctl_out == 0;
+}
 static void adapt_record(arr_t *a);
 
 /* The first error is kept, except that a lost or silent rank replaces a
@@ -796,6 +812,7 @@ static void arr_finish(arr_t *a) {
 
   a->completed = 1;
   a->creq = NULL;
+  mmp__deadline_stop_locked(a->e, &a->tmo);
   if (a->adaptive)
     mmp__coll_bcast_done_locked(a->comm);
   /* The root of an arrival-aware run has served the last receiver: its
@@ -822,6 +839,8 @@ static void arr_drive(arr_t *a) {
   a->running = 1;
   do {
     a->again = 0;
+    if (a->timed_out)
+      break;
     if (a->me == a->root)
       root_step(a);
     else
@@ -833,8 +852,36 @@ static void arr_drive(arr_t *a) {
     arr_finish(a);
   /* The request is gone and the last ARRIVED is in: nothing refers to `a`
    * any more (the lock keeps the request's destructor out until here). */
-  if (a->completed && a->req_gone && !a->arr_posted)
+  if (a->completed && a->req_gone && arr_idle(a))
     arr_free(a);
+}
+
+/* Loop context, lock held: the timeout passed. */
+static void arr_timed_out(void *arg) {
+  arr_t *a = arg;
+  arr_ctl_t *c;
+  arr_sub_t *sub;
+
+  MMP__ASSERT_LOCKED(a->e);
+  MMP__LOG(MMP__LOG_WARN, "collective %u timed out after %u ms", a->seq,
+           a->timeout_ms);
+  a->timed_out = 1;
+  a->err = MMP_ETIMEDOUT;
+  atomic_store_explicit(&a->comm->coll_err, MMP_ETIMEDOUT,
+                        memory_order_relaxed);
+  /* The callbacks that cancelling runs only note what happened. */
+  a->running = 1;
+  for (c = a->ctls; c != NULL; c = c->next)
+    if (c->kind == CTL_ARRIVED_RECV || c->kind == CTL_GROUP_RECV)
+      mmp__cancel_locked(a->e, &c->req);
+  for (sub = a->subs; sub != NULL; sub = sub->next)
+    if (sub->s != NULL) {
+      mmp__sched_abandon_locked(sub->s, MMP_ETIMEDOUT);
+      sub->s = NULL;
+    }
+  a->busy = 0;
+  a->running = 0;
+  arr_finish(a);
 }
 
 /* Lock held once the collective started (a->holding). */
@@ -871,7 +918,7 @@ static void arr_req_free(mmp_request_t *r) {
   MMP__ASSERT_UNLOCKED(e);
   mmp__lock(e);
   a->req_gone = 1;
-  idle = !a->arr_posted;
+  idle = arr_idle(a);
   if (idle)
     arr_free(a);
   mmp__unlock(e);
@@ -905,6 +952,7 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
   a->window_ms = (window_us + 999) / 1000;
   a->pace_ms = pace_us / 1000;
   a->ready = a->window_ms == 0;
+  a->timeout_ms = run->timeout_ms;
   if (a->me == a->root) {
     a->state = calloc((size_t)a->p, 1);
     a->queue = malloc((size_t)a->p * sizeof(int));
@@ -980,6 +1028,8 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   if (a->me == a->root || !a->adaptive)
     mmp__coll_log_locked(run->comm, a->seq,
                          a->run_static ? a->stat.alg : a->alg);
+  if (a->timeout_ms > 0)
+    mmp__deadline_start_locked(e, &a->tmo, a->timeout_ms, arr_timed_out, a);
   arr_drive(a);
   mmp__unlock(e);
   *out = creq;

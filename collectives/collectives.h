@@ -349,6 +349,16 @@ int mmp__sched_launch_locked(mmp__sched_t *s,
                              void (*on_done)(mmp__sched_t *, void *),
                              void *arg);
 
+/*
+ * Lock held. The owner of sub-schedule `s` (launched or not, on_done not
+ * yet run) gives it up with `err`, as a timed-out collective does: its
+ * receives that no message matched are cancelled, nothing more is posted,
+ * on_done never runs, and `s` frees itself, now or once the sends and
+ * receives already under way complete. The caller must not touch `s`
+ * again.
+ */
+void mmp__sched_abandon_locked(mmp__sched_t *s, int err);
+
 /* Runs a local op (NOP, REDUCE, COPY) on its regions at `src` and `dst`:
  * what the executor and symbolic runs both do. */
 void mmp__sop_local(const mmp__sched_t *s, const mmp__sop_t *op,
@@ -503,7 +513,8 @@ typedef struct mmp__bcast_run_s {
    * and follow the root; the root runs `stat` when it is set, else `d`. */
   int adaptive;
   const mmp__bcast_desc_t *stat;
-  int hint; /* the root's regime, for the ranks that root next */
+  int hint;            /* the root's regime, for the ranks that root next */
+  unsigned timeout_ms; /* the call's, or the communicator's; 0: none */
 } mmp__bcast_run_t;
 
 enum {

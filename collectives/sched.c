@@ -87,7 +87,7 @@ int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
   if (rc != 0)
     return rc;
-  (*out)->timeout_ms = e->cfg.coll.timeout_ms;
+  (*out)->timeout_ms = mmp__comm_timeout(e, comm, 1);
   /* The sequence number is taken only once nothing can fail. */
   mmp__lock(e);
   (*out)->seq = comm->coll_seq++;
@@ -657,31 +657,52 @@ static void sched_detached_check(mmp__sched_t *s) {
   }
 }
 
-/*
- * Lock held. Gives up with `err` (seen at world rank `rank`, -1: unknown):
- * cancels the receives no message matched yet, posts nothing more and
- * completes the request. Sends and receives already under way cannot be
- * recalled; the schedule then lives on, detached from the request, until
- * they complete.
- */
-static void sched_abort(mmp__sched_t *s, int err, int rank) {
-  mmp_request_t *creq = s->creq;
+/* Lock held. Stops `s` for good with `err`: cancels the receives no
+ * message matched yet and posts nothing more. */
+static void sched_stop(mmp__sched_t *s, int err) {
   int i;
 
   MMP__ASSERT_LOCKED(s->e);
-  assert(creq != NULL && !s->running);
   s->err = err;
-  s->fail_rank = rank;
   s->poison = 1;
   s->aborted = 1;
-  sched_tmo_disarm(s);
   /* Cancelling completes ops through sop_done, which must neither post
    * nor finish while this loop walks them. */
   s->running = 1;
-  for (i = 0; i < s->nops; i++)
+  for (i = 0; s->x != NULL && i < s->nops; i++)
     if (s->x[i].posted && !s->x[i].done && s->ops[i].kind == MMP__SOP_RECV)
       mmp__cancel_locked(s->e, &s->x[i].req);
   s->running = 0;
+}
+
+void mmp__sched_abandon_locked(mmp__sched_t *s, int err) {
+  MMP__ASSERT_LOCKED(s->e);
+  assert(s->creq == NULL && !s->detached); /* a sub-schedule, still owned */
+  s->on_done = NULL;
+  sched_stop(s, err);
+  if (s->x != NULL && sched_in_flight(s) > 0) {
+    s->detached = 1;
+    mmp__comm_hold_locked(s->comm);
+  } else {
+    sched_fini(s);
+    mmp__sched_free(s);
+  }
+}
+
+/*
+ * Lock held. Gives up with `err` (seen at world rank `rank`, -1: unknown):
+ * stops `s` and completes the request. Sends and receives already under
+ * way cannot be recalled; the schedule then lives on, detached from the
+ * request, until they complete.
+ */
+static void sched_abort(mmp__sched_t *s, int err, int rank) {
+  mmp_request_t *creq = s->creq;
+
+  MMP__ASSERT_LOCKED(s->e);
+  assert(creq != NULL && !s->running);
+  s->fail_rank = rank;
+  sched_tmo_disarm(s);
+  sched_stop(s, err);
   s->creq = NULL;
   if (sched_in_flight(s) > 0) {
     creq->cb_arg = NULL; /* the request no longer frees the schedule */

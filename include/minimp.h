@@ -277,6 +277,26 @@ MMP_EXTERN int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
  * The world communicator cannot be freed (MMP_ECOMM). */
 MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
 
+/*
+ * Sets the default timeout of `comm`, as Gloo's context timeout: a receive
+ * (mmp_recv, mmp_irecv), a probe (mmp_probe) or a collective on `comm` that
+ * names no timeout of its own fails with MMP_ETIMEDOUT after `ms`
+ * milliseconds. The call's timeout_ms wins over it, and it over
+ * MINIMP_COLL_TIMEOUT_MS (collectives only); 0 takes it away. Operations
+ * already started keep the timeout they started with. Communicators made
+ * from `comm` (dup, split, create) start with its value. Sends are not
+ * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS;
+ * nor are those three calls and the network model's measurement
+ * (mmp_comm_netmodel), which the first automatic choice on a communicator
+ * makes unless a profile gives the model (docs/embedding.md).
+ * What a timeout leaves behind: docs/embedding.md. Returns 0, MMP_ENOTINIT,
+ * MMP_ECOMM.
+ */
+MMP_EXTERN int mmp_comm_set_timeout(mmp_comm_t *comm, unsigned ms);
+/* Stores in *ms the value mmp_comm_set_timeout gave `comm` (0: none).
+ * Returns 0, MMP_ENOTINIT, MMP_ECOMM, or MMP_EINVAL for a NULL `ms`. */
+MMP_EXTERN int mmp_comm_get_timeout(const mmp_comm_t *comm, unsigned *ms);
+
 /* ---- Point-to-point ---------------------------------------------------- */
 
 /*
@@ -294,7 +314,10 @@ MMP_EXTERN int mmp_send_ex(const void *buf, size_t len, int dest, int tag,
 /*
  * Blocking receive into `buf` of `cap` bytes. `source` may be
  * MMP_ANY_SOURCE and `tag` MMP_ANY_TAG. `status` may be MMP_STATUS_IGNORE.
- * A longer message fills the buffer and returns MMP_ETRUNC.
+ * A longer message fills the buffer and returns MMP_ETRUNC. With a
+ * communicator timeout (mmp_comm_set_timeout), a receive (this one, or
+ * mmp_irecv's request) that no message matched in time gives up with
+ * MMP_ETIMEDOUT.
  */
 MMP_EXTERN int mmp_recv(void *buf, size_t cap, int source, int tag,
                         mmp_comm_t *comm, mmp_status_t *status);
@@ -345,7 +368,7 @@ MMP_EXTERN int mmp_waitany(size_t n, mmp_request_t **reqs, size_t *index,
 /*
  * Blocks until a message matching (source, tag) can be received and
  * describes it in *status (bytes is the full message length) without
- * receiving it.
+ * receiving it. MMP_ETIMEDOUT after the communicator's timeout, if any.
  */
 MMP_EXTERN int mmp_probe(int source, int tag, mmp_comm_t *comm,
                          mmp_status_t *status);
@@ -356,8 +379,8 @@ MMP_EXTERN int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
 /* ---- Collectives ------------------------------------------------------- */
 
 /* Blocks until every rank of `comm` has called it. Returns 0,
- * MMP_ENOTINIT, MMP_ECOMM, MMP_EPEERLOST, or MMP_ETIMEDOUT after
- * MINIMP_COLL_TIMEOUT_MS (when set). */
+ * MMP_ENOTINIT, MMP_ECOMM, MMP_EPEERLOST, or MMP_ETIMEDOUT after the
+ * communicator's timeout (mmp_comm_set_timeout) or MINIMP_COLL_TIMEOUT_MS. */
 MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
 
 /* Broadcast algorithms (docs/algorithms.md has each one's cost). */
@@ -401,9 +424,9 @@ typedef struct mmp_bcast_opts_s {
   unsigned timeout_ms; /* give up after this many milliseconds: the call
                          (or the request) fails with MMP_ETIMEDOUT and the
                          communicator is unusable for collectives (docs/
-                         embedding.md); 0: MINIMP_COLL_TIMEOUT_MS, whose
-                         default 0 waits for ever. The arrival-aware
-                         algorithms cannot give up: MMP_ENOTSUP */
+                         embedding.md); 0: the communicator's timeout
+                         (mmp_comm_set_timeout), else MINIMP_COLL_TIMEOUT_MS,
+                         whose default 0 waits for ever */
   int reserved_[6];
 } mmp_bcast_opts_t;
 
@@ -418,8 +441,9 @@ typedef struct mmp_bcast_opts_s {
  * Broadcasts `len` bytes of `buf` from `root` to every rank of `comm`.
  * Collective: every rank passes the same root and length. Returns 0,
  * MMP_EINVAL, MMP_ERANK, MMP_ECOMM, MMP_EPEERLOST, MMP_ETIMEDOUT (opts'
- * timeout_ms, MINIMP_COLL_TIMEOUT_MS; docs/embedding.md), or MMP_EMISMATCH when
- * this rank's arguments (or an upstream rank's) disagree with the root's.
+ * timeout_ms, mmp_comm_set_timeout, MINIMP_COLL_TIMEOUT_MS; docs/embedding.md),
+ * or MMP_EMISMATCH when this rank's arguments (or an upstream rank's) disagree
+ * with the root's.
  * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
  * static algorithm and an arrival-aware one from how late the ranks
  * arrived before, and the others follow it (docs/algorithms.md). A rank

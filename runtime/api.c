@@ -204,6 +204,35 @@ int mmp_send(const void *buf, size_t len, int dest, int tag, mmp_comm_t *comm) {
                         __func__);
 }
 
+/* Loop context, lock held: a timed receive's deadline. A receive that no
+ * message matched gives up; one already matched is under way and ends
+ * as its transfer does (or fails with its peer). */
+static void recv_timed_out(void *arg) {
+  mmp_request_t *r = arg;
+
+  mmp__cancel_err_locked(mmp__eng, r, MMP_ETIMEDOUT);
+}
+
+/* Posts the user's receive `r` on `comm` with the communicator's timeout
+ * (mmp_comm_set_timeout). Lock NOT held. */
+static int post_recv(mmp__engine_t *e, void *buf, size_t cap, int source,
+                     int tag, mmp_comm_t *comm, mmp_request_t *r) {
+  unsigned ms = mmp__comm_timeout(e, comm, 0);
+  int rc;
+
+  mmp__lock(e);
+  rc = mmp__irecv_locked(
+      e, comm, comm->ctx, buf, cap,
+      source == MMP_ANY_SOURCE ? source : mmp__comm_world(comm, source), tag,
+      r);
+  /* Armed under the same lock as the post, so that the loop cannot
+   * complete the receive in between. */
+  if (rc == 0 && ms > 0 && r->state == MMP__RQ_POSTED)
+    mmp__deadline_start_locked(e, &r->tmo, ms, recv_timed_out, r);
+  mmp__unlock(e);
+  return rc;
+}
+
 static int irecv_body(void *buf, size_t cap, int source, int tag,
                       mmp_comm_t *comm, mmp_request_t **req) {
   mmp__engine_t *e = mmp__eng;
@@ -221,10 +250,7 @@ static int irecv_body(void *buf, size_t cap, int source, int tag,
     return MMP_ENOMEM;
   r->on_heap = 1;
   r->cb = NULL;
-  rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
-                  source == MMP_ANY_SOURCE ? source
-                                           : mmp__comm_world(comm, source),
-                  tag, r);
+  rc = post_recv(e, buf, cap, source, tag, comm, r);
   if (rc != 0) {
     free(r);
     return rc;
@@ -250,10 +276,7 @@ static int recv_body(void *buf, size_t cap, int source, int tag,
     return rc;
   r.on_heap = 0;
   r.cb = NULL;
-  rc = mmp__irecv(e, comm, comm->ctx, buf, cap,
-                  source == MMP_ANY_SOURCE ? source
-                                           : mmp__comm_world(comm, source),
-                  tag, &r);
+  rc = post_recv(e, buf, cap, source, tag, comm, &r);
   if (rc != 0)
     return rc;
   return req_finish(e, &r, status);
@@ -395,6 +418,8 @@ typedef struct probe_s {
   int peer;
   int tag;
   mmp_status_t st;
+  int timed_out;       /* the communicator's timeout passed (lock) */
+  mmp__deadline_t tmo; /* a blocking probe's */
 } probe_t;
 
 /* Lock held. */
@@ -403,6 +428,21 @@ static int probe_match(void *arg) {
 
   return mmp__iprobe_locked(p->e, p->comm, p->comm->ctx, p->peer, p->tag,
                             &p->st);
+}
+
+/* Lock held: a match, or the timeout. */
+static int probe_over(void *arg) {
+  probe_t *p = arg;
+
+  return probe_match(p) || p->timed_out;
+}
+
+/* Loop context, lock held. */
+static void probe_timed_out(void *arg) {
+  probe_t *p = arg;
+
+  p->timed_out = 1;
+  mmp__engine_notify_locked(p->e);
 }
 
 static int probe_setup(probe_t *p, int source, int tag, mmp_comm_t *comm) {
@@ -414,6 +454,8 @@ static int probe_setup(probe_t *p, int source, int tag, mmp_comm_t *comm) {
   p->comm = comm;
   p->peer = source == MMP_ANY_SOURCE ? source : mmp__comm_world(comm, source);
   p->tag = tag;
+  p->timed_out = 0;
+  memset(&p->tmo, 0, sizeof(p->tmo));
   return 0;
 }
 
@@ -421,13 +463,25 @@ static int probe_body(int source, int tag, mmp_comm_t *comm,
                       mmp_status_t *status) {
   probe_t p;
   int rc = probe_setup(&p, source, tag, comm);
+  unsigned ms;
 
   if (rc != 0)
     return rc;
-  mmp__progress_until(p.e, probe_match, &p);
-  if (status != NULL)
+  ms = mmp__comm_timeout(p.e, comm, 0);
+  if (ms > 0) {
+    mmp__lock(p.e);
+    mmp__deadline_start_locked(p.e, &p.tmo, ms, probe_timed_out, &p);
+    mmp__unlock(p.e);
+  }
+  mmp__progress_until(p.e, probe_over, &p);
+  /* A match wins over a timeout that passed meanwhile. */
+  mmp__lock(p.e);
+  mmp__deadline_stop_locked(p.e, &p.tmo);
+  rc = probe_match(&p) ? 0 : MMP_ETIMEDOUT;
+  mmp__unlock(p.e);
+  if (rc == 0 && status != NULL)
     *status = p.st;
-  return 0;
+  return rc;
 }
 
 int mmp_probe(int source, int tag, mmp_comm_t *comm, mmp_status_t *status) {

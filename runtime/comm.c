@@ -108,6 +108,8 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   c->ctx = ctx;
   c->rank = me;
   c->size = n;
+  atomic_init(&c->timeout_ms,
+              atomic_load_explicit(&parent->timeout_ms, memory_order_relaxed));
   /* What the layers above know of the parent carries over (the measured
    * network model: every parent rank has it or none does). */
   if (parent->coll_ops != NULL && parent->coll != NULL) {
@@ -317,4 +319,33 @@ static int comm_free_body(mmp_comm_t **comm) {
 int mmp_comm_free(mmp_comm_t **comm) {
   mmp__api_enter();
   return mmp__api_leave(comm_free_body(comm), __func__);
+}
+
+static int comm_timeout_check(const mmp_comm_t *comm, const char *fn) {
+  if (mmp__eng == NULL)
+    return mmp__not_init(fn);
+  return comm == NULL ? MMP_ECOMM : 0;
+}
+
+int mmp_comm_set_timeout(mmp_comm_t *comm, unsigned ms) {
+  int rc;
+
+  mmp__api_enter();
+  rc = comm_timeout_check(comm, __func__);
+  if (rc == 0)
+    atomic_store_explicit(&comm->timeout_ms, ms, memory_order_relaxed);
+  return mmp__api_leave(rc, __func__);
+}
+
+int mmp_comm_get_timeout(const mmp_comm_t *comm, unsigned *ms) {
+  int rc;
+
+  mmp__api_enter();
+  rc = comm_timeout_check(comm, __func__);
+  if (rc == 0 && ms == NULL)
+    rc = MMP_EINVAL;
+  if (rc == 0)
+    *ms = atomic_load_explicit(&((mmp_comm_t *)comm)->timeout_ms,
+                               memory_order_relaxed);
+  return mmp__api_leave(rc, __func__);
 }

@@ -156,6 +156,16 @@ enum mmp__req_state {
   MMP__RQ_DONE
 };
 
+/* A cancellable one-shot deadline, embedded in its owner (see
+ * mmp__deadline_start_locked). Zero-initialised it is not armed. */
+typedef struct mmp__deadline_s {
+  mmp__list_t node; /* on engine.deadlines while armed */
+  uint64_t due;     /* uv_hrtime() nanoseconds */
+  void (*cb)(void *arg);
+  void *arg;
+  int armed;
+} mmp__deadline_t;
+
 struct mmp_request_s {
   mmp__list_t node; /* posted queue, or a peer's data queue */
   int kind;
@@ -187,6 +197,7 @@ struct mmp_request_s {
    * EAGER frame's a1; 0: none): sends set it through
    * mmp__isend_note_locked, receives find the sender's here. */
   uint64_t note;
+  mmp__deadline_t tmo; /* user receive: its communicator's timeout */
 };
 
 /* An arrived (or self-sent) message that no receive matched yet. */
@@ -299,8 +310,9 @@ struct mmp_comm_s {
   int *local_of; /* world rank -> comm rank or -1; NULL means identity */
   int *node_of;  /* comm rank -> node; NULL: one rank per node */
   int nnodes;
-  atomic_int coll_err; /* 0, or the error every collective on it returns
-                          (MMP_ETIMEDOUT once one timed out) */
+  atomic_int coll_err;    /* 0, or the error every collective on it returns
+                             (MMP_ETIMEDOUT once one timed out) */
+  atomic_uint timeout_ms; /* mmp_comm_set_timeout; 0: none */
 };
 
 /* Tags in a communicator's collective context (ctx + 1), which user
@@ -325,16 +337,6 @@ typedef struct mmp__task_s {
   mmp__task_fn fn;
   void *arg;
 } mmp__task_t;
-
-/* A cancellable one-shot deadline, embedded in its owner (see
- * mmp__deadline_start_locked). Zero-initialised it is not armed. */
-typedef struct mmp__deadline_s {
-  mmp__list_t node; /* on engine.deadlines while armed */
-  uint64_t due;     /* uv_hrtime() nanoseconds */
-  void (*cb)(void *arg);
-  void *arg;
-  int armed;
-} mmp__deadline_t;
 
 typedef struct mmp__engine_s {
   mmp__config_t cfg;
@@ -661,6 +663,8 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 /* Lock held. Cancels a receive still waiting to be matched (it completes
  * with MMP_ECANCELED). MMP_EAGAIN if it already matched or is a send. */
 int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *req);
+/* The same, completing it with `err` (< 0) instead. */
+int mmp__cancel_err_locked(mmp__engine_t *e, mmp_request_t *req, int err);
 /* Lock held. Cancels every internal receive (one with a completion
  * callback: a collective's) still posted. At finalize, once every
  * connection is closed, nothing can match them any more, and their
@@ -716,6 +720,17 @@ int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm);
  */
 int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
                     mmp_request_t **rp, void **own);
+
+/* The timeout an operation on `c` that names none of its own takes:
+ * mmp_comm_set_timeout's, or for collectives (`coll`) the environment's
+ * MINIMP_COLL_TIMEOUT_MS (docs/embedding.md). 0: none. */
+static inline unsigned mmp__comm_timeout(const mmp__engine_t *e,
+                                         const mmp_comm_t *c, int coll) {
+  unsigned ms = atomic_load_explicit(&((mmp_comm_t *)c)->timeout_ms,
+                                     memory_order_relaxed);
+
+  return ms > 0 ? ms : coll ? e->cfg.coll.timeout_ms : 0;
+}
 
 /* Comm rank -> world rank. */
 static inline int mmp__comm_world(const mmp_comm_t *c, int r) {

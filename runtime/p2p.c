@@ -142,6 +142,8 @@ static void req_complete(mmp__engine_t *e, mmp_request_t *r, int err) {
   assert(r->nwrites == 0);
   assert(r->kind == MMP__REQ_SEND || r->kind == MMP__REQ_RECV ||
          r->kind == MMP__REQ_COLL);
+  /* A timed receive's deadline lives in r, which its waiter may free. */
+  mmp__deadline_stop_locked(e, &r->tmo);
   cookie_release(e, r);
   if (r->err == 0)
     r->err = err;
@@ -859,16 +861,21 @@ int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
   return rc;
 }
 
-int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
+int mmp__cancel_err_locked(mmp__engine_t *e, mmp_request_t *r, int err) {
   MMP__ASSERT_LOCKED(e);
+  assert(err < 0);
   if (r->kind != MMP__REQ_RECV || r->state != MMP__RQ_POSTED)
     return MMP_EAGAIN;
   mmp__list_remove(&r->node);
   r->status.source = MMP_ANY_SOURCE;
   r->status.tag = MMP_ANY_TAG;
   r->status.bytes = 0;
-  req_complete(e, r, MMP_ECANCELED);
+  req_complete(e, r, err);
   return 0;
+}
+
+int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *r) {
+  return mmp__cancel_err_locked(e, r, MMP_ECANCELED);
 }
 
 void mmp__p2p_cancel_internal_locked(mmp__engine_t *e) {

@@ -13,6 +13,9 @@
  * level filters them; a collective that a rank never joins times out
  * within its bound (blocking, and polled with external progress) and
  * leaves the communicator failing collectives while point-to-point works;
+ * so do the arrival-aware broadcasts, at the root and at receivers; a
+ * communicator's own timeout (mmp_comm_set_timeout) ends receives, probes
+ * and collectives that name none, before MINIMP_COLL_TIMEOUT_MS would;
  * with errors fatal, minimprun exits non-zero naming the rank and error;
  * the progress calls answer as documented in each progress mode, and bad
  * MINIMP_PROGRESS, MINIMP_ERRORS and MINIMP_COLL_TIMEOUT_MS fail init.
@@ -582,17 +585,11 @@ static void test_embed_progress_calls(void **state) {
  * external progress). Returns 0 or an exit code 60.. */
 static int timeout_allreduce(int rank, mmp_comm_t *w) {
   mmp_allreduce_opts_t o = MMP_ALLREDUCE_OPTS_INIT;
-  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
   double x[64] = {0}, y[64], t0 = mmp_wtime(), took;
   mmp_request_t *r;
   int rc, flag = 0;
 
   o.timeout_ms = TIMEOUT_MS;
-  /* An arrival-aware broadcast cannot give up: refused, nothing sent. */
-  b.algorithm = MMP_BCAST_ARRIVAL_B;
-  b.timeout_ms = TIMEOUT_MS;
-  if (mmp_bcast_ex(x, sizeof(x), 0, w, &b) != MMP_ENOTSUP)
-    return 67;
   if (rank == 0) {
     o.mode = MMP_SEND_RNDV;
     rc = mmp_allreduce_ex(x, y, 64, MMP_DOUBLE, MMP_SUM, w, &o);
@@ -615,18 +612,26 @@ static int timeout_allreduce(int rank, mmp_comm_t *w) {
   return 0;
 }
 
-/* Child body. Exit codes 60.. */
-static int timeout_main(int rank, const char *addr) {
+/* Rank `rank` of the three of a timeout test, killed after `secs`: rank 0
+ * hosts the rendezvous, rank 1 runs with external progress. A fixed
+ * network model, so that every rank's choices agree. */
+static int timeout_init(int rank, const char *addr, unsigned secs) {
   unsigned flags = rank == 0   ? MMP_INIT_HOST_RENDEZVOUS
                    : rank == 1 ? MMP_INIT_EXTERNAL_PROGRESS
                                : 0;
+
+  alarm(secs);
+  setenv("MINIMP_NET_ALPHA_US", "50", 1);
+  setenv("MINIMP_NET_BETA_NS", "1", 1);
+  return mmp_init_ex(rank, 3, addr, key, NULL, flags);
+}
+
+/* Child body. Exit codes 60.. */
+static int timeout_main(int rank, const char *addr) {
   mmp_comm_t *w;
   int rc, v = 0;
 
-  alarm(20);
-  setenv("MINIMP_NET_ALPHA_US", "50", 1);
-  setenv("MINIMP_NET_BETA_NS", "1", 1);
-  if (mmp_init_ex(rank, 3, addr, key, NULL, flags) != 0)
+  if (timeout_init(rank, addr, 20) != 0)
     return 63;
   w = mmp_comm_world();
   if (rank == 2) {
@@ -649,20 +654,236 @@ static int timeout_main(int rank, const char *addr) {
 static void run_ranks(int n, int (*body)(int rank, const char *addr)) {
   char addr[64];
   pid_t p[8];
-  int i;
+  int i, code[8];
 
   assert_true(n <= 8);
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
   for (i = n - 1; i >= 0; i--)
     if ((p[i] = fork()) == 0)
       _exit(body(i, addr));
+  /* Every rank's code first: the first failure may be another's echo. */
   for (i = 0; i < n; i++)
-    assert_int_equal(exit_code(p[i]), 0);
+    if ((code[i] = exit_code(p[i])) != 0)
+      fprintf(stderr, "rank %d exited with %d\n", i, code[i]);
+  for (i = 0; i < n; i++)
+    assert_int_equal(code[i], 0);
 }
 
 static void test_embed_collective_times_out(void **state) {
   (void)state;
   run_ranks(3, timeout_main);
+}
+
+/* Seconds since t0 within [0.9, 10] times `ms`: the call gave up after its
+ * timeout, and not much later (generous: ASan, a loaded machine). */
+static int took_about(double t0, unsigned ms) {
+  double took = mmp_wtime() - t0;
+
+  return took >= ms * 0.9e-3 && took <= ms * 10e-3;
+}
+
+/* AUTO from 64 KiB on (its adaptive mode: receivers announce themselves
+ * and follow the root) with the call's timeout, rank 2 absent: on c3 as
+ * receivers of rank 2, then on c4 from rank 0, which ends in bounded
+ * time whatever it runs. The buffers of a timed-out
+ * collective stay allocated until mmp_finalize (docs/embedding.md), so
+ * they are left to the child's exit. Exit codes 70.. */
+static int timeout_auto(int rank, mmp_comm_t *c3, mmp_comm_t *c4) {
+  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
+  size_t len = 256 * 1024;
+  char *x = calloc(1, len), *y = calloc(1, len);
+  double t0 = mmp_wtime();
+  int rc;
+
+  if (x == NULL || y == NULL)
+    return 70;
+  b.timeout_ms = TIMEOUT_MS;
+  rc = mmp_bcast_ex(x, len, 2, c3, &b);
+  if (rc != MMP_ETIMEDOUT || !took_about(t0, TIMEOUT_MS))
+    return 71;
+  /* Rendezvous sends, so that a root whose tree reaches rank 2 directly
+   * waits for it; one whose tree does not is done once rank 1 has it. */
+  b.mode = MMP_SEND_RNDV;
+  t0 = mmp_wtime();
+  rc = mmp_bcast_ex(y, len, 0, c4, &b);
+  if ((rc != 0 && rc != MMP_ETIMEDOUT) || mmp_wtime() - t0 > TIMEOUT_MS * 10e-3)
+    return 72;
+  if (rank == 0 && rc == MMP_ETIMEDOUT && !took_about(t0, TIMEOUT_MS))
+    return 73;
+  return 0;
+}
+
+/* An arrival-aware broadcast that rank 2 never joins: arrival_nb from
+ * rank 2 with the call's timeout (both ranks wait as receivers; rank 1
+ * polls a request with external progress), then arrival_b from rank 0
+ * with the communicator's (the root waits for rank 2's arrival). Exit
+ * codes 80.. */
+static int timeout_arrival(int rank, mmp_comm_t *c1, mmp_comm_t *c2) {
+  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
+  char x[4096] = {0};
+  mmp_request_t *r;
+  double t0 = mmp_wtime();
+  int rc, flag = 0;
+
+  b.algorithm = MMP_BCAST_ARRIVAL_NB;
+  b.timeout_ms = TIMEOUT_MS;
+  if (rank == 0) {
+    rc = mmp_bcast_ex(x, sizeof(x), 2, c1, &b);
+  } else {
+    rc = mmp_ibcast(x, sizeof(x), 2, c1, &b, &r);
+    while (rc == 0 && !flag && mmp_wtime() - t0 < 10) {
+      usleep(1000);
+      rc = mmp_test(&r, &flag, NULL);
+    }
+  }
+  if (rc != MMP_ETIMEDOUT)
+    return 80;
+  if (!took_about(t0, TIMEOUT_MS))
+    return 81;
+  t0 = mmp_wtime();
+  if (mmp_barrier(c1) != MMP_ETIMEDOUT || mmp_wtime() - t0 > 0.1)
+    return 82;
+  /* The root of arrival_b serves rank 1 and waits for rank 2. */
+  b.algorithm = MMP_BCAST_ARRIVAL_B;
+  b.timeout_ms = 0;
+  if (mmp_comm_set_timeout(c2, TIMEOUT_MS) != 0)
+    return 83;
+  t0 = mmp_wtime();
+  rc = mmp_bcast_ex(x, sizeof(x), 0, c2, &b);
+  if (rank == 0 && (rc != MMP_ETIMEDOUT || !took_about(t0, TIMEOUT_MS)))
+    return 84;
+  if (rank == 1 && rc != 0 && rc != MMP_ETIMEDOUT)
+    return 85;
+  /* Point-to-point on it still works (without the timeout: rank 1, served
+   * at once, waits for the root's whole timeout). */
+  if (mmp_comm_set_timeout(c2, 0) != 0)
+    return 88;
+  if (rank == 0 && mmp_send(x, 8, 1, 5, c2) != 0)
+    return 86;
+  if (rank == 1 && mmp_recv(x, 8, 0, 5, c2, NULL) != 0)
+    return 87;
+  return 0;
+}
+
+/* Child body. Exit codes 80.. */
+static int arrival_timeout_main(int rank, const char *addr) {
+  mmp_comm_t *w, *c1, *c2, *c3, *c4;
+  int rc, v = 0;
+
+  if (timeout_init(rank, addr, 30) != 0)
+    return 90;
+  w = mmp_comm_world();
+  if (mmp_comm_dup(w, &c1) != 0 || mmp_comm_dup(w, &c2) != 0 ||
+      mmp_comm_dup(w, &c3) != 0 || mmp_comm_dup(w, &c4) != 0)
+    return 91;
+  if (rank == 2) {
+    /* Never joins; waits for both to have given up. */
+    if (mmp_recv(&v, sizeof(v), 0, 9, w, NULL) != 0 ||
+        mmp_recv(&v, sizeof(v), 1, 9, w, NULL) != 0)
+      return 92;
+  } else {
+    if ((rc = timeout_arrival(rank, c1, c2)) != 0 ||
+        (rc = timeout_auto(rank, c3, c4)) != 0)
+      return rc;
+    if (mmp_send(&v, sizeof(v), 2, 9, w) != 0)
+      return 93;
+  }
+  if (mmp_comm_free(&c1) != 0 || mmp_comm_free(&c2) != 0 ||
+      mmp_comm_free(&c3) != 0 || mmp_comm_free(&c4) != 0)
+    return 94;
+  return mmp_finalize() == 0 ? 0 : 95;
+}
+
+static void test_embed_arrival_bcast_times_out(void **state) {
+  (void)state;
+  run_ranks(3, arrival_timeout_main);
+}
+
+#define COMM_TIMEOUT_MS 300
+#define ENV_TIMEOUT_MS 20000
+
+/* Rank 0 of two: a communicator's timeout, with MINIMP_COLL_TIMEOUT_MS
+ * far longer. Rank 1 sends nothing until told. Exit codes 100.. */
+static int comm_timeout_rank0(mmp_comm_t *w) {
+  mmp_comm_t *d;
+  mmp_request_t *r;
+  mmp_status_t st;
+  unsigned ms = 1;
+  int v = 0, rc;
+  double t0;
+
+  if (mmp_comm_get_timeout(w, &ms) != 0 || ms != 0 ||
+      mmp_comm_set_timeout(NULL, 5) != MMP_ECOMM ||
+      mmp_comm_get_timeout(w, NULL) != MMP_EINVAL)
+    return 100;
+  if (mmp_comm_set_timeout(w, COMM_TIMEOUT_MS) != 0 ||
+      mmp_comm_get_timeout(w, &ms) != 0 || ms != COMM_TIMEOUT_MS)
+    return 101;
+  /* A receive, a request and a probe that nothing matches. */
+  t0 = mmp_wtime();
+  if (mmp_recv(&v, sizeof(v), 1, 1, w, &st) != MMP_ETIMEDOUT ||
+      !took_about(t0, COMM_TIMEOUT_MS) || st.error != MMP_ETIMEDOUT)
+    return 102;
+  t0 = mmp_wtime();
+  if (mmp_irecv(&v, sizeof(v), MMP_ANY_SOURCE, 1, w, &r) != 0 ||
+      mmp_wait(&r, NULL) != MMP_ETIMEDOUT || !took_about(t0, COMM_TIMEOUT_MS))
+    return 103;
+  t0 = mmp_wtime();
+  if (mmp_probe(1, 1, w, NULL) != MMP_ETIMEDOUT ||
+      !took_about(t0, COMM_TIMEOUT_MS))
+    return 104;
+  /* A copy starts with it; the timeout does not spoil the communicator:
+   * a message that does come is received. */
+  if (mmp_comm_dup(w, &d) != 0 || mmp_comm_get_timeout(d, &ms) != 0 ||
+      ms != COMM_TIMEOUT_MS)
+    return 105;
+  if (mmp_send(&v, sizeof(v), 1, 2, w) != 0 ||
+      mmp_recv(&v, sizeof(v), 1, 3, w, NULL) != 0 || v != 7)
+    return 106;
+  /* A collective rank 1 does not join: the communicator's timeout, not
+   * the environment's; the call's own wins over it. */
+  t0 = mmp_wtime();
+  if ((rc = mmp_barrier(d)) != MMP_ETIMEDOUT ||
+      !took_about(t0, COMM_TIMEOUT_MS))
+    return 107;
+  if (mmp_comm_free(&d) != 0 || mmp_comm_set_timeout(w, 0) != 0 ||
+      mmp_send(&v, sizeof(v), 1, 4, w) != 0)
+    return 108;
+  return 0;
+}
+
+/* Child body. Exit codes 100.. */
+static int comm_timeout_main(int rank, const char *addr) {
+  char env[32];
+  mmp_comm_t *w, *d;
+  int v = 7, got;
+
+  alarm(30);
+  snprintf(env, sizeof(env), "%d", ENV_TIMEOUT_MS);
+  setenv("MINIMP_COLL_TIMEOUT_MS", env, 1);
+  if (mmp_init_ex(rank, 2, addr, key, NULL,
+                  rank == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0) != 0)
+    return 110;
+  w = mmp_comm_world();
+  if (rank == 0) {
+    int rc = comm_timeout_rank0(w);
+    if (rc != 0)
+      return rc;
+  } else {
+    /* The dup, then the go-ahead: a reply. Then it skips the barrier. */
+    if (mmp_comm_dup(w, &d) != 0 ||
+        mmp_recv(&got, sizeof(got), 0, 2, w, NULL) != 0 ||
+        mmp_send(&v, sizeof(v), 0, 3, w) != 0 ||
+        mmp_recv(&got, sizeof(got), 0, 4, w, NULL) != 0 ||
+        mmp_comm_free(&d) != 0)
+      return 111;
+  }
+  return mmp_finalize() == 0 ? 0 : 112;
+}
+
+static void test_embed_comm_timeout(void **state) {
+  (void)state;
+  run_ranks(2, comm_timeout_main);
 }
 
 /* minimprun -n 3 ERRORS_HELPER MODE with `env` set: rank 1 makes a bad
@@ -716,6 +937,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_embed_log_fn_and_level),
       cmocka_unit_test(test_embed_progress_calls),
       cmocka_unit_test(test_embed_collective_times_out),
+      cmocka_unit_test(test_embed_arrival_bcast_times_out),
+      cmocka_unit_test(test_embed_comm_timeout),
       cmocka_unit_test(test_embed_errors_fatal_from_environment),
       cmocka_unit_test(test_embed_errors_fatal_from_call),
   };

@@ -302,6 +302,8 @@ static void test_calls_before_init_fail(void **state) {
   /* No communicator exists before init; the engine check comes first. */
   assert_int_equal(mmp_send(&v, 4, 0, 0, NULL), MMP_ENOTINIT);
   assert_int_equal(mmp_recv(&v, 4, 0, 0, NULL, NULL), MMP_ENOTINIT);
+  assert_int_equal(mmp_comm_set_timeout(NULL, 5), MMP_ENOTINIT);
+  assert_int_equal(mmp_comm_get_timeout(NULL, NULL), MMP_ENOTINIT);
 }
 
 static void test_init_twice_and_reinit(void **state) {
@@ -314,6 +316,38 @@ static void test_init_twice_and_reinit(void **state) {
   /* A second life works. */
   assert_int_equal(mmp_init(NULL, NULL), 0);
   assert_int_equal(mmp_comm_size(mmp_comm_world()), 1);
+  assert_int_equal(mmp_finalize(), 0);
+}
+
+/* One rank: the communicator's timeout ends a receive and a probe that
+ * nothing matches, a dup starts with it, and a message sent afterwards is
+ * still received. */
+static void test_comm_timeout_one_rank(void **state) {
+  mmp_request_t *r;
+  mmp_comm_t *w, *d;
+  unsigned ms = 0;
+  int v = 0, got = -1;
+  double t0;
+  (void)state;
+
+  assert_int_equal(mmp_init(NULL, NULL), 0);
+  w = mmp_comm_world();
+  assert_int_equal(mmp_comm_set_timeout(w, 100), 0);
+  t0 = mmp_wtime();
+  assert_int_equal(mmp_recv(&got, sizeof(got), 0, 1, w, NULL), MMP_ETIMEDOUT);
+  assert_true(mmp_wtime() - t0 >= 0.09 && mmp_wtime() - t0 < 1.0);
+  t0 = mmp_wtime();
+  assert_int_equal(mmp_probe(0, 1, w, NULL), MMP_ETIMEDOUT);
+  assert_true(mmp_wtime() - t0 >= 0.09 && mmp_wtime() - t0 < 1.0);
+  assert_int_equal(mmp_comm_dup(w, &d), 0);
+  assert_int_equal(mmp_comm_get_timeout(d, &ms), 0);
+  assert_int_equal(ms, 100);
+  assert_int_equal(mmp_comm_free(&d), 0);
+  v = 42;
+  assert_int_equal(mmp_isend(&v, sizeof(v), 0, 1, w, &r), 0);
+  assert_int_equal(mmp_recv(&got, sizeof(got), 0, 1, w, NULL), 0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_int_equal(got, 42);
   assert_int_equal(mmp_finalize(), 0);
 }
 
@@ -509,6 +543,7 @@ int main(void) {
   const struct CMUnitTest life[] = {
       cmocka_unit_test(test_calls_before_init_fail),
       cmocka_unit_test(test_init_twice_and_reinit),
+      cmocka_unit_test(test_comm_timeout_one_rank),
       cmocka_unit_test(test_bad_environment_is_reported),
       cmocka_unit_test(test_shm_environment),
       cmocka_unit_test(test_bad_collective_environment_is_reported),
