@@ -657,13 +657,6 @@ static void sched_detached_check(mmp__sched_t *s) {
   }
 }
 
-/*
- * Lock held, loop context (the timer). Gives up: cancels the receives no
- * message matched yet, posts nothing more, marks the communicator and
- * completes the request with MMP_ETIMEDOUT. Sends and receives already
- * under way cannot be recalled; the schedule then lives on, detached
- * from the request, until they complete.
- */
 /* Lock held. Stops `s` for good with `err`: cancels the receives no
  * message matched yet and posts nothing more. */
 static void sched_stop(mmp__sched_t *s, int err) {
@@ -696,6 +689,13 @@ void mmp__sched_abandon_locked(mmp__sched_t *s, int err) {
   }
 }
 
+/*
+ * Lock held, loop context (the timer). Gives up: cancels the receives no
+ * message matched yet, posts nothing more, marks the communicator and
+ * completes the request with MMP_ETIMEDOUT. Sends and receives already
+ * under way cannot be recalled; the schedule then lives on, detached
+ * from the request, until they complete.
+ */
 static void sched_timed_out(mmp__sched_t *s) {
   mmp_request_t *creq = s->creq;
 
