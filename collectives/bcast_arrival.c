@@ -161,13 +161,13 @@ struct arr_s {
 
 static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
+static void adapt_record(arr_t *a);
 
 /* Nothing of this rank's part is under way: no ARRIVED receive posted, no
  * control message or timer outstanding. */
 static int arr_idle(const arr_t *a) {
   return !a->arr_posted && a->ctl_out == 0;
 }
-static void adapt_record(arr_t *a);
 
 /* The first error is kept, except that a lost or silent rank replaces a
  * mismatch (the executor's rule, sched.c). */

@@ -803,8 +803,11 @@ static void test_embed_arrival_bcast_times_out(void **state) {
 #define ENV_TIMEOUT_MS 20000
 
 /* Rank 0 of two: a communicator's timeout, with MINIMP_COLL_TIMEOUT_MS
- * far longer. Rank 1 sends nothing until told. Exit codes 100.. */
+ * far longer, and a call's own, shorter than its communicator's. Rank 1
+ * sends nothing until told. Exit codes 99.. */
 static int comm_timeout_rank0(mmp_comm_t *w) {
+  mmp_bcast_opts_t b = MMP_BCAST_OPTS_INIT;
+  char x[4096] = {0};
   mmp_comm_t *d;
   mmp_request_t *r;
   mmp_status_t st;
@@ -846,9 +849,21 @@ static int comm_timeout_rank0(mmp_comm_t *w) {
   if ((rc = mmp_barrier(d)) != MMP_ETIMEDOUT ||
       !took_about(t0, COMM_TIMEOUT_MS))
     return 107;
+  if (mmp_comm_free(&d) != 0 || mmp_comm_dup(w, &d) != 0 ||
+      mmp_comm_set_timeout(d, ENV_TIMEOUT_MS) != 0)
+    return 108;
+  /* A flat broadcast's rendezvous send that rank 1 never answers: the
+   * call's 100 ms, not the communicator's 20 s. */
+  b.algorithm = MMP_BCAST_FLAT;
+  b.mode = MMP_SEND_RNDV;
+  b.timeout_ms = 100;
+  t0 = mmp_wtime();
+  if (mmp_bcast_ex(x, sizeof(x), 0, d, &b) != MMP_ETIMEDOUT ||
+      !took_about(t0, 100))
+    return 109;
   if (mmp_comm_free(&d) != 0 || mmp_comm_set_timeout(w, 0) != 0 ||
       mmp_send(&v, sizeof(v), 1, 4, w) != 0)
-    return 108;
+    return 99;
   return 0;
 }
 
@@ -870,10 +885,12 @@ static int comm_timeout_main(int rank, const char *addr) {
     if (rc != 0)
       return rc;
   } else {
-    /* The dup, then the go-ahead: a reply. Then it skips the barrier. */
+    /* The dup, then the go-ahead: a reply. Then it skips the barrier,
+     * joins the second dup and skips its broadcast. */
     if (mmp_comm_dup(w, &d) != 0 ||
         mmp_recv(&got, sizeof(got), 0, 2, w, NULL) != 0 ||
-        mmp_send(&v, sizeof(v), 0, 3, w) != 0 ||
+        mmp_send(&v, sizeof(v), 0, 3, w) != 0 || mmp_comm_free(&d) != 0 ||
+        mmp_comm_dup(w, &d) != 0 ||
         mmp_recv(&got, sizeof(got), 0, 4, w, NULL) != 0 ||
         mmp_comm_free(&d) != 0)
       return 111;
