@@ -302,6 +302,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(j->exports);
   free(j->xenv);
   free(j->libpath);
+  free(j->wdir_abs); /* as minimprun frees what parsing made */
   mmp__hosts_fini(&j->hl);
   free(j);
   free(words);
