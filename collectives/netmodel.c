@@ -335,8 +335,7 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
     rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), al, 2);
   if (rc == 0 && (comm->rank == 0 || comm->rank == l->lead_ring[1]))
     rc = pair_beta(e, comm, comm->rank == 0 ? l->lead_ring[1] : 0,
-                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst,
-                   &gap);
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst, &gap);
   node_pair(comm, &a, &b);
   assert(a >= 0 && b > a);
   if (rc == 0 && (comm->rank == a || comm->rank == b))
@@ -487,8 +486,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
         cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6 : out->alpha;
     out->beta_node =
         cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
-    out->gap = cc->net_gap_us > 0 ? fmin(cc->net_gap_us * 1e-6, out->alpha)
-                                  : 0;
+    out->gap = cc->net_gap_us > 0 ? fmin(cc->net_gap_us * 1e-6, out->alpha) : 0;
     fit_layout(comm, out);
     return 0;
   }
