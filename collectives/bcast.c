@@ -208,6 +208,7 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   if (scale[1] > 0) {
     seen_arr.alpha = nm.alpha * scale[1];
     seen_arr.beta = nm.beta * scale[1];
+    seen_arr.gap = nm.gap * scale[1];
     if (scale[0] == 0)
       seen = seen_arr;
   }

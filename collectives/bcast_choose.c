@@ -83,6 +83,11 @@ static double cost_burst(const mmp__bcast_alg_t *a, int p, double m, double X,
       a->link_bytes(p, m) > nm->burst)
     return row_cost(a, p, m, X, G, nm);
   lat.beta = 0;
+  /* The gap holds where a segment's bytes keep the link busy while the
+   * next hop forwards the one before; through the allowance they pass at
+   * once and each hop's store and forward shows, priced at alpha as
+   * measured (docs/algorithms.md, "Burst allowance"). */
+  lat.gap = 0;
   return row_cost(a, p, m, X, G, &lat);
 }
 
@@ -196,8 +201,9 @@ double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm) {
  * (virtual rank, relative to the root) arrives off[v] seconds after the
  * root (off[0] = 0; negative: before it). A pipelined chain passes a
  * segment on once its holder has arrived: s_v = max(s_(v-1) + t, off[v])
- * when the first segment leaves v, every segment t later, so a late rank
- * delays every rank after it. Any other static shape is counted as if
+ * when the first segment leaves v (t = alpha + its bytes' time), each
+ * later one a gap plus its bytes' time behind (mmp__net_gap), so a late
+ * rank delays every rank after it. Any other static shape is counted as if
  * every rank waited for the latest (a tree waits for the late ranks above
  * it; the symmetric and scatter-allgather broadcasts for all of them).
  */
@@ -212,13 +218,14 @@ double mmp__predict_static(const mmp__bcast_desc_t *d, int p, const double *off,
     double X =
         d->alg == MMP_BCAST_PIPELINE && d->seg ? ceil(m / (double)d->seg) : 1;
     double t = nm->alpha + m / X * nm->beta, s = 0, done;
+    double rest = (X - 1) * (mmp__net_gap(nm) + m / X * nm->beta);
     for (v = 1; v < p; v++) {
       s = fmax(s + t, off[v]);
-      done = s + X * t;
+      done = s + t + rest;
       sum += done - off[v];
     }
     /* The root's sends go once its successor is there. */
-    return (sum + fmax(off[1], 0) + X * t) / p;
+    return (sum + fmax(off[1], 0) + t + rest) / p;
   }
   t_static = mmp__bcast_cost(d->alg, p, m, 1, d->groups, nm);
   for (v = 1; v < p; v++)
@@ -238,7 +245,8 @@ double mmp__predict_static_root(const mmp__bcast_desc_t *d, int p,
   if (d->alg == MMP_BCAST_PIPELINE || d->alg == MMP_BCAST_CHAIN) {
     double X =
         d->alg == MMP_BCAST_PIPELINE && d->seg ? ceil(m / (double)d->seg) : 1;
-    return fmax(off[1], 0) + X * (nm->alpha + m / X * nm->beta);
+    return fmax(off[1], 0) + nm->alpha + m / X * nm->beta +
+           (X - 1) * (mmp__net_gap(nm) + m / X * nm->beta);
   }
   for (v = 1; v < p; v++)
     late = fmax(late, off[v]);
@@ -279,6 +287,7 @@ double mmp__adapt_model(const mmp__bcast_desc_t *stat, int p,
   if (scale > 0) {
     out->alpha *= scale;
     out->beta *= scale;
+    out->gap *= scale;
   }
   return scale;
 }
@@ -296,6 +305,7 @@ static double arrival_sim(int nb, int p, size_t len, size_t seg,
                           double window, double *root_end) {
   double m = (double)len, X = seg ? ceil(m / (double)seg) : 1;
   double t = nm->alpha + m / X * nm->beta, T = nm->alpha + m * nm->beta;
+  double rest = (X - 1) * (mmp__net_gap(nm) + m / X * nm->beta);
   double now = 0, sum = 0;
   int served = 0, v, idle = 1, push = 1;
   uint8_t *done = calloc((size_t)p, 1);
@@ -322,9 +332,9 @@ static double arrival_sim(int nb, int p, size_t len, size_t seg,
         if (!done[v] && off[v] + nm->alpha <= now) {
           done[v] = 1;
           served++;
-          sum += now + nm->alpha + (X + pos++) * t - off[v];
+          sum += now + nm->alpha + ++pos * t + rest - off[v];
         }
-      now += nm->alpha + fmax(T, (X + k - 1) * t);
+      now += nm->alpha + fmax(T, k * t + rest);
       idle = 0;
       continue;
     }

@@ -84,6 +84,7 @@ static mmp_netmodel_t within(const mmp_netmodel_t *nm) {
   local.alpha = nm->alpha_node;
   local.beta = nm->beta_node;
   local.burst = 0;
+  local.gap = 0; /* measured between nodes: unknown here */
   return local;
 }
 

@@ -9,8 +9,12 @@
  * Pipelined chain: the message is cut into X segments and v forwards
  * segment k as soon as it has it, while it already receives segment k + 1
  * on the other direction of its full-duplex link:
- *   (X + p - 2)(alpha + (m / X) beta),
- * minimal at X = sqrt((p - 2) m beta / alpha). As X grows the time tends
+ *   (p - 1)(alpha + (m / X) beta) + (X - 1)(g + (m / X) beta),
+ * the first segment paying a latency per hop and each later one a gap g
+ * (mmp__net_gap: one more message sent back to back) behind it; with
+ * g = alpha, Hasanov's (X + p - 2)(alpha + (m / X) beta). The segment
+ * count stays that formula's optimum, X = sqrt((p - 2) m beta / alpha),
+ * which the benchmarks measured (docs/algorithms.md). As X grows the time tends
  * to m beta, the link time, which no broadcast can beat: every rank must
  * take in all m bytes through its own link.
  *
@@ -67,10 +71,13 @@ static double chain_cost(const mmp__bcast_cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
+/* The first segment crosses p - 1 hops at alpha each; every later one
+ * follows it a gap behind (mmp__net_gap), not a latency. */
 static double pipeline_cost(const mmp__bcast_cost_in_t *in) {
-  double X = in->X < 1 ? 1 : in->X;
+  double X = in->X < 1 ? 1 : in->X, s = in->m * in->nm->beta / X;
 
-  return (X + in->p - 2) * (in->nm->alpha + in->m * in->nm->beta / X);
+  return (in->p - 1) * (in->nm->alpha + s) +
+         (X - 1) * (mmp__net_gap(in->nm) + s);
 }
 
 /* Each link carries the message once. */

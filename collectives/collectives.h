@@ -673,6 +673,15 @@ static inline int mmp__rrank(int v, int root, int n) {
  * MMP_BCAST_PIPELINE without a segment use the same (bcast_pipeline.c). */
 size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm);
 
+/* What each segment of a pipeline after its first adds on a link: the
+ * model's gap (one more message sent back to back), or alpha where none
+ * was measured (a saved profile without MINIMP_NET_GAP_US). A segment
+ * that follows another does not wait the latency again (docs/algorithms.md,
+ * "The network model"). */
+static inline double mmp__net_gap(const mmp_netmodel_t *nm) {
+  return nm->gap > 0 ? nm->gap : nm->alpha;
+}
+
 /* Arrival-aware broadcasts (bcast_arrival.c). The root's gathering window
  * in seconds: p alpha, at least 1 ms (libuv's timers count milliseconds),
  * at most T(m) / MMP__ARRIVAL_WINDOW_DIV; 0 (none) when that is under

@@ -29,6 +29,7 @@
 #define RING_ROUNDS 10
 #define BETA_SMALL 65536u
 #define BETA_LARGE (1u << 20)
+#define GAP_MSGS 16
 
 /* Posts a transfer in the collective context (a send when `out`), its
  * request on the heap, so that mmp__wait_watch can leave it behind. */
@@ -226,8 +227,35 @@ void mmp__net_beta_burst(double one, double small, double large, double *beta,
     *burst = BETA_SMALL;
 }
 
+/*
+ * The gap: what one more message costs when it follows another on the
+ * link at once, as a pipeline's segments do. The lower rank sends
+ * GAP_MSGS one-byte messages back to back and the other answers the last
+ * with one byte; less the round trip (2 `one`), the best of a few such
+ * streams is GAP_MSGS - 1 gaps. Latency (alpha) is paid once per
+ * stream, not per message, which is why a pipeline's segments are priced
+ * by this and not by alpha (docs/algorithms.md, "The network model").
+ */
+static int stream_gap(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
+                      double one, double *gap) {
+  uint8_t b = 0;
+  int lead = c->rank < peer, i, k, rc = 0;
+  double best = INFINITY;
+
+  for (i = 0; i < 5 && rc == 0; i++) {
+    double t0 = mmp_wtime();
+    for (k = 0; k < GAP_MSGS && rc == 0; k++)
+      rc = xfer(e, c, lead, &b, 1, peer, tag);
+    if (rc == 0)
+      rc = xfer(e, c, !lead, &b, 1, peer, tag);
+    best = fmin(best, mmp_wtime() - t0);
+  }
+  *gap = fmax((best - 2 * one) / (GAP_MSGS - 1), 0);
+  return rc;
+}
+
 static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
-                     double *beta, double *burst) {
+                     double *beta, double *burst, double *gap) {
   double one, small, large;
   int rc = pingpong(e, c, peer, tag, 1, 5, &one);
 
@@ -235,19 +263,22 @@ static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
     rc = pingpong(e, c, peer, tag, BETA_SMALL, 5, &small);
   if (rc == 0)
     rc = pingpong(e, c, peer, tag, BETA_LARGE, 2, &large);
+  if (rc == 0)
+    rc = stream_gap(e, c, peer, tag, one, gap);
   if (rc != 0)
     return rc;
   MMP__LOG(MMP__LOG_DEBUG,
            "pair_beta: half round trips 1 B %.1f us, %u B %.1f us, %u B %.1f "
-           "us",
-           one * 1e6, BETA_SMALL, small * 1e6, BETA_LARGE, large * 1e6);
+           "us; gap %.1f us",
+           one * 1e6, BETA_SMALL, small * 1e6, BETA_LARGE, large * 1e6,
+           *gap * 1e6);
   mmp__net_beta_burst(one, small, large, beta, burst);
   return 0;
 }
 
-/* The figures rank 0 shares: alpha, beta, burst, shared CPUs, gamma, and
- * alpha and beta within a node. */
-#define MODEL_FIGURES 7
+/* The figures rank 0 shares: alpha, beta, burst, shared CPUs, gamma,
+ * alpha and beta within a node, and the gap. */
+#define MODEL_FIGURES 8
 
 /* Rank 0's figures to every rank, with the binomial tree. */
 static int share(mmp__engine_t *e, mmp_comm_t *comm,
@@ -345,7 +376,7 @@ static void node_pair(const mmp_comm_t *c, int *a, int *b) {
  */
 static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
                          const layout_t *l, double model[MODEL_FIGURES]) {
-  double al[2], beta = 0, burst = 0, nb[2] = {0, 0};
+  double al[2], beta = 0, burst = 0, gap = 0, nb[2] = {0, 0}, nb_gap;
   int rc, a, b;
 
   rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4), l->node_ring,
@@ -357,12 +388,13 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
     rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), al, 2);
   if (rc == 0 && (comm->rank == 0 || comm->rank == l->lead_ring[1]))
     rc = pair_beta(e, comm, comm->rank == 0 ? l->lead_ring[1] : 0,
-                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst);
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst, &gap);
   node_pair(comm, &a, &b);
   assert(a >= 0 && b > a);
   if (rc == 0 && (comm->rank == a || comm->rank == b))
     rc = pair_beta(e, comm, comm->rank == a ? b : a,
-                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 5), &nb[0], &nb[1]);
+                   MMP__COLL_TAG(seq, MMP__PHASE_SYS + 5), &nb[0], &nb[1],
+                   &nb_gap);
   /* The pair's lower rank tells rank 0, unless it is rank 0. */
   if (rc == 0 && a != 0 && (comm->rank == a || comm->rank == 0))
     rc = xfer(e, comm, comm->rank == a, nb, sizeof(nb), comm->rank == a ? 0 : a,
@@ -373,6 +405,7 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
     model[2] = burst;
     model[5] = al[1];
     model[6] = nb[0];
+    model[7] = gap;
   }
   return rc;
 }
@@ -380,7 +413,7 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
 /* The whole measurement, collective over `comm`. */
 static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   mmp__engine_t *e = mmp__eng;
-  double model[MODEL_FIGURES] = {0}, large = 0, burst = 0;
+  double model[MODEL_FIGURES] = {0}, large = 0, burst = 0, gap = 0;
   layout_t l;
   uint32_t seq;
   int rc, mixed;
@@ -411,9 +444,10 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
       rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), model, 1);
     if (rc == 0 && (me ^ 1) < comm->size)
       rc = pair_beta(e, comm, me ^ 1, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2),
-                     &large, &burst);
+                     &large, &burst, &gap);
     model[1] = large;
     model[2] = burst;
+    model[7] = gap;
     model[5] = model[0];
     model[6] = large;
   }
@@ -423,6 +457,8 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
     model[1] = model[1] > 1e-12 ? model[1] : 1e-12;
     model[5] = model[5] > 1e-7 ? model[5] : 1e-7;
     model[6] = model[6] > 1e-12 ? model[6] : 1e-12;
+    /* Measured, so never 0 (unknown); never above a whole message. */
+    model[7] = fmin(fmax(model[7], 1e-7), model[0]);
     mmp__lock(e);
     model[3] = e->cfg.cpus_shared;
     mmp__unlock(e);
@@ -441,10 +477,11 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   out->gamma = model[4];
   out->alpha_node = model[5];
   out->beta_node = model[6];
+  out->gap = model[7];
   MMP__LOG(MMP__LOG_DEBUG,
            "network model: alpha %.1f us, beta %.3f ns/byte, burst %.0f bytes"
-           "%s; within a node alpha %.1f us, beta %.3f ns/byte",
-           model[0] * 1e6, model[1] * 1e9, model[2],
+           ", gap %.1f us%s; within a node alpha %.1f us, beta %.3f ns/byte",
+           model[0] * 1e6, model[1] * 1e9, model[2], model[7] * 1e6,
            out->shared_cpus ? ", CPUs shared" : "", model[5] * 1e6,
            model[6] * 1e9);
   return 0;
@@ -482,6 +519,7 @@ static void fit_layout(const mmp_comm_t *comm, mmp_netmodel_t *nm) {
     nm->alpha = nm->alpha_node;
     nm->beta = nm->beta_node;
     nm->burst = 0;
+    nm->gap = 0; /* measured between nodes: unknown here */
   }
 }
 
@@ -501,6 +539,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
         cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6 : out->alpha;
     out->beta_node =
         cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
+    out->gap = cc->net_gap_us > 0 ? fmin(cc->net_gap_us * 1e-6, out->alpha) : 0;
     fit_layout(comm, out);
     return 0;
   }
@@ -511,6 +550,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
     out->beta = out->beta_node = 1e-10;
     out->burst = 0;
     out->shared_cpus = 0;
+    out->gap = 0;
     out->gamma = gamma_profile(cc);
   } else if (!st->net_known) {
     if ((rc = measure(comm, out)) != 0)

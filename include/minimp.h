@@ -484,6 +484,8 @@ typedef struct mmp_netmodel_s {
   int node_size;     /* ranks on its most populated node */
   double alpha_node; /* seconds per message within a node */
   double beta_node;  /* seconds per byte within a node */
+  double gap;        /* seconds one more message costs sent back to back
+                        on a link (0: not measured, taken as alpha) */
 } mmp_netmodel_t;
 
 /*

@@ -136,6 +136,7 @@ int mmp__config_coll(mmp__coll_config_t *out) {
                    &cc.net_node_alpha_us, &have_na);
   rc |= env_double("MINIMP_NET_NODE_BETA_NS", 1e-6, 1e9, -1,
                    &cc.net_node_beta_ns, &have_nb);
+  rc |= env_double("MINIMP_NET_GAP_US", 0, 1e9, 0, &cc.net_gap_us, &unused);
   if (rc == 0 && have_a != have_b) {
     MMP__LOG(MMP__LOG_ERROR,
              "a saved network profile needs both MINIMP_NET_ALPHA_US and "

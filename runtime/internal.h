@@ -46,6 +46,7 @@ typedef struct mmp__coll_config_s {
   double net_gamma_ns;      /* MINIMP_NET_GAMMA_NS; -1 if unset */
   double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
   double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
+  double net_gap_us;        /* MINIMP_NET_GAP_US; 0 if unset */
   unsigned timeout_ms;      /* MINIMP_COLL_TIMEOUT_MS; 0: collectives wait on */
 } mmp__coll_config_t;
 

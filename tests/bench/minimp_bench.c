@@ -49,12 +49,17 @@
  *    draws Figs. 7-10 from the CSV). Its own CSV columns are described
  *    there. --raw FILE keeps every rank's arrival and exit per iteration.
  *  Every algorithm runs --warm broadcasts (3 by default) before it is
- *  timed: the first use of an algorithm opens the connections its pattern
- *  needs, which costs several times a broadcast (docs/performance.md).
+ *  timed, in the pattern the method times (with --method ol, each followed
+ *  by the destination's acknowledgement and the pause): the first use of
+ *  an algorithm opens the connections its pattern needs, which costs
+ *  several times a broadcast, and AUTO learns the arrival pattern from
+ *  its broadcasts, so a warm-up in another pattern leaves it relearning
+ *  in the timed ones (docs/performance.md).
  *  --shuffle SEED runs the algorithms in an order drawn from SEED, the
  *  same on every rank, so that rounds of a comparison differ in order.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
- *  for "auto" the chosen column names the algorithm AUTO picked. Progress
+ *  for "auto" the chosen column names the algorithm AUTO picked after its
+ *  warm-up (mmp_bcast_select, as root). Progress
  *  goes to stderr.
  *
  * s2p: s-to-p broadcast against s, by distribution, and with the total
@@ -798,6 +803,34 @@ static double ol_to(void *buf, size_t n, int root, int dest, int M,
   return e - rtt / 2;
 }
 
+/* The i-th of `want` destinations method_ol samples, spread over the
+ * virtual ranks. */
+static int ol_dest(int root, int p, int want, int i) {
+  return (root + (i * (p - 1) + want - 1) / want) % p;
+}
+
+/* `warm` untimed broadcasts of `alg` before it is timed by `method`, in
+ * the pattern that method times them in. */
+static void warm_up(void *buf, size_t n, const opts_t *o, int alg, int method,
+                    int warm) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mmp_comm_size(w), k;
+  int want = o->dests > 0 && o->dests < p - 1 ? o->dests : p - 1;
+  double er[2];
+
+  if (warm <= 0)
+    return;
+  if (method & 1) {
+    (void)ol_to(buf, n, o->root, ol_dest(o->root, p, want, 1), warm, o, alg,
+                er);
+    return;
+  }
+  for (k = 0; k < warm; k++) {
+    CHECK(mmp_barrier(w));
+    bcast_once(buf, n, o->root, o, alg);
+  }
+}
+
 /* raw: the root's file for one row per destination, or NULL. */
 static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
                       FILE *raw, double *avg, double *mx) {
@@ -807,8 +840,7 @@ static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
   double sum = 0, worst = 0, er[2] = {0, 0};
 
   for (i = 1; i <= want; i++) {
-    /* Spread the sampled destinations over the virtual ranks. */
-    int dest = (root + (i * (p - 1) + want - 1) / want) % p;
+    int dest = ol_dest(root, p, want, i);
     double ol = ol_to(buf, n, root, dest, M, o, alg, er);
     if (raw != NULL)
       fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", mmp_bcast_alg_name(alg), p,
@@ -934,15 +966,16 @@ static int cmd_bcast(opts_t *o) {
     int M = o->iters > 0 ? o->iters : default_iters(n);
     const char *chosen = "-";
     mmp_bcast_opts_t sel;
-    CHECK(mmp_bcast_select(w, n, &sel));
-    chosen = mmp_bcast_alg_name(sel.algorithm);
     o->refill_s = ol_refill_s(n);
     if (o->shuffle > 0)
       shuffle_algs(o, (unsigned long long)o->shuffle + (unsigned long long)s);
     for (a = 0; a < o->nalgs; a++) {
-      int alg = o->algs[a], k;
-      for (k = 0; k < (o->warm >= 0 ? o->warm : 3); k++)
-        bcast_once(buf, n, o->root, o, alg); /* connect, warm up */
+      int alg = o->algs[a];
+      warm_up(buf, n, o, alg, o->method, o->warm >= 0 ? o->warm : 3);
+      if (alg == MMP_BCAST_AUTO) {
+        CHECK(mmp_bcast_select(w, n, &sel));
+        chosen = mmp_bcast_alg_name(sel.algorithm);
+      }
       for (m = 1; m <= 2; m++) {
         double avg = 0, mx = 0;
         if (!(o->method & m))
@@ -1145,9 +1178,9 @@ static int cmd_calibrate(void) {
     return 0;
   printf("MINIMP_NET_ALPHA_US=%.2f\nMINIMP_NET_BETA_NS=%.4f\n"
          "MINIMP_NET_BURST_BYTES=%.0f\nMINIMP_NET_SHARED_CPUS=%d\n"
-         "MINIMP_NET_GAMMA_NS=%.4f\n",
+         "MINIMP_NET_GAMMA_NS=%.4f\nMINIMP_NET_GAP_US=%.2f\n",
          nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus,
-         nm.gamma * 1e9);
+         nm.gamma * 1e9, nm.gap * 1e6);
   /* Links within a node, where some ranks share one and others not. */
   if (nm.nodes > 1 && nm.node_size > 1)
     printf("MINIMP_NET_NODE_ALPHA_US=%.2f\nMINIMP_NET_NODE_BETA_NS=%.4f\n",
