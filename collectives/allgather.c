@@ -26,7 +26,7 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
                     size_t count, const size_t *counts, const size_t *displs,
                     mmp_type_t type, mmp_comm_t *comm, const mmp_coll_opts_t *o,
                     mmp_request_t **req) {
-  int p, me, i, rc, in_place = sendbuf == MMP_IN_PLACE;
+  int p, me, rc, in_place = sendbuf == MMP_IN_PLACE;
   size_t *cnt, *dsp, hi = 0, mine;
   mmp__type_info_t ti;
   mmp__coll_desc_t d;
@@ -46,16 +46,7 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
   if ((cnt = calloc(2 * (size_t)p, sizeof(size_t))) == NULL)
     return MMP_ENOMEM;
   dsp = cnt + p;
-  for (i = 0; i < p && rc == 0; i++) {
-    rc = mmp__coll_elems(counts != NULL ? counts[i] : count, ti.size, &cnt[i]);
-    if (rc == 0)
-      rc = mmp__coll_elems(counts != NULL ? displs[i] : (size_t)i * count,
-                           ti.size, &dsp[i]);
-    if (rc == 0 && dsp[i] + cnt[i] < dsp[i])
-      rc = MMP_ETOOBIG;
-    if (rc == 0 && dsp[i] + cnt[i] > hi)
-      hi = dsp[i] + cnt[i];
-  }
+  rc = mmp__coll_layout(p, ti.size, count, counts, displs, cnt, dsp, &hi);
   if (rc == 0)
     rc = mmp__coll_elems(sendcount, ti.size, &mine);
   /* This rank's block is what it sends. */

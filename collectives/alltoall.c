@@ -11,26 +11,6 @@
 
 #include "coll.h"
 
-/* Bytes and offsets of p blocks from counts and displacements (elements),
- * or equal blocks of `count`; *hi: the end of the last. */
-static int layout(int p, size_t esize, size_t count, const size_t *counts,
-                  const size_t *displs, size_t *cnt, size_t *dsp, size_t *hi) {
-  int i, rc = 0;
-
-  *hi = 0;
-  for (i = 0; i < p && rc == 0; i++) {
-    rc = mmp__coll_elems(counts != NULL ? counts[i] : count, esize, &cnt[i]);
-    if (rc == 0)
-      rc = mmp__coll_elems(counts != NULL ? displs[i] : (size_t)i * count,
-                           esize, &dsp[i]);
-    if (rc == 0 && dsp[i] + cnt[i] < dsp[i])
-      rc = MMP_ETOOBIG;
-    if (rc == 0 && dsp[i] + cnt[i] > *hi)
-      *hi = dsp[i] + cnt[i];
-  }
-  return rc;
-}
-
 static int a2a_start(const void *sendbuf, const size_t *scounts,
                      const size_t *sdispls, void *recvbuf,
                      const size_t *rcounts, const size_t *rdispls, size_t count,
@@ -55,12 +35,13 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
     return MMP_EINVAL;
   if ((cnt = calloc(4 * (size_t)p, sizeof(size_t))) == NULL)
     return MMP_ENOMEM;
-  rc = layout(p, ti.size, count, rcounts, rdispls, cnt, cnt + p, &rhi);
+  rc =
+      mmp__coll_layout(p, ti.size, count, rcounts, rdispls, cnt, cnt + p, &rhi);
   if (rc == 0 && in_place)
     memcpy(cnt + 2 * p, cnt, 2 * (size_t)p * sizeof(size_t));
   else if (rc == 0)
-    rc = layout(p, ti.size, count, scounts, sdispls, cnt + 2 * p, cnt + 3 * p,
-                &shi);
+    rc = mmp__coll_layout(p, ti.size, count, scounts, sdispls, cnt + 2 * p,
+                          cnt + 3 * p, &shi);
   if (rc == 0 &&
       ((rhi > 0 && recvbuf == NULL) ||
        (!in_place && shi > 0 && sendbuf == NULL) || cnt[me] != cnt[2 * p + me]))

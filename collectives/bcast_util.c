@@ -101,20 +101,14 @@ int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
 
 int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
                         mmp__bcast_arg_t *a) {
-  int *ranks = malloc((size_t)s->p * sizeof(int)), i, rc;
   mmp__group_t all;
+  int rc = mmp__sched_group_all(s, &all);
 
-  if (ranks == NULL)
-    return MMP_ENOMEM;
-  for (i = 0; i < s->p; i++)
-    ranks[i] = i;
-  all.n = s->p;
-  all.me = s->me;
-  all.ranks = ranks;
+  if (rc != 0)
+    return rc;
   a->g = &all;
   rc = b(s, a);
   a->g = NULL;
-  free(ranks);
   return rc;
 }
 

@@ -7,6 +7,7 @@
  * address space a front-end laid out (its own contribution copied in before the
  * start, its result copied out at the end).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,7 @@ int mmp__coll_desc_decode(const uint8_t *in, size_t n, mmp__coll_desc_t *d) {
 int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,
                     mmp__coll_arg_t *a) {
   const mmp__coll_alg_t *alg = mmp__coll_alg(d->coll, d->alg);
+  mmp__group_t all;
   int rc;
 
   if (alg == NULL || d->root < 0 || d->root >= s->p)
@@ -62,13 +64,68 @@ int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,
   a->dep = -1;
   a->phase = 1;
   a->check = 1;
-  rc = mmp__coll_over_all(s, alg->build, a);
+  if ((rc = mmp__sched_group_all(s, &all)) != 0)
+    return rc;
+  a->g = &all;
+  rc = alg->build(s, a);
+  a->g = NULL;
   return rc < 0 ? rc : 0;
+}
+
+/* The slot of AUTO's cached decision for `d`'s collective and the size
+ * class of m (floor(log2 m)). */
+static size_t auto_slot(const mmp__coll_state_t *st, int coll, double m) {
+  int lg = 0;
+
+  if (m >= 1)
+    (void)frexp(m, &lg);
+  return ((size_t)coll * 5 + (size_t)lg) % MMP__ARRAY_SIZE(st->coll_auto);
+}
+
+/* AUTO's decision for exactly these arguments under the current model,
+ * if cached: sets d->alg and d->seg and returns 1. The decision is a
+ * function of them and the model alone, so the cached one is the one
+ * the model would give (mr_coll checks it). */
+static int auto_cached(mmp__coll_state_t *st, mmp__coll_desc_t *d,
+                       const mmp_coll_opts_t *o, double m, int noncomm) {
+  const mmp__coll_auto_t *c;
+
+  if (st == NULL)
+    return 0;
+  c = &st->coll_auto[auto_slot(st, d->coll, m)];
+  if (!c->valid || c->gen != st->net_gen || c->coll != d->coll || c->m != m ||
+      c->esize != d->esize || c->noncomm != noncomm ||
+      c->req_alg != o->algorithm || c->req_seg != o->segment)
+    return 0;
+  d->alg = c->alg;
+  d->seg = c->seg;
+  st->coll_auto_hits++;
+  return 1;
+}
+
+static void auto_keep(mmp__coll_state_t *st, const mmp__coll_desc_t *d,
+                      const mmp_coll_opts_t *o, double m, int noncomm) {
+  mmp__coll_auto_t *c;
+
+  if (st == NULL)
+    return;
+  c = &st->coll_auto[auto_slot(st, d->coll, m)];
+  c->valid = 1;
+  c->gen = st->net_gen;
+  c->coll = d->coll;
+  c->m = m;
+  c->esize = d->esize;
+  c->noncomm = noncomm;
+  c->req_alg = o->algorithm;
+  c->req_seg = o->segment;
+  c->alg = d->alg;
+  c->seg = d->seg;
 }
 
 int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
                       const mmp_coll_opts_t *o, double m, int noncomm) {
   const mmp__coll_alg_t *alg;
+  mmp__coll_state_t *st = NULL;
   mmp_netmodel_t nm;
   int rc, need_nm;
 
@@ -81,6 +138,15 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
     return MMP_EINVAL;
   need_nm =
       alg == NULL || ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0);
+  /* What the model decides is kept: pricing every row, and the model's
+   * fit to the communicator's nodes, cost more than a short collective. */
+  if (need_nm) {
+    st = mmp__coll_state(comm);
+    if (auto_cached(st, d, o, m, noncomm)) {
+      d->window = o->window;
+      return 0;
+    }
+  }
   memset(&nm, 0, sizeof(nm));
   if (need_nm && (rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
@@ -95,6 +161,8 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
                  : mmp__coll_seg(comm->size, (size_t)m, d->esize, &nm);
   d->seg -= d->esize ? d->seg % d->esize : 0;
   d->window = o->window;
+  if (need_nm)
+    auto_keep(st, d, o, m, noncomm);
   return 0;
 }
 
@@ -147,6 +215,7 @@ int mmp__coll_sched_new(mmp_comm_t *comm, const mmp__coll_desc_t *d,
   (*out)->reduce = mmp__reduce_apply;
   (*out)->reduce_arg = mmp__reduce_arg(d->op, type);
   (*out)->source = d->root;
+  (*out)->wait_by_msg = 1;
   return 0;
 }
 

@@ -228,10 +228,12 @@ int mmp__coll_copy(mmp__sched_t *s, size_t src, size_t dst, size_t len, int a1);
  * [*o, *o + *n). Every block is within one element of the others. */
 void mmp__coll_block(size_t len, size_t esize, int parts, int k, size_t *o,
                      size_t *n);
-/* Runs builder `b` over the whole communicator (member i is rank i). */
-int mmp__coll_over_all(mmp__sched_t *s,
-                       int (*b)(mmp__sched_t *, const mmp__coll_arg_t *),
-                       mmp__coll_arg_t *a);
+/* Bytes and offsets of p blocks from counts and displacements (elements),
+ * or equal blocks of `count` when counts is NULL; *hi: the end of the
+ * last. 0, or MMP_ETOOBIG when a block does not fit a size_t. */
+int mmp__coll_layout(int p, size_t esize, size_t count, const size_t *counts,
+                     const size_t *displs, size_t *cnt, size_t *dsp,
+                     size_t *hi);
 /* The blocks of virtual members lo .. hi - 1 (member (base + v) mod n),
  * cnt[i] bytes at dsp[i], as (offset, length) pairs in `regs` (room for
  * hi - lo), adjacent ones merged, empty ones left out. Returns how many. */

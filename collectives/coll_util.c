@@ -84,23 +84,22 @@ void mmp__coll_block(size_t len, size_t esize, int parts, int k, size_t *o,
   *n = (q + (kk < r)) * esize;
 }
 
-int mmp__coll_over_all(mmp__sched_t *s,
-                       int (*b)(mmp__sched_t *, const mmp__coll_arg_t *),
-                       mmp__coll_arg_t *a) {
-  int *ranks = malloc((size_t)s->p * sizeof(int)), i, rc;
-  mmp__group_t all;
+int mmp__coll_layout(int p, size_t esize, size_t count, const size_t *counts,
+                     const size_t *displs, size_t *cnt, size_t *dsp,
+                     size_t *hi) {
+  int i, rc = 0;
 
-  if (ranks == NULL)
-    return MMP_ENOMEM;
-  for (i = 0; i < s->p; i++)
-    ranks[i] = i;
-  all.n = s->p;
-  all.me = s->me;
-  all.ranks = ranks;
-  a->g = &all;
-  rc = b(s, a);
-  a->g = NULL;
-  free(ranks);
+  *hi = 0;
+  for (i = 0; i < p && rc == 0; i++) {
+    rc = mmp__coll_elems(counts != NULL ? counts[i] : count, esize, &cnt[i]);
+    if (rc == 0)
+      rc = mmp__coll_elems(counts != NULL ? displs[i] : (size_t)i * count,
+                           esize, &dsp[i]);
+    if (rc == 0 && dsp[i] + cnt[i] < dsp[i])
+      rc = MMP_ETOOBIG;
+    if (rc == 0 && dsp[i] + cnt[i] > *hi)
+      *hi = dsp[i] + cnt[i];
+  }
   return rc;
 }
 

@@ -147,6 +147,12 @@ struct mmp__sched_s {
   void *reduce_arg;
   unsigned mode; /* MMP_SEND_* for every data send */
   int source;    /* the request's status.source */
+  /* Waits for the request count its largest message, not len, as the
+   * length that makes them bulk (MMP__BULK_BYTES): a step of a lock-step
+   * algorithm moving small messages ends within about alpha, so its wait
+   * polls (docs/progress.md). */
+  int wait_by_msg;
+  int *ident; /* member i is rank i: mmp__sched_group_all's map, or NULL */
   mmp__sop_t *ops;
   int nops, cap;
   int (*edges)[2]; /* dependency pairs (before, after) while building */
@@ -606,6 +612,10 @@ int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
  * this rank receives nothing. */
 int mmp__bcast_done(mmp__sched_t *s, int dep);
 
+/* The whole communicator as a group of `s` (member i is rank i, this
+ * rank's index), its map owned by the schedule. 0 or MMP_ENOMEM. */
+int mmp__sched_group_all(mmp__sched_t *s, mmp__group_t *all);
+
 /* Runs `b` over the whole communicator (member i is rank i) with this
  * rank's index; the rest of `a` as given. Returns what `b` does. */
 int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
@@ -832,10 +842,28 @@ double mmp__measure_gamma(void);
 /* What the collectives layer keeps about a communicator: the network
  * model and AUTO's recent broadcast decisions. Owned by this layer; the
  * runtime only frees it with the communicator (mmp__comm_ext_ops_t). */
+/* One cached AUTO decision of reduce ... alltoall (coll.c): the call's
+ * arguments the decision depends on, the model's generation, the result. */
+typedef struct mmp__coll_auto_s {
+  int valid;
+  int coll, req_alg, noncomm; /* req_alg, req_seg: the options' */
+  double m;                   /* the bytes the model prices */
+  size_t esize, req_seg;
+  unsigned gen; /* mmp__coll_state_t.net_gen when decided */
+  int alg;
+  size_t seg;
+} mmp__coll_auto_t;
+
 typedef struct mmp__coll_state_s {
   int net_known;
   mmp_netmodel_t net;
-  struct { /* AUTO broadcast decisions, by length */
+  unsigned net_gen; /* bumped whenever `net` changes: AUTO's cached
+                       decisions of another generation are stale */
+  /* AUTO decisions of reduce ... alltoall (coll.c), a slot per collective
+   * and size class, each valid for its exact arguments only. */
+  mmp__coll_auto_t coll_auto[16];
+  unsigned coll_auto_hits; /* decisions served from coll_auto (tests) */
+  struct {                 /* AUTO broadcast decisions, by length */
     size_t len;
     mmp__bcast_desc_t d;
     int pays; /* mmp__bcast_arrival_pays */

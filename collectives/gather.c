@@ -29,27 +29,6 @@ typedef struct gs_call_s {
   const mmp_coll_opts_t *o;
 } gs_call_t;
 
-/* The layout at the root: member i's block, bytes at address base + .. */
-static int gs_layout(const gs_call_t *c, size_t esize, size_t base, size_t *cnt,
-                     size_t *dsp, size_t *hi) {
-  int i, p = c->comm->size, rc = 0;
-
-  *hi = 0;
-  for (i = 0; i < p && rc == 0; i++) {
-    size_t n = c->counts != NULL ? c->counts[i] : c->count;
-    size_t at = c->counts != NULL ? c->displs[i] : (size_t)i * c->count;
-    rc = mmp__coll_elems(n, esize, &cnt[i]);
-    if (rc == 0)
-      rc = mmp__coll_elems(at, esize, &dsp[i]);
-    if (rc == 0 && dsp[i] + cnt[i] < dsp[i])
-      rc = MMP_ETOOBIG;
-    if (rc == 0 && dsp[i] + cnt[i] > *hi)
-      *hi = dsp[i] + cnt[i];
-    dsp[i] += base;
-  }
-  return rc;
-}
-
 /*
  * Lock held. A scatter whose first message says the sender's call
  * differs (another root, count or algorithm): appends the plan of the
@@ -129,7 +108,8 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
     return MMP_ENOMEM;
   dsp = cnt + p;
   if (is_root) {
-    rc = gs_layout(c, ti.size, 0, cnt, dsp, &hi);
+    rc = mmp__coll_layout(p, ti.size, c->count, c->counts, c->displs, cnt, dsp,
+                          &hi);
     if (rc == 0 && ((gather && c->recvbuf == NULL && hi > 0) ||
                     (!gather && c->sendbuf == NULL && hi > 0)))
       rc = MMP_EINVAL;
@@ -201,15 +181,16 @@ static int gs_start(const gs_call_t *c, mmp_request_t **req) {
 
 static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
 
-static int igather_body(const void *sendbuf, size_t sendcount, void *recvbuf,
-                        size_t recvcount, mmp_type_t type, int root,
-                        mmp_comm_t *comm, const mmp_gather_opts_t *opts,
-                        mmp_request_t **req) {
-  gs_call_t c = {MMP_COLL_GATHER,
+/* Gather or scatter of equal blocks: `mine` is this rank's own count,
+ * `count` the root's per-rank one. */
+static int gs_equal(int coll, const void *sendbuf, void *recvbuf, size_t mine,
+                    size_t count, mmp_type_t type, int root, mmp_comm_t *comm,
+                    const mmp_coll_opts_t *opts, mmp_request_t **req) {
+  gs_call_t c = {coll,
                  sendbuf,
                  recvbuf,
-                 sendcount,
-                 recvcount,
+                 mine,
+                 count,
                  NULL,
                  NULL,
                  type,
@@ -217,10 +198,36 @@ static int igather_body(const void *sendbuf, size_t sendcount, void *recvbuf,
                  comm,
                  opts != NULL ? opts : &defaults};
 
-  /* The layout's block: the root's recvcount, elsewhere the sendcount
+  /* The layout's block: the root's count, elsewhere this rank's own
    * (equal in a correct program; the header compares them). */
   if (comm != NULL && mmp__eng != NULL && comm->rank != root)
-    c.count = sendcount;
+    c.count = mine;
+  return gs_start(&c, req);
+}
+
+/* The v-forms: counts and displacements, read at the root only. */
+static int gs_varying(int coll, const void *sendbuf, void *recvbuf, size_t mine,
+                      const size_t *counts, const size_t *displs,
+                      mmp_type_t type, int root, mmp_comm_t *comm,
+                      const mmp_coll_opts_t *opts, mmp_request_t **req) {
+  static const size_t none = 0;
+  gs_call_t c = {coll,
+                 sendbuf,
+                 recvbuf,
+                 mine,
+                 0,
+                 counts,
+                 displs,
+                 type,
+                 root,
+                 comm,
+                 opts != NULL ? opts : &defaults};
+
+  if (c.counts == NULL)
+    c.counts = &none; /* non-roots: not read */
+  if (comm != NULL && mmp__eng != NULL && comm->rank == root &&
+      (counts == NULL || displs == NULL))
+    return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return gs_start(&c, req);
 }
 
@@ -228,8 +235,8 @@ int mmp_igather(const void *sendbuf, size_t sendcount, void *recvbuf,
                 size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
                 const mmp_gather_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(igather_body(sendbuf, sendcount, recvbuf, recvcount,
-                                     type, root, comm, opts, req),
+  return mmp__api_leave(gs_equal(MMP_COLL_GATHER, sendbuf, recvbuf, sendcount,
+                                 recvcount, type, root, comm, opts, req),
                         __func__);
 }
 
@@ -252,38 +259,14 @@ int mmp_gather(const void *sendbuf, size_t sendcount, void *recvbuf,
                         __func__);
 }
 
-static int igatherv_body(const void *sendbuf, size_t sendcount, void *recvbuf,
-                         const size_t *recvcounts, const size_t *displs,
-                         mmp_type_t type, int root, mmp_comm_t *comm,
-                         const mmp_gather_opts_t *opts, mmp_request_t **req) {
-  static const size_t none = 0;
-  gs_call_t c = {MMP_COLL_GATHER,
-                 sendbuf,
-                 recvbuf,
-                 sendcount,
-                 0,
-                 recvcounts,
-                 displs,
-                 type,
-                 root,
-                 comm,
-                 opts != NULL ? opts : &defaults};
-
-  if (c.counts == NULL)
-    c.counts = &none; /* non-roots: not read */
-  if (comm != NULL && mmp__eng != NULL && comm->rank == root &&
-      (recvcounts == NULL || displs == NULL))
-    return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
-  return gs_start(&c, req);
-}
-
 int mmp_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                  const size_t *recvcounts, const size_t *displs,
                  mmp_type_t type, int root, mmp_comm_t *comm,
                  const mmp_gather_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(igatherv_body(sendbuf, sendcount, recvbuf, recvcounts,
-                                      displs, type, root, comm, opts, req),
+  return mmp__api_leave(gs_varying(MMP_COLL_GATHER, sendbuf, recvbuf, sendcount,
+                                   recvcounts, displs, type, root, comm, opts,
+                                   req),
                         __func__);
 }
 
@@ -298,33 +281,12 @@ int mmp_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                        &r, __func__);
 }
 
-static int iscatter_body(const void *sendbuf, size_t sendcount, void *recvbuf,
-                         size_t recvcount, mmp_type_t type, int root,
-                         mmp_comm_t *comm, const mmp_scatter_opts_t *opts,
-                         mmp_request_t **req) {
-  gs_call_t c = {MMP_COLL_SCATTER,
-                 sendbuf,
-                 recvbuf,
-                 recvcount,
-                 sendcount,
-                 NULL,
-                 NULL,
-                 type,
-                 root,
-                 comm,
-                 opts != NULL ? opts : &defaults};
-
-  if (comm != NULL && mmp__eng != NULL && comm->rank != root)
-    c.count = recvcount;
-  return gs_start(&c, req);
-}
-
 int mmp_iscatter(const void *sendbuf, size_t sendcount, void *recvbuf,
                  size_t recvcount, mmp_type_t type, int root, mmp_comm_t *comm,
                  const mmp_scatter_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(iscatter_body(sendbuf, sendcount, recvbuf, recvcount,
-                                      type, root, comm, opts, req),
+  return mmp__api_leave(gs_equal(MMP_COLL_SCATTER, sendbuf, recvbuf, recvcount,
+                                 sendcount, type, root, comm, opts, req),
                         __func__);
 }
 
@@ -347,38 +309,14 @@ int mmp_scatter(const void *sendbuf, size_t sendcount, void *recvbuf,
                         __func__);
 }
 
-static int iscatterv_body(const void *sendbuf, const size_t *sendcounts,
-                          const size_t *displs, void *recvbuf, size_t recvcount,
-                          mmp_type_t type, int root, mmp_comm_t *comm,
-                          const mmp_scatter_opts_t *opts, mmp_request_t **req) {
-  static const size_t none = 0;
-  gs_call_t c = {MMP_COLL_SCATTER,
-                 sendbuf,
-                 recvbuf,
-                 recvcount,
-                 0,
-                 sendcounts,
-                 displs,
-                 type,
-                 root,
-                 comm,
-                 opts != NULL ? opts : &defaults};
-
-  if (c.counts == NULL)
-    c.counts = &none;
-  if (comm != NULL && mmp__eng != NULL && comm->rank == root &&
-      (sendcounts == NULL || displs == NULL))
-    return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
-  return gs_start(&c, req);
-}
-
 int mmp_iscatterv(const void *sendbuf, const size_t *sendcounts,
                   const size_t *displs, void *recvbuf, size_t recvcount,
                   mmp_type_t type, int root, mmp_comm_t *comm,
                   const mmp_scatter_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(iscatterv_body(sendbuf, sendcounts, displs, recvbuf,
-                                       recvcount, type, root, comm, opts, req),
+  return mmp__api_leave(gs_varying(MMP_COLL_SCATTER, sendbuf, recvbuf,
+                                   recvcount, sendcounts, displs, type, root,
+                                   comm, opts, req),
                         __func__);
 }
 

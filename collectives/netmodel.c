@@ -557,6 +557,7 @@ int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
       return rc;
     st->net = *out;
     st->net_known = 1;
+    st->net_gen++;
   } else {
     *out = st->net;
   }

@@ -241,6 +241,21 @@ int mmp__sched_recvv(mmp__sched_t *s, int peer, const size_t *regs, int nregs,
   return sched_addv(s, MMP__SOP_RECV, peer, regs, nregs, phase);
 }
 
+int mmp__sched_group_all(mmp__sched_t *s, mmp__group_t *all) {
+  int i;
+
+  if (s->ident == NULL) {
+    if ((s->ident = malloc((size_t)s->p * sizeof(int))) == NULL)
+      return MMP_ENOMEM;
+    for (i = 0; i < s->p; i++)
+      s->ident[i] = i;
+  }
+  all->n = s->p;
+  all->me = s->me;
+  all->ranks = s->ident;
+  return 0;
+}
+
 int mmp__sched_dep(mmp__sched_t *s, int before, int after) {
   if (before < 0 || after < 0 || before == after)
     return 0;
@@ -1148,7 +1163,20 @@ void mmp__sched_free(mmp__sched_t *s) {
   free(s->succ);
   free(s->ready);
   free(s->scratch);
+  free(s->ident);
   free(s);
+}
+
+/* The largest message `s` sends or receives, in bytes. */
+static size_t sched_max_msg(const mmp__sched_t *s) {
+  size_t m = 0;
+  int i;
+
+  for (i = 0; i < s->nops; i++)
+    if ((s->ops[i].kind == MMP__SOP_SEND || s->ops[i].kind == MMP__SOP_RECV) &&
+        s->ops[i].len > m)
+      m = s->ops[i].len;
+  return m;
 }
 
 static void sched_req_free(mmp_request_t *r) {
@@ -1174,8 +1202,8 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
   creq->kind = MMP__REQ_COLL;
   creq->state = MMP__RQ_NEW;
   creq->comm = s->comm;
-  creq->len = s->len; /* how waits for it poll */
-  creq->cb_arg = s;   /* the schedule, freed with the request */
+  creq->len = s->wait_by_msg ? sched_max_msg(s) : s->len; /* how waits poll */
+  creq->cb_arg = s; /* the schedule, freed with the request */
   creq->dtor = sched_req_free;
   mmp__list_init(&creq->node);
   atomic_init(&creq->done, 0);

@@ -22,7 +22,9 @@
  *   algorithm that keeps rank order;
  * - the in-place forms; several non-blocking calls in flight; ibarrier;
  * - inconsistent counts and operations end in MMP_EMISMATCH, and the
- *   next collective works; bad arguments.
+ *   next collective works; bad arguments;
+ * - a small alltoall waiting for a late rank burns no CPU;
+ * - AUTO's cached decisions equal the model's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,8 +36,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "collectives/collectives.h"
 #include "minimp.h"
 #include "mr_common.h"
 
@@ -733,6 +737,124 @@ static void test_ibarrier_waits_for_the_last_rank(void **state) {
              mr_rank(), mmp_wtime() - t0);
 }
 
+/* Never run: a non-commutative operation whose flag alone matters to
+ * AUTO's choice. */
+static void noop_user(const void *in, void *inout, size_t count,
+                      mmp_type_t type, void *ctx) {
+  (void)in;
+  (void)inout;
+  (void)count;
+  (void)type;
+  (void)ctx;
+}
+
+/* AUTO's decisions are cached per communicator: for every collective,
+ * size and operation class, the decision served from the cache equals
+ * the one the model gives with the cache empty, also after other calls
+ * have filled (and evicted from) its slots; and a new model generation
+ * makes every cached decision stale. */
+static void test_auto_cache_matches_model(void **state) {
+  static const size_t counts[] = {0, 1, 3, 100, 1000, 4096, 70000, 1 << 20};
+  enum { NC = sizeof(counts) / sizeof(counts[0]) };
+  mmp_comm_t *w = mmp_comm_world();
+  mmp__coll_state_t *st;
+  mmp_coll_opts_t fresh[MMP_COLL_COUNT][NC][2], o;
+  mmp_op_t nc = 0;
+  unsigned hits;
+  int coll, k, n;
+  (void)state;
+
+  assert_int_equal(mmp_op_create(noop_user, 0, NULL, &nc), 0);
+  st = mmp__coll_state(w);
+  assert_non_null(st);
+  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+    for (k = 0; k < NC; k++)
+      for (n = 0; n < 2; n++) {
+        int reducing = coll <= MMP_COLL_REDUCE_SCATTER;
+        mmp_op_t op = !reducing ? 0 : n ? nc : MMP_SUM;
+        mmp_type_t t = n && reducing ? MMP_INT64 : MMP_FLOAT;
+        if (n && !reducing)
+          continue;
+        /* Uncached: the model's answer. */
+        memset(st->coll_auto, 0, sizeof(st->coll_auto));
+        assert_int_equal(
+            mmp_coll_select(w, coll, counts[k], t, op, &fresh[coll][k][n]), 0);
+        hits = st->coll_auto_hits;
+        assert_int_equal(mmp_coll_select(w, coll, counts[k], t, op, &o), 0);
+        assert_int_equal(st->coll_auto_hits, hits + 1);
+        assert_int_equal(o.algorithm, fresh[coll][k][n].algorithm);
+        assert_int_equal(o.segment, fresh[coll][k][n].segment);
+      }
+  /* Everything again, with the slots shared and evicted in turn. */
+  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+    for (k = NC - 1; k >= 0; k--)
+      for (n = 0; n < 2; n++) {
+        int reducing = coll <= MMP_COLL_REDUCE_SCATTER;
+        if (n && !reducing)
+          continue;
+        assert_int_equal(mmp_coll_select(w, coll, counts[k],
+                                         n ? MMP_INT64 : MMP_FLOAT,
+                                         !reducing ? 0
+                                         : n       ? nc
+                                                   : MMP_SUM,
+                                         &o),
+                         0);
+        assert_int_equal(o.algorithm, fresh[coll][k][n].algorithm);
+        assert_int_equal(o.segment, fresh[coll][k][n].segment);
+      }
+  /* A changed model: the cached decision is not used. */
+  assert_int_equal(
+      mmp_coll_select(w, MMP_COLL_ALLREDUCE, 1000, MMP_FLOAT, MMP_SUM, &o), 0);
+  st->net_gen++;
+  hits = st->coll_auto_hits;
+  assert_int_equal(
+      mmp_coll_select(w, MMP_COLL_ALLREDUCE, 1000, MMP_FLOAT, MMP_SUM, &o), 0);
+  assert_int_equal(st->coll_auto_hits, hits);
+  assert_int_equal(mmp_op_free(&nc), 0);
+}
+
+static double cpu_seconds(void) {
+  struct rusage ru;
+
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* A small alltoall's waits poll (its messages are not bulk), but a wait
+ * for a rank that is late still ends up asleep: while rank 0 enters half
+ * a second late, every other rank uses less than 0.1 s of CPU (the whole
+ * process, its progress thread included). */
+static void test_small_collective_wait_sleeps(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank();
+  uint8_t *in = calloc((size_t)p, 8), *out = calloc((size_t)p, 8);
+  double cpu0, t0;
+  (void)state;
+
+  assert_non_null(in);
+  assert_non_null(out);
+  if (p < 2) {
+    free(in);
+    free(out);
+    return;
+  }
+  assert_int_equal(mr_barrier(), 0);
+  cpu0 = cpu_seconds();
+  t0 = mmp_wtime();
+  if (me == 0)
+    usleep(500 * 1000);
+  assert_int_equal(mmp_alltoall(in, 8, out, 8, MMP_BYTE, w), 0);
+  if (me != 0) {
+    assert_true(mmp_wtime() - t0 > 0.4);
+    if (cpu_seconds() - cpu0 >= 0.1)
+      fail_msg("rank %d used %.3f s of CPU waiting 0.5 s for rank 0", me,
+               cpu_seconds() - cpu0);
+  }
+  free(in);
+  free(out);
+}
+
 static void test_bad_arguments(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   double x[4] = {0}, y[4];
@@ -773,6 +895,8 @@ int main(void) {
       cmocka_unit_test(test_inconsistent_arguments_are_an_error),
       cmocka_unit_test(test_scatter_wrong_root_is_an_error),
       cmocka_unit_test(test_ibarrier_waits_for_the_last_rank),
+      cmocka_unit_test(test_small_collective_wait_sleeps),
+      cmocka_unit_test(test_auto_cache_matches_model),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);

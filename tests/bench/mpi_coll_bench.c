@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Anchor benchmark: MPI_Allreduce (floats, sum), MPI_Reduce (floats, sum,
- * root 0), MPI_Alltoall and MPI_Gather (bytes, per pair or per rank),
+ * root 0), MPI_Alltoall, MPI_Gather and MPI_Allgather (bytes, per pair or
+ * per rank),
  * per-node time after a barrier, as minimp-bench's collective modes
  * measure libminimp.
- * usage: mpi_coll_bench allreduce|reduce|alltoall|gather BYTES ITERS
+ * usage: mpi_coll_bench allreduce|reduce|alltoall|gather|allgather BYTES ITERS
  * prints: COLL BYTES avg_per_node_us max_per_node_us   (rank 0)
  */
 #include <mpi.h>
@@ -21,6 +22,8 @@ static void once(const char *c, long n, void *in, void *out) {
     MPI_Reduce(in, out, f, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
   else if (!strcmp(c, "alltoall"))
     MPI_Alltoall(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+  else if (!strcmp(c, "allgather"))
+    MPI_Allgather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, MPI_COMM_WORLD);
   else
     MPI_Gather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
@@ -37,7 +40,7 @@ int main(int argc, char **argv) {
   if (argc < 4) {
     if (r == 0)
       fprintf(stderr,
-              "usage: %s allreduce|reduce|alltoall|gather BYTES "
+              "usage: %s allreduce|reduce|alltoall|gather|allgather BYTES "
               "ITERS\n",
               argv[0]);
     MPI_Finalize();
