@@ -245,9 +245,9 @@ static int stream_gap(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
   for (i = 0; i < 5 && rc == 0; i++) {
     double t0 = mmp_wtime();
     for (k = 0; k < GAP_MSGS && rc == 0; k++)
-      rc = xfer(e, c, lead, &b, 1, peer, tag);
+      rc = xfer(e, c, lead, &b, 1, peer, tag, NULL);
     if (rc == 0)
-      rc = xfer(e, c, !lead, &b, 1, peer, tag);
+      rc = xfer(e, c, !lead, &b, 1, peer, tag, NULL);
     best = fmin(best, mmp_wtime() - t0);
   }
   *gap = fmax((best - 2 * one) / (GAP_MSGS - 1), 0);
