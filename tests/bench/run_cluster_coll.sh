@@ -12,6 +12,8 @@
 #   tests/bench/run_cluster_coll.sh BUILD_DIR [N] [ITERS] [REPEATS] [RATE]
 # Needs root. Build the anchors first: tests/bench/build_coll_anchors.sh
 # (and ../shared/anchors/build.sh for nsrsh's Open MPI setup).
+# NETCLUSTER_PREFIX (and _SWITCH, _SUBNET) keep this cluster apart from
+# another one on the same machine (tests/netcluster).
 set -eu
 b=${1:-build}
 n=${2:-16}
@@ -23,14 +25,15 @@ shared=${SHARED_ANCHORS:-$here/../../../shared/anchors}
 anchors=${ANCHORS:-/tmp/minimp-anchors}
 out=${OUT:-results/cluster_coll}
 ar_sizes=${AR_SIZES:-"4 4096 65536 1048576 16777216"}
+pfx=${NETCLUSTER_PREFIX:-h}
 mkdir -p "$out"
 csv="$out/coll.csv"
 "$here/../netcluster" up "$n" "$rate" >/dev/null
 trap '"$here/../netcluster" down >/dev/null' EXIT
-hosts=$(i=0; while [ $i -lt "$n" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
+hosts=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); done)
 hosts=${hosts%,}
 hf=$(mktemp)
-i=0; while [ $i -lt "$n" ]; do echo "h$i slots=1" >> "$hf"; i=$((i + 1)); done
+i=0; while [ $i -lt "$n" ]; do echo "$pfx$i slots=1" >> "$hf"; i=$((i + 1)); done
 ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $shared/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
 echo "impl,coll,alg,chosen,rep,size,avg_us,max_us" > "$csv"
 
@@ -52,14 +55,14 @@ while [ "$r" -le "$reps" ]; do
   echo "round $r of $reps" >&2
   jobs | while read -r coll sizes; do
     for s in $sizes; do
-      o=$(timeout 600 ip netns exec h0 unshare --uts sh -c \
-        "hostname h0; $ompi $anchors/coll_ompi $coll $s $iters" </dev/null 2>/dev/null | tail -1)
+      o=$(timeout 600 ip netns exec "${pfx}0" unshare --uts sh -c \
+        "hostname ${pfx}0; $ompi $anchors/coll_ompi $coll $s $iters" </dev/null 2>/dev/null | tail -1)
       echo "$o" | awk -v r="$r" 'NF == 4 {print "openmpi," $1 ",-,-," r "," $2 "," $3 "," $4}' >> "$csv"
       if [ "$coll" = allreduce ]; then
         for g in ring ring_chunked halving_doubling bcube; do
           d=$(mktemp -d); f=$(mktemp); i=0
           while [ $i -lt "$n" ]; do
-            timeout 600 ip netns exec h$i "$anchors/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" </dev/null >> "$f" 2>/dev/null &
+            timeout 600 ip netns exec "$pfx$i" "$anchors/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" </dev/null >> "$f" 2>/dev/null &
             i=$((i + 1))
           done
           wait
@@ -69,7 +72,7 @@ while [ "$r" -le "$reps" ]; do
       fi
     done
     commas=$(echo "$sizes" | tr ' ' ',')
-    ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+    ip netns exec "${pfx}0" "$b/launcher/minimprun" --agent "ip netns exec" \
       --host "$hosts" --iface eth0 --timeout 1800 "$b/tests/bench/minimp-bench" "$coll" \
       --algs all --sizes "$commas" --iters "$iters" </dev/null 2>/dev/null |
       awk -F, -v r="$r" '$1 == "coll" {print "minimp," $2 "," $3 "," $4 "," r "," $6 "," $7 "," $8}' >> "$csv"
