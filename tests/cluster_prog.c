@@ -156,6 +156,23 @@ static void node_bcast(size_t n) {
         "eth0 carried %llu bytes of a %zu-byte "
         "broadcast",
         eth0, n);
+  /* The leaders in two groups (seed 001's grouping over the leaders):
+   * the same data, and a host sends it out at most twice (to the other
+   * group's head and to its own group's other leader). */
+  o.groups = 2;
+  o.outer = MMP_BCAST_FLAT;
+  memcpy(buf, want, n);
+  if (r != root)
+    memset(buf, 0, n);
+  eth0 = counter("eth0", "tx_bytes");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(mmp_bcast_ex(buf, n, root, w, &o) == 0, "grouped node broadcast");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  eth0 = counter("eth0", "tx_bytes") - eth0;
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(memcmp(buf, want, n) == 0, "grouped node broadcast data");
+  CHECK(eth0 < 2 * n + n / 5 + 65536,
+        "eth0 carried %llu bytes of a %zu-byte grouped broadcast", eth0, n);
   /* And AUTO's choice delivers the same. */
   if (r != 0)
     memset(buf, 0, n);
