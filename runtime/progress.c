@@ -54,6 +54,14 @@
  * at the rings, which costs a fraction of a loop pass (docs/progress.md,
  * "Shared memory"). A power of two. */
 #define SPIN_LOOP_EVERY 16
+/* A wait whose spin ran out and whose sleep then ended within twice the
+ * spin was kept waiting by polling: the peer it waited for shared its
+ * CPU (a loaded machine moves both ranks onto one CPU) and ran only once
+ * the poller slept, or once its own spin ran out. The next SPIN_OFF_WAITS
+ * blocking waits sleep at once; then one polls again, and polling stays
+ * if it finds its message (docs/progress.md, "Spinning on a loaded
+ * machine"). */
+#define SPIN_OFF_WAITS 256
 
 static _Thread_local int tls_sleepy;
 
@@ -201,6 +209,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
   uint64_t idle_since = 0, start = e->cfg.spin_yield ? uv_hrtime() : 0;
+  uint64_t spun_at = 0; /* when the spin ran out (not yielding) */
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
   int fast = e->shm_pairs > 0;
   unsigned spins = 0;
@@ -211,6 +220,11 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
    * after long waits. */
   if (e->cfg.spin_yield && (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
     budget = 0;
+  /* Nor where a spin kept the peer off our CPU (SPIN_OFF_WAITS). */
+  if (!e->cfg.spin_yield && e->spin_off > 0 && budget > 0) {
+    e->spin_off--;
+    budget = 0;
+  }
   poll = budget > 0;
 
   e->owner = MMP__OWN_APP;
@@ -243,9 +257,16 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       uint64_t now = uv_hrtime();
       if (passes == 16)
         idle_since = now;
-      else if (now - idle_since >= budget)
+      else if (now - idle_since >= budget) {
         poll = 0;
+        spun_at = now;
+      }
     }
+  }
+  /* Woken soon after its spin: its peer ran only once it slept. */
+  if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget) {
+    e->spin_off = SPIN_OFF_WAITS;
+    e->spin_offs++;
   }
   if (e->ext_fd >= 0) {
     /* Shared memory's poll calls back into the runtime, which locks. */
