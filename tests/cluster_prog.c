@@ -124,6 +124,31 @@ static void mode_exchange(size_t n) {
          eth0, lo);
 }
 
+/* Broadcasts `want` (n bytes) from `root` into `buf` as `o` says, checks
+ * the data, and returns the bytes this host's eth0 sent meanwhile. */
+static unsigned long long counted_bcast(uint8_t *buf, const uint8_t *want,
+                                        size_t n, int root,
+                                        const mmp_bcast_opts_t *o) {
+  mmp_comm_t *w = mmp_comm_world();
+  unsigned long long eth0;
+
+  memcpy(buf, want, n);
+  if (mr_rank() != root)
+    memset(buf, 0, n);
+  eth0 = counter("eth0", "tx_bytes");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(mmp_bcast_ex(buf, n, root, w, o) == 0, "node broadcast (groups %d)",
+        o->groups);
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  eth0 = counter("eth0", "tx_bytes") - eth0;
+  /* Every rank of a host has read the counter before the next broadcast
+   * sends anything (a slow rank would count the next one's bytes too). */
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(memcmp(buf, want, n) == 0, "node broadcast data (groups %d)",
+        o->groups);
+  return eth0;
+}
+
 /*
  * The collectives see the nodes: the model has a figure for the links
  * within a node far below the network's, AUTO runs the node broadcast,
@@ -150,18 +175,7 @@ static void node_bcast(size_t n) {
   o.algorithm = MMP_BCAST_NODE;
   o.outer = MMP_BCAST_PIPELINE;
   o.inner = MMP_BCAST_BINOMIAL;
-  memcpy(buf, want, n);
-  if (r != root)
-    memset(buf, 0, n);
-  eth0 = counter("eth0", "tx_bytes");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(mmp_bcast_ex(buf, n, root, w, &o) == 0, "node broadcast");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
-  /* Every rank of a host has read the counter before the next broadcast
-   * sends anything (a slow rank would count AUTO's bytes too). */
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(memcmp(buf, want, n) == 0, "node broadcast data");
+  eth0 = counted_bcast(buf, want, n, root, &o);
   /* Frames, headers, barriers and ACKs: well under a fifth more. */
   CHECK(eth0 < n + n / 5 + 65536,
         "eth0 carried %llu bytes of a %zu-byte "
@@ -172,16 +186,7 @@ static void node_bcast(size_t n) {
    * group's head and to its own group's other leader). */
   o.groups = 2;
   o.outer = MMP_BCAST_FLAT;
-  memcpy(buf, want, n);
-  if (r != root)
-    memset(buf, 0, n);
-  eth0 = counter("eth0", "tx_bytes");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(mmp_bcast_ex(buf, n, root, w, &o) == 0, "grouped node broadcast");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(memcmp(buf, want, n) == 0, "grouped node broadcast data");
+  eth0 = counted_bcast(buf, want, n, root, &o);
   CHECK(eth0 < 2 * n + n / 5 + 65536,
         "eth0 carried %llu bytes of a %zu-byte grouped broadcast", eth0, n);
   /* And AUTO's choice delivers the same. */
