@@ -55,7 +55,11 @@ static void check_node_traffic(mmp__sched_t **s, int p,
     }
     for (k = 0; k < s[r]->nops; k++) {
       const mmp__sop_t *op = &s[r]->ops[k];
-      int cross = node_of[op->peer] != node_of[r];
+      int moves = (op->kind == MMP__SOP_RECV || op->kind == MMP__SOP_SEND) &&
+                  op->len > 0;
+      int cross = moves && node_of[op->peer] != node_of[r];
+      if (!moves)
+        continue;
       if (op->kind == MMP__SOP_RECV && op->len > 0) {
         recvs++;
         node_cross += cross;
