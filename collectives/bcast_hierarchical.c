@@ -37,7 +37,8 @@ static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
   if (leaders == NULL || inner == NULL)
     goto out;
   for (g = 0; g < G; g++) {
-    leaders[g] = all->ranks[mmp__rrank(mmp__group_start(p, G, g), top->root, p)];
+    leaders[g] =
+        all->ranks[mmp__rrank(mmp__group_start(p, G, g), top->root, p)];
     if (v >= mmp__group_start(p, G, g))
       mine = g;
   }

@@ -774,12 +774,12 @@ uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {
-  uint64_t checks;   /* times the progress thread woke to look for an idle
-                        application */
-  unsigned check_us; /* the longest interval between two such looks */
-  uint64_t polls;    /* loop passes that polled rather than slept */
-  int yield;         /* polling yields the CPU */
-  int long_waits;    /* waits in a row that outlasted the spin */
+  uint64_t checks;    /* times the progress thread woke to look for an idle
+                         application */
+  unsigned check_us;  /* the longest interval between two such looks */
+  uint64_t polls;     /* loop passes that polled rather than slept */
+  int yield;          /* polling yields the CPU */
+  int long_waits;     /* waits in a row that outlasted the spin */
   uint64_t spin_offs; /* times a wait's spin kept its peer off the CPU
                          (the next waits sleep at once) */
   int spin_off;       /* blocking waits left that sleep at once */
