@@ -18,6 +18,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collectives.h"
 
@@ -52,14 +53,21 @@ static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
     return 0;
   if (a == NULL || a->cost == NULL)
     return INFINITY;
-  in.p = p;
-  in.m = m;
+  mmp__bcast_cost_in_init(&in, p, m, nm);
   in.X = X;
   in.G = G;
-  in.nm = nm;
-  in.part = part_cost;
-  in.part_rested = part_rested;
   return a->cost(&in);
+}
+
+void mmp__bcast_cost_in_init(mmp__bcast_cost_in_t *in, int p, double m,
+                             const mmp_netmodel_t *nm) {
+  memset(in, 0, sizeof(*in));
+  in->p = p;
+  in->m = m;
+  in->X = 1;
+  in->nm = nm;
+  in->part = part_cost;
+  in->part_rested = part_rested;
 }
 
 double mmp__bcast_cost(int alg, int p, double m, double X, int G,

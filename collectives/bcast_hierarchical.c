@@ -24,12 +24,6 @@
 
 #include "collectives.h"
 
-/* The first virtual rank of group g. */
-static int group_start(int p, int G, int g) {
-  int base = p / G, extra = p % G;
-  return g * base + (g < extra ? g : extra);
-}
-
 static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
   const mmp__group_t *all = top->g;
   int p = all->n, G = top->groups, g, i, mine = 0;
@@ -43,19 +37,20 @@ static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
   if (leaders == NULL || inner == NULL)
     goto out;
   for (g = 0; g < G; g++) {
-    leaders[g] = all->ranks[mmp__rrank(group_start(p, G, g), top->root, p)];
-    if (v >= group_start(p, G, g))
+    leaders[g] =
+        all->ranks[mmp__rrank(mmp__group_start(p, G, g), top->root, p)];
+    if (v >= mmp__group_start(p, G, g))
       mine = g;
   }
   outer_g.n = G;
   outer_g.ranks = leaders;
-  outer_g.me = v == group_start(p, G, mine) ? mine : -1;
-  inner_g.n = group_start(p, G, mine + 1) - group_start(p, G, mine);
+  outer_g.me = v == mmp__group_start(p, G, mine) ? mine : -1;
+  inner_g.n = mmp__group_start(p, G, mine + 1) - mmp__group_start(p, G, mine);
   for (i = 0; i < inner_g.n; i++)
     inner[i] =
-        all->ranks[mmp__rrank(group_start(p, G, mine) + i, top->root, p)];
+        all->ranks[mmp__rrank(mmp__group_start(p, G, mine) + i, top->root, p)];
   inner_g.ranks = inner;
-  inner_g.me = v - group_start(p, G, mine);
+  inner_g.me = v - mmp__group_start(p, G, mine);
   rc = mmp__bcast_levels(s, top, &outer_g, &inner_g);
 out:
   free(leaders);

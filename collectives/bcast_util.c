@@ -112,6 +112,13 @@ int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
   return rc;
 }
 
+int mmp__group_start(int p, int G, int g) {
+  int base = p / G, extra = p % G;
+
+  assert(G >= 1 && g >= 0 && g <= G);
+  return g * base + (g < extra ? g : extra);
+}
+
 int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
                       const mmp__group_t *outer, const mmp__group_t *inner) {
   mmp__bcast_arg_t a = *top;

@@ -486,6 +486,11 @@ typedef struct mmp__bcast_cost_in_s {
   double (*part_rested)(int q, double m, const mmp_netmodel_t *nm);
 } mmp__bcast_cost_in_t;
 
+/* `in` for p ranks and m bytes under `nm`, one segment, no groups, with
+ * the chooser's parts (bcast_choose.c). */
+void mmp__bcast_cost_in_init(mmp__bcast_cost_in_t *in, int p, double m,
+                             const mmp_netmodel_t *nm);
+
 /* How an asked-for algorithm's open options are settled on one rank:
  * every rank computes the same. */
 typedef struct mmp__bcast_env_s {
@@ -605,6 +610,9 @@ int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
  * forwards once it holds the data), its phases MMP__LEVEL_PHASES above
  * the outer's. Returns the last op or a negative error. */
 #define MMP__LEVEL_PHASES 19
+/* p members cut into G runs of consecutive members, the first p mod G of
+ * them one member larger: the first member of run g (g = G: p). */
+int mmp__group_start(int p, int G, int g);
 int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
                       const mmp__group_t *outer, const mmp__group_t *inner);
 

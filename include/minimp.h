@@ -411,7 +411,9 @@ typedef struct mmp_bcast_opts_s {
                           piece); 0: the algorithm's choice */
   unsigned mode;       /* MMP_SEND_AUTO, _EAGER (push to receivers that have
                           not arrived) or _RNDV (move data only once they have) */
-  int groups;          /* hierarchical: G; 0 means ceil(sqrt(p)) */
+  int groups;          /* hierarchical: G; 0 means ceil(sqrt(p)).
+                          node: the leaders in G groups (1 or >= the
+                          nodes: no groups; 0: the model's choice) */
   int inner;           /* hierarchical: algorithm inside groups; node: inside
                           each node; 0: automatic.
                           arrival_b/_nb: the sub-group broadcast; 0: the

@@ -159,6 +159,8 @@ int mmp__debug_progress(mmp__debug_progress_t *out) {
   out->polls = e->polls;
   out->yield = e->cfg.spin_yield;
   out->long_waits = e->long_waits;
+  out->spin_offs = e->spin_offs;
+  out->spin_off = e->spin_off;
   mmp__unlock(e);
   return 0;
 }

@@ -362,6 +362,10 @@ typedef struct mmp__engine_s {
                                loop owner only (progress.c) */
   int long_waits;           /* blocking waits in a row that outlasted the
                                yielding spin (progress.c; lock) */
+  int spin_off;             /* blocking waits left that sleep at once:
+                               the spin kept the peer off its CPU
+                               (progress.c; lock) */
+  uint64_t spin_offs;       /* times that was found (lock) */
   uint64_t polls; /* loop passes that polled rather than slept (lock) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */
@@ -808,12 +812,15 @@ uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {
-  uint64_t checks;   /* times the progress thread woke to look for an idle
-                        application */
-  unsigned check_us; /* the longest interval between two such looks */
-  uint64_t polls;    /* loop passes that polled rather than slept */
-  int yield;         /* polling yields the CPU */
-  int long_waits;    /* waits in a row that outlasted the spin */
+  uint64_t checks;    /* times the progress thread woke to look for an idle
+                         application */
+  unsigned check_us;  /* the longest interval between two such looks */
+  uint64_t polls;     /* loop passes that polled rather than slept */
+  int yield;          /* polling yields the CPU */
+  int long_waits;     /* waits in a row that outlasted the spin */
+  uint64_t spin_offs; /* times a wait's spin kept its peer off the CPU
+                         (the next waits sleep at once) */
+  int spin_off;       /* blocking waits left that sleep at once */
 } mmp__debug_progress_t;
 int mmp__debug_progress(mmp__debug_progress_t *out);
 /* Re-reads the collectives' MINIMP_* variables into the running engine,

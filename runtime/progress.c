@@ -54,6 +54,14 @@
  * at the rings, which costs a fraction of a loop pass (docs/progress.md,
  * "Shared memory"). A power of two. */
 #define SPIN_LOOP_EVERY 16
+/* A wait whose spin ran out and whose sleep then ended within twice the
+ * spin was kept waiting by polling: the peer it waited for shared its
+ * CPU (a loaded machine moves both ranks onto one CPU) and ran only once
+ * the poller slept, or once its own spin ran out. The next SPIN_OFF_WAITS
+ * blocking waits sleep at once; then one polls again, and polling stays
+ * if it finds its message (docs/progress.md, "Spinning on a loaded
+ * machine"). */
+#define SPIN_OFF_WAITS 256
 
 static _Thread_local int tls_sleepy;
 
@@ -201,6 +209,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
   uint64_t seen = e->activity;
   uint64_t idle_since = 0, start = e->cfg.spin_yield ? uv_hrtime() : 0;
+  uint64_t spun_at = 0; /* when the spin ran out (not yielding) */
   int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
   int fast = e->shm_pairs > 0;
   unsigned spins = 0;
@@ -211,29 +220,40 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
    * after long waits. */
   if (e->cfg.spin_yield && (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
     budget = 0;
+  /* Nor where a spin kept the peer off our CPU (SPIN_OFF_WAITS). */
+  if (!e->cfg.spin_yield && e->spin_off > 0 && budget > 0) {
+    e->spin_off--;
+    budget = 0;
+  }
   poll = budget > 0;
 
   e->owner = MMP__OWN_APP;
   mmp__unlock(e);
   loop_enter(e);
   for (;;) {
+    int quiet = 0;
     if (!poll)
       engine_sleep(e);
     else if (fast && (++spins & (SPIN_LOOP_EVERY - 1)) != 0)
-      engine_tp_poll(e, 0);
+      /* A look at the rings that found nothing changed nothing the
+       * predicate reads, so the lock is skipped: what other threads
+       * complete is seen at the next whole pass, at most 15 looks on. */
+      quiet = !engine_tp_poll(e, 0) && e->activity == seen;
     else
       uv_run(&e->loop, UV_RUN_NOWAIT);
-    mmp__lock(e);
-    assert(e->owner == MMP__OWN_APP);
-    e->polls += (uint64_t)poll;
-    if (pred(arg))
-      break;
-    if (e->activity != seen) {
-      seen = e->activity;
-      poll = budget > 0; /* bytes moved: poll again, from now */
-      passes = 0;
+    if (!quiet) {
+      mmp__lock(e);
+      assert(e->owner == MMP__OWN_APP);
+      e->polls += (uint64_t)poll;
+      if (pred(arg))
+        break;
+      if (e->activity != seen) {
+        seen = e->activity;
+        poll = budget > 0; /* bytes moved: poll again, from now */
+        passes = 0;
+      }
+      mmp__unlock(e);
     }
-    mmp__unlock(e);
     if (poll && yield)
       sched_yield(); /* a runnable peer on this CPU goes first */
     /* Reading the clock costs as much as a poll on a VM: do it every 16th
@@ -243,9 +263,16 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       uint64_t now = uv_hrtime();
       if (passes == 16)
         idle_since = now;
-      else if (now - idle_since >= budget)
+      else if (now - idle_since >= budget) {
         poll = 0;
+        spun_at = now;
+      }
     }
+  }
+  /* Woken soon after its spin: its peer ran only once it slept. */
+  if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget) {
+    e->spin_off = SPIN_OFF_WAITS;
+    e->spin_offs++;
   }
   if (e->ext_fd >= 0) {
     /* Shared memory's poll calls back into the runtime, which locks. */

@@ -75,17 +75,28 @@ static int per_host(void) {
   return s != NULL && atoi(s) > 0 ? atoi(s) : 1;
 }
 
+/* The emulated cluster's subnet with its trailing dot, as tests/netcluster
+ * sets it up (NETCLUSTER_SUBNET, 10.77.0 by default). */
+static const char *subnet(void) {
+  static char net[64];
+  const char *s = getenv("NETCLUSTER_SUBNET");
+
+  snprintf(net, sizeof(net), "%s.", s != NULL && *s ? s : "10.77.0");
+  return net;
+}
+
 static void check_addresses(void) {
   int r = mr_rank(), p = mr_size(), j, per = per_host();
   char mine[128], other[128];
+  const char *net = subnet();
 
   CHECK(mmp__debug_listen_addr(r, mine, sizeof(mine)) == 0, "own address");
-  CHECK(strncmp(mine, "10.77.0.", 8) == 0, "listening on %s", mine);
+  CHECK(strncmp(mine, net, strlen(net)) == 0, "listening on %s", mine);
   for (j = 0; j < p; j++) {
     if (j == r)
       continue;
     CHECK(mmp__debug_listen_addr(j, other, sizeof(other)) == 0, "addr %d", j);
-    CHECK(strncmp(other, "10.77.0.", 8) == 0, "rank %d on %s", j, other);
+    CHECK(strncmp(other, net, strlen(net)) == 0, "rank %d on %s", j, other);
     /* Only the ranks of our host share our address. */
     CHECK((strncmp(other, mine, strcspn(mine, ":") + 1) == 0) ==
               (j / per == r / per),
@@ -111,6 +122,31 @@ static void mode_exchange(size_t n) {
   CHECK(lo < (unsigned long long)n / 4, "lo carried %llu bytes", lo);
   printf("rank %d: exchange ok, eth0 %llu bytes, lo %llu bytes\n", mr_rank(),
          eth0, lo);
+}
+
+/* Broadcasts `want` (n bytes) from `root` into `buf` as `o` says, checks
+ * the data, and returns the bytes this host's eth0 sent meanwhile. */
+static unsigned long long counted_bcast(uint8_t *buf, const uint8_t *want,
+                                        size_t n, int root,
+                                        const mmp_bcast_opts_t *o) {
+  mmp_comm_t *w = mmp_comm_world();
+  unsigned long long eth0;
+
+  memcpy(buf, want, n);
+  if (mr_rank() != root)
+    memset(buf, 0, n);
+  eth0 = counter("eth0", "tx_bytes");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(mmp_bcast_ex(buf, n, root, w, o) == 0, "node broadcast (groups %d)",
+        o->groups);
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  eth0 = counter("eth0", "tx_bytes") - eth0;
+  /* Every rank of a host has read the counter before the next broadcast
+   * sends anything (a slow rank would count the next one's bytes too). */
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  CHECK(memcmp(buf, want, n) == 0, "node broadcast data (groups %d)",
+        o->groups);
+  return eth0;
 }
 
 /*
@@ -139,23 +175,20 @@ static void node_bcast(size_t n) {
   o.algorithm = MMP_BCAST_NODE;
   o.outer = MMP_BCAST_PIPELINE;
   o.inner = MMP_BCAST_BINOMIAL;
-  memcpy(buf, want, n);
-  if (r != root)
-    memset(buf, 0, n);
-  eth0 = counter("eth0", "tx_bytes");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(mmp_bcast_ex(buf, n, root, w, &o) == 0, "node broadcast");
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
-  /* Every rank of a host has read the counter before the next broadcast
-   * sends anything (a slow rank would count AUTO's bytes too). */
-  CHECK(mmp_barrier(w) == 0, "barrier");
-  CHECK(memcmp(buf, want, n) == 0, "node broadcast data");
+  eth0 = counted_bcast(buf, want, n, root, &o);
   /* Frames, headers, barriers and ACKs: well under a fifth more. */
   CHECK(eth0 < n + n / 5 + 65536,
         "eth0 carried %llu bytes of a %zu-byte "
         "broadcast",
         eth0, n);
+  /* The leaders in two groups (seed 001's grouping over the leaders):
+   * the same data, and a host sends it out at most twice (to the other
+   * group's head and to its own group's other leader). */
+  o.groups = 2;
+  o.outer = MMP_BCAST_FLAT;
+  eth0 = counted_bcast(buf, want, n, root, &o);
+  CHECK(eth0 < 2 * n + n / 5 + 65536,
+        "eth0 carried %llu bytes of a %zu-byte grouped broadcast", eth0, n);
   /* And AUTO's choice delivers the same. */
   if (r != 0)
     memset(buf, 0, n);

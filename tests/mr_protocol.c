@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -412,6 +413,83 @@ static void test_spin_skipped_after_long_waits(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+/*
+ * Ranks 0 and 1 on one CPU, as a loaded machine's scheduler places them:
+ * a waiting rank's spin keeps the peer it waits for from running, so the
+ * wait spins out and the sleep after it ends at once. Within some round
+ * trips one of the two ranks notices, and its next waits sleep without
+ * polling at all. (A rank that noticed before, in an earlier test, sleeps
+ * through up to 256 waits first.)
+ */
+static void test_spin_stops_when_peer_shares_cpu(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp__debug_progress_t d0, d1;
+  cpu_set_t was, one;
+  int i, cpu;
+  char go = 1, tripped = 0;
+  (void)state;
+
+  assert_int_equal(mmp__debug_progress(&d0), 0);
+  assert_int_equal(mr_barrier(), 0);
+  if (d0.yield) {
+    if (mr_rank() == 0)
+      print_message("polling yields here: nothing to check\n");
+    return;
+  }
+  if (mr_rank() <= 1) {
+    /* The lowest CPU both may use (the same mask: one job, one host). */
+    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+    for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &was); cpu++)
+      ;
+    assert_true(cpu < CPU_SETSIZE);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    /* Round trips until either rank has noticed (rank 1 says whether it
+     * has in each reply), at most 3000. */
+    for (i = 0; go; i++) {
+      char peer = 0;
+      if (mr_rank() == 0) {
+        assert_int_equal(mmp_send(&go, 1, 1, 45, w), 0);
+        assert_int_equal(mmp_recv(&peer, 1, 1, 45, w, NULL), 0);
+        assert_int_equal(mmp__debug_progress(&d1), 0);
+        tripped = d1.spin_offs > d0.spin_offs;
+        go = !tripped && !peer && i < 3000;
+        if (!go) {
+          assert_int_equal(mmp_send(&go, 1, 1, 45, w), 0);
+          tripped |= peer;
+        }
+      } else {
+        assert_int_equal(mmp_recv(&go, 1, 0, 45, w, NULL), 0);
+        assert_int_equal(mmp__debug_progress(&d1), 0);
+        peer = d1.spin_offs > d0.spin_offs;
+        if (go)
+          assert_int_equal(mmp_send(&peer, 1, 0, 45, w), 0);
+      }
+    }
+    if (mr_rank() == 0 && !tripped)
+      fail_msg("%d round trips on one CPU, and no rank saw its spin keep "
+               "the other off the CPU",
+               i);
+    /* Twenty more round trips: a rank that noticed sleeps at once. */
+    assert_int_equal(mmp__debug_progress(&d0), 0);
+    for (i = 0; i < 20; i++) {
+      if (mr_rank() == 0) {
+        assert_int_equal(mmp_send(&go, 1, 1, 45, w), 0);
+        assert_int_equal(mmp_recv(&go, 1, 1, 45, w, NULL), 0);
+      } else {
+        assert_int_equal(mmp_recv(&go, 1, 0, 45, w, NULL), 0);
+        assert_int_equal(mmp_send(&go, 1, 0, 45, w), 0);
+      }
+    }
+    assert_int_equal(mmp__debug_progress(&d1), 0);
+    if (d0.spin_off > 20)
+      assert_true(d1.polls == d0.polls);
+    assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rndv_send_waits_for_receive),
@@ -426,6 +504,7 @@ int main(void) {
       cmocka_unit_test(test_progress_while_computing),
       cmocka_unit_test(test_progress_thread_stays_away_while_waiting),
       cmocka_unit_test(test_spin_skipped_after_long_waits),
+      cmocka_unit_test(test_spin_stops_when_peer_shares_cpu),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }

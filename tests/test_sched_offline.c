@@ -26,6 +26,11 @@
 
 static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0};
 static long messages_seen;
+/* The last node broadcast's traffic (check_node_traffic): messages from
+ * one node to another, the root's sends to other nodes, and the fewest
+ * and most receives with data of any non-root rank. */
+static long node_cross, node_root_cross;
+static int node_recv_min, node_recv_max;
 
 /* ---- Broadcast ----------------------------------------------------------- */
 
@@ -36,8 +41,11 @@ static void check_node_traffic(mmp__sched_t **s, int p,
                                const mmp__bcast_desc_t *d, const int *node_of) {
   int r, v, i, k;
 
+  node_cross = node_root_cross = 0;
+  node_recv_min = p;
+  node_recv_max = 0;
   for (r = 0; r < p; r++) {
-    int leads = 1;
+    int leads = 1, recvs = 0;
     for (v = 0; v < p; v++) {
       i = (d->root + v) % p;
       if (i == r)
@@ -47,6 +55,17 @@ static void check_node_traffic(mmp__sched_t **s, int p,
     }
     for (k = 0; k < s[r]->nops; k++) {
       const mmp__sop_t *op = &s[r]->ops[k];
+      int moves = (op->kind == MMP__SOP_RECV || op->kind == MMP__SOP_SEND) &&
+                  op->len > 0;
+      int cross = moves && node_of[op->peer] != node_of[r];
+      if (!moves)
+        continue;
+      if (op->kind == MMP__SOP_RECV && op->len > 0) {
+        recvs++;
+        node_cross += cross;
+      }
+      if (op->kind == MMP__SOP_SEND && op->len > 0 && r == d->root)
+        node_root_cross += cross;
       if (op->kind == MMP__SOP_RECV && op->len > 0 && !leads &&
           node_of[op->peer] != node_of[r])
         fail_msg("node broadcast (outer %s, inner %s) p %d root %d: rank %d, "
@@ -55,6 +74,10 @@ static void check_node_traffic(mmp__sched_t **s, int p,
                  mmp_bcast_alg_name(d->outer), mmp_bcast_alg_name(d->inner), p,
                  d->root, r, op->len, op->peer);
     }
+    if (r != d->root && recvs < node_recv_min)
+      node_recv_min = recvs;
+    if (r != d->root && recvs > node_recv_max)
+      node_recv_max = recvs;
   }
 }
 
@@ -245,7 +268,9 @@ static void test_bcast_node_layouts(void **state) {
         layout(kind, p, k, node_of);
         d.inner = kind == 2 ? MMP_BCAST_BINOMIAL : MMP_BCAST_PIPELINE;
         d.outer = k == 3 ? MMP_BCAST_SCATTER_RING : MMP_BCAST_PIPELINE;
-        d.groups = 1;
+        /* Leaders without groups, in two or three (or more groups than
+         * leaders: none). */
+        d.groups = 1 + p % 3 < p ? 1 + p % 3 : p;
         d.seg = 2048;
         bcast_run_on(p, &d, node_of);
       }
@@ -256,6 +281,54 @@ static void test_bcast_node_layouts(void **state) {
     d.outer = MMP_BCAST_BINARY;
     d.groups = 1;
     bcast_run(20, &d);
+  }
+}
+
+/*
+ * Leaders in sqrt(N) groups (seed 001's grouping over the node leaders):
+ * 64 nodes of 4 ranks, blocks and round robin, every root class. Every
+ * rank receives the data exactly once, exactly N - 1 = 63 messages cross
+ * between nodes, and with a flat leaders' algorithm the root sends to
+ * G - 1 heads and its own run's 7 leaders, not to 63 leaders.
+ */
+static void test_bcast_node_grouped_leaders(void **state) {
+  static const int outers[] = {MMP_BCAST_FLAT, MMP_BCAST_BINOMIAL,
+                               MMP_BCAST_BINARY, MMP_BCAST_CHAIN};
+  enum { N = 64, L = 4, P = N * L, G = 8 };
+  int node_of[P], kind, i, root;
+  (void)state;
+
+  for (kind = 0; kind < 2; kind++) {
+    layout(kind, P, kind == 0 ? L : N, node_of);
+    for (i = 0; i < 4; i++)
+      for (root = 0; root < P; root += 101) {
+        mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, root, 3000, 0);
+        d.inner = MMP_BCAST_BINOMIAL;
+        d.outer = outers[i];
+        d.groups = G;
+        bcast_run_on(P, &d, node_of);
+        assert_int_equal(node_recv_min, 1);
+        assert_int_equal(node_recv_max, 1);
+        assert_int_equal(node_cross, N - 1);
+        if (outers[i] == MMP_BCAST_FLAT)
+          assert_int_equal(node_root_cross, (G - 1) + (N / G - 1));
+        /* Without groups the flat leaders' root sends to every leader. */
+        d.groups = 1;
+        bcast_run_on(P, &d, node_of);
+        assert_int_equal(node_cross, N - 1);
+        if (outers[i] == MMP_BCAST_FLAT)
+          assert_int_equal(node_root_cross, N - 1);
+      }
+  }
+  /* Uneven runs (10 nodes in 4 groups: 3, 3, 2, 2), pipelined. */
+  {
+    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 5, 5000, 1024);
+    layout(0, 30, 3, node_of);
+    d.inner = MMP_BCAST_PIPELINE;
+    d.outer = MMP_BCAST_PIPELINE;
+    d.groups = 4;
+    bcast_run_on(30, &d, node_of);
+    assert_true(node_cross >= 9);
   }
 }
 
@@ -524,6 +597,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_knomial_radices),
       cmocka_unit_test(test_bcast_hierarchical_every_pair),
       cmocka_unit_test(test_bcast_node_layouts),
+      cmocka_unit_test(test_bcast_node_grouped_leaders),
       cmocka_unit_test(test_bcast_large_p),
       cmocka_unit_test(test_s2p_every_algorithm_small_p),
       cmocka_unit_test(test_s2p_all_ranks_plan_is_each_ranks_plan),
