@@ -179,13 +179,6 @@ int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
   return rc;
 }
 
-int mmp__coll_elems(size_t count, size_t esize, size_t *bytes) {
-  if (esize != 0 && count > SIZE_MAX / esize)
-    return MMP_ETOOBIG;
-  *bytes = count * esize;
-  return 0;
-}
-
 /* What a schedule copies out when it ends. */
 typedef struct coll_out_s {
   void *dst;

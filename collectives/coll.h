@@ -183,8 +183,14 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
  * MMP_ECOMM or MMP_EINVAL. */
 int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
                     mmp__type_info_t *ti, int *noncomm);
-/* count elements of esize bytes: 0 or MMP_ETOOBIG. */
-int mmp__coll_elems(size_t count, size_t esize, size_t *bytes);
+/* count elements of esize bytes: 0 or MMP_ETOOBIG. Inline, so that the
+ * files every collective uses need not call into coll.c (layering). */
+static inline int mmp__coll_elems(size_t count, size_t esize, size_t *bytes) {
+  if (esize != 0 && count > SIZE_MAX / esize)
+    return MMP_ETOOBIG;
+  *bytes = count * esize;
+  return 0;
+}
 
 /* A schedule for `d` with buffer [buf, len) and input [in, in_len), the
  * header, the reduce callback of (d->op, type), and the mode and timeout
