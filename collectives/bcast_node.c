@@ -194,7 +194,7 @@ static int node_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
     return rc;
   local = within(&nm);
   if (G == 0 && nm.nodes > 1 && nm.nodes < env->p) {
-    mmp__bcast_cost_in_init(&ci, env->p, (double)d->len, &nm);
+    env->cost_in(&ci, env->p, (double)d->len, &nm);
     G = cheaper_groups(&ci);
   }
   if (G < 1)

@@ -506,6 +506,10 @@ typedef struct mmp__bcast_env_s {
   /* The best flat one (no composite): mmp__bcast_choose_flat. */
   double (*choose_flat)(int q, size_t len, const mmp_netmodel_t *nm, int *alg,
                         size_t *seg);
+  /* A cost formula's input for p ranks and m bytes:
+   * mmp__bcast_cost_in_init. */
+  void (*cost_in)(mmp__bcast_cost_in_t *in, int p, double m,
+                  const mmp_netmodel_t *nm);
 } mmp__bcast_env_t;
 
 /* A dynamic broadcast's start: everything it needs to run on its own. */
