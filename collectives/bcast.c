@@ -104,6 +104,7 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
   env.alg_of = mmp__bcast_alg;
   env.choose = mmp__bcast_choose;
   env.choose_flat = mmp__bcast_choose_flat;
+  env.cost_in = mmp__bcast_cost_in_init;
   if (alg->resolve != NULL && (rc = alg->resolve(d, o, &env)) != 0)
     return rc;
   /* The header carries 32 bits of segment size. */
@@ -405,6 +406,23 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   out->radix = d.radix;
   out->inner = d.inner;
   out->outer = d.outer;
+  return 0;
+}
+
+int mmp_bcast_last(mmp_comm_t *comm, int *alg) {
+  uint32_t seq[MMP__COLL_LOG];
+  int algs[MMP__COLL_LOG], n;
+
+  if (mmp__eng == NULL)
+    return mmp__not_init(__func__);
+  if (comm == NULL)
+    return MMP_ECOMM;
+  if (alg == NULL)
+    return MMP_EINVAL;
+  n = mmp__coll_log_get(comm, seq, algs, MMP__COLL_LOG);
+  if (n == 0)
+    return MMP_EINVAL;
+  *alg = algs[n - 1];
   return 0;
 }
 

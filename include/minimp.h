@@ -471,6 +471,16 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
 
+/*
+ * The algorithm this rank's latest broadcast on `comm` ran (*alg, an
+ * MMP_BCAST_* value), AUTO resolved: what the root chose, as the root and
+ * every receiver saw it. It can differ from mmp_bcast_select's answer,
+ * which is the static choice before arrival patterns are seen. Returns 0,
+ * MMP_ENOTINIT, MMP_ECOMM, or MMP_EINVAL for a NULL `alg` or before the
+ * first broadcast.
+ */
+MMP_EXTERN int mmp_bcast_last(mmp_comm_t *comm, int *alg);
+
 /* The network as automatic selection models it (Hockney, plus a burst).
  * Where some but not all ranks of the communicator share a node, alpha,
  * beta and burst are the links between nodes, and alpha_node and

@@ -55,10 +55,29 @@ print("%-14s %22s %22s %22s" % ("algorithm", "1 KiB", "64 KiB", "1 MiB"))
 for a in algs:
     print("%-14s %22s %22s %22s" % (a, cell(a, 1024), cell(a, 65536),
                                     cell(a, 1048576)))
-picked = {int(x["size"]): x["chosen"] for x in rows if x["alg"] == "auto"}
-print("\nauto ran: 1 KiB %s, 64 KiB %s, 1 MiB %s; its row and that "
-      "algorithm's row measure the same algorithm."
-      % (picked.get(1024), picked.get(65536), picked.get(1048576)))
+# What AUTO ran most in each round's timed broadcasts (minimp-bench asks
+# mmp_bcast_last after every one), and whether its row overlaps the row
+# of the algorithm it ran most over all rounds.
+def spread(alg, size):
+    v = [float(x["max_us"]) for x in rows
+         if x["alg"] == alg and int(x["size"]) == size]
+    return (min(v), max(v)) if v else None
+print()
+for size, label in ((1024, "1 KiB"), (65536, "64 KiB"), (1048576, "1 MiB")):
+    ran = [x["chosen"] for x in rows
+           if x["alg"] == "auto" and int(x["size"]) == size]
+    if not ran:
+        continue
+    top = max(set(ran), key=ran.count)
+    a, b = spread("auto", size), spread(top, size)
+    if b is None:
+        verdict = "no row of its own to compare"
+    elif a[0] <= b[1] and b[0] <= a[1]:
+        verdict = "its row and %s's overlap" % top
+    else:
+        verdict = "its row and %s's do NOT overlap" % top
+    print("auto at %-6s ran %s in %d of %d rounds; %s" %
+          (label, top, ran.count(top), len(ran), verdict))
 PY
 # The plot needs matplotlib (make demo installs python3-matplotlib).
 if ${PYTHON:-python3} tests/bench/plot_bcast_csv.py "$out"/bcast-*.csv \

@@ -336,6 +336,35 @@ static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
   assert_int_equal(mmp__debug_config_reload(), 0);
 }
 
+/* mmp_bcast_last names what the latest broadcast ran, on every rank:
+ * the algorithm asked for, and for AUTO an algorithm, never AUTO. */
+static void test_bcast_last_names_what_ran(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *c;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  int alg = -1;
+  char b[64] = {0};
+  (void)state;
+
+  if (mr_size() < 2)
+    skip(); /* one rank sends nothing: no algorithm runs */
+  assert_int_equal(mmp_comm_dup(w, &c), 0);
+  assert_int_equal(mmp_bcast_last(c, &alg), MMP_EINVAL); /* none yet */
+  assert_int_equal(mmp_bcast_last(c, NULL), MMP_EINVAL);
+  assert_int_equal(mmp_bcast_last(NULL, &alg), MMP_ECOMM);
+  o.algorithm = MMP_BCAST_BINARY;
+  assert_int_equal(mmp_bcast_ex(b, sizeof(b), 0, c, &o), 0);
+  assert_int_equal(mmp_bcast_last(c, &alg), 0);
+  assert_int_equal(alg, MMP_BCAST_BINARY);
+  o.algorithm = MMP_BCAST_FLAT;
+  assert_int_equal(mmp_bcast_ex(b, sizeof(b), mr_size() - 1, c, &o), 0);
+  assert_int_equal(mmp_bcast_last(c, &alg), 0);
+  assert_int_equal(alg, MMP_BCAST_FLAT);
+  assert_int_equal(mmp_bcast(b, sizeof(b), 0, c), 0);
+  assert_int_equal(mmp_bcast_last(c, &alg), 0);
+  assert_true(alg > MMP_BCAST_AUTO && alg < MMP_BCAST_ALG_COUNT);
+  assert_int_equal(mmp_comm_free(&c), 0);
+}
+
 static void test_bcast_inconsistent_root_is_an_error(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), rc;
@@ -520,6 +549,7 @@ int main(void) {
       cmocka_unit_test(test_ibcast_several_in_flight),
       cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
       cmocka_unit_test(test_bcast_inconsistent_root_is_an_error),
+      cmocka_unit_test(test_bcast_last_names_what_ran),
       cmocka_unit_test(test_bcast_inconsistent_radix_is_an_error),
       cmocka_unit_test(test_auto_symmetric_pick_ignores_its_threshold),
       cmocka_unit_test(test_user_messages_never_match_collectives),

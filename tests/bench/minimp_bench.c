@@ -58,9 +58,9 @@
  *  --shuffle SEED runs the algorithms in an order drawn from SEED, the
  *  same on every rank, so that rounds of a comparison differ in order.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
- *  for "auto" the chosen column names the algorithm AUTO picked after its
- *  warm-up (mmp_bcast_select, as root). Progress
- *  goes to stderr.
+ *  for "auto" the chosen column names the algorithm AUTO ran most often in
+ *  the timed broadcasts (mmp_bcast_last, on rank 0). Progress goes to
+ *  stderr.
  *
  * s2p: s-to-p broadcast against s, by distribution, and with the total
  * size fixed (see the s2p section below for its options).
@@ -717,6 +717,18 @@ static int cmd_pingpong(opts_t *o) {
 
 /* ---- bcast -------------------------------------------------------------- */
 
+/* How many timed AUTO broadcasts ran each algorithm, at this rank. */
+static int auto_ran[MMP_BCAST_ALG_COUNT];
+
+/* The algorithm the most timed AUTO broadcasts ran. */
+static int most_ran(void) {
+  int a, best = 0;
+
+  for (a = 1; a < MMP_BCAST_ALG_COUNT; a++)
+    best = auto_ran[a] > auto_ran[best] ? a : best;
+  return best;
+}
+
 static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
                        int alg) {
   mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
@@ -732,6 +744,12 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
   if (alg == MMP_BCAST_KNOMIAL)
     bo.radix = o->radix;
   CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
+  if (alg == MMP_BCAST_AUTO) {
+    int ran;
+    CHECK(mmp_bcast_last(mmp_comm_world(), &ran));
+    if (ran >= 0 && ran < MMP_BCAST_ALG_COUNT)
+      auto_ran[ran]++;
+  }
 }
 
 /* The untimed pause before the next of ol_to's broadcasts, after one that
@@ -965,17 +983,12 @@ static int cmd_bcast(opts_t *o) {
     size_t n = o->sizes[s];
     int M = o->iters > 0 ? o->iters : default_iters(n);
     const char *chosen = "-";
-    mmp_bcast_opts_t sel;
     o->refill_s = ol_refill_s(n);
     if (o->shuffle > 0)
       shuffle_algs(o, (unsigned long long)o->shuffle + (unsigned long long)s);
     for (a = 0; a < o->nalgs; a++) {
       int alg = o->algs[a];
       warm_up(buf, n, o, alg, o->method, o->warm >= 0 ? o->warm : 3);
-      if (alg == MMP_BCAST_AUTO) {
-        CHECK(mmp_bcast_select(w, n, &sel));
-        chosen = mmp_bcast_alg_name(sel.algorithm);
-      }
       for (m = 1; m <= 2; m++) {
         double avg = 0, mx = 0;
         if (!(o->method & m))
@@ -983,10 +996,13 @@ static int cmd_bcast(opts_t *o) {
         progress("[%d/%d] %s %zu B by %s...", s * o->nalgs + a + 1,
                  o->nsizes * o->nalgs, mmp_bcast_alg_name(alg), n,
                  m == 1 ? "max OL_i" : "barrier loop");
+        memset(auto_ran, 0, sizeof(auto_ran));
         if (m == 1)
           method_ol(buf, n, o, alg, M, raw, &avg, &mx);
         else
           method_barrier(buf, n, o, alg, M, &avg, &mx);
+        if (alg == MMP_BCAST_AUTO)
+          chosen = mmp_bcast_alg_name(most_ran());
         if (r != 0)
           continue;
         printf("%-8s %-13s %-13s %4d %10zu %12.1f %12.1f\n",
