@@ -336,7 +336,8 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (adaptive(comm, len, o))
     return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
-  if ((alg->flags & MMP__BCAST_F_DYNAMIC) && timed(o))
+  if ((alg->flags & MMP__BCAST_F_DYNAMIC) &&
+      !(alg->flags & MMP__BCAST_F_TIMED) && timed(o))
     return MMP_ENOTSUP;
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
     mmp__bcast_run_t run;
@@ -349,6 +350,8 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     run.cfg = &mmp__eng->cfg;
     run.alg_of = mmp__bcast_alg;
     run.build = mmp__bcast_build;
+    run.timeout_ms =
+        o->timeout_ms > 0 ? o->timeout_ms : mmp__eng->cfg.coll.timeout_ms;
     return alg->start(&run, req);
   }
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);

@@ -42,6 +42,7 @@
 #define PH_ACK 1
 #define PH_GATHER 2 /* detection: each rank's verdict to rank 0 */
 #define PH_VERDICT 3
+#define PH_WATCH 4 /* a receive from the root that nothing ever matches */
 
 /* The unknown network's rate: conservative, so that a 100 Mbit/s link
  * is not flooded before the model is known. */
@@ -58,8 +59,8 @@
 typedef struct mc_s {
   mmp__engine_t *e;
   mmp_comm_t *comm;
-  uint8_t *buf;   /* the root sends from it; receivers fill it */
-  uint8_t *copy;  /* eager root: its own copy, or NULL */
+  uint8_t *buf;  /* the root sends from it; receivers fill it */
+  uint8_t *copy; /* eager root: its own copy, or NULL */
   size_t len;
   int root, me, p, vr;
   uint32_t ctx, seq;
@@ -92,7 +93,9 @@ typedef struct mc_s {
   int creq_done;
   int req_gone;
   int tree_done;
-  int driving, again; /* mc_drive is running; it must step again */
+  int driving, again;  /* mc_drive is running; it must step again */
+  mmp_request_t watch; /* receiver: fails when the root is lost */
+  int watching;
 } mc_t;
 
 static void mc_drive(mc_t *m);
@@ -112,7 +115,7 @@ static void bit_set(uint8_t *b, uint32_t i) {
 }
 
 static void bit_clear(uint8_t *b, uint32_t i) {
-  b[i / 8] &= (uint8_t)~(1u << (i % 8));
+  b[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 static size_t piece_len(const mc_t *m, uint32_t i) {
@@ -231,7 +234,21 @@ static void recv_done(mc_t *m, int err) {
   mmp__mcast_unlisten_locked(m->e, &m->l);
   mmp__deadline_stop_locked(m->e, &m->tick);
   mmp__deadline_stop_locked(m->e, &m->limit);
+  if (m->watching)
+    mmp__cancel_locked(m->e, &m->watch);
   complete_req(m, m->err);
+}
+
+/* The watch ended: cancelled by recv_done, or the root was lost. */
+static void watch_done(mmp_request_t *r, void *arg) {
+  mc_t *m = arg;
+
+  m->watching = 0;
+  if (r->err != 0 && r->err != MMP_ECANCELED)
+    recv_done(m, r->err);
+  else if (r->err == 0)
+    recv_done(m, MMP_EPROTO); /* nobody sends on this tag */
+  mc_drive(m);
 }
 
 static void recv_data(mc_t *m, const mmp__dgram_hdr_t *h,
@@ -380,7 +397,7 @@ static int mc_step(mc_t *m) {
                m->seq, mmp_strerror(m->err));
     complete_req(m, m->err);
   } else {
-    if (!m->have_all || m->acks_left > 0)
+    if (!m->have_all || m->acks_left > 0 || m->watching)
       return 0;
     if (m->ack_state == 0) {
       parent = (m->vr - 1) / 2;
@@ -522,8 +539,7 @@ static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t *ok, uint32_t *pl) {
       rc = mmp__wait_internal(e, &r);
     memset(&r, 0, sizeof(r));
     if (rc == 0)
-      rc = mmp__irecv(e, comm, comm->ctx + 1, mine, 8,
-                      mmp__comm_world(comm, 0),
+      rc = mmp__irecv(e, comm, comm->ctx + 1, mine, 8, mmp__comm_world(comm, 0),
                       MMP__COLL_TAG(seq, PH_VERDICT), &r);
     if (rc == 0)
       rc = mmp__wait_internal(e, &r);
@@ -555,9 +571,9 @@ static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t *ok, uint32_t *pl) {
   mmp__put_u32(mine + 4, *pl);
   memset(rs, 0, (size_t)comm->size * sizeof(*rs));
   for (i = 1; i < comm->size; i++) {
-    int w = mmp__isend(e, comm, comm->ctx + 1, mine, 8,
-                       mmp__comm_world(comm, i),
-                       MMP__COLL_TAG(seq, PH_VERDICT), MMP_SEND_EAGER, &rs[i]);
+    int w =
+        mmp__isend(e, comm, comm->ctx + 1, mine, 8, mmp__comm_world(comm, i),
+                   MMP__COLL_TAG(seq, PH_VERDICT), MMP_SEND_EAGER, &rs[i]);
     if (w == 0)
       w = mmp__wait_internal(e, &rs[i]);
     if (rc == 0)
@@ -664,7 +680,10 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
 
   *out = NULL;
   MMP__ASSERT_UNLOCKED(e);
-  if ((rc = mmp__mcast_usable(comm, &pl)) != 0)
+  /* A broadcast to nobody needs no channel: it completes at once. */
+  if (comm->size == 1)
+    pl = 1024;
+  else if ((rc = mmp__mcast_usable(comm, &pl)) != 0)
     return rc;
   st = mmp__coll_state(comm);
   if (st != NULL && st->net_known)
@@ -704,10 +723,11 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   /* A burst is what the link passes in a millisecond, at least one
    * datagram, at most what the receivers' buffers hold. */
   per_ms = 1e-3 / (beta > 0 ? beta : DEFAULT_BETA) / (double)(pl + 64);
-  m->burst = per_ms < 1 ? 1 : per_ms > WINDOW_MAX ? WINDOW_MAX
-                                                  : (unsigned)per_ms;
-  m->limit_ms = run->timeout_ms > 0 ? run->timeout_ms
-                                    : run->cfg->mcast_timeout_ms;
+  m->burst = per_ms < 1            ? 1
+             : per_ms > WINDOW_MAX ? WINDOW_MAX
+                                   : (unsigned)per_ms;
+  m->limit_ms =
+      run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;
   for (i = 1; i <= 2; i++)
     if (2 * m->vr + i < m->p)
@@ -746,11 +766,22 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
       m->acks_left--;
     }
   }
-  if (m->me == m->root) {
+  if (m->me == m->root && m->p == 1) {
+    m->next = m->npk;
+  } else if (m->me == m->root) {
     mmp__mcast_listen_locked(e, &m->l);
     if (m->npk > 0)
       mmp__deadline_start_locked(e, &m->tick, 0, root_tick, m);
   } else if (!m->have_all) {
+    /* No datagram tells a receiver that the root died; the
+     * point-to-point path does, through a receive nothing matches. */
+    m->watch.cb = watch_done;
+    m->watch.cb_arg = m;
+    m->watching = 1;
+    if (mmp__irecv_locked(e, comm, m->ctx, NULL, 0,
+                          mmp__comm_world(comm, m->root),
+                          MMP__COLL_TAG(m->seq, PH_WATCH), &m->watch) != 0)
+      m->watching = 0;
     mmp__mcast_listen_locked(e, &m->l);
     if (!m->have_all) {
       mmp__deadline_start_locked(e, &m->tick, m->idle_ms, recv_tick, m);

@@ -72,7 +72,11 @@ static void test_mcast_detected(void **state) {
 
   o.algorithm = MMP_BCAST_MULTICAST;
   rc = mmp_bcast_ex(&c, 1, 0, w, &o);
-  if (mcast_off() || mr_size() == 1) {
+  if (mr_size() == 1) { /* nobody to send to: nothing to detect */
+    assert_int_equal(rc, 0);
+    return;
+  }
+  if (mcast_off()) {
     assert_int_equal(rc, MMP_ENOTSUP);
     /* Asked again: the same answer, and AUTO still works. */
     assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_ENOTSUP);
@@ -184,11 +188,18 @@ static void test_mcast_rejects_forgeries(void **state) {
   mmp__dgram_hdr_t h;
   mmp__mcast_stats_t before, after;
   int i, p = mr_size();
+  uint32_t old;
   (void)state;
 
   if (mcast_off() || p == 1)
     skip();
+  /* A multicast broadcast every rank finishes: replaying it later is
+   * stale everywhere. */
+  check(0, 100, MMP_SEND_RNDV, 3999);
+  old = w->coll_seq - 1;
   assert_int_equal(mmp__mcast_stats(&before), 0);
+  /* Every rank has its `before` when the forgeries go out. */
+  assert_int_equal(mmp_barrier(w), 0);
   assert_int_equal(mmp__debug_job_key(key), 0);
   mmp__auth_dgram_keys(key, &k);
   memcpy(other, key, sizeof(other));
@@ -213,7 +224,7 @@ static void test_mcast_rejects_forgeries(void **state) {
     d[MMP__DGRAM_HDR + 3] ^= 0x40;
     send_raw(before.group, d, MMP__DGRAM_HDR + sizeof(junk));
     /* Authentic, of a broadcast every rank finished: a replay. */
-    h.seq = w->coll_seq - 1;
+    h.seq = old;
     mmp__dgram_encode(&k, k.job_id, &h, junk, sizeof(junk), d);
     send_raw(before.group, d, MMP__DGRAM_HDR + sizeof(junk));
     /* Too short to hold a header. */
