@@ -778,11 +778,16 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
     m->watch.cb = watch_done;
     m->watch.cb_arg = m;
     m->watching = 1;
-    if (mmp__irecv_locked(e, comm, m->ctx, NULL, 0,
-                          mmp__comm_world(comm, m->root),
-                          MMP__COLL_TAG(m->seq, PH_WATCH), &m->watch) != 0)
+    rc = mmp__irecv_locked(e, comm, m->ctx, NULL, 0,
+                           mmp__comm_world(comm, m->root),
+                           MMP__COLL_TAG(m->seq, PH_WATCH), &m->watch);
+    if (rc != 0) {
+      /* The root is lost already. */
       m->watching = 0;
-    mmp__mcast_listen_locked(e, &m->l);
+      recv_done(m, rc);
+    } else {
+      mmp__mcast_listen_locked(e, &m->l);
+    }
     if (!m->have_all) {
       mmp__deadline_start_locked(e, &m->tick, m->idle_ms, recv_tick, m);
       mmp__deadline_start_locked(e, &m->limit, m->limit_ms, recv_limit, m);
