@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,10 @@ struct mmp__udp_s {
   mmp__dgram_keys_t keys;
   struct sockaddr_in group;
   size_t payload;
-  mmp__udp_stats_t st;
+  mmp__udp_stats_t st; /* set at create; the counters below move */
+  /* Bumped in loop context, read by mmp__mcast_stats from any thread. */
+  _Atomic uint64_t n_sent, n_full, n_received, n_malformed, n_foreign,
+      n_bad_mac;
   uint8_t *tx; /* one encoded datagram */
   uint8_t *rx;
   int rx_busy;
@@ -137,6 +141,10 @@ static void udp_group(mmp__udp_t *u) {
   u->group.sin_port = htons(port);
 }
 
+static void bump(_Atomic uint64_t *c) {
+  atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
 static void udp_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   mmp__udp_t *u = h->data;
   (void)hint;
@@ -163,19 +171,19 @@ static void udp_recv(uv_udp_t *h, ssize_t nread, const uv_buf_t *buf,
   if (nread <= 0 || buf->base == NULL)
     return; /* nothing, or an error the next read reports again */
   if (flags & UV_UDP_PARTIAL) {
-    u->st.malformed++;
+    bump(&u->n_malformed);
     return;
   }
   rc = mmp__dgram_decode(&u->keys, (const uint8_t *)buf->base, (size_t)nread,
                          &hd, &payload);
   if (rc == 1) {
-    u->st.malformed++;
+    bump(&u->n_malformed);
   } else if (rc == 2) {
-    u->st.foreign++;
+    bump(&u->n_foreign);
   } else if (rc == 3) {
-    u->st.bad_mac++;
+    bump(&u->n_bad_mac);
   } else {
-    u->st.received++;
+    bump(&u->n_received);
     u->cb.recv(u->cb.ctx, &hd, payload, (size_t)nread - MMP__DGRAM_HDR);
   }
 }
@@ -292,12 +300,12 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
   b = uv_buf_init((char *)u->tx, (unsigned)(MMP__DGRAM_HDR + n));
   rc = uv_udp_try_send(&u->h, &b, 1, (const struct sockaddr *)&u->group);
   if (rc == UV_EAGAIN || rc == UV_ENOBUFS) {
-    u->st.send_full++;
+    bump(&u->n_full);
     return MMP_EAGAIN;
   }
   if (rc < 0)
     return MMP_EIO;
-  u->st.sent++;
+  bump(&u->n_sent);
   return 0;
 }
 
@@ -307,6 +315,12 @@ static size_t udp_payload_max(const mmp__udp_t *u) {
 
 static void udp_stats(const mmp__udp_t *u, mmp__udp_stats_t *out) {
   *out = u->st;
+  out->sent = atomic_load_explicit(&u->n_sent, memory_order_relaxed);
+  out->send_full = atomic_load_explicit(&u->n_full, memory_order_relaxed);
+  out->received = atomic_load_explicit(&u->n_received, memory_order_relaxed);
+  out->malformed = atomic_load_explicit(&u->n_malformed, memory_order_relaxed);
+  out->foreign = atomic_load_explicit(&u->n_foreign, memory_order_relaxed);
+  out->bad_mac = atomic_load_explicit(&u->n_bad_mac, memory_order_relaxed);
 }
 
 static void udp_group_name(const mmp__udp_t *u, char *out, size_t cap) {
