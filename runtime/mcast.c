@@ -284,7 +284,7 @@ void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l) {
   mmp__list_t *it, *tmp;
 
   MMP__ASSERT_LOCKED(e);
-  if (l->node.next == NULL)
+  if (m == NULL || l->node.next == NULL)
     return;
   mmp__list_remove(&l->node);
   l->node.next = l->node.prev = NULL;
@@ -351,6 +351,12 @@ void mmp__mcast_free(mmp__engine_t *e) {
 
   if (m == NULL)
     return;
+  /* Collectives still listening (never waited for) forget the channel. */
+  while (!mmp__list_empty(&m->listen)) {
+    mmp__list_t *n = mmp__list_head(&m->listen);
+    mmp__list_remove(n);
+    n->next = n->prev = NULL;
+  }
   while (!mmp__list_empty(&m->early)) {
     early_t *x = mmp__container_of(mmp__list_head(&m->early), early_t, node);
     mmp__list_remove(&x->node);
