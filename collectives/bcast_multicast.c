@@ -23,8 +23,9 @@
  * parent's ACK receive with MMP_EPEERLOST.
  *
  * Pacing. The root sends a burst every millisecond: the bytes the model's
- * beta lets through in that time, at most a window of datagrams that fits
- * the receivers' socket buffers.
+ * beta lets through in that time, at least one datagram and at most
+ * WINDOW_MAX (256 datagrams of 1408 bytes: 360 KiB, about what a default
+ * net.core.rmem_max lets a receiver buffer).
  *
  * Availability is detected collectively at the first use on a
  * communicator (mmp__mcast_usable); where it fails, asking for this
@@ -721,7 +722,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   if (m->copy != NULL)
     memcpy(m->copy, m->buf, m->len);
   /* A burst is what the link passes in a millisecond, at least one
-   * datagram, at most what the receivers' buffers hold. */
+   * datagram, at most WINDOW_MAX. */
   per_ms = 1e-3 / (beta > 0 ? beta : DEFAULT_BETA) / (double)(pl + 64);
   m->burst = per_ms < 1            ? 1
              : per_ms > WINDOW_MAX ? WINDOW_MAX
