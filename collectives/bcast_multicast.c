@@ -22,10 +22,15 @@
  * MMP_ETIMEDOUT and sends that up the tree; a lost rank fails its
  * parent's ACK receive with MMP_EPEERLOST.
  *
- * Pacing. The root sends a burst every millisecond: the bytes the model's
- * beta lets through in that time, at least one datagram and at most
- * WINDOW_MAX (256 datagrams of 1408 bytes: 360 KiB, about what a default
- * net.core.rmem_max lets a receiver buffer).
+ * Pacing. The root paces by elapsed time, a token bucket: every
+ * millisecond tick it may have sent, since its first datagram, the bytes
+ * on the wire (payload, our header, UDP, IP and Ethernet) that the
+ * model's beta lets through, and it sends the difference to what it has
+ * sent, first passes and repairs alike. A timer only bounds how late a
+ * tick comes, not the rate, so ticks that fire late still reach the link
+ * rate. The credit is capped at WINDOW_MAX datagrams (256 of 1408 bytes:
+ * 360 KiB, about what a default net.core.rmem_max lets a receiver
+ * buffer), so a pause (waiting for NACKs) never turns into a flood.
  *
  * Availability is detected collectively at the first use on a
  * communicator (mmp__mcast_usable); where it fails, asking for this
@@ -55,6 +60,11 @@
  * may simply not have started). */
 #define NACK_IDLE_MS 64u
 #define WINDOW_MAX 256u
+/* Bytes a datagram adds on the wire beyond its payload and our header:
+ * UDP 8, IPv4 20, Ethernet 14 (what the kernel's shapers count). */
+#define WIRE_EXTRA 42u
+/* The pace over the model's rate (see multicast_start). */
+#define PACE_GAIN 1.05
 #define ACK_LEN 4
 
 typedef struct mc_s {
@@ -71,7 +81,10 @@ typedef struct mc_s {
   uint32_t nhave; /* receiver */
   uint32_t next;  /* root: next datagram of the first pass */
   uint32_t nwant; /* root: repairs asked for */
-  unsigned burst;
+  double ns_per_byte; /* root: the pace, wire bytes */
+  uint64_t t0;        /* root: uv_hrtime of the first tick, 0 before */
+  double sent_bytes;  /* root: wire bytes sent since t0, less burst0 */
+  double burst0;      /* root: wire bytes the first tick may send at once */
   int eager;
   mmp__mcast_listener_t l;
   mmp__deadline_t tick;  /* root: pacing; receiver: NACK rounds */
@@ -164,14 +177,43 @@ static int send_piece(mc_t *m, uint32_t i) {
   return mmp__mcast_send_locked(m->e, &h, src + h.offset, piece_len(m, i));
 }
 
-/* Loop context, lock held: one burst, repairs first. */
+static double wire_bytes(const mc_t *m, uint32_t i) {
+  return (double)(piece_len(m, i) + MMP__DGRAM_HDR + WIRE_EXTRA);
+}
+
+/* The wire bytes the pace allows now: what the elapsed time since t0
+ * lets through, less what went out, at most WINDOW_MAX full datagrams
+ * (a credit unused while waiting is forfeited beyond that). */
+static double root_credit(mc_t *m) {
+  uint64_t now = uv_hrtime();
+  double cap = (double)WINDOW_MAX * (double)(m->pl + MMP__DGRAM_HDR +
+                                             WIRE_EXTRA);
+  double allowed;
+
+  if (m->t0 == 0) {
+    m->t0 = now;
+    m->sent_bytes = -m->burst0;
+  }
+  allowed = (double)(now - m->t0) / m->ns_per_byte - m->sent_bytes;
+  if (allowed > cap) {
+    /* Idle time does not bank more than a window. */
+    m->sent_bytes += allowed - cap;
+    allowed = cap;
+  }
+  return allowed;
+}
+
+/* Loop context, lock held: what the pace allows now, repairs first. At
+ * least one datagram goes out each tick, so a pace slower than one
+ * datagram a millisecond still moves. */
 static void root_tick(void *arg) {
   mc_t *m = arg;
+  double credit = root_credit(m);
   unsigned sent = 0;
   uint32_t i;
   int rc = 0;
 
-  for (i = 0; m->nwant > 0 && i < m->npk && sent < m->burst; i++) {
+  for (i = 0; m->nwant > 0 && i < m->npk && (sent == 0 || credit > 0); i++) {
     if (!bit_get(m->bits, i))
       continue;
     if ((rc = send_piece(m, i)) != 0)
@@ -179,10 +221,14 @@ static void root_tick(void *arg) {
     bit_clear(m->bits, i);
     m->nwant--;
     sent++;
+    credit -= wire_bytes(m, i);
+    m->sent_bytes += wire_bytes(m, i);
   }
-  while (rc == 0 && m->next < m->npk && sent < m->burst) {
+  while (rc == 0 && m->next < m->npk && (sent == 0 || credit > 0)) {
     if ((rc = send_piece(m, m->next)) != 0)
       break;
+    credit -= wire_bytes(m, m->next);
+    m->sent_bytes += wire_bytes(m, m->next);
     m->next++;
     sent++;
   }
@@ -672,9 +718,9 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   mmp__engine_t *e = run->e;
   mmp_comm_t *comm = run->comm;
   const mmp__bcast_desc_t *d = run->d;
-  mmp__coll_state_t *st;
   mmp_request_t *creq;
-  double beta = DEFAULT_BETA, per_ms;
+  double beta = DEFAULT_BETA, burst = 0;
+  mmp_netmodel_t nm;
   size_t pl;
   mc_t *m;
   int rc, i;
@@ -686,11 +732,14 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
     pl = 1024;
   else if ((rc = mmp__mcast_usable(comm, &pl)) != 0)
     return rc;
-  st = mmp__coll_state(comm);
-  if (st != NULL && st->net_known)
-    beta = st->net.beta;
-  else if (run->cfg->coll.net_profile)
-    beta = run->cfg->coll.net_beta_ns * 1e-9;
+  /* The pace comes from the model, measured now (collectively, once per
+   * communicator) if nobody has yet. */
+  if (comm->size > 1 && (rc = mmp__netmodel_get(comm, &nm)) != 0)
+    return rc;
+  if (comm->size > 1) {
+    beta = nm.beta;
+    burst = nm.burst;
+  }
   m = calloc(1, sizeof(*m));
   creq = calloc(1, sizeof(*creq));
   if (m == NULL || creq == NULL) {
@@ -721,12 +770,19 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   }
   if (m->copy != NULL)
     memcpy(m->copy, m->buf, m->len);
-  /* A burst is what the link passes in a millisecond, at least one
-   * datagram, at most WINDOW_MAX. */
-  per_ms = 1e-3 / (beta > 0 ? beta : DEFAULT_BETA) / (double)(pl + 64);
-  m->burst = per_ms < 1            ? 1
-             : per_ms > WINDOW_MAX ? WINDOW_MAX
-                                   : (unsigned)per_ms;
+  /* The model's beta is per byte of TCP payload, which carries about
+   * 4.5% of headers more on the wire at a 1500-byte MTU; PACE_GAIN turns
+   * it into about the link's rate in wire bytes, a little over rather
+   * than under: an overshoot waits in the root's interface queue, an
+   * undershoot leaves the link idle. */
+  m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / PACE_GAIN;
+  /* The links' burst allowance (the model's burst, at most a window) may
+   * go out at once. */
+  m->burst0 = burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR +
+                                                    WIRE_EXTRA)
+                  ? burst
+                  : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR +
+                                                  WIRE_EXTRA);
   m->limit_ms =
       run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;
