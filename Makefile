@@ -32,7 +32,7 @@ FUZZ      ?=
 FUZZ_CI_RUNS ?= 20000
 
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
-        libev-dev libsodium-dev iproute2
+        libev-dev libsodium-dev iproute2 nftables
 # Plots (make plots, and the demo's) are drawn by matplotlib, which Debian
 # installs for its own python3: that one runs the scripts.
 PLOT_PKGS := python3-matplotlib

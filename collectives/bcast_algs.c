@@ -27,7 +27,8 @@
   X(ARRIVAL_B, arrival_b)                                                      \
   X(ARRIVAL_NB, arrival_nb)                                                    \
   X(KNOMIAL, knomial)                                                          \
-  X(NODE, node)
+  X(NODE, node)                                                                \
+  X(MULTICAST, multicast)
 
 #define DECLARE(id, row) extern const mmp__bcast_alg_t mmp__bcast_##row##_alg;
 BCAST_ALGS(DECLARE)

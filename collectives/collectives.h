@@ -541,8 +541,8 @@ enum {
                                     sub-group broadcast */
   MMP__BCAST_F_DYNAMIC = 0x10,   /* no static schedule: `start` */
   MMP__BCAST_F_COMPOSITE = 0x20, /* runs `inner` and `outer` algorithms */
-  MMP__BCAST_F_PIPELINED = 0x40  /* AUTO runs it in the segments of
-                                    mmp__pipeline_seg */
+  MMP__BCAST_F_PIPELINED = 0x40 /* AUTO runs it in the segments of
+                                   mmp__pipeline_seg */
 };
 
 /* One broadcast algorithm: a row of mmp__bcast_algs (bcast_algs.c),
@@ -904,7 +904,17 @@ typedef struct mmp__coll_state_s {
     int alg;
   } log[MMP__COLL_LOG];
   unsigned nlog;
+  int mcast;            /* multicast here: 1 usable, -1 not, 0 not tried */
+  size_t mcast_payload; /* payload bytes of a datagram all ranks take */
 } mmp__coll_state_t;
+
+/*
+ * Lock NOT held. Whether multicast works on `comm`, detected on the first
+ * call, collectively: every rank must call it at the same point
+ * (bcast_multicast.c). 0 with *payload the datagram payload every rank
+ * uses, MMP_ENOTSUP, or an error of the point-to-point exchange.
+ */
+int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload);
 
 /* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
  * root saw in a broadcast of `len` bytes on `comm`, and how long its own

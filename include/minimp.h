@@ -400,7 +400,8 @@ enum {
   MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
   MMP_BCAST_KNOMIAL = 13,     /* k-nomial tree, radix opts.radix */
   MMP_BCAST_NODE = 14,        /* one leader per node, then each node */
-  MMP_BCAST_ALG_COUNT = 15
+  MMP_BCAST_MULTICAST = 15,   /* UDP multicast, NACK repair (if usable) */
+  MMP_BCAST_ALG_COUNT = 16
 };
 
 /* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what

@@ -5,6 +5,7 @@
  * variables with measured defaults (docs/protocols.md explains each).
  * Every malformed value is reported by name; none is silently ignored.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,15 @@
  * entries, far beyond what a program keeps outstanding to one rank. */
 #define DEF_MAX_UNEXP_RTS 65536u
 #define DEF_BOOT_TIMEOUT_MS 60000u
+/* The job's multicast group lies in 239.0.0.0/8, the administratively
+ * scoped range that routers do not forward beyond the site. */
+#define DEF_MCAST_GROUP 0xef000000u
+#define DEF_MCAST_BITS 8u
+/* A multicast receiver that has not got its message this long after it
+ * called the collective fails it with MMP_ETIMEDOUT: a bound, as
+ * MINIMP_PEER_TIMEOUT_MS is for silent peers. */
+#define DEF_MCAST_TIMEOUT_MS 10000u
+#define DEF_MCAST_SOCKBUF (8u * 1024 * 1024)
 
 static int env_size(const char *name, uint64_t min, uint64_t max,
                     uint64_t *out) {
@@ -227,6 +237,47 @@ static int env_shm(mmp__config_t *cfg) {
   return rc;
 }
 
+/* MINIMP_MCAST (off, on, auto), MINIMP_MCAST_GROUP (a group in
+ * 224.0.0.0/4, or a range of them "a.b.c.d/n" the job's group is derived
+ * in), MINIMP_MCAST_PORT, MINIMP_MCAST_TIMEOUT_MS, MINIMP_MCAST_SOCKBUF. */
+static int env_mcast(mmp__config_t *cfg) {
+  static const char *const names[] = {"off", "on", "auto"};
+  const char *s = getenv("MINIMP_MCAST_GROUP");
+  int rc =
+      env_choice("MINIMP_MCAST", names, MMP__ARRAY_SIZE(names), &cfg->mcast);
+
+  rc |= env_uint("MINIMP_MCAST_PORT", 0, 65535, &cfg->mcast_port);
+  rc |= env_uint("MINIMP_MCAST_TIMEOUT_MS", 10, 24u * 3600 * 1000,
+                 &cfg->mcast_timeout_ms);
+  rc |= env_size("MINIMP_MCAST_SOCKBUF", 65536, 1u << 30, &cfg->mcast_sockbuf);
+  if (s != NULL && *s != '\0') {
+    char addr[64];
+    const char *slash = strchr(s, '/');
+    size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+    long bits = 32;
+    struct in_addr in;
+
+    if (n >= sizeof(addr) ||
+        (slash != NULL && mmp__parse_long(slash + 1, 4, 32, &bits) != 0)) {
+      n = sizeof(addr);
+    } else {
+      memcpy(addr, s, n);
+      addr[n] = '\0';
+    }
+    if (n >= sizeof(addr) || inet_pton(AF_INET, addr, &in) != 1 ||
+        (ntohl(in.s_addr) >> 28) != 0xe) {
+      MMP__LOG(MMP__LOG_ERROR,
+               "MINIMP_MCAST_GROUP='%s' is not an IPv4 multicast group or "
+               "range (e.g. 239.1.2.3 or 239.192.0.0/14)",
+               s);
+      return MMP_EENV;
+    }
+    cfg->mcast_group = ntohl(in.s_addr);
+    cfg->mcast_bits = (unsigned)bits;
+  }
+  return rc;
+}
+
 int mmp__config_tuning(mmp__config_t *cfg) {
   const char *s;
   int rc = 0, present;
@@ -252,6 +303,12 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->shm = MMP__SHM_ON;
   cfg->shm_ring = 0;
   cfg->progress_external = 0;
+  cfg->mcast = MMP__MCAST_AUTO;
+  cfg->mcast_group = DEF_MCAST_GROUP;
+  cfg->mcast_bits = DEF_MCAST_BITS;
+  cfg->mcast_port = 0;
+  cfg->mcast_timeout_ms = DEF_MCAST_TIMEOUT_MS;
+  cfg->mcast_sockbuf = DEF_MCAST_SOCKBUF;
 
   rc |= env_log_level();
   rc |= env_size("MINIMP_EAGER_LIMIT", 0, 1u << 30, &cfg->eager_limit);
@@ -286,6 +343,7 @@ int mmp__config_tuning(mmp__config_t *cfg) {
    * docs/performance.md), and most clusters' networks are trusted. */
   rc |= env_int("MINIMP_ENCRYPT", 0, 1, &cfg->encrypt, &present);
   rc |= env_shm(cfg);
+  rc |= env_mcast(cfg);
   rc |= env_modes(cfg);
   rc |= mmp__config_coll(&cfg->coll);
   if (rc != 0)

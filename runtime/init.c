@@ -540,7 +540,10 @@ static void teardown(mmp__engine_t *e) {
     run_until(e, &done, 5000);
     e->shm.tp = NULL;
   }
+  mmp__mcast_close(e, &done);
+  run_until(e, &done, 5000);
   mmp__engine_fini(e);
+  mmp__mcast_free(e);
   mmp__p2p_fini(e);
   mmp__comm_ext_free(&e->world);
   free(e->world.node_of);

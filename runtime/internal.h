@@ -30,6 +30,7 @@
 #include "minimp.h"
 #include "transport/boot.h"
 #include "transport/transport.h"
+#include "transport/udp.h"
 #include "transport/util.h"
 
 /* ---- Configuration (config.c) ------------------------------------------ */
@@ -82,15 +83,26 @@ typedef struct mmp__config_s {
   unsigned peer_timeout_ms; /* silent-peer detection; 0 off */
   unsigned max_unexp_rts;   /* unmatched RTS entries one peer may leave */
   unsigned boot_timeout_ms;
-  int connect_eager;     /* open every connection during init */
-  int encrypt;           /* MINIMP_ENCRYPT: seal every TCP frame */
-  int shm;               /* MMP__SHM_*: MINIMP_SHM */
-  uint64_t shm_ring;     /* MINIMP_SHM_RING bytes; 0: automatic */
-  int progress_external; /* MINIMP_PROGRESS=external or
-                            MMP_INIT_EXTERNAL_PROGRESS: no progress thread,
-                            the embedder drives the loop (mmp_progress) */
+  int connect_eager;         /* open every connection during init */
+  int encrypt;               /* MINIMP_ENCRYPT: seal every TCP frame */
+  int shm;                   /* MMP__SHM_*: MINIMP_SHM */
+  uint64_t shm_ring;         /* MINIMP_SHM_RING bytes; 0: automatic */
+  int mcast;                 /* MMP__MCAST_*: MINIMP_MCAST */
+  uint32_t mcast_group;      /* MINIMP_MCAST_GROUP, host order; range base */
+  unsigned mcast_bits;       /* its prefix length (32: that very group) */
+  unsigned mcast_port;       /* MINIMP_MCAST_PORT; 0: derived from the key */
+  unsigned mcast_timeout_ms; /* MINIMP_MCAST_TIMEOUT_MS */
+  uint64_t mcast_sockbuf;    /* MINIMP_MCAST_SOCKBUF bytes */
+  int progress_external;     /* MINIMP_PROGRESS=external or
+                                MMP_INIT_EXTERNAL_PROGRESS: no progress thread,
+                                the embedder drives the loop (mmp_progress) */
   mmp__coll_config_t coll;
 } mmp__config_t;
+
+/* MINIMP_MCAST: never open the multicast channel (OFF); detect it at the
+ * first multicast use on a communicator (AUTO, ON; ON also warns when it
+ * is found unusable). */
+enum { MMP__MCAST_OFF = 0, MMP__MCAST_ON = 1, MMP__MCAST_AUTO = 2 };
 
 /* MINIMP_SHM: ranks on the same host use shared memory (ON), with every
  * byte through the rings (RING), or TCP like the others (OFF). */
@@ -405,8 +417,10 @@ typedef struct mmp__engine_s {
                               watches (epoll of libuv's and ext_timer), else -1 */
   int ext_timer;           /* timerfd: libuv's next timer, when the embedder
                               drives the loop; else -1 */
-  int finalizing;          /* inside mmp_finalize */
-  int closing;             /* past the finalize fence: BYE goes out */
+  struct mmp__mcast_s *mcast; /* the multicast channel (mcast.c), or NULL
+                                 before its first use */
+  int finalizing;             /* inside mmp_finalize */
+  int closing;                /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
 
 /* The process-wide engine while initialised, else NULL. */
@@ -681,6 +695,58 @@ void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *req, int err);
 /* Lock held. Looks for a matching unexpected message; fills *st. */
 int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                        int peer, int tag, mmp_status_t *st);
+
+/* ---- Multicast (mcast.c) ----------------------------------------------- */
+
+/*
+ * A collective's interest in the datagrams of (ctx, seq). `cb` runs with
+ * engine.lock held, in loop context (or inside
+ * mmp__mcast_listen_locked, for datagrams that came before it): for each
+ * authentic datagram of this job with that context and sequence number
+ * that another rank sent.
+ */
+typedef struct mmp__mcast_listener_s {
+  mmp__list_t node;
+  uint32_t ctx;
+  uint32_t seq;
+  void (*cb)(void *arg, const mmp__dgram_hdr_t *h, const uint8_t *payload,
+             size_t n);
+  void *arg;
+} mmp__mcast_listener_t;
+
+/* Lock NOT held, not loop context. Opens the job's multicast channel on
+ * first use (MINIMP_MCAST, docs/transport.md). 0, or MMP_ENOTSUP when it
+ * is off or cannot run here (logged at debug level), MMP_ENOMEM. */
+int mmp__mcast_open(mmp__engine_t *e);
+/* The largest payload of one datagram; 0 when the channel is not open. */
+size_t mmp__mcast_payload(mmp__engine_t *e);
+/* Lock held, channel open. Starts delivering (l->ctx, l->seq) to l->cb,
+ * beginning with the datagrams that came before. */
+void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
+/* Lock held. Stops it; (ctx, seq) is finished on this rank: its datagrams
+ * are replays from now on. Idempotent. */
+void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
+/* Lock held, loop context. Sends one datagram to the group (h->src is
+ * filled in). 0, MMP_EAGAIN (socket buffer full), MMP_ENOTSUP, MMP_EIO. */
+int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
+                           const void *payload, size_t n);
+/* Loop context, at finalize: closes the channel; *done becomes 1 once it
+ * is closed. Then mmp__mcast_free. */
+void mmp__mcast_close(mmp__engine_t *e, int *done);
+void mmp__mcast_free(mmp__engine_t *e);
+
+/* What the channel did, for tests (debug.c's neighbours). */
+typedef struct mmp__mcast_stats_s {
+  mmp__udp_stats_t udp;
+  uint64_t stale;         /* authentic, but of a finished collective or
+                             outside the window: replays */
+  uint64_t early_dropped; /* kept for a collective not started, then
+                             dropped for room */
+  int open;               /* 1 open, -1 unusable, 0 not tried */
+  char group[32];
+} mmp__mcast_stats_t;
+/* 0, or MMP_EINVAL before init. */
+int mmp__mcast_stats(mmp__mcast_stats_t *out);
 
 /* ---- Ranks on the same host (local.c) ---------------------------------- */
 

@@ -3,6 +3,12 @@
  * The program test_cluster runs on the emulated cluster, one rank per host,
  * through minimprun --agent "ip netns exec". Modes:
  *
+ *   mcast ROUNDS     multicast broadcasts of 1 KiB, 64 KiB, 1 MiB + 3 from
+ *                    every third root, checked (test_cluster_mcast adds
+ *                    loss with nft); mcast_blocked: the algorithm is
+ *                    MMP_ENOTSUP where multicast is dropped, AUTO works;
+ *                    mcast_deaf RANK: that rank drops all multicast after
+ *                    detection, the broadcast fails in bounded time
  *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
  *                    byte; each rank checks that its peers' addresses are
  *                    on the cluster subnet and that the bytes left through
@@ -288,6 +294,97 @@ static void mode_wait_on(int victim, int stop) {
     pause();
 }
 
+/* Multicast broadcasts of 1 KiB, 64 KiB and 1 MiB + 3 from every root,
+ * `rounds` times each, checked byte for byte; prints what the channel
+ * counted. The receivers' hosts may drop some of the group's datagrams
+ * (nft rules test_cluster_mcast set up): the data must arrive anyway. */
+static void mode_mcast(int rounds) {
+  static const size_t sizes[] = {1024, 65536, (1u << 20) + 3};
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  size_t k, big = sizes[2];
+  uint8_t *buf = malloc(big), *want = malloc(big);
+  mmp__mcast_stats_t st;
+  int root, i, rc;
+  double t0 = mmp_wtime();
+
+  o.algorithm = MMP_BCAST_MULTICAST;
+  for (i = 0; i < rounds; i++)
+    for (k = 0; k < 3; k++)
+      for (root = 0; root < mr_size(); root += 3) {
+        uint64_t seed = (uint64_t)(i * 1000 + (int)k * 100 + root);
+        mr_fill(want, sizes[k], seed);
+        if (mr_rank() == root)
+          memcpy(buf, want, sizes[k]);
+        else
+          memset(buf, 0, sizes[k]);
+        o.mode = (i + root) % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+        rc = mmp_bcast_ex(buf, sizes[k], root, w, &o);
+        CHECK(rc == 0, "multicast %zu bytes from %d: %s", sizes[k], root,
+              mmp_err_name(rc));
+        CHECK(memcmp(buf, want, sizes[k]) == 0,
+              "multicast %zu bytes from %d: data differ", sizes[k], root);
+      }
+  CHECK(mmp__mcast_stats(&st) == 0, "stats");
+  printf("rank %d: mcast ok in %.1f s, group %s, %llu received, %llu sent, "
+         "%llu foreign, %llu bad MAC, %llu stale\n",
+         mr_rank(), mmp_wtime() - t0, st.group,
+         (unsigned long long)st.udp.received, (unsigned long long)st.udp.sent,
+         (unsigned long long)st.udp.foreign, (unsigned long long)st.udp.bad_mac,
+         (unsigned long long)st.stale);
+  free(buf);
+  free(want);
+}
+
+/* Multicast blocked on some hosts before the job: detection finds it,
+ * the algorithm is MMP_ENOTSUP on every rank, AUTO still works. */
+static void mode_mcast_blocked(void) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  uint8_t b[4096], want[4096];
+  int rc;
+
+  o.algorithm = MMP_BCAST_MULTICAST;
+  mr_fill(want, sizeof(want), 5);
+  memcpy(b, want, sizeof(b));
+  rc = mmp_bcast_ex(b, sizeof(b), 0, w, &o);
+  CHECK(rc == MMP_ENOTSUP, "multicast where it is blocked: %s",
+        mmp_err_name(rc));
+  if (mr_rank() != 0)
+    memset(b, 0, sizeof(b));
+  CHECK(mmp_bcast(b, sizeof(b), 0, w) == 0, "AUTO");
+  CHECK(memcmp(b, want, sizeof(b)) == 0, "AUTO: data differ");
+  printf("rank %d: mcast blocked ok\n", mr_rank());
+}
+
+/* Once detection passed, rank `victim` drops every multicast datagram of
+ * its host (nft in its own namespace): a multicast broadcast from rank 0
+ * must end in bounded time, with MMP_ETIMEDOUT at the victim and at the
+ * root (rendezvous: it waits for the victim's acknowledgement). */
+static void mode_mcast_deaf(int victim) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  uint8_t b[8192];
+  double t0;
+  int rc;
+
+  o.algorithm = MMP_BCAST_MULTICAST;
+  o.mode = MMP_SEND_RNDV;
+  CHECK(mmp_bcast_ex(b, 16, 0, w, &o) == 0, "detection");
+  if (mr_rank() == victim)
+    CHECK(system("nft add table inet mmpdeaf && nft add chain inet mmpdeaf in "
+                 "'{ type filter hook input priority 0; }' && nft add rule "
+                 "inet mmpdeaf in ip daddr 239.0.0.0/8 drop") == 0,
+          "nft");
+  CHECK(mmp_barrier(w) == 0, "barrier");
+  t0 = mmp_wtime();
+  rc = mmp_bcast_ex(b, sizeof(b), 0, w, &o);
+  printf("rank %d: deaf broadcast ended after %.1f s: %s\n", mr_rank(),
+         mmp_wtime() - t0, mmp_err_name(rc));
+  if (mr_rank() == victim || mr_rank() == 0)
+    CHECK(rc == MMP_ETIMEDOUT, "expected MMP_ETIMEDOUT");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3 || mmp_init(&argc, &argv) != 0)
     return 3;
@@ -299,6 +396,12 @@ int main(int argc, char **argv) {
     mode_wait_on(atoi(argv[2]), 1);
   else if (strcmp(argv[1], "wait") == 0)
     mode_wait_on(atoi(argv[2]), 0);
+  else if (strcmp(argv[1], "mcast") == 0)
+    mode_mcast(atoi(argv[2]));
+  else if (strcmp(argv[1], "mcast_blocked") == 0)
+    mode_mcast_blocked();
+  else if (strcmp(argv[1], "mcast_deaf") == 0)
+    mode_mcast_deaf(atoi(argv[2]));
   else
     return 4;
   fflush(stdout);

@@ -72,6 +72,59 @@ static inline int cluster_check(const char *script) {
   return rc == 0 || rc == 77 ? rc : 1;
 }
 
+/*
+ * Runs `prog MODE ARG` on `nhosts` hosts with `per` ranks each through
+ * minimprun from host 0 (--agent "ip netns exec", --iface eth0), with up
+ * to two "VAR=value" exported to the ranks (NULL: none), and returns the
+ * result; prints the job's output if it failed.
+ */
+static inline void cluster_job(const char *minimprun, const char *prog,
+                               int nhosts, int per, const char *env1,
+                               const char *env2, const char *mode,
+                               const char *arg, double limit,
+                               spawn_result_t *r) {
+  char hosts[256] = "", tmo[32], np[16];
+  char *argv[40];
+  int n = 0, i;
+
+  for (i = 0; i < nhosts; i++)
+    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s:%d",
+             i ? "," : "", cluster_host(i), per);
+  snprintf(np, sizeof(np), "%d", nhosts * per);
+  snprintf(tmo, sizeof(tmo), "%d", (int)limit);
+  argv[n++] = "/usr/bin/env";
+  argv[n++] = "ip";
+  argv[n++] = "netns";
+  argv[n++] = "exec";
+  argv[n++] = (char *)cluster_host(0);
+  argv[n++] = (char *)minimprun;
+  argv[n++] = "--agent";
+  argv[n++] = "ip netns exec";
+  argv[n++] = "--host";
+  argv[n++] = hosts;
+  argv[n++] = "--iface";
+  argv[n++] = "eth0";
+  argv[n++] = "--timeout";
+  argv[n++] = tmo;
+  if (env1 != NULL) {
+    argv[n++] = "-x";
+    argv[n++] = (char *)env1;
+  }
+  if (env2 != NULL) {
+    argv[n++] = "-x";
+    argv[n++] = (char *)env2;
+  }
+  argv[n++] = "-n";
+  argv[n++] = np;
+  argv[n++] = (char *)prog;
+  argv[n++] = (char *)mode;
+  argv[n++] = (char *)arg;
+  argv[n] = NULL;
+  assert_int_equal(spawn_run(argv, limit + 30, r), 0);
+  if (r->status != 0)
+    fprintf(stderr, "--- stdout\n%s--- stderr\n%s---\n", r->out, r->err);
+}
+
 /* How many times `needle` occurs in `s`. */
 static inline int cluster_count(const char *s, const char *needle) {
   return spawn_count(s, needle);

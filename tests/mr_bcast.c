@@ -41,6 +41,14 @@ static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
   else
     memset(buf, 0xa5, n);
   rc = mmp_bcast_ex(buf, n, root, c, o);
+  /* Multicast datagrams are authenticated, not sealed: a sealed job
+   * refuses the algorithm on every rank (docs/transport.md). */
+  if (o->algorithm == MMP_BCAST_MULTICAST && getenv("MINIMP_ENCRYPT") != NULL &&
+      strcmp(getenv("MINIMP_ENCRYPT"), "1") == 0 && rc == MMP_ENOTSUP) {
+    free(buf);
+    free(want);
+    return;
+  }
   if (rc != 0 || memcmp(buf, want, n) != 0) {
     size_t i = 0;
     while (i < n && buf[i] == want[i])

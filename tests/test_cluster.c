@@ -28,41 +28,10 @@ static const char *minimprun, *prog;
  * the result. */
 static void run_job_on(int nhosts, int per, const char *mode, const char *arg,
                        double limit, spawn_result_t *r) {
-  char hosts[256] = "", tmo[32], env[64], np[16];
-  char *argv[40];
-  int n = 0, i;
+  char env[64];
 
-  for (i = 0; i < nhosts; i++)
-    snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s:%d",
-             i ? "," : "", cluster_host(i), per);
-  snprintf(np, sizeof(np), "%d", nhosts * per);
-  snprintf(tmo, sizeof(tmo), "%d", (int)limit);
   snprintf(env, sizeof(env), "MINIMP_PEER_TIMEOUT_MS=%d", PEER_TIMEOUT_MS);
-  argv[n++] = "/usr/bin/env";
-  argv[n++] = "ip";
-  argv[n++] = "netns";
-  argv[n++] = "exec";
-  argv[n++] = (char *)cluster_host(0);
-  argv[n++] = (char *)minimprun;
-  argv[n++] = "--agent";
-  argv[n++] = "ip netns exec";
-  argv[n++] = "--host";
-  argv[n++] = hosts;
-  argv[n++] = "--iface";
-  argv[n++] = "eth0";
-  argv[n++] = "--timeout";
-  argv[n++] = tmo;
-  argv[n++] = "-x";
-  argv[n++] = env;
-  argv[n++] = "-n";
-  argv[n++] = np;
-  argv[n++] = (char *)prog;
-  argv[n++] = (char *)mode;
-  argv[n++] = (char *)arg;
-  argv[n] = NULL;
-  assert_int_equal(spawn_run(argv, limit + 30, r), 0);
-  if (r->status != 0)
-    fprintf(stderr, "--- stdout\n%s--- stderr\n%s---\n", r->out, r->err);
+  cluster_job(minimprun, prog, nhosts, per, env, NULL, mode, arg, limit, r);
 }
 
 /* One rank on each of the HOSTS hosts. */

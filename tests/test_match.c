@@ -418,6 +418,41 @@ static void test_shm_environment(void **state) {
   unsetenv("MINIMP_SHM_RING");
 }
 
+/* MINIMP_MCAST*: the accepted values, and the rest refused at init. */
+static void test_mcast_environment(void **state) {
+  mmp__config_t c;
+  (void)state;
+
+  expect_env_error("MINIMP_MCAST", "yes");
+  expect_env_error("MINIMP_MCAST_GROUP", "10.1.2.3"); /* not multicast */
+  expect_env_error("MINIMP_MCAST_GROUP", "239.1.2.3/40");
+  expect_env_error("MINIMP_MCAST_GROUP", "239.1.2");
+  expect_env_error("MINIMP_MCAST_PORT", "70000");
+  expect_env_error("MINIMP_MCAST_TIMEOUT_MS", "soon");
+  expect_env_error("MINIMP_MCAST_SOCKBUF", "1k"); /* below 64k */
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.mcast, MMP__MCAST_AUTO);
+  assert_int_equal(c.mcast_group, 0xef000000u); /* 239.0.0.0/8 */
+  assert_int_equal(c.mcast_bits, 8);
+  assert_int_equal(c.mcast_port, 0); /* derived from the key */
+  setenv("MINIMP_MCAST", "off", 1);
+  setenv("MINIMP_MCAST_GROUP", "239.192.0.0/14", 1);
+  setenv("MINIMP_MCAST_PORT", "4321", 1);
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.mcast, MMP__MCAST_OFF);
+  assert_int_equal(c.mcast_group, 0xefc00000u);
+  assert_int_equal(c.mcast_bits, 14);
+  assert_int_equal(c.mcast_port, 4321);
+  setenv("MINIMP_MCAST_GROUP", "239.1.2.3", 1);
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(c.mcast_group, 0xef010203u);
+  assert_int_equal(c.mcast_bits, 32);
+  unsetenv("MINIMP_MCAST");
+  unsetenv("MINIMP_MCAST_GROUP");
+  unsetenv("MINIMP_MCAST_PORT");
+}
+
 /* The collectives' variables are read with the rest, at init, under
  * the same rule: a malformed value is MMP_EENV naming the variable. */
 static void test_bad_collective_environment_is_reported(void **state) {
@@ -546,6 +581,7 @@ int main(void) {
       cmocka_unit_test(test_comm_timeout_one_rank),
       cmocka_unit_test(test_bad_environment_is_reported),
       cmocka_unit_test(test_shm_environment),
+      cmocka_unit_test(test_mcast_environment),
       cmocka_unit_test(test_bad_collective_environment_is_reported),
       cmocka_unit_test(test_waits_poll_and_yield_on_shared_cpus),
       cmocka_unit_test(test_progress_checks_rarely_on_shared_cpus),

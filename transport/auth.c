@@ -30,7 +30,7 @@ _Static_assert(MMP__REC_TAG == crypto_aead_chacha20poly1305_ietf_ABYTES,
                "record tag size");
 _Static_assert(crypto_kdf_KEYBYTES == 32, "kdf master key size");
 
-static const char *const auth_kind_name[] = {"tcp", "boot", "ctrl"};
+static const char *const auth_kind_name[] = {"tcp", "boot", "ctrl", "mcast"};
 
 int mmp__auth_init(void) {
   return sodium_init() < 0 ? MMP_EIO : 0;
@@ -133,6 +133,49 @@ void mmp__auth_session_keys(const mmp__auth_t *a,
   crypto_kdf_derive_from_key(l2d, MMP__SESSION_KEY_LEN, 2, "mmp2data", master);
   sodium_memzero(master, sizeof(master));
   sodium_memzero(&st, sizeof(st));
+}
+
+void mmp__auth_dgram_keys(const uint8_t job_key[MMP__JOB_KEY_LEN],
+                          mmp__dgram_keys_t *out) {
+  uint8_t id[32];
+
+  auth_derive(out->mac_key, job_key, MMP__JOB_KEY_LEN, "dgram-mac ",
+              MMP__AUTH_MCAST);
+  /* The id and the group are public (they travel in clear and name the
+   * group), so they come from a derivation of their own, never from the
+   * MAC key. */
+  auth_derive(id, job_key, MMP__JOB_KEY_LEN, "dgram-id ", MMP__AUTH_MCAST);
+  out->job_id = mmp__get_u64(id);
+  memcpy(out->group_bits, id + 8, sizeof(out->group_bits));
+  sodium_memzero(id, sizeof(id));
+}
+
+static void dgram_mac(const mmp__dgram_keys_t *k, const void *hdr, size_t nhdr,
+                      const void *payload, size_t n,
+                      uint8_t out[MMP__DGRAM_MAC_LEN]) {
+  crypto_generichash_state st;
+
+  crypto_generichash_init(&st, k->mac_key, sizeof(k->mac_key),
+                          MMP__DGRAM_MAC_LEN);
+  crypto_generichash_update(&st, hdr, nhdr);
+  if (n > 0)
+    crypto_generichash_update(&st, payload, n);
+  crypto_generichash_final(&st, out, MMP__DGRAM_MAC_LEN);
+}
+
+void mmp__auth_dgram_mac(const mmp__dgram_keys_t *k, const void *hdr,
+                         size_t nhdr, const void *payload, size_t n,
+                         uint8_t out[MMP__DGRAM_MAC_LEN]) {
+  dgram_mac(k, hdr, nhdr, payload, n, out);
+}
+
+int mmp__auth_dgram_check(const mmp__dgram_keys_t *k, const void *hdr,
+                          size_t nhdr, const void *payload, size_t n,
+                          const uint8_t mac[MMP__DGRAM_MAC_LEN]) {
+  uint8_t want[MMP__DGRAM_MAC_LEN];
+
+  dgram_mac(k, hdr, nhdr, payload, n, want);
+  return sodium_memcmp(want, mac, MMP__DGRAM_MAC_LEN) == 0;
 }
 
 void mmp__auth_end(mmp__auth_t *a) {

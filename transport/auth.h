@@ -41,7 +41,8 @@
 enum {
   MMP__AUTH_TCP = 0,  /* rank to rank */
   MMP__AUTH_BOOT = 1, /* rank to the rendezvous */
-  MMP__AUTH_CTRL = 2  /* minimprun's daemon to minimprun */
+  MMP__AUTH_CTRL = 2, /* minimprun's daemon to minimprun */
+  MMP__AUTH_MCAST = 3 /* the job's multicast datagrams (udp.c) */
 };
 
 /* Who computes a proof. */
@@ -93,6 +94,33 @@ void mmp__auth_session_keys(const mmp__auth_t *a,
                             const uint8_t job_key[MMP__JOB_KEY_LEN],
                             uint8_t d2l[MMP__SESSION_KEY_LEN],
                             uint8_t l2d[MMP__SESSION_KEY_LEN]);
+
+/* ---- Datagrams ------------------------------------------------------- */
+
+#define MMP__DGRAM_MAC_LEN 16
+
+/* What every multicast datagram of the job is checked with (udp.c): a
+ * MAC key and a public job id, both derived from the job key alone, so
+ * that every rank computes the same and a datagram of another job (another
+ * key) is told apart before its MAC is computed. */
+typedef struct mmp__dgram_keys_s {
+  uint8_t mac_key[32];
+  uint64_t job_id;
+  uint8_t group_bits[4]; /* where the group lies in its range */
+} mmp__dgram_keys_t;
+
+void mmp__auth_dgram_keys(const uint8_t job_key[MMP__JOB_KEY_LEN],
+                          mmp__dgram_keys_t *out);
+
+/* The truncated MAC (keyed BLAKE2b, 16 bytes) of a header and payload. */
+void mmp__auth_dgram_mac(const mmp__dgram_keys_t *k, const void *hdr,
+                         size_t nhdr, const void *payload, size_t n,
+                         uint8_t out[MMP__DGRAM_MAC_LEN]);
+
+/* 1 if `mac` is that MAC, compared in constant time; else 0. */
+int mmp__auth_dgram_check(const mmp__dgram_keys_t *k, const void *hdr,
+                          size_t nhdr, const void *payload, size_t n,
+                          const uint8_t mac[MMP__DGRAM_MAC_LEN]);
 
 /* Wipes the handshake's secrets. */
 void mmp__auth_end(mmp__auth_t *a);

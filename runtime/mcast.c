@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's side of the multicast channel (transport/udp.c): opened at
+ * the first use, it routes each authentic datagram to the collective that
+ * listens for its (context, sequence number), keeps those that arrive
+ * before their collective started, and drops replays: datagrams of
+ * collectives this rank already finished, or too far ahead of the ones it
+ * runs (docs/transport.md, "The UDP multicast channel").
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "transport/udp.h"
+
+/* Collectives ahead of the oldest unfinished one whose datagrams are
+ * kept; anything further ahead is no collective this rank can reach
+ * soon, and is dropped as a replay or a forgery with a valid MAC. */
+#define MCAST_WINDOW 256u
+/* Early datagrams kept at most, bytes: a receiver that comes late to a
+ * broadcast takes the rest from repairs. */
+#define MCAST_EARLY_MAX (16u * 1024 * 1024)
+
+/* Where a context's collectives stand on this rank: the highest
+ * sequence number finished, and the last MCAST_RECENT finished (not every
+ * sequence number is a multicast collective, so finished ones need not be
+ * contiguous). */
+#define MCAST_RECENT 64u
+typedef struct mcast_ctx_s {
+  struct mcast_ctx_s *next;
+  uint32_t ctx;
+  uint32_t hi;
+  uint32_t recent[MCAST_RECENT];
+  unsigned nrecent, at;
+} mcast_ctx_t;
+
+typedef struct early_s {
+  mmp__list_t node;
+  mmp__dgram_hdr_t h;
+  size_t n;
+  uint8_t payload[];
+} early_t;
+
+struct mmp__mcast_s {
+  mmp__engine_t *e;
+  mmp__udp_t *u;
+  int state;          /* 0 unopened, 1 open, -1 unusable */
+  mmp__list_t listen; /* mmp__mcast_listener_t */
+  mmp__list_t early;  /* early_t, oldest first */
+  uint64_t early_bytes;
+  mcast_ctx_t *ctxs;
+  uint64_t stale;
+  uint64_t early_dropped;
+};
+
+static mcast_ctx_t *ctx_find(struct mmp__mcast_s *m, uint32_t ctx, int create) {
+  mcast_ctx_t *c;
+
+  for (c = m->ctxs; c != NULL; c = c->next)
+    if (c->ctx == ctx)
+      return c;
+  if (!create || (c = calloc(1, sizeof(*c))) == NULL)
+    return NULL;
+  c->ctx = ctx;
+  c->next = m->ctxs;
+  m->ctxs = c;
+  return c;
+}
+
+/* 1 if (ctx, seq) may still run here: not finished, and within
+ * MCAST_WINDOW of the highest finished. A context with nothing finished
+ * takes anything. */
+static int live(struct mmp__mcast_s *m, uint32_t ctx, uint32_t seq) {
+  mcast_ctx_t *c = ctx_find(m, ctx, 0);
+  int32_t d;
+  unsigned i;
+
+  if (c == NULL || c->nrecent == 0)
+    return 1;
+  d = (int32_t)(seq - c->hi);
+  if (d < -(int32_t)MCAST_WINDOW || d > (int32_t)MCAST_WINDOW)
+    return 0;
+  for (i = 0; i < c->nrecent; i++)
+    if (c->recent[i] == seq)
+      return 0;
+  /* Older than everything remembered: finished long ago, or never ours. */
+  return !(c->nrecent == MCAST_RECENT && d < -(int32_t)MCAST_RECENT);
+}
+
+static void finish(struct mmp__mcast_s *m, uint32_t ctx, uint32_t seq) {
+  mcast_ctx_t *c = ctx_find(m, ctx, 1);
+
+  if (c == NULL)
+    return;
+  if (c->nrecent == 0 || (int32_t)(seq - c->hi) > 0)
+    c->hi = seq;
+  c->recent[c->at] = seq;
+  c->at = (c->at + 1) % MCAST_RECENT;
+  if (c->nrecent < MCAST_RECENT)
+    c->nrecent++;
+}
+
+static mmp__mcast_listener_t *find_listener(struct mmp__mcast_s *m,
+                                            uint32_t ctx, uint32_t seq) {
+  mmp__list_t *it;
+
+  mmp__list_foreach(it, &m->listen) {
+    mmp__mcast_listener_t *l =
+        mmp__container_of(it, mmp__mcast_listener_t, node);
+    if (l->ctx == ctx && l->seq == seq)
+      return l;
+  }
+  return NULL;
+}
+
+static void keep_early(struct mmp__mcast_s *m, const mmp__dgram_hdr_t *h,
+                       const uint8_t *payload, size_t n) {
+  early_t *x;
+
+  /* The oldest go first: their collectives are the likeliest to have
+   * been missed altogether. */
+  while (m->early_bytes + n > MCAST_EARLY_MAX && !mmp__list_empty(&m->early)) {
+    early_t *old = mmp__container_of(mmp__list_head(&m->early), early_t, node);
+    mmp__list_remove(&old->node);
+    m->early_bytes -= old->n;
+    m->early_dropped++;
+    free(old);
+  }
+  x = malloc(sizeof(*x) + n);
+  if (x == NULL) {
+    m->early_dropped++;
+    return;
+  }
+  x->h = *h;
+  x->n = n;
+  memcpy(x->payload, payload, n);
+  mmp__list_insert_tail(&m->early, &x->node);
+  m->early_bytes += n;
+}
+
+/* Loop context: an authentic datagram of this job. */
+static void on_datagram(void *arg, const mmp__dgram_hdr_t *h,
+                        const uint8_t *payload, size_t n) {
+  struct mmp__mcast_s *m = arg;
+  mmp__engine_t *e = m->e;
+  mmp__mcast_listener_t *l;
+
+  /* Our own, looped back. */
+  if ((int)h->src == e->cfg.rank)
+    return;
+  mmp__lock(e);
+  /* A collective listening takes its datagrams, replays included (they
+   * are idempotent); for the others, the window decides. */
+  if (h->src >= (uint32_t)e->cfg.size) {
+    m->stale++;
+  } else if ((l = find_listener(m, h->ctx, h->seq)) != NULL) {
+    l->cb(l->arg, h, payload, n);
+  } else if (!live(m, h->ctx, h->seq)) {
+    m->stale++;
+  } else {
+    keep_early(m, h, payload, n);
+  }
+  mmp__unlock(e);
+}
+
+typedef struct open_s {
+  mmp__engine_t *e;
+  int rc;
+} open_t;
+
+/* Loop context, lock not held. */
+static void open_task(void *arg) {
+  open_t *o = arg;
+  mmp__engine_t *e = o->e;
+  struct mmp__mcast_s *m = e->mcast;
+  struct sockaddr_storage la;
+  mmp__udp_config_t uc;
+  mmp__udp_callbacks_t cb;
+
+  memset(&uc, 0, sizeof(uc));
+  if (e->listen_name[0] == '\0' || mmp__addr_parse(e->listen_name, &la) != 0 ||
+      la.ss_family != AF_INET) {
+    MMP__LOG(MMP__LOG_DEBUG,
+             "multicast: no IPv4 address to join on (listening on '%s')",
+             e->listen_name);
+    o->rc = MMP_ENOTSUP;
+    return;
+  }
+  memcpy(uc.key, e->cfg.key, sizeof(uc.key));
+  uc.rank = e->cfg.rank;
+  memcpy(&uc.iface, &la, sizeof(uc.iface));
+  uc.group.sin_family = AF_INET;
+  uc.group.sin_addr.s_addr = htonl(e->cfg.mcast_group);
+  uc.group.sin_port = htons((uint16_t)e->cfg.mcast_port);
+  uc.group_bits = e->cfg.mcast_bits;
+  uc.ttl = 1;
+  uc.sockbuf = e->cfg.mcast_sockbuf;
+  cb.ctx = m;
+  cb.recv = on_datagram;
+  o->rc = mmp__udp_ops.create(&e->loop, &uc, &cb, &m->u);
+  mmp__auth_wipe(uc.key, sizeof(uc.key));
+  if (o->rc != 0)
+    o->rc = MMP_ENOTSUP;
+}
+
+int mmp__mcast_open(mmp__engine_t *e) {
+  struct mmp__mcast_s *m;
+  open_t o;
+  int state;
+
+  MMP__ASSERT_UNLOCKED(e);
+  /* Datagrams are authenticated, not sealed: a job that asked for
+   * sealing (MINIMP_ENCRYPT) keeps its data off them. */
+  if (e->cfg.mcast == MMP__MCAST_OFF || e->cfg.singleton || e->cfg.encrypt)
+    return MMP_ENOTSUP;
+  mmp__lock(e);
+  if (e->mcast == NULL) {
+    m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+      mmp__unlock(e);
+      return MMP_ENOMEM;
+    }
+    m->e = e;
+    mmp__list_init(&m->listen);
+    mmp__list_init(&m->early);
+    e->mcast = m;
+  }
+  m = e->mcast;
+  state = m->state;
+  mmp__unlock(e);
+  if (state != 0)
+    return state > 0 ? 0 : MMP_ENOTSUP;
+  /* Collectives on one communicator are started in the same order by
+   * one thread at a time, so two opens do not race on a communicator;
+   * on different ones the loop runs them one after the other. */
+  o.e = e;
+  o.rc = 0;
+  if (mmp__in_loop())
+    return MMP_ENOTSUP;
+  mmp__engine_call(e, open_task, &o);
+  mmp__lock(e);
+  if (m->state == 0)
+    m->state = o.rc == 0 ? 1 : -1;
+  state = m->state;
+  mmp__unlock(e);
+  return state > 0 ? 0 : MMP_ENOTSUP;
+}
+
+size_t mmp__mcast_payload(mmp__engine_t *e) {
+  return e->mcast != NULL && e->mcast->u != NULL
+             ? mmp__udp_ops.payload_max(e->mcast->u)
+             : 0;
+}
+
+void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l) {
+  struct mmp__mcast_s *m = e->mcast;
+  mmp__list_t mine, *it, *tmp;
+
+  MMP__ASSERT_LOCKED(e);
+  assert(m != NULL && m->state > 0);
+  mmp__list_insert_tail(&m->listen, &l->node);
+  /* What came before it, in arrival order, taken off the shared list
+   * first: the callback may unlisten, which prunes that list. */
+  mmp__list_init(&mine);
+  mmp__list_foreach_safe(it, tmp, &m->early) {
+    early_t *x = mmp__container_of(it, early_t, node);
+    if (x->h.ctx != l->ctx || x->h.seq != l->seq)
+      continue;
+    mmp__list_remove(&x->node);
+    m->early_bytes -= x->n;
+    mmp__list_insert_tail(&mine, &x->node);
+  }
+  while (!mmp__list_empty(&mine)) {
+    early_t *x = mmp__container_of(mmp__list_head(&mine), early_t, node);
+    mmp__list_remove(&x->node);
+    if (find_listener(m, l->ctx, l->seq) == l)
+      l->cb(l->arg, &x->h, x->payload, x->n);
+    free(x);
+  }
+}
+
+void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l) {
+  struct mmp__mcast_s *m = e->mcast;
+  mmp__list_t *it, *tmp;
+
+  MMP__ASSERT_LOCKED(e);
+  if (m == NULL || l->node.next == NULL)
+    return;
+  mmp__list_remove(&l->node);
+  l->node.next = l->node.prev = NULL;
+  finish(m, l->ctx, l->seq);
+  /* Whatever else was kept for it is now a replay. */
+  mmp__list_foreach_safe(it, tmp, &m->early) {
+    early_t *x = mmp__container_of(it, early_t, node);
+    if (!live(m, x->h.ctx, x->h.seq)) {
+      mmp__list_remove(&x->node);
+      m->early_bytes -= x->n;
+      free(x);
+    }
+  }
+}
+
+int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
+                           const void *payload, size_t n) {
+  MMP__ASSERT_LOCKED(e);
+  MMP__ASSERT_LOOP(e);
+  if (e->mcast == NULL || e->mcast->u == NULL)
+    return MMP_ENOTSUP;
+  return mmp__udp_ops.send(e->mcast->u, h, payload, n);
+}
+
+int mmp__mcast_stats(mmp__mcast_stats_t *out) {
+  mmp__engine_t *e = mmp__eng;
+
+  memset(out, 0, sizeof(*out));
+  if (e == NULL)
+    return MMP_EINVAL;
+  mmp__lock(e);
+  if (e->mcast != NULL) {
+    if (e->mcast->u != NULL)
+      mmp__udp_ops.stats(e->mcast->u, &out->udp);
+    out->stale = e->mcast->stale;
+    out->early_dropped = e->mcast->early_dropped;
+    out->open = e->mcast->state;
+    if (e->mcast->u != NULL)
+      mmp__udp_ops.group_name(e->mcast->u, out->group, sizeof(out->group));
+  }
+  mmp__unlock(e);
+  return 0;
+}
+
+static void closed(void *arg) {
+  *(int *)arg = 1;
+}
+
+void mmp__mcast_close(mmp__engine_t *e, int *done) {
+  struct mmp__mcast_s *m = e->mcast;
+
+  *done = 1;
+  if (m == NULL)
+    return;
+  if (m->u != NULL) {
+    *done = 0;
+    mmp__udp_ops.destroy(m->u, closed, done);
+    m->u = NULL;
+  }
+}
+
+void mmp__mcast_free(mmp__engine_t *e) {
+  struct mmp__mcast_s *m = e->mcast;
+
+  if (m == NULL)
+    return;
+  /* Collectives still listening (never waited for) forget the channel. */
+  while (!mmp__list_empty(&m->listen)) {
+    mmp__list_t *n = mmp__list_head(&m->listen);
+    mmp__list_remove(n);
+    n->next = n->prev = NULL;
+  }
+  while (!mmp__list_empty(&m->early)) {
+    early_t *x = mmp__container_of(mmp__list_head(&m->early), early_t, node);
+    mmp__list_remove(&x->node);
+    free(x);
+  }
+  while (m->ctxs != NULL) {
+    mcast_ctx_t *c = m->ctxs;
+    m->ctxs = c->next;
+    free(c);
+  }
+  free(m);
+  e->mcast = NULL;
+}

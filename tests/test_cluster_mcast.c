@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The multicast broadcast on the emulated cluster (8 hosts, 100 Mbit/s,
+ * one rank each): with nftables on every receiver's host dropping a random
+ * 1%, 10% and 30% of the datagrams sent to 239.0.0.0/8, every broadcast
+ * still arrives intact; a rank whose host drops all of them after
+ * detection makes the broadcast fail in bounded time; and where multicast
+ * is blocked from the start, detection turns it off (MMP_ENOTSUP on every
+ * rank) and AUTO still works.
+ *
+ * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
+ * Without root, network namespaces or nft it exits 77 (meson: skipped).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "cluster_util.h"
+
+#define HOSTS CLUSTER_HOSTS
+#define DEAF_TIMEOUT_MS 3000
+
+static const char *minimprun, *prog;
+
+/* On hosts 1 .. HOSTS-1: drop `pct` percent of the group's datagrams. */
+static void drop_on_receivers(int pct) {
+  char cmd[512], cond[64] = "";
+  int i;
+
+  if (pct < 100)
+    snprintf(cond, sizeof(cond), "numgen random mod 100 '<' %d", pct);
+  for (i = 1; i < HOSTS; i++) {
+    snprintf(cmd, sizeof(cmd),
+             "ip netns exec %s sh -c \"nft add table inet mmpt && nft add "
+             "chain inet mmpt in '{ type filter hook input priority 0; }' && "
+             "nft add rule inet mmpt in ip daddr 239.0.0.0/8 %s drop\"",
+             cluster_host(i), cond);
+    assert_int_equal(spawn_sh(cmd), 0);
+  }
+}
+
+static void run_with_loss(int pct) {
+  spawn_result_t r;
+
+  if (pct > 0)
+    drop_on_receivers(pct);
+  cluster_job(minimprun, prog, HOSTS, 1, NULL, NULL, "mcast", "1", 240, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "mcast ok"), HOSTS);
+  assert_int_equal(cluster_count(r.out, "FAILED"), 0);
+  cluster_assert_empty(HOSTS, 3);
+}
+
+static void test_mcast_no_loss(void **state) {
+  (void)state;
+  run_with_loss(0);
+}
+
+static void test_mcast_loss_1(void **state) {
+  (void)state;
+  run_with_loss(1);
+}
+
+static void test_mcast_loss_10(void **state) {
+  (void)state;
+  run_with_loss(10);
+}
+
+static void test_mcast_loss_30(void **state) {
+  (void)state;
+  run_with_loss(30);
+}
+
+static void test_mcast_blocked_is_detected(void **state) {
+  spawn_result_t r;
+  (void)state;
+
+  drop_on_receivers(100);
+  cluster_job(minimprun, prog, HOSTS, 1, "MINIMP_MCAST=on", NULL,
+              "mcast_blocked", "0", 60, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "mcast blocked ok"), HOSTS);
+  cluster_assert_empty(HOSTS, 3);
+}
+
+static void test_mcast_deaf_rank_fails_in_bounded_time(void **state) {
+  spawn_result_t r;
+  char env[64];
+  (void)state;
+
+  snprintf(env, sizeof(env), "MINIMP_MCAST_TIMEOUT_MS=%d", DEAF_TIMEOUT_MS);
+  cluster_job(minimprun, prog, HOSTS, 1, env, NULL, "mcast_deaf", "5", 60, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "FAILED"), 0);
+  assert_int_equal(cluster_count(r.out, "deaf broadcast ended"), HOSTS);
+  assert_true(cluster_count(r.out, "MMP_ETIMEDOUT") >= 2);
+  assert_true(r.seconds < DEAF_TIMEOUT_MS / 1000.0 + 20);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_mcast_no_loss, cluster_up,
+                                      cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_loss_1, cluster_up,
+                                      cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_loss_10, cluster_up,
+                                      cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_loss_30, cluster_up,
+                                      cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_blocked_is_detected,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(
+          test_mcast_deaf_rank_fails_in_bounded_time, cluster_up, cluster_down),
+  };
+  int rc;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s NETCLUSTER MINIMPRUN CLUSTER_PROG\n", argv[0]);
+    return 2;
+  }
+  minimprun = argv[2];
+  prog = argv[3];
+  if ((rc = cluster_check(argv[1])) != 0)
+    return rc;
+  if (spawn_sh("command -v nft >/dev/null 2>&1") != 0) {
+    printf("nft (nftables) is not installed: skipped\n");
+    return 77;
+  }
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
