@@ -16,12 +16,17 @@
 #define HDR_KIND_COLL 2
 #define HDR_LEN 28
 
+_Static_assert(MMP_DOUBLE < 16, "the header keeps the base type in 4 bits");
+_Static_assert(MMP__KNOMIAL_RADIX_MAX <= 16, "and the radix in the other 4");
+
 size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out) {
   memset(out, 0, HDR_LEN);
   out[0] = HDR_KIND_COLL;
   out[1] = (uint8_t)d->coll;
   out[2] = (uint8_t)d->alg;
-  out[3] = (uint8_t)d->base;
+  /* The base type (below 16) and the radix share a byte: radix k (2 ..
+   * 16) as k - 1 in the high nibble, 0 for none; the header is full. */
+  out[3] = (uint8_t)((d->base & 0xf) | (d->radix > 1 ? (d->radix - 1) << 4 : 0));
   out[4] = (uint8_t)(d->op >> 8);
   out[5] = (uint8_t)d->op;
   out[6] = (uint8_t)(d->window >> 8);
@@ -39,7 +44,8 @@ int mmp__coll_desc_decode(const uint8_t *in, size_t n, mmp__coll_desc_t *d) {
   memset(d, 0, sizeof(*d));
   d->coll = in[1];
   d->alg = in[2];
-  d->base = in[3];
+  d->base = in[3] & 0xf;
+  d->radix = in[3] >> 4 ? (in[3] >> 4) + 1 : 0;
   d->op = (in[4] << 8) | in[5];
   d->window = (in[6] << 8) | in[7];
   d->root = (int)(int32_t)mmp__get_u32(in + 8);
@@ -61,6 +67,7 @@ int mmp__coll_build(mmp__sched_t *s, const mmp__coll_desc_t *d,
   a->esize = d->esize;
   a->seg = d->seg;
   a->window = d->window;
+  a->radix = d->radix;
   a->dep = -1;
   a->phase = 1;
   a->check = 1;
@@ -95,10 +102,12 @@ static int auto_cached(mmp__coll_state_t *st, mmp__coll_desc_t *d,
   c = &st->coll_auto[auto_slot(st, d->coll, m)];
   if (!c->valid || c->gen != st->net_gen || c->coll != d->coll || c->m != m ||
       c->esize != d->esize || c->noncomm != noncomm ||
-      c->req_alg != o->algorithm || c->req_seg != o->segment)
+      c->req_alg != o->algorithm || c->req_seg != o->segment ||
+      c->req_radix != o->radix)
     return 0;
   d->alg = c->alg;
   d->seg = c->seg;
+  d->radix = c->radix;
   st->coll_auto_hits++;
   return 1;
 }
@@ -118,8 +127,10 @@ static void auto_keep(mmp__coll_state_t *st, const mmp__coll_desc_t *d,
   c->noncomm = noncomm;
   c->req_alg = o->algorithm;
   c->req_seg = o->segment;
+  c->req_radix = o->radix;
   c->alg = d->alg;
   c->seg = d->seg;
+  c->radix = d->radix;
 }
 
 int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
@@ -131,13 +142,15 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
 
   alg = mmp__coll_alg(d->coll, o->algorithm);
   if (o->mode > MMP_SEND_RNDV || o->window < 0 || o->segment > UINT32_MAX ||
-      (o->algorithm != 0 && alg == NULL))
+      (o->algorithm != 0 && alg == NULL) || o->radix < 0 || o->radix == 1 ||
+      o->radix > MMP__KNOMIAL_RADIX_MAX)
     return MMP_EINVAL;
   /* An operation that is not commutative needs rank order. */
   if (alg != NULL && noncomm && !(alg->flags & MMP__COLL_F_ORDERED))
     return MMP_EINVAL;
   need_nm =
-      alg == NULL || ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0);
+      alg == NULL || ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0) ||
+      (alg->radix != NULL && o->radix == 0);
   /* What the model decides is kept: pricing every row, and the model's
    * fit to the communicator's nodes, cost more than a short collective. */
   if (need_nm) {
@@ -161,6 +174,12 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
                  : mmp__coll_seg(comm->size, (size_t)m, d->esize, &nm);
   d->seg -= d->esize ? d->seg % d->esize : 0;
   d->window = o->window;
+  /* AUTO's pick runs at the radix its cost priced, whatever opts.radix. */
+  d->radix = 0;
+  if (alg->radix != NULL)
+    d->radix = o->radix > 0 && o->algorithm != 0
+                   ? o->radix
+                   : alg->radix(comm->size, m, &nm);
   if (need_nm)
     auto_keep(st, d, o, m, noncomm);
   return 0;
@@ -271,5 +290,6 @@ int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count, mmp_type_t type,
   *out = defaults;
   out->algorithm = d.alg;
   out->segment = d.seg;
+  out->radix = d.radix;
   return 0;
 }

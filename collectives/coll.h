@@ -62,6 +62,7 @@ typedef struct mmp__coll_desc_s {
   uint64_t count; /* elements: the vector, or one block (v-forms: 0) */
   size_t seg;
   int window;
+  int radix; /* rows with a .radix hook: 2 .. MMP__KNOMIAL_RADIX_MAX */
 } mmp__coll_desc_t;
 
 /* What a builder appends for. Regions are addresses of the schedule. */
@@ -81,6 +82,7 @@ typedef struct mmp__coll_arg_s {
   const size_t *cnt, *dsp;
   const size_t *scnt, *sdsp;
   int window;
+  int radix;                /* tree radix (rows with a .radix hook) */
   int dep;                  /* sends (and local ops) start after it; -1: none */
   int phase;                /* the builder uses phases phase .. phase + 9 */
   int check;                /* the first messages carry the header */
@@ -116,6 +118,9 @@ typedef struct mmp__coll_alg_s {
   /* MMP__COLL_F_SEGMENTED: the segment when the caller gave none; NULL:
    * mmp__coll_seg. */
   size_t (*segment)(int p, size_t len, size_t esize, const mmp_netmodel_t *nm);
+  /* Non-NULL: the row takes opts.radix, and this is the radix when the
+   * caller gave none (0), priced by the model for p ranks and m bytes. */
+  int (*radix)(int p, double m, const mmp_netmodel_t *nm);
 } mmp__coll_alg_t;
 
 /* A collective's table (coll_algs.c). */

@@ -39,7 +39,8 @@ static const mmp__coll_table_t allreduce_table = {
   X(BINOMIAL, binomial)                                                        \
   X(PIPELINE, pipeline)                                                        \
   X(RABENSEIFNER, rabenseifner)                                                \
-  X(HIERARCHICAL, hierarchical)
+  X(HIERARCHICAL, hierarchical)                                                \
+  X(KNOMIAL, knomial)
 
 #define REDUCE_SCATTER_ALGS(X)                                                 \
   X(RING, ring)                                                                \

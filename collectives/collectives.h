@@ -858,11 +858,13 @@ double mmp__measure_gamma(void);
  * arguments the decision depends on, the model's generation, the result. */
 typedef struct mmp__coll_auto_s {
   int valid;
-  int coll, req_alg, noncomm; /* req_alg, req_seg: the options' */
-  double m;                   /* the bytes the model prices */
+  int coll, req_alg, noncomm; /* req_alg, req_seg, req_radix: the
+                                 options' */
+  int req_radix;
+  double m; /* the bytes the model prices */
   size_t esize, req_seg;
   unsigned gen; /* mmp__coll_state_t.net_gen when decided */
-  int alg;
+  int alg, radix;
   size_t seg;
 } mmp__coll_auto_t;
 

@@ -607,12 +607,14 @@ typedef struct mmp_coll_opts_s {
   int window;          /* alltoall linear: exchanges in flight; 0: the
                           algorithm's */
   unsigned timeout_ms; /* as mmp_bcast_opts_t's */
-  int reserved_[7];
+  int radix;           /* reduce knomial: 2..16 (2 is the binomial tree);
+                          0: the radix the network model prices cheapest */
+  int reserved_[6];
 } mmp_coll_opts_t;
 
 #define MMP_COLL_OPTS_INIT                                                     \
   {                                                                            \
-    0, 0, 0, 0, 0, {                                                           \
+    0, 0, 0, 0, 0, 0, {                                                        \
       0                                                                        \
     }                                                                          \
   }
@@ -650,7 +652,8 @@ enum {
   MMP_REDUCE_PIPELINE = 2,     /* chain, pipelined in segments */
   MMP_REDUCE_RABENSEIFNER = 3, /* reduce-scatter, then gather */
   MMP_REDUCE_HIERARCHICAL = 4, /* sqrt(p) groups, then their leaders */
-  MMP_REDUCE_ALG_COUNT = 5
+  MMP_REDUCE_KNOMIAL = 5,      /* k-nomial tree, radix opts.radix */
+  MMP_REDUCE_ALG_COUNT = 6
 };
 enum {
   MMP_REDUCE_SCATTER_AUTO = 0,
@@ -885,8 +888,9 @@ MMP_EXTERN int mmp_coll_alg_from_name(int coll, const char *name);
 /*
  * What AUTO would run for collective `coll` with `count` elements of
  * `type` per rank (reductions: the vector; the others: one block) and
- * operation `op` (0 for data movement): fills out->algorithm and
- * out->segment. Collective the first time on a communicator (it measures
+ * operation `op` (0 for data movement): fills out->algorithm,
+ * out->segment and out->radix (0 where the algorithm takes none).
+ * Collective the first time on a communicator (it measures
  * the network), local afterwards.
  */
 MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,

@@ -347,6 +347,11 @@ static void run(int coll, int alg, int p, size_t count, int op, int root,
   d.root = root;
   d.esize = w.esize;
   d.seg = seg_elems * w.esize;
+  /* Rows that take a radix run at several, by p and count. */
+  if (mmp__coll_alg(coll, alg)->radix != NULL) {
+    static const int radices[] = {2, 3, 4, 5, 16};
+    d.radix = radices[(p + (int)(count % 5)) % 5];
+  }
   for (r = 0; r < p; r++) {
     w.lay[r] = calloc(4 * (size_t)p + 1, sizeof(size_t));
     assert_non_null(w.lay[r]);
@@ -455,6 +460,7 @@ static void test_large_p(void **state) {
       {MMP_COLL_REDUCE, MMP_REDUCE_PIPELINE, 1000, OP_AFFINE, 17, 3},
       {MMP_COLL_REDUCE, MMP_REDUCE_RABENSEIFNER, 1000, OP_SUM, 17, 1100},
       {MMP_COLL_REDUCE, MMP_REDUCE_HIERARCHICAL, 1000, OP_AFFINE, 17, 3},
+      {MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL, 1000, OP_SUM, 17, 3},
       {MMP_COLL_REDUCE_SCATTER, MMP_REDUCE_SCATTER_HALVING, 1000, OP_SUM, 0, 1},
       {MMP_COLL_GATHER, MMP_GATHER_FLAT, 1000, OP_SUM, 17, 3},
       {MMP_COLL_GATHER, MMP_GATHER_BINOMIAL, 1000, OP_SUM, 17, 3},
@@ -470,6 +476,7 @@ static void test_large_p(void **state) {
        4100},
       {MMP_COLL_REDUCE, MMP_REDUCE_BINOMIAL, 6142, OP_AFFINE, 5000, 2},
       {MMP_COLL_REDUCE, MMP_REDUCE_HIERARCHICAL, 6142, OP_SUM, 77, 2},
+      {MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL, 6142, OP_AFFINE, 5000, 2},
       {MMP_COLL_GATHER, MMP_GATHER_BINOMIAL, 6142, OP_SUM, 3, 1},
       {MMP_COLL_SCATTER, MMP_SCATTER_BINOMIAL, 6142, OP_SUM, 6141, 1},
   };
@@ -522,6 +529,40 @@ static void test_tables(void **state) {
   assert_null(mmp_coll_alg_name(MMP_COLL_COUNT, 1));
 }
 
+/* The receives of rank 0, the root, in a k-nomial reduce of one element
+ * over p ranks at `radix`. */
+static int knomial_root_receives(int p, int radix) {
+  mmp__sched_t *s;
+  mmp__coll_desc_t d;
+  mmp__coll_arg_t a;
+  int i, n = 0;
+
+  assert_int_equal(mmp__sched_offline(p, 0, NULL, 8, &s), 0);
+  memset(&d, 0, sizeof(d));
+  d.coll = MMP_COLL_REDUCE;
+  d.alg = MMP_REDUCE_KNOMIAL;
+  d.esize = 8;
+  d.count = 1;
+  d.radix = radix;
+  memset(&a, 0, sizeof(a));
+  a.len = 8;
+  assert_int_equal(mmp__coll_build(s, &d, &a), 0);
+  for (i = 0; i < s->nops; i++)
+    n += s->ops[i].kind == MMP__SOP_RECV;
+  mmp__sched_free(s);
+  return n;
+}
+
+/* The k-nomial reduce's root takes k - 1 children per digit of p - 1 in
+ * base k, fewer at the top: the radix shapes the tree. */
+static void test_knomial_shape(void **state) {
+  (void)state;
+  assert_int_equal(knomial_root_receives(16, 2), 4);
+  assert_int_equal(knomial_root_receives(16, 4), 6);
+  assert_int_equal(knomial_root_receives(16, 16), 15);
+  assert_int_equal(knomial_root_receives(13, 3), 5); /* 1, 2, 3, 6, 9 */
+}
+
 /* AUTO under the emulated cluster's model: what docs/algorithms.md
  * says it picks. */
 static void test_auto_choices(void **state) {
@@ -537,6 +578,25 @@ static void test_auto_choices(void **state) {
                    MMP_REDUCE_BINOMIAL);
   assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &net),
                    MMP_REDUCE_PIPELINE);
+  /* Where a message behind another costs a gap well below the latency,
+   * the k-nomial reduce for short vectors, at its widest radix at p = 16
+   * (one level: alpha + 14 g), also for non-commutative operations. */
+  {
+    mmp_netmodel_t gapped = net;
+    const mmp__coll_alg_t *kn =
+        mmp__coll_alg(MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL);
+    gapped.gap = 10e-6;
+    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 4, 0, &gapped),
+                     MMP_REDUCE_KNOMIAL);
+    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 4, 1, &gapped),
+                     MMP_REDUCE_KNOMIAL);
+    assert_int_equal(kn->radix(16, 4, &gapped), 16);
+    /* Without a measured gap the tree is the binomial one at best. */
+    assert_int_equal(kn->radix(16, 4, &net), 2);
+    assert_int_equal(
+        mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &gapped),
+        MMP_REDUCE_PIPELINE);
+  }
   assert_int_equal(
       mmp__coll_choose(MMP_COLL_REDUCE_SCATTER, 16, 1 << 20, 1, &net),
       MMP_REDUCE_SCATTER_PAIRWISE);
@@ -560,6 +620,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_auto_choices),
+      cmocka_unit_test(test_knomial_shape),
       cmocka_unit_test(test_every_algorithm_p1_to_24),
       cmocka_unit_test(test_every_algorithm_around_32_and_64),
       cmocka_unit_test(test_large_p),

@@ -103,6 +103,7 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
       double sum = 0, t[2], avg[2];
       o.algorithm = b.algs[a];
       o.mode = b.mode;
+      o.radix = b.radix;
       chosen.algorithm = o.algorithm;
       if (o.algorithm == 0 &&
           mmp_coll_select(

@@ -16,6 +16,7 @@ typedef struct coll_bench_opts_s {
   int algs[COLL_BENCH_MAX], nalgs;
   size_t sizes[COLL_BENCH_MAX];
   int nsizes, iters, root;
+  int radix; /* opts.radix: 0, chosen */
   unsigned mode;
 } coll_bench_opts_t;
 

@@ -213,7 +213,8 @@ static const bench_opt_t bench_opts[] = {
      "arrival-aware ones' sub-group broadcast"},
     {"outer", OPT_OUTER, CMD_BCAST, "ALG",
      "broadcast among the hierarchical broadcast's group leaders"},
-    {"radix", OPT_RADIX, CMD_BCAST, "K", "radix of knomial (default chosen)"},
+    {"radix", OPT_RADIX, CMD_BCAST | CMD_COLL, "K",
+     "radix of knomial (bcast, reduce; default chosen)"},
     {"dests", OPT_DESTS, CMD_BCAST, "N|all",
      "--method ol: destinations measured, spread over the ranks (default\n"
      "all)"},
@@ -531,6 +532,9 @@ static int convert_coll(const cmdline_t *cl, coll_bench_opts_t *b) {
   if (rc == 0 && V(OPT_ROOT) &&
       (rc = cli_long("--root", V(OPT_ROOT), 0, 1 << 30, &x)) == 0)
     b->root = (int)x;
+  if (rc == 0 && V(OPT_RADIX) &&
+      (rc = cli_long("--radix", V(OPT_RADIX), 0, 1 << 30, &x)) == 0)
+    b->radix = (int)x;
   if (rc == 0 && V(OPT_MODE) &&
       (rc = parse_one("--mode", V(OPT_MODE), "mode", name_in, mode_names,
                       &m)) == 0)
