@@ -82,6 +82,9 @@ static void expect_sums(const double *got, size_t n, uint64_t seed, int p,
 
 /* The mode every case below runs its collectives in. */
 static unsigned case_mode = MMP_SEND_AUTO;
+/* reduce_case's opts.radix and opts.segment (0: the defaults). */
+static int case_radix;
+static size_t case_segment;
 
 static void counts_of(int p, size_t c[4]) {
   c[0] = 0;
@@ -121,6 +124,8 @@ static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
   fill_small(in, n, seed, me);
   o.algorithm = alg;
   o.mode = case_mode;
+  o.radix = case_radix;
+  o.segment = case_segment;
   rc = mmp_reduce_ex(in, me == root ? out : NULL, n, MMP_DOUBLE, MMP_SUM, root,
                      w, &o);
   if (rc != 0)
@@ -577,6 +582,8 @@ static void test_noncommutative_rank_order(void **state) {
       int rc;
       o.algorithm = alg;
       o.mode = case_mode;
+      /* The k-nomial reduce at a radix that is not the binomial tree's. */
+      o.radix = coll == MMP_COLL_REDUCE && alg == MMP_REDUCE_KNOMIAL ? 3 : 0;
       memset(out, 0, n * 32);
       rc = coll == MMP_COLL_ALLREDUCE
                ? mmp_allreduce_ex(in, out, n, mat, op, w, &o)
@@ -639,6 +646,27 @@ static void test_nonblocking_in_flight(void **state) {
     expect_sums(out[k], N, 77 + (uint64_t)k, p, 0, "iallreduce", k);
   for (k = 0; k < p; k++)
     assert_int_equal(g[k], k);
+}
+
+/* The k-nomial reduce at every kind of radix (2: the binomial tree; 16:
+ * one level up to 16 ranks), whole and in segments of two elements. */
+static void test_reduce_knomial_radices(void **state) {
+  static const int radices[] = {2, 3, 4, 16};
+  int p = mr_size(), i, k, s;
+  size_t c[4];
+  (void)state;
+
+  counts_of(p, c);
+  for (i = 0; i < 4; i++)
+    for (s = 0; s < 2; s++)
+      for (k = 0; k < 4; k++) {
+        case_radix = radices[i];
+        case_segment = s ? 16 : 0;
+        reduce_case(MMP_REDUCE_KNOMIAL, c[k], k % 2 ? 0 : p - 1,
+                    7000 + (uint64_t)(i * 8 + s * 4 + k));
+      }
+  case_radix = 0;
+  case_segment = 0;
 }
 
 static void test_inconsistent_arguments_are_an_error(void **state) {
@@ -876,6 +904,14 @@ static void test_bad_arguments(void **state) {
   assert_int_equal(mmp_iallreduce(x, y, 4, MMP_DOUBLE, MMP_SUM, w, &o, &r),
                    MMP_EINVAL);
   assert_null(r);
+  /* A radix outside 2 .. 16 (0: chosen). */
+  o.algorithm = MMP_REDUCE_KNOMIAL;
+  o.radix = 1;
+  assert_int_equal(mmp_reduce_ex(x, y, 4, MMP_DOUBLE, MMP_SUM, 0, w, &o),
+                   MMP_EINVAL);
+  o.radix = 17;
+  assert_int_equal(mmp_reduce_ex(x, y, 4, MMP_DOUBLE, MMP_SUM, 0, w, &o),
+                   MMP_EINVAL);
   assert_int_equal(mmp_gather(x, 1, y, 1, MMP_DOUBLE, -1, w), MMP_ERANK);
   assert_int_equal(mmp_alltoall(x, 1, y, 2, MMP_DOUBLE, w), MMP_EINVAL);
   assert_int_equal(mmp_ibarrier(w, NULL), MMP_EINVAL);
@@ -891,6 +927,7 @@ int main(void) {
       cmocka_unit_test(test_large_floats_deterministic),
       cmocka_unit_test(test_large_blocks),
       cmocka_unit_test(test_noncommutative_rank_order),
+      cmocka_unit_test(test_reduce_knomial_radices),
       cmocka_unit_test(test_nonblocking_in_flight),
       cmocka_unit_test(test_inconsistent_arguments_are_an_error),
       cmocka_unit_test(test_scatter_wrong_root_is_an_error),
