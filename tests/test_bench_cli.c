@@ -49,6 +49,19 @@ static void test_bench_help_lists_options_and_names(void **state) {
     assert_non_null(strstr(res.out, mmp_s2p_dist_name(i)));
   for (i = 0; mmp_coll_alg_name(MMP_COLL_ALLREDUCE, i) != NULL; i++)
     assert_non_null(strstr(res.out, mmp_coll_alg_name(MMP_COLL_ALLREDUCE, i)));
+  /* Every reduce algorithm in the reduce section (the k-nomial tree's
+   * name is also a broadcast's, listed before it). */
+  {
+    const char *sec = strstr(res.out, "reduce algorithms (reduce --algs)");
+    const char *end;
+    assert_non_null(sec);
+    end = strstr(sec, "\n\n");
+    assert_non_null(end);
+    for (i = 0; mmp_coll_alg_name(MMP_COLL_REDUCE, i) != NULL; i++) {
+      const char *at = strstr(sec, mmp_coll_alg_name(MMP_COLL_REDUCE, i));
+      assert_true(at != NULL && at < end);
+    }
+  }
   assert_non_null(strstr(res.out, "--sources LIST"));
   assert_non_null(strstr(res.out, "--version"));
   /* The same text after a command. */
