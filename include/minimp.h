@@ -608,7 +608,8 @@ typedef struct mmp_coll_opts_s {
                           algorithm's */
   unsigned timeout_ms; /* as mmp_bcast_opts_t's */
   int radix;           /* reduce knomial: 2..16 (2 is the binomial tree);
-                          0: the radix the network model prices cheapest */
+                          0: the radix the network model prices cheapest;
+                          other values are MMP_EINVAL in every collective */
   int reserved_[6];
 } mmp_coll_opts_t;
 
