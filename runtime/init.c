@@ -540,6 +540,11 @@ static void teardown(mmp__engine_t *e) {
     run_until(e, &done, 5000);
     e->shm.tp = NULL;
   }
+  /* Frames the transports never wrote fail now, under the lock that
+   * their requests' completion needs (mmp__engine_fini destroys it). */
+  mmp__lock(e);
+  mmp__p2p_drop_queues_locked(e);
+  mmp__unlock(e);
   mmp__mcast_close(e, &done);
   run_until(e, &done, 5000);
   mmp__engine_fini(e);

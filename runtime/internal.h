@@ -643,7 +643,12 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err);
 
 /* Allocates the peer table and cookie table. Returns 0 or MMP_ENOMEM. */
 int mmp__p2p_init(mmp__engine_t *e);
-/* Frees what is left in the queues (after the loop stopped). */
+/* Lock held, loop context, the transports destroyed: fails the frames
+ * still queued for each peer (they can no longer reach the wire) with
+ * MMP_ESHUTDOWN, while the engine's lock still exists. */
+void mmp__p2p_drop_queues_locked(mmp__engine_t *e);
+/* Frees what is left (after the loop stopped and the engine's lock is
+ * gone); the peers' queues must be empty (mmp__p2p_drop_queues_locked). */
 void mmp__p2p_fini(mmp__engine_t *e);
 
 /* Lock held, loop context. Starts the orderly close of every connection

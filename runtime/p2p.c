@@ -1519,14 +1519,23 @@ int mmp__p2p_quiet_locked(mmp__engine_t *e) {
   return 1;
 }
 
-void mmp__p2p_fini(mmp__engine_t *e) {
-  mmp__list_t *it;
+void mmp__p2p_drop_queues_locked(mmp__engine_t *e) {
   int i;
 
+  MMP__ASSERT_LOCKED(e);
   for (i = 0; e->peers != NULL && i < e->cfg.size; i++) {
     fail_queue(e, &e->peers[i].ctrlq, MMP_ESHUTDOWN);
     fail_queue(e, &e->peers[i].sendq, MMP_ESHUTDOWN);
   }
+}
+
+void mmp__p2p_fini(mmp__engine_t *e) {
+  mmp__list_t *it;
+  int i;
+
+  for (i = 0; e->peers != NULL && i < e->cfg.size; i++)
+    assert(mmp__list_empty(&e->peers[i].ctrlq) &&
+           mmp__list_empty(&e->peers[i].sendq));
   while ((it = mmp__list_head(&e->unexpected)) != NULL) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     mmp__list_remove(it);
