@@ -34,7 +34,8 @@
  * A rank whose bootstrap connection drops usually dies at that moment, and
  * its exit status says more than the lost connection, so the verdict waits
  * RUN_LOST_GRACE_MS for it; failures of other ranks in that window are
- * taken as consequences. A host whose daemon cannot be started or goes
+ * taken as consequences. A rank that exits with an error waits as long
+ * for another rank's death or loss, which would be its cause. A host whose daemon cannot be started or goes
  * away is a failure of its ranks; once the job is being stopped, a host
  * that has not reported its ranks' ends RUN_REMOTE_GRACE_MS after the
  * SIGKILL is given up (its daemon stops them when our connection drops).
@@ -208,8 +209,14 @@ static void run_on_grace(uv_timer_t *t) {
   mmp__run_rank_t *r = j->first_lost;
   char msg[512], who[320];
 
-  if (r == NULL || j->failed)
+  if (j->failed)
     return;
+  if (r == NULL) {
+    /* An error exit waited for a cause that did not come. */
+    if (j->deferred)
+      run_fail(j, j->deferred_rank, j->deferred_code, j->deferred_msg);
+    return;
+  }
   j->first_lost = NULL;
   snprintf(msg, sizeof(msg), "%s lost its bootstrap connection: %s",
            run_who(r, who, sizeof(who)), r->lost_reason);
@@ -273,6 +280,13 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
   snprintf(r->lost_reason, sizeof(r->lost_reason), "%s", reason);
   if (j->verbose)
     mmp__say("rank %d left the bootstrap without finalizing: %s", rank, reason);
+  /* The process usually exits at the same moment; its status says more
+   * than "connection lost", so wait a little for it. Before the broadcast
+   * below: it makes the others lost too, and they are not the cause. */
+  if (j->first_lost == NULL && !j->failed && !r->exited) {
+    j->first_lost = r;
+    uv_timer_start(&j->grace_timer, run_on_grace, RUN_LOST_GRACE_MS, 0);
+  }
   /* The others' operations with it fail now: the job is lost either way,
    * and a survivor that learns it only from the stop is killed before it
    * can say what it saw (docs/launcher.md, "When something fails"). */
@@ -293,12 +307,6 @@ static void run_on_lost(void *ctx, int rank, const char *reason) {
     }
     run_maybe_finish(j);
     return;
-  }
-  /* The process usually exits at the same moment; its status says more
-   * than "connection lost", so wait a little for it. */
-  if (j->first_lost == NULL) {
-    j->first_lost = r;
-    uv_timer_start(&j->grace_timer, run_on_grace, RUN_LOST_GRACE_MS, 0);
   }
 }
 
@@ -355,6 +363,19 @@ static void run_rank_ended(mmp__run_rank_t *r, int64_t status, int signo) {
   if (j->verbose)
     mmp__say("%s ended: %s", who,
              code != 0 ? msg + strlen(who) + 1 : "exit code 0");
+  if (code != 0 && signo == 0 && j->first_lost == NULL && !j->failed &&
+      !j->deferred) {
+    /* A rank that exits with an error has often just seen another die
+     * (through shared memory, before we learn of it): that one's signal
+     * or lost connection, if it comes within the grace, names the cause. */
+    j->deferred = 1;
+    j->deferred_code = code;
+    j->deferred_rank = r->rank;
+    snprintf(j->deferred_msg, sizeof(j->deferred_msg), "%s", msg);
+    uv_timer_start(&j->grace_timer, run_on_grace, RUN_LOST_GRACE_MS, 0);
+    run_maybe_finish(j);
+    return;
+  }
   if (code != 0) {
     if (j->first_lost == r) {
       /* The lost rank's own status, which is what the user wants. */
