@@ -35,10 +35,11 @@
  * its exit status says more than the lost connection, so the verdict waits
  * RUN_LOST_GRACE_MS for it; failures of other ranks in that window are
  * taken as consequences. A rank that exits with an error waits as long
- * for another rank's death or loss, which would be its cause. A host whose daemon cannot be started or goes
- * away is a failure of its ranks; once the job is being stopped, a host
- * that has not reported its ranks' ends RUN_REMOTE_GRACE_MS after the
- * SIGKILL is given up (its daemon stops them when our connection drops).
+ * for another rank's death or loss, which would be its cause. A host whose
+ * daemon cannot be started or goes away is a failure of its ranks; once the job
+ * is being stopped, a host that has not reported its ranks' ends
+ * RUN_REMOTE_GRACE_MS after the SIGKILL is given up (its daemon stops them when
+ * our connection drops).
  *
  * Exit status:
  *     0  every rank exited 0 (and those that called mmp_init finalized)
