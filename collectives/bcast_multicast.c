@@ -50,8 +50,8 @@
 #define PH_VERDICT 3
 #define PH_WATCH 4 /* a receive from the root that nothing ever matches */
 
-/* The unknown network's rate: conservative, so that a 100 Mbit/s link
- * is not flooded before the model is known. */
+/* The pace where there is no model: a communicator of one rank, which
+ * sends nothing. */
 #define DEFAULT_BETA 1e-7
 /* Receivers look for a quiet stream this often, plus up to as much again
  * at random, so that their NACKs spread out. */
