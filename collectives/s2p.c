@@ -65,16 +65,43 @@ typedef struct s2p_out_s {
 } s2p_out_t;
 
 /* Lock held, the collective is over: hand over what fits. */
-static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
+static void s2p_out_fini(int *err, void *arg) {
   s2p_out_t *o = arg;
 
-  if (s->err == 0) {
+  if (*err == 0) {
     if (o->recvcap > 0)
       memcpy(o->recvbuf, o->scratch, o->recvcap);
-    s->err = MMP_ETRUNC;
+    *err = MMP_ETRUNC;
   }
   free(o->scratch);
   free(o);
+}
+
+static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
+  s2p_out_fini(&s->err, arg);
+}
+
+/* Starts a dynamic row on `buf` (the output, or the scratch `out`). */
+static int s2p_start_dynamic(const s2p_args_t *a, const mmp__s2p_t *x,
+                             const mmp__s2p_alg_t *row, uint8_t *buf,
+                             s2p_out_t *out, mmp_request_t **req) {
+  mmp__s2p_run_t run;
+
+  memset(&run, 0, sizeof(run));
+  run.e = mmp__eng;
+  run.comm = a->comm;
+  run.buf = buf;
+  run.x = x;
+  run.mode = a->o->mode;
+  run.timeout_ms = a->o->timeout_ms > 0
+                       ? a->o->timeout_ms
+                       : mmp__comm_timeout(mmp__eng, a->comm, 1);
+  run.bcast_of = mmp__bcast_alg;
+  if (out != NULL) {
+    run.fini = s2p_out_fini;
+    run.fini_arg = out;
+  }
+  return row->start(&run, req);
 }
 
 /* The algorithm to run, and 2-Step's broadcast. */
@@ -118,6 +145,17 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
   }
   if (j >= 0 && x->len[j] > 0)
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
+  if (mmp__s2p_alg(alg)->start != NULL) {
+    /* On success `out` is the run's, freed by its fini. */
+    rc = s2p_start_dynamic(a, x, mmp__s2p_alg(alg), buf, out, req);
+    if (rc == 0)
+      return 0;
+    if (out != NULL) {
+      free(out->scratch);
+      free(out);
+    }
+    return rc;
+  }
   rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &s);
   if (rc == 0) {
     mmp__sched_set_timeout(s, a->o->timeout_ms);
