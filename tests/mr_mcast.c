@@ -310,6 +310,47 @@ static void test_mcast_s2p_in_flight(void **state) {
   free(mine);
 }
 
+/* The last rank has half the room it needs: only it fails (MMP_ETRUNC,
+ * with what fits), nobody waits for it; then a rank that believes rank
+ * 0's message is longer fails with MMP_EMISMATCH and nobody hangs. */
+static void test_mcast_s2p_short_buffer_and_mismatch(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i, rc;
+  size_t np = (unsigned)p, n = 3000, total = n * np, *lens;
+  size_t cap = me == p - 1 ? total / 2 + 1 : total;
+  uint8_t *b = calloc(total + n, 1), *mine = malloc(n);
+  (void)state;
+
+  if (mcast_off() || p == 1) {
+    free(b);
+    free(mine);
+    skip();
+  }
+  lens = malloc(np * sizeof(size_t));
+  assert_true(b != NULL && mine != NULL && lens != NULL);
+  memset(mine, me, n);
+  o.algorithm = MMP_S2P_MULTICAST;
+  rc = mmp_bcast_s2p(mine, n, 1, b, cap, NULL, NULL, w, &o);
+  assert_int_equal(rc, cap < total ? MMP_ETRUNC : 0);
+  for (i = 0; i < (int)cap; i++)
+    assert_int_equal(b[i], (uint8_t)((size_t)i / n));
+  assert_int_equal(mmp_barrier(w), 0);
+  for (i = 0; i < p; i++)
+    lens[i] = n;
+  if (me == p - 1)
+    lens[0] += 7;
+  rc = mmp_bcast_s2p(mine, n, 1, b, total + n, lens, NULL, w, &o);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  else
+    assert_true(rc == 0 || rc == MMP_EMISMATCH);
+  assert_int_equal(mmp_barrier(w), 0);
+  free(lens);
+  free(b);
+  free(mine);
+}
+
 /* Switched off: the multicast s-to-p is MMP_ENOTSUP on every rank, with
  * and without the lengths, and another algorithm still works. */
 static void test_mcast_s2p_off(void **state) {
@@ -445,6 +486,7 @@ int main(void) {
       cmocka_unit_test(test_mcast_rejects_forgeries),
       cmocka_unit_test(test_mcast_s2p),
       cmocka_unit_test(test_mcast_s2p_in_flight),
+      cmocka_unit_test(test_mcast_s2p_short_buffer_and_mismatch),
       cmocka_unit_test(test_mcast_s2p_off),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
