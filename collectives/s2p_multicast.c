@@ -16,8 +16,9 @@
  * Cost: each source sends its L_j once (alpha + L_j beta at the source),
  * each rank receives S - L_me, flat in p. The sources pace themselves
  * independently at the model's rate, so s > 1 sources on a switch
- * oversubscribe every receiver's link by s and lean on the NACK repair
- * (docs/algorithms.md). Selected: only when asked for (AUTO never
+ * oversubscribe every receiver's link by s and lean on the NACK repair:
+ * far slower than the ring for s > 1 (docs/performance.md, "The
+ * multicast s-to-p"). Selected: only when asked for (AUTO never
  * considers it: prefer 0).
  */
 #include <stdlib.h>
