@@ -65,16 +65,43 @@ typedef struct s2p_out_s {
 } s2p_out_t;
 
 /* Lock held, the collective is over: hand over what fits. */
-static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
+static void s2p_out_fini(int *err, void *arg) {
   s2p_out_t *o = arg;
 
-  if (s->err == 0) {
+  if (*err == 0) {
     if (o->recvcap > 0)
       memcpy(o->recvbuf, o->scratch, o->recvcap);
-    s->err = MMP_ETRUNC;
+    *err = MMP_ETRUNC;
   }
   free(o->scratch);
   free(o);
+}
+
+static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
+  s2p_out_fini(&s->err, arg);
+}
+
+/* Starts a dynamic row on `buf` (the output, or the scratch `out`). */
+static int s2p_start_dynamic(const s2p_args_t *a, const mmp__s2p_t *x,
+                             const mmp__s2p_alg_t *row, uint8_t *buf,
+                             s2p_out_t *out, mmp_request_t **req) {
+  mmp__s2p_run_t run;
+
+  memset(&run, 0, sizeof(run));
+  run.e = mmp__eng;
+  run.comm = a->comm;
+  run.buf = buf;
+  run.x = x;
+  run.mode = a->o->mode;
+  run.timeout_ms = a->o->timeout_ms > 0
+                       ? a->o->timeout_ms
+                       : mmp__comm_timeout(mmp__eng, a->comm, 1);
+  run.bcast_of = mmp__bcast_alg;
+  if (out != NULL) {
+    run.fini = s2p_out_fini;
+    run.fini_arg = out;
+  }
+  return row->start(&run, req);
 }
 
 /* The algorithm to run, and 2-Step's broadcast. */
@@ -94,12 +121,35 @@ static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
   return mmp__s2p_choose(x, &nm);
 }
 
-/* Builds and starts the schedule on the output buffer (or a scratch one
- * when it is too small). */
+/* Builds and starts the schedule on `buf` (the output, or the scratch
+ * `out`, which the schedule's fini then frees). */
+static int s2p_start_sched(const s2p_args_t *a, const mmp__s2p_t *x, int alg,
+                           uint8_t *buf, s2p_out_t *out,
+                           mmp_request_t **req) {
+  mmp__sched_t *s;
+  int rc = mmp__sched_new(mmp__eng, a->comm, buf, x->total, a->o->mode, &s);
+
+  if (rc != 0)
+    return rc;
+  mmp__sched_set_timeout(s, a->o->timeout_ms);
+  rc = mmp__s2p_build(s, x, alg);
+  if (rc != 0) {
+    mmp__sched_free(s);
+    return rc;
+  }
+  if (out != NULL) {
+    s->fini = s2p_fini_copy;
+    s->fini_arg = out;
+  }
+  /* On failure the schedule is freed and fini never ran. */
+  return mmp__sched_start(s, req);
+}
+
+/* Starts algorithm `alg` on the output buffer (or a scratch one when it
+ * is too small). */
 static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
                       mmp_request_t **req) {
-  mmp__engine_t *e = mmp__eng;
-  mmp__sched_t *s;
+  const mmp__s2p_alg_t *row = mmp__s2p_alg(alg);
   s2p_out_t *out = NULL;
   uint8_t *buf = a->recvbuf;
   int rc, j = x->idx[x->me];
@@ -118,24 +168,10 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
   }
   if (j >= 0 && x->len[j] > 0)
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
-  rc = mmp__sched_new(e, a->comm, buf, x->total, a->o->mode, &s);
-  if (rc == 0) {
-    mmp__sched_set_timeout(s, a->o->timeout_ms);
-    rc = mmp__s2p_build(s, x, alg);
-    if (rc != 0)
-      mmp__sched_free(s);
-  }
-  if (rc == 0 && out != NULL) {
-    s->fini = s2p_fini_copy;
-    s->fini_arg = out;
-  }
-  if (rc == 0) {
-    /* On failure the schedule is freed and fini never ran. */
-    rc = mmp__sched_start(s, req);
-    if (rc == 0)
-      return 0;
-  }
-  if (out != NULL) {
+  /* On success `out` belongs to the collective, which frees it. */
+  rc = row->start != NULL ? s2p_start_dynamic(a, x, row, buf, out, req)
+                          : s2p_start_sched(a, x, alg, buf, out, req);
+  if (rc != 0 && out != NULL) {
     free(out->scratch);
     free(out);
   }

@@ -156,8 +156,27 @@ int mmp__s2p_part_exchange(mmp__s2p_plan_t *pl, int p1);
 int mmp__s2p_br_lin(mmp__s2p_plan_t *pl);
 int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl);
 
+/* A dynamic s-to-p's start (a row with `start`): everything it needs to
+ * run on its own. */
+typedef struct mmp__s2p_run_s {
+  mmp__engine_t *e;
+  mmp_comm_t *comm;
+  uint8_t *buf; /* x->total bytes, this rank's own message in place */
+  const mmp__s2p_t *x;
+  unsigned mode;
+  unsigned timeout_ms; /* the call's, or the communicator's; 0: none */
+  /* The broadcast table's row of `id`, or NULL (mmp__bcast_alg): a
+   * dynamic s-to-p runs broadcast rows through it. */
+  const mmp__bcast_alg_t *(*bcast_of)(int id);
+  /* Lock held, once, when the collective is over and before its request
+   * completes: may change *err (a scratch buffer's copy). NULL: none. */
+  void (*fini)(int *err, void *arg);
+  void *fini_arg;
+} mmp__s2p_run_t;
+
 /* One s-to-p algorithm: a row of the table (s2p_algs.c), defined in the
- * algorithm's own file. Exactly one of `build` and `plan` is set. */
+ * algorithm's own file. Exactly one of `build`, `plan` and `start` is
+ * set. */
 typedef struct mmp__s2p_alg_s {
   int id;           /* MMP_S2P_* */
   const char *name; /* mmp_s2p_alg_name, minimp-bench --s2p-algs */
@@ -167,7 +186,12 @@ typedef struct mmp__s2p_alg_s {
   /* Runs the algorithm's rounds on a plan, which schedules or prices
    * them (round-based algorithms). */
   int (*plan)(mmp__s2p_plan_t *pl);
-  /* Predicted seconds; NULL: the plan prices itself. */
+  /* Starts a dynamic one (no schedule). Any thread, lock NOT held. 0
+   * with *req a new collective request (run->fini then runs exactly
+   * once), or an error (it never ran). */
+  int (*start)(const mmp__s2p_run_t *run, mmp_request_t **req);
+  /* Predicted seconds; NULL: the plan prices itself (or, for a dynamic
+   * row, never priced). */
   double (*cost)(const mmp__s2p_t *x, const mmp_netmodel_t *nm);
 } mmp__s2p_alg_t;
 
@@ -178,7 +202,8 @@ const mmp__s2p_alg_t *mmp__s2p_alg(int id);
 void mmp__s2p_algs_check(void);
 
 /* Appends rank x->me's ops for algorithm `alg` to `s` (x->bc_alg and
- * bc_seg set for 2-Step). 0, MMP_EINVAL or MMP_ENOMEM. */
+ * bc_seg set for 2-Step). 0, MMP_EINVAL (also for a dynamic row, which
+ * has no schedule) or MMP_ENOMEM. */
 int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg);
 
 /* The same for every rank at once: s[r] is rank r's schedule. Round-based

@@ -21,7 +21,8 @@
   X(REPOS_XY_SOURCE, repos_xy)                                                 \
   X(PART_LIN, part_lin)                                                        \
   X(PART_XY_SOURCE, part_xy)                                                   \
-  X(RING, ring)
+  X(RING, ring)                                                                \
+  X(MULTICAST, multicast)
 
 #define DECLARE(id, row) extern const mmp__s2p_alg_t mmp__s2p_##row##_alg;
 S2P_ALGS(DECLARE)
@@ -43,8 +44,10 @@ void mmp__s2p_algs_check(void) {
   for (id = 1; id < MMP_S2P_ALG_COUNT; id++) {
     const mmp__s2p_alg_t *a = table[id];
     assert(a != NULL && a->id == id && a->name != NULL);
-    assert((a->build != NULL) != (a->plan != NULL));
-    assert(a->plan != NULL || a->cost != NULL);
+    assert((a->build != NULL) + (a->plan != NULL) + (a->start != NULL) == 1);
+    assert(a->plan != NULL || a->cost != NULL || a->start != NULL);
+    /* AUTO runs schedules only: a dynamic row is never a candidate. */
+    assert(a->start == NULL || a->prefer == 0);
     for (j = 1; j < id; j++) {
       assert(strcmp(a->name, table[j]->name) != 0);
       assert(!a->prefer || a->prefer != table[j]->prefer);
@@ -88,7 +91,7 @@ int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg) {
   const mmp__s2p_alg_t *a = mmp__s2p_alg(alg);
   mmp__s2p_plan_t pl;
 
-  if (a == NULL)
+  if (a == NULL || a->start != NULL)
     return MMP_EINVAL;
   if (a->build != NULL)
     return a->build(s, x);
@@ -100,7 +103,7 @@ int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg) {
   mmp__s2p_plan_t pl;
   int rc = 0, r;
 
-  if (a == NULL)
+  if (a == NULL || a->start != NULL)
     return MMP_EINVAL;
   if (a->build != NULL) {
     for (r = 0; r < x->p && rc == 0; r++) {

@@ -18,7 +18,7 @@
 double mmp__s2p_cost(int alg, const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
   const mmp__s2p_alg_t *a = mmp__s2p_alg(alg);
 
-  if (a == NULL)
+  if (a == NULL || (a->cost == NULL && a->plan == NULL))
     return INFINITY;
   if (a->cost != NULL)
     return a->cost(x, nm);

@@ -921,7 +921,10 @@ enum {
   MMP_S2P_PART_XY_SOURCE = 9,  /* two half grids with Br_xy_source, then
                                   exchange */
   MMP_S2P_RING = 10,           /* ring allgatherv (baseline) */
-  MMP_S2P_ALG_COUNT = 11
+  MMP_S2P_MULTICAST = 11,      /* each source multicasts its message (UDP;
+                                  MMP_ENOTSUP where multicast is
+                                  unavailable); never chosen by AUTO */
+  MMP_S2P_ALG_COUNT = 12
 };
 
 /* In `lens` and `out_lens`: this rank contributes no message. */

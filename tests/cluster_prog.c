@@ -4,8 +4,9 @@
  * through minimprun --agent "ip netns exec". Modes:
  *
  *   mcast ROUNDS     multicast broadcasts of 1 KiB, 64 KiB, 1 MiB + 3 from
- *                    every third root, checked (test_cluster_mcast adds
- *                    loss with nft); mcast_blocked: the algorithm is
+ *                    every third root and multicast s-to-p (p sources of
+ *                    64 KiB, 2 of unequal lengths), checked
+ *                    (test_cluster_mcast adds loss with nft); mcast_blocked: the algorithm is
  *                    MMP_ENOTSUP where multicast is dropped, AUTO works;
  *                    mcast_deaf RANK: that rank drops all multicast after
  *                    detection, the broadcast fails in bounded time
@@ -294,6 +295,49 @@ static void mode_wait_on(int victim, int stop) {
     pause();
 }
 
+/* Multicast s-to-p, `rounds` times: every rank a source of 64 KiB, then
+ * two sources of unequal lengths, lengths exchanged first; checked byte
+ * for byte. */
+static void mcast_s2p(int rounds) {
+  enum { L = 65536 };
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i, j, rc;
+  size_t np = (unsigned)p, at;
+  uint8_t *out = malloc(np * L), *mine = malloc(L), *want = malloc(L);
+
+  CHECK(out != NULL && mine != NULL && want != NULL, "memory");
+  o.algorithm = MMP_S2P_MULTICAST;
+  for (i = 0; i < rounds; i++) {
+    o.mode = i % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+    mr_fill(mine, L, 5000 + (uint64_t)(i * 64 + me));
+    rc = mmp_bcast_s2p(mine, L, 1, out, np * L, NULL, NULL, w, &o);
+    CHECK(rc == 0, "multicast s2p, %d sources: %s", p, mmp_err_name(rc));
+    for (j = 0; j < p; j++) {
+      mr_fill(want, L, 5000 + (uint64_t)(i * 64 + j));
+      CHECK(memcmp(out + (size_t)j * L, want, L) == 0,
+            "multicast s2p: source %d's data differ", j);
+    }
+    /* Ranks 0 and p - 1, L and L / 3 + 1 bytes. */
+    mr_fill(mine, L, 6000 + (uint64_t)me);
+    rc = mmp_bcast_s2p(mine, me == 0 ? L : (size_t)L / 3 + 1,
+                       me == 0 || me == p - 1, out, np * L, NULL, NULL, w,
+                       &o);
+    CHECK(rc == 0, "multicast s2p, 2 sources: %s", mmp_err_name(rc));
+    for (j = 0, at = 0; j < (p > 1 ? 2 : 1); j++) {
+      int src = j == 0 ? 0 : p - 1;
+      size_t n = src == 0 ? L : (size_t)L / 3 + 1;
+      mr_fill(want, L, 6000 + (uint64_t)src);
+      CHECK(memcmp(out + at, want, n) == 0,
+            "multicast s2p: source %d's data differ", src);
+      at += n;
+    }
+  }
+  free(out);
+  free(mine);
+  free(want);
+}
+
 /* Multicast broadcasts of 1 KiB, 64 KiB and 1 MiB + 3 from every root,
  * `rounds` times each, checked byte for byte; prints what the channel
  * counted. The receivers' hosts may drop some of the group's datagrams
@@ -325,6 +369,7 @@ static void mode_mcast(int rounds) {
         CHECK(memcmp(buf, want, sizes[k]) == 0,
               "multicast %zu bytes from %d: data differ", sizes[k], root);
       }
+  mcast_s2p(rounds);
   CHECK(mmp__mcast_stats(&st) == 0, "stats");
   printf("rank %d: mcast ok in %.1f s, group %s, %llu received, %llu sent, "
          "%llu foreign, %llu bad MAC, %llu stale\n",

@@ -6,7 +6,9 @@
  * flight; forged, foreign and replayed datagrams sent to the group are
  * rejected and counted while broadcasts stay correct. With MINIMP_MCAST=off
  * (a second registration) the algorithm is MMP_ENOTSUP on every rank and
- * AUTO still works.
+ * AUTO still works. The multicast s-to-p (MMP_S2P_MULTICAST) likewise: s =
+ * 1, 2, p/2 and p sources, equal and unequal lengths, both modes,
+ * blocking and not, with and without the lengths, byte for byte.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -157,6 +159,231 @@ static void test_mcast_several_in_flight(void **state) {
   }
 }
 
+/* ---- Multicast s-to-p (MMP_S2P_MULTICAST) -------------------------------- */
+
+/* Source j of s: every (p / s)-th rank, the last ones when s = p. Its
+ * message: `base` bytes (equal), or base - j * 7 + (j % 3) (unequal,
+ * down to 0), seeded by the source. */
+static size_t s2p_len(int j, size_t base, int unequal) {
+  size_t d = (size_t)j * 7;
+  if (!unequal)
+    return base;
+  return d > base ? (size_t)(j % 3) : base - d + (size_t)(j % 3);
+}
+
+/* Runs one multicast s-to-p with s sources and checks every byte and
+ * every length on this rank; `nb` uses the non-blocking call, `unknown`
+ * passes no lengths (the size exchange first). */
+static void check_s2p(int s, size_t base, int unequal, unsigned mode, int nb,
+                      int unknown, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i, j = 0, rc;
+  size_t *lens = malloc((size_t)p * sizeof(size_t));
+  size_t *got = malloc((size_t)p * sizeof(size_t)), total = 0, at = 0;
+  uint8_t *want, *buf, *mine;
+  mmp_request_t *q = NULL;
+
+  assert_non_null(lens);
+  assert_non_null(got);
+  for (i = 0; i < p; i++) {
+    int src = s == p || (i % (p / s) == 0 && i / (p / s) < s);
+    lens[i] = src ? s2p_len(j++, base, unequal) : MMP_S2P_NONE;
+    total += src ? lens[i] : 0;
+  }
+  assert_int_equal(j, s);
+  want = malloc(total + 1);
+  buf = malloc(total + 1);
+  mine = malloc(base + 8);
+  assert_true(want != NULL && buf != NULL && mine != NULL);
+  for (i = 0; i < p; i++)
+    if (lens[i] != MMP_S2P_NONE) {
+      mr_fill(want + at, lens[i], seed + (uint64_t)i);
+      at += lens[i];
+    }
+  if (lens[me] != MMP_S2P_NONE)
+    mr_fill(mine, lens[me], seed + (uint64_t)me);
+  memset(buf, 0xa5, total + 1);
+  o.algorithm = MMP_S2P_MULTICAST;
+  o.mode = mode;
+  if (nb) {
+    rc = mmp_ibcast_s2p(mine, lens[me] != MMP_S2P_NONE ? lens[me] : 0,
+                        lens[me] != MMP_S2P_NONE, buf, total,
+                        unknown ? NULL : lens, got, w, &o, &q);
+    if (rc == 0)
+      rc = mmp_wait(&q, MMP_STATUS_IGNORE);
+  } else {
+    rc = mmp_bcast_s2p(mine, lens[me] != MMP_S2P_NONE ? lens[me] : 0,
+                       lens[me] != MMP_S2P_NONE, buf, total,
+                       unknown ? NULL : lens, got, w, &o);
+  }
+  if (rc != 0 || memcmp(buf, want, total) != 0 || buf[total] != 0xa5) {
+    size_t k = 0;
+    while (k < total && buf[k] == want[k])
+      k++;
+    fail_msg("multicast s2p s %d base %zu unequal %d mode %u nb %d unknown %d: "
+             "rc %s, first bad byte %zu of %zu",
+             s, base, unequal, mode, nb, unknown, mmp_err_name(rc), k, total);
+  }
+  for (i = 0; i < p; i++)
+    assert_true(got[i] == lens[i]);
+  free(lens);
+  free(got);
+  free(want);
+  free(buf);
+  free(mine);
+}
+
+/* s = 1, 2, p/2 and p sources; lengths equal and unequal, around the
+ * datagram's payload and over many datagrams; both modes, blocking and
+ * not, with and without the lengths. */
+static void test_mcast_s2p(void **state) {
+  int p = mr_size(), svals[4] = {1, 2, p / 2, p}, k, v;
+  size_t pl, bases[4];
+  (void)state;
+
+  if (mcast_off() || p == 1)
+    skip();
+  pl = payload();
+  bases[0] = 1;
+  bases[1] = pl;
+  bases[2] = pl + 1;
+  bases[3] = 20 * pl + 5;
+  for (k = 0; k < 4; k++) {
+    if (svals[k] < 1 || (k > 0 && svals[k] == svals[k - 1]))
+      continue;
+    for (v = 0; v < 4; v++) {
+      uint64_t seed = 7000 + (uint64_t)(k * 100 + v * 10);
+      check_s2p(svals[k], bases[v], 0, MMP_SEND_EAGER, v % 2, 0, seed);
+      check_s2p(svals[k], bases[v], 1, MMP_SEND_RNDV, (v + 1) % 2, v == 3,
+                seed + 1);
+    }
+  }
+  /* The lengths exchanged first, both modes, equal lengths. */
+  check_s2p(p, 3 * pl, 0, MMP_SEND_EAGER, 1, 1, 7900);
+  check_s2p(p / 2 > 0 ? p / 2 : 1, 0, 0, MMP_SEND_RNDV, 0, 1, 7901);
+}
+
+/* Two multicast s-to-p and a multicast broadcast in flight at once. */
+static void test_mcast_s2p_in_flight(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i, k;
+  enum { N = 5000 };
+  uint8_t *b[2], *mine, bc[N], want[N];
+  mmp_request_t *q[3];
+  (void)state;
+
+  if (mcast_off() || p == 1)
+    skip();
+  mine = malloc(N);
+  assert_non_null(mine);
+  o.algorithm = MMP_S2P_MULTICAST;
+  bo.algorithm = MMP_BCAST_MULTICAST;
+  for (k = 0; k < 2; k++) {
+    b[k] = malloc((size_t)N * (size_t)p);
+    assert_non_null(b[k]);
+    mr_fill(mine, N, 8100 + (uint64_t)(k * 64 + me));
+    o.mode = k ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+    /* Every rank a source: the send buffer is free on return. */
+    assert_int_equal(mmp_ibcast_s2p(mine, N, 1, b[k], (size_t)N * (size_t)p,
+                                    NULL, NULL, w, &o, &q[k]),
+                     0);
+  }
+  mr_fill(want, N, 8300);
+  if (me == p - 1)
+    memcpy(bc, want, N);
+  else
+    memset(bc, 0, N);
+  assert_int_equal(mmp_ibcast(bc, N, p - 1, w, &bo, &q[2]), 0);
+  for (k = 2; k >= 0; k--)
+    assert_int_equal(mmp_wait(&q[k], MMP_STATUS_IGNORE), 0);
+  assert_memory_equal(bc, want, N);
+  for (k = 0; k < 2; k++) {
+    for (i = 0; i < p; i++) {
+      mr_fill(mine, N, 8100 + (uint64_t)(k * 64 + i));
+      assert_memory_equal(b[k] + (size_t)i * N, mine, N);
+    }
+    free(b[k]);
+  }
+  free(mine);
+}
+
+/* The last rank has half the room it needs: only it fails (MMP_ETRUNC,
+ * with what fits), nobody waits for it; then a rank that believes rank
+ * 0's message is longer fails with MMP_EMISMATCH and nobody hangs. */
+static void test_mcast_s2p_short_buffer_and_mismatch(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i, rc;
+  size_t np = (unsigned)p, n = 3000, total = n * np, *lens;
+  size_t cap = me == p - 1 ? total / 2 + 1 : total;
+  uint8_t *b = calloc(total + n, 1), *mine = malloc(n);
+  (void)state;
+
+  if (mcast_off() || p == 1) {
+    free(b);
+    free(mine);
+    skip();
+  }
+  lens = malloc(np * sizeof(size_t));
+  assert_true(b != NULL && mine != NULL && lens != NULL);
+  memset(mine, me, n);
+  o.algorithm = MMP_S2P_MULTICAST;
+  rc = mmp_bcast_s2p(mine, n, 1, b, cap, NULL, NULL, w, &o);
+  assert_int_equal(rc, cap < total ? MMP_ETRUNC : 0);
+  for (i = 0; i < (int)cap; i++)
+    assert_int_equal(b[i], (uint8_t)((size_t)i / n));
+  assert_int_equal(mmp_barrier(w), 0);
+  for (i = 0; i < p; i++)
+    lens[i] = n;
+  if (me == p - 1)
+    lens[0] += 7;
+  rc = mmp_bcast_s2p(mine, n, 1, b, total + n, lens, NULL, w, &o);
+  if (me == p - 1)
+    assert_int_equal(rc, MMP_EMISMATCH);
+  else
+    assert_true(rc == 0 || rc == MMP_EMISMATCH);
+  assert_int_equal(mmp_barrier(w), 0);
+  free(lens);
+  free(b);
+  free(mine);
+}
+
+/* Switched off: the multicast s-to-p is MMP_ENOTSUP on every rank, with
+ * and without the lengths, and another algorithm still works. */
+static void test_mcast_s2p_off(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
+  int p = mr_size(), me = mr_rank(), i;
+  size_t np = (unsigned)p, *lens = malloc(np * sizeof(size_t));
+  uint8_t c = (uint8_t)(me + 1), *out = malloc(np);
+  (void)state;
+
+  if (!mcast_off() || p == 1) {
+    free(lens);
+    free(out);
+    skip();
+  }
+  assert_true(lens != NULL && out != NULL);
+  for (i = 0; i < p; i++)
+    lens[i] = 1;
+  o.algorithm = MMP_S2P_MULTICAST;
+  assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o),
+                   MMP_ENOTSUP);
+  assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, NULL, NULL, w, &o),
+                   MMP_ENOTSUP);
+  o.algorithm = MMP_S2P_AUTO;
+  memset(out, 0, np);
+  assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o),
+                   0);
+  for (i = 0; i < p; i++)
+    assert_int_equal(out[i], i + 1);
+  free(lens);
+  free(out);
+}
+
 /* Sends one datagram to the job's group from a socket of its own. */
 static void send_raw(const char *group, const uint8_t *d, size_t n) {
   struct sockaddr_in to;
@@ -257,6 +484,10 @@ int main(void) {
       cmocka_unit_test(test_mcast_sizes_every_root),
       cmocka_unit_test(test_mcast_several_in_flight),
       cmocka_unit_test(test_mcast_rejects_forgeries),
+      cmocka_unit_test(test_mcast_s2p),
+      cmocka_unit_test(test_mcast_s2p_in_flight),
+      cmocka_unit_test(test_mcast_s2p_short_buffer_and_mismatch),
+      cmocka_unit_test(test_mcast_s2p_off),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
 }

@@ -468,6 +468,29 @@ static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
   free(hold);
 }
 
+/* Rows with a schedule; a dynamic row (multicast) has none to check
+ * offline: mr_s2p and mr_mcast run it. */
+static int s2p_scheduled(int alg) {
+  return mmp__s2p_alg(alg)->start == NULL;
+}
+
+static void test_s2p_dynamic_rows_build_nothing(void **state) {
+  mmp__s2p_t x;
+  mmp__sched_t *one;
+  (void)state;
+
+  assert_false(s2p_scheduled(MMP_S2P_MULTICAST));
+  s2p_make(&x, 4, MMP_S2P_DIST_EQUAL, 2, 10);
+  assert_int_equal(mmp__sched_offline(4, 0, NULL, x.total, &one), 0);
+  assert_int_equal(mmp__s2p_build(one, &x, MMP_S2P_MULTICAST), MMP_EINVAL);
+  assert_int_equal(mmp__s2p_build_all(&one, &x, MMP_S2P_MULTICAST),
+                   MMP_EINVAL);
+  assert_true(isinf(mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net)));
+  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  mmp__sched_free(one);
+  mmp__s2p_fini(&x);
+}
+
 static void test_s2p_every_algorithm_small_p(void **state) {
   static const int dists[] = {MMP_S2P_DIST_ROW, MMP_S2P_DIST_EQUAL,
                               MMP_S2P_DIST_DIAG_R, MMP_S2P_DIST_SQUARE};
@@ -475,7 +498,7 @@ static void test_s2p_every_algorithm_small_p(void **state) {
   (void)state;
 
   for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
-    for (p = 1; p <= 64; p++)
+    for (p = 1; p <= 64 && s2p_scheduled(alg); p++)
       for (d = 0; d < 4; d++)
         for (k = 0; k < 4; k++) {
           int ns = k == 0 ? 1 : k == 1 ? (p + 1) / 2 : k == 2 ? p : 0;
@@ -499,7 +522,8 @@ static void test_s2p_large_p(void **state) {
         int p = ps[i], ns = k == 0 ? 1 : k == 1 ? 64 : p;
         mmp__s2p_t x;
         /* Every source to every rank directly: p^2 messages. */
-        if (ns == p && mmp__s2p_alg(alg)->plan == NULL)
+        if ((ns == p && mmp__s2p_alg(alg)->plan == NULL) ||
+            !s2p_scheduled(alg))
           continue;
         s2p_make(&x, p, k == 1 ? MMP_S2P_DIST_EQUAL : MMP_S2P_DIST_ROW, ns,
                  ns == p ? 1 : 10);
@@ -547,7 +571,7 @@ static void test_s2p_all_ranks_plan_is_each_ranks_plan(void **state) {
   (void)state;
 
   for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
-    for (p = 1; p <= 20; p++) {
+    for (p = 1; p <= 20 && s2p_scheduled(alg); p++) {
       mmp__s2p_t x;
       mmp__sched_t **all = calloc((size_t)p, sizeof(*all));
       s2p_make(&x, p, MMP_S2P_DIST_DIAG_R, (p + 2) / 3, 11);
@@ -599,6 +623,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_node_layouts),
       cmocka_unit_test(test_bcast_node_grouped_leaders),
       cmocka_unit_test(test_bcast_large_p),
+      cmocka_unit_test(test_s2p_dynamic_rows_build_nothing),
       cmocka_unit_test(test_s2p_every_algorithm_small_p),
       cmocka_unit_test(test_s2p_all_ranks_plan_is_each_ranks_plan),
       cmocka_unit_test(test_s2p_large_p),
