@@ -776,6 +776,13 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
    * than under: an overshoot waits in the root's interface queue, an
    * undershoot leaves the link idle. */
   m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / PACE_GAIN;
+  /* Roots sending at once (a multicast s-to-p) share every receiver's
+   * link: each takes its part of the rate and of the burst, or together
+   * they overrun the receivers and repairs must make up the loss. */
+  if (run->pace_share > 1) {
+    m->ns_per_byte *= run->pace_share;
+    burst /= run->pace_share;
+  }
   /* The links' burst allowance (the model's burst, at most a window) may
    * go out at once. */
   m->burst0 = burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR +

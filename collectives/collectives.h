@@ -530,6 +530,8 @@ typedef struct mmp__bcast_run_s {
   const mmp__bcast_desc_t *stat;
   int hint;            /* the root's regime, for the ranks that root next */
   unsigned timeout_ms; /* the call's, or the communicator's; 0: none */
+  int pace_share;      /* multicast: this many roots send at once and share
+                          each receiver's link (0 or 1: alone) */
 } mmp__bcast_run_t;
 
 enum {

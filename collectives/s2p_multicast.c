@@ -110,6 +110,7 @@ static int start_one(const mmp__s2p_run_t *run, const mmp__bcast_alg_t *b,
   br.cfg = &run->e->cfg;
   br.alg_of = run->bcast_of;
   br.timeout_ms = run->timeout_ms;
+  br.pace_share = x->ns;
   return b->start(&br, req);
 }
 
