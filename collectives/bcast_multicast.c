@@ -75,12 +75,12 @@ typedef struct mc_s {
   size_t len;
   int root, me, p, vr;
   uint32_t ctx, seq;
-  size_t pl;      /* payload bytes a datagram */
-  uint32_t npk;   /* datagrams */
-  uint8_t *bits;  /* receiver: held; root: asked for again */
-  uint32_t nhave; /* receiver */
-  uint32_t next;  /* root: next datagram of the first pass */
-  uint32_t nwant; /* root: repairs asked for */
+  size_t pl;          /* payload bytes a datagram */
+  uint32_t npk;       /* datagrams */
+  uint8_t *bits;      /* receiver: held; root: asked for again */
+  uint32_t nhave;     /* receiver */
+  uint32_t next;      /* root: next datagram of the first pass */
+  uint32_t nwant;     /* root: repairs asked for */
   double ns_per_byte; /* root: the pace, wire bytes */
   uint64_t t0;        /* root: uv_hrtime of the first tick, 0 before */
   double sent_bytes;  /* root: wire bytes sent since t0, less burst0 */
@@ -186,8 +186,8 @@ static double wire_bytes(const mc_t *m, uint32_t i) {
  * (a credit unused while waiting is forfeited beyond that). */
 static double root_credit(mc_t *m) {
   uint64_t now = uv_hrtime();
-  double cap = (double)WINDOW_MAX * (double)(m->pl + MMP__DGRAM_HDR +
-                                             WIRE_EXTRA);
+  double cap =
+      (double)WINDOW_MAX * (double)(m->pl + MMP__DGRAM_HDR + WIRE_EXTRA);
   double allowed;
 
   if (m->t0 == 0) {
@@ -785,11 +785,10 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   }
   /* The links' burst allowance (the model's burst, at most a window) may
    * go out at once. */
-  m->burst0 = burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR +
-                                                    WIRE_EXTRA)
-                  ? burst
-                  : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR +
-                                                  WIRE_EXTRA);
+  m->burst0 =
+      burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + WIRE_EXTRA)
+          ? burst
+          : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + WIRE_EXTRA);
   m->limit_ms =
       run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;

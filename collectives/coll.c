@@ -26,7 +26,8 @@ size_t mmp__coll_desc_encode(const mmp__coll_desc_t *d, uint8_t *out) {
   out[2] = (uint8_t)d->alg;
   /* The base type (below 16) and the radix share a byte: radix k (2 ..
    * 16) as k - 1 in the high nibble, 0 for none; the header is full. */
-  out[3] = (uint8_t)((d->base & 0xf) | (d->radix > 1 ? (d->radix - 1) << 4 : 0));
+  out[3] =
+      (uint8_t)((d->base & 0xf) | (d->radix > 1 ? (d->radix - 1) << 4 : 0));
   out[4] = (uint8_t)(d->op >> 8);
   out[5] = (uint8_t)d->op;
   out[6] = (uint8_t)(d->window >> 8);
@@ -148,9 +149,9 @@ int mmp__coll_resolve(mmp_comm_t *comm, mmp__coll_desc_t *d,
   /* An operation that is not commutative needs rank order. */
   if (alg != NULL && noncomm && !(alg->flags & MMP__COLL_F_ORDERED))
     return MMP_EINVAL;
-  need_nm =
-      alg == NULL || ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0) ||
-      (alg->radix != NULL && o->radix == 0);
+  need_nm = alg == NULL ||
+            ((alg->flags & MMP__COLL_F_SEGMENTED) && o->segment == 0) ||
+            (alg->radix != NULL && o->radix == 0);
   /* What the model decides is kept: pricing every row, and the model's
    * fit to the communicator's nodes, cost more than a short collective. */
   if (need_nm) {

@@ -543,8 +543,8 @@ enum {
                                     sub-group broadcast */
   MMP__BCAST_F_DYNAMIC = 0x10,   /* no static schedule: `start` */
   MMP__BCAST_F_COMPOSITE = 0x20, /* runs `inner` and `outer` algorithms */
-  MMP__BCAST_F_PIPELINED = 0x40 /* AUTO runs it in the segments of
-                                   mmp__pipeline_seg */
+  MMP__BCAST_F_PIPELINED = 0x40  /* AUTO runs it in the segments of
+                                    mmp__pipeline_seg */
 };
 
 /* One broadcast algorithm: a row of mmp__bcast_algs (bcast_algs.c),

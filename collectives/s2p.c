@@ -124,8 +124,7 @@ static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
 /* Builds and starts the schedule on `buf` (the output, or the scratch
  * `out`, which the schedule's fini then frees). */
 static int s2p_start_sched(const s2p_args_t *a, const mmp__s2p_t *x, int alg,
-                           uint8_t *buf, s2p_out_t *out,
-                           mmp_request_t **req) {
+                           uint8_t *buf, s2p_out_t *out, mmp_request_t **req) {
   mmp__sched_t *s;
   int rc = mmp__sched_new(mmp__eng, a->comm, buf, x->total, a->o->mode, &s);
 

@@ -128,7 +128,8 @@ static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
   c = calloc(1, sizeof(*c));
   creq = calloc(1, sizeof(*creq));
   if (c == NULL || creq == NULL ||
-      (x->ns > 0 && (c->sub = calloc((size_t)x->ns, sizeof(*c->sub))) == NULL)) {
+      (x->ns > 0 &&
+       (c->sub = calloc((size_t)x->ns, sizeof(*c->sub))) == NULL)) {
     free(c);
     free(creq);
     return MMP_ENOMEM;

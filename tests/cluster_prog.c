@@ -6,8 +6,8 @@
  *   mcast ROUNDS     multicast broadcasts of 1 KiB, 64 KiB, 1 MiB + 3 from
  *                    every third root and multicast s-to-p (p sources of
  *                    64 KiB, 2 of unequal lengths), checked
- *                    (test_cluster_mcast adds loss with nft); mcast_blocked: the algorithm is
- *                    MMP_ENOTSUP where multicast is dropped, AUTO works;
+ *                    (test_cluster_mcast adds loss with nft); mcast_blocked:
+ * the algorithm is MMP_ENOTSUP where multicast is dropped, AUTO works;
  *                    mcast_deaf RANK: that rank drops all multicast after
  *                    detection, the broadcast fails in bounded time
  *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
@@ -321,8 +321,7 @@ static void mcast_s2p(int rounds) {
     /* Ranks 0 and p - 1, L and L / 3 + 1 bytes. */
     mr_fill(mine, L, 6000 + (uint64_t)me);
     rc = mmp_bcast_s2p(mine, me == 0 ? L : (size_t)L / 3 + 1,
-                       me == 0 || me == p - 1, out, np * L, NULL, NULL, w,
-                       &o);
+                       me == 0 || me == p - 1, out, np * L, NULL, NULL, w, &o);
     CHECK(rc == 0, "multicast s2p, 2 sources: %s", mmp_err_name(rc));
     for (j = 0, at = 0; j < (p > 1 ? 2 : 1); j++) {
       int src = j == 0 ? 0 : p - 1;

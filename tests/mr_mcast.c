@@ -376,8 +376,7 @@ static void test_mcast_s2p_off(void **state) {
                    MMP_ENOTSUP);
   o.algorithm = MMP_S2P_AUTO;
   memset(out, 0, np);
-  assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o),
-                   0);
+  assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o), 0);
   for (i = 0; i < p; i++)
     assert_int_equal(out[i], i + 1);
   free(lens);

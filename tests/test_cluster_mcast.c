@@ -3,10 +3,10 @@
  * The multicast broadcast on the emulated cluster (8 hosts, 100 Mbit/s,
  * one rank each): with nftables on every receiver's host dropping a random
  * 1%, 10% and 30% of the datagrams sent to 239.0.0.0/8, every broadcast
- * and multicast s-to-p still arrives intact; a rank whose host drops all of them after
- * detection makes the broadcast fail in bounded time; and where multicast
- * is blocked from the start, detection turns it off (MMP_ENOTSUP on every
- * rank) and AUTO still works.
+ * and multicast s-to-p still arrives intact; a rank whose host drops all of
+ * them after detection makes the broadcast fail in bounded time; and where
+ * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
+ * every rank) and AUTO still works.
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root, network namespaces or nft it exits 77 (meson: skipped).

@@ -593,9 +593,8 @@ static void test_auto_choices(void **state) {
     assert_int_equal(kn->radix(16, 4, &gapped), 16);
     /* Without a measured gap the tree is the binomial one at best. */
     assert_int_equal(kn->radix(16, 4, &net), 2);
-    assert_int_equal(
-        mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &gapped),
-        MMP_REDUCE_PIPELINE);
+    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &gapped),
+                     MMP_REDUCE_PIPELINE);
   }
   assert_int_equal(
       mmp__coll_choose(MMP_COLL_REDUCE_SCATTER, 16, 1 << 20, 1, &net),

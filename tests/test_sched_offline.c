@@ -483,8 +483,7 @@ static void test_s2p_dynamic_rows_build_nothing(void **state) {
   s2p_make(&x, 4, MMP_S2P_DIST_EQUAL, 2, 10);
   assert_int_equal(mmp__sched_offline(4, 0, NULL, x.total, &one), 0);
   assert_int_equal(mmp__s2p_build(one, &x, MMP_S2P_MULTICAST), MMP_EINVAL);
-  assert_int_equal(mmp__s2p_build_all(&one, &x, MMP_S2P_MULTICAST),
-                   MMP_EINVAL);
+  assert_int_equal(mmp__s2p_build_all(&one, &x, MMP_S2P_MULTICAST), MMP_EINVAL);
   assert_true(isinf(mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net)));
   assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
   mmp__sched_free(one);
@@ -522,8 +521,7 @@ static void test_s2p_large_p(void **state) {
         int p = ps[i], ns = k == 0 ? 1 : k == 1 ? 64 : p;
         mmp__s2p_t x;
         /* Every source to every rank directly: p^2 messages. */
-        if ((ns == p && mmp__s2p_alg(alg)->plan == NULL) ||
-            !s2p_scheduled(alg))
+        if ((ns == p && mmp__s2p_alg(alg)->plan == NULL) || !s2p_scheduled(alg))
           continue;
         s2p_make(&x, p, k == 1 ? MMP_S2P_DIST_EQUAL : MMP_S2P_DIST_ROW, ns,
                  ns == p ? 1 : 10);

@@ -1068,8 +1068,8 @@ static void s2p_defaults(s2p_bench_t *b, int p) {
  * MMP_ENOTSUP (on every rank alike) where `alg` cannot run here: the
  * multicast row where multicast is unusable. */
 static int s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
-                     const uint8_t *mine, uint8_t *out, size_t total, int M,
-                     double *avg, double *mx) {
+                    const uint8_t *mine, uint8_t *out, size_t total, int M,
+                    double *avg, double *mx) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), me = mmp_comm_rank(w), x;
   mmp_s2p_opts_t so = MMP_S2P_OPTS_INIT;
@@ -1082,9 +1082,9 @@ static int s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
     int rc;
     CHECK(mmp_barrier(w));
     t0 = mmp_wtime();
-    rc = mmp_bcast_s2p(mine, lens[me] == MMP_S2P_NONE ? 0 : lens[me],
-                       lens[me] != MMP_S2P_NONE, out, total, lens, NULL, w,
-                       &so);
+    rc =
+        mmp_bcast_s2p(mine, lens[me] == MMP_S2P_NONE ? 0 : lens[me],
+                      lens[me] != MMP_S2P_NONE, out, total, lens, NULL, w, &so);
     if (x < 0 && rc == MMP_ENOTSUP && alg == MMP_S2P_MULTICAST) {
       free(all);
       return rc;
@@ -1134,8 +1134,10 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s,
     if (s2p_time(b, b->algs[a], lens, mine, out, total, M, &avg, &mx) != 0) {
       progress_done();
       if (mmp_comm_rank(w) == 0)
-        fprintf(stderr, "minimp-bench: s2p %s not supported here "
-                        "(multicast unusable): skipped\n", name);
+        fprintf(stderr,
+                "minimp-bench: s2p %s not supported here "
+                "(multicast unusable): skipped\n",
+                name);
       continue;
     }
     if (mmp_comm_rank(w) != 0)
