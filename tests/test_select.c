@@ -416,11 +416,11 @@ static void test_adapt_model_is_bounded(void **st) {
 
 /*
  * The pipeline's segments after the first are priced by the gap, not by
- * alpha: at 256 KiB and p = 16 on the emulated cluster under CPU load
- * (alpha read 3-4 times its idle figure), alpha per segment and hop
- * priced the pipeline above the scatter-allgathers, which measured 2.5
- * times its time (docs/performance.md); with the gap the pipeline wins.
- * Without a measured gap (0, a saved profile) the price is the old one.
+ * alpha: charging alpha per segment and hop, with alpha inflated by CPU
+ * load, priced the pipeline above the scatter-allgathers that it beats
+ * on the links (figures: docs/performance.md, "AUTO in the wild"). With
+ * the gap the pipeline wins; without a measured gap (0, a saved profile)
+ * the price is the old one.
  */
 static void test_pipeline_segments_priced_by_the_gap(void **st) {
   mmp_netmodel_t loaded = cluster, measured, as_alpha;
