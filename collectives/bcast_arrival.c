@@ -1007,17 +1007,8 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
     free(creq);
     return MMP_ENOMEM;
   }
-  creq->on_heap = 1;
-  creq->kind = MMP__REQ_COLL;
-  creq->state = MMP__RQ_NEW;
-  creq->comm = run->comm;
-  creq->len = (size_t)run->d->len; /* how waits for it poll */
-  creq->cb_arg = a;
-  creq->dtor = arr_req_free;
-  mmp__list_init(&creq->node);
-  atomic_init(&creq->done, 0);
-  creq->status.source = run->d->root;
-  creq->status.tag = MMP_ANY_TAG;
+  mmp__coll_req_init(creq, run->comm, (size_t)run->d->len, run->d->root, a,
+                     arr_req_free);
   a->creq = creq;
   mmp__lock(e);
   a->seq = run->comm->coll_seq++;

@@ -800,17 +800,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->l.ctx = m->ctx;
   m->l.cb = on_dgram;
   m->l.arg = m;
-  creq->on_heap = 1;
-  creq->kind = MMP__REQ_COLL;
-  creq->state = MMP__RQ_NEW;
-  creq->comm = comm;
-  creq->len = m->len;
-  creq->cb_arg = m;
-  creq->dtor = mc_req_free;
-  mmp__list_init(&creq->node);
-  atomic_init(&creq->done, 0);
-  creq->status.source = d->root;
-  creq->status.tag = MMP_ANY_TAG;
+  mmp__coll_req_init(creq, comm, m->len, d->root, m, mc_req_free);
   m->creq = creq;
   mmp__lock(e);
   m->seq = comm->coll_seq++;

@@ -654,6 +654,25 @@ int mmp__poison_len_ok(uint64_t len, uint64_t seg);
 
 /* What every public collective call checks first: 0, MMP_ENOTINIT (logged
  * once per process) or MMP_ECOMM. */
+/* Sets up `r`, a zeroed heap request, as a collective's request on `comm`:
+ * waits on it poll by `len` bytes (the progress engine's bulk rule), its
+ * status names `source`, and `dtor` frees its owner `arg` with it. */
+static inline void mmp__coll_req_init(mmp_request_t *r, mmp_comm_t *comm,
+                                      size_t len, int source, void *arg,
+                                      void (*dtor)(mmp_request_t *)) {
+  r->on_heap = 1;
+  r->kind = MMP__REQ_COLL;
+  r->state = MMP__RQ_NEW;
+  r->comm = comm;
+  r->len = len;
+  r->cb_arg = arg;
+  r->dtor = dtor;
+  mmp__list_init(&r->node);
+  atomic_init(&r->done, 0);
+  r->status.source = source;
+  r->status.tag = MMP_ANY_TAG;
+}
+
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {
   if (mmp__eng == NULL)
     return mmp__not_init("a collective (mmp_bcast, mmp_barrier, ...)");

@@ -156,17 +156,7 @@ static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
   c->err = rc;
   c->fini = run->fini;
   c->fini_arg = run->fini_arg;
-  creq->on_heap = 1;
-  creq->kind = MMP__REQ_COLL;
-  creq->state = MMP__RQ_NEW;
-  creq->comm = run->comm;
-  creq->len = x->total;
-  creq->cb_arg = c;
-  creq->dtor = mc_req_free;
-  mmp__list_init(&creq->node);
-  atomic_init(&creq->done, 0);
-  creq->status.source = MMP_ANY_SOURCE;
-  creq->status.tag = MMP_ANY_TAG;
+  mmp__coll_req_init(creq, run->comm, x->total, MMP_ANY_SOURCE, c, mc_req_free);
   mmp__lock(e);
   for (j = 0; j < c->nsub; j++) {
     mmp_request_t *q = c->sub[j].req;

@@ -1198,17 +1198,8 @@ int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {
     mmp__sched_free(s);
     return rc != 0 ? rc : MMP_ENOMEM;
   }
-  creq->on_heap = 1;
-  creq->kind = MMP__REQ_COLL;
-  creq->state = MMP__RQ_NEW;
-  creq->comm = s->comm;
-  creq->len = s->wait_by_msg ? sched_max_msg(s) : s->len; /* how waits poll */
-  creq->cb_arg = s; /* the schedule, freed with the request */
-  creq->dtor = sched_req_free;
-  mmp__list_init(&creq->node);
-  atomic_init(&creq->done, 0);
-  creq->status.source = s->source;
-  creq->status.tag = MMP_ANY_TAG;
+  mmp__coll_req_init(creq, s->comm, s->wait_by_msg ? sched_max_msg(s) : s->len,
+                     s->source, s, sched_req_free);
   s->creq = creq;
   mmp__lock(s->e);
   if (s->timeout_ms > 0)
