@@ -107,6 +107,16 @@ static void test_bench_bad_values_are_named(void **state) {
   assert_non_null(strstr(res.err, "--root: '5' is not a rank"));
 }
 
+/* A job of one rank has no destination for max OL_i: a row of zeros, not
+ * a division by zero in the warm-up (it died of SIGFPE). */
+static void test_bench_ol_alone_runs(void **state) {
+  (void)state;
+  assert_int_equal(run_bench("bcast", "--method", "ol", "--algs", "flat",
+                             "--sizes", "1k", "--iters", "2", NULL),
+                   0);
+  assert_non_null(strstr(res.out, "flat"));
+}
+
 /* Checks the first two lines of a CSV minimp-bench wrote. */
 static void check_provenance(const char *path, int ranks, const char *cols) {
   char text[4096], host[256], want[300];
@@ -155,6 +165,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_version_names_release_and_commit),
       cmocka_unit_test(test_bench_unknown_algorithm_is_named),
       cmocka_unit_test(test_bench_bad_values_are_named),
+      cmocka_unit_test(test_bench_ol_alone_runs),
       cmocka_unit_test(test_bench_csv_names_commit_date_host),
   };
 

@@ -843,6 +843,8 @@ static void warm_up(void *buf, size_t n, const opts_t *o, int alg, int method,
   if (warm <= 0)
     return;
   if (method & 1) {
+    if (p < 2) /* no destination to time */
+      return;
     (void)ol_to(buf, n, o->root, ol_dest(o->root, p, want, 1), warm, o, alg,
                 er);
     return;
@@ -859,11 +861,18 @@ static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), root = o->root, i, count = 0;
   int want = o->dests > 0 && o->dests < p - 1 ? o->dests : p - 1;
-  double sum = 0, worst = 0, er[2] = {0, 0};
+  double sum = 0, worst = -INFINITY, er[2] = {0, 0};
 
   for (i = 1; i <= want; i++) {
     int dest = ol_dest(root, p, want, i);
     double ol = ol_to(buf, n, root, dest, M, o, alg, er);
+    /* Kept as measured, not clamped to 0: a reader must see it failed. */
+    if (ol < 0)
+      fprintf(stderr,
+              "minimp-bench: %s, %zu B to rank %d: OL_i = %.1f us < 0, the "
+              "ping-pong (RTT %.1f us) took longer than the broadcast: the "
+              "machine is too busy for this method\n",
+              mmp_bcast_alg_name(alg), n, dest, ol * 1e6, er[1] * 1e6);
     if (raw != NULL)
       fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", mmp_bcast_alg_name(alg), p,
               n, dest, er[0] * 1e6, er[1] * 1e6, ol * 1e6);
@@ -873,7 +882,7 @@ static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
   }
   /* Only the root timed anything; rank 0 prints. */
   er[0] = count ? sum / count : 0;
-  er[1] = worst;
+  er[1] = count ? worst : 0;
   CHECK(mmp_bcast(er, sizeof(er), root, w));
   *avg = er[0];
   *mx = er[1];
