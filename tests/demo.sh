@@ -29,8 +29,12 @@ echo "   docs/performance.md). Median of the rounds [lowest-highest]."
 rm -f "$out"/bcast-*.csv
 r=1
 while [ "$r" -le "$rounds" ]; do
+  printf '   round %d of %d...\n' "$r" "$rounds"
+  # Its progress, a line per algorithm, goes to a log; its warnings follow.
   "$run" -n 8 "$b/tests/bench/minimp-bench" bcast --method ol --sizes 1k,64k,1m \
-    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" >/dev/null
+    --dests 4 --shuffle "$r" --csv "$out/bcast-$r.csv" >/dev/null \
+    2>"$out/bcast-$r.log"
+  grep -v '^\[' "$out/bcast-$r.log" | sed 's/^/   /' || true
   r=$((r + 1))
 done
 python3 - "$out" "$rounds" <<'PY'

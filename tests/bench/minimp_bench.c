@@ -613,8 +613,6 @@ static int parse_cmdline(int argc, char **argv, cmdline_t *cl) {
     }                                                                          \
   } while (0)
 
-/* Progress on stderr from rank 0: whole lines, so that minimprun's line
- * forwarding shows them as they come. */
 /* Progress on rank 0's stderr: one line that updates itself on a
  * terminal, a line each elsewhere (a log). `done` ends the line. */
 static void progress(const char *fmt, ...) {
@@ -870,8 +868,9 @@ static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
     if (ol < 0)
       fprintf(stderr,
               "minimp-bench: %s, %zu B to rank %d: OL_i = %.1f us < 0, the "
-              "ping-pong (RTT %.1f us) took longer than the broadcast: the "
-              "machine is too busy for this method\n",
+              "ping-pong (RTT %.1f us) took longer than the broadcast: CPUs "
+              "too contended (more ranks than cores, or other load) for this "
+              "method\n",
               mmp_bcast_alg_name(alg), n, dest, ol * 1e6, er[1] * 1e6);
     if (raw != NULL)
       fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", mmp_bcast_alg_name(alg), p,
