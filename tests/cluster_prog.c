@@ -337,6 +337,41 @@ static void mcast_s2p(int rounds) {
   free(want);
 }
 
+/* AUTO at 1 KiB and 1 MiB: the data arrive, and every rank ran the same
+ * algorithm (multicast where its price, under the loss detection saw,
+ * won; docs/algorithms.md), the one mmp_bcast_select names. */
+static void mcast_auto(void) {
+  static const size_t sizes[] = {1024, 1u << 20};
+  mmp_comm_t *w = mmp_comm_world();
+  uint8_t *buf = malloc(sizes[1]), *want = malloc(sizes[1]);
+  mmp_bcast_opts_t sel;
+  size_t k;
+  int alg = 0, lo, hi;
+
+  for (k = 0; k < 2; k++) {
+    mr_fill(want, sizes[k], 77 + k);
+    if (mr_rank() == 0)
+      memcpy(buf, want, sizes[k]);
+    else
+      memset(buf, 0, sizes[k]);
+    CHECK(mmp_bcast_select(w, sizes[k], &sel) == 0, "select");
+    CHECK(mmp_bcast(buf, sizes[k], 0, w) == 0, "AUTO %zu bytes", sizes[k]);
+    CHECK(memcmp(buf, want, sizes[k]) == 0, "AUTO %zu: data differ", sizes[k]);
+    CHECK(mmp_bcast_last(w, &alg) == 0, "last");
+    CHECK(mmp_allreduce(&alg, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
+              mmp_allreduce(&alg, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
+          "allreduce");
+    CHECK(lo == hi, "AUTO %zu bytes: ranks ran %d and %d", sizes[k], lo, hi);
+    CHECK(sel.algorithm != MMP_BCAST_MULTICAST || alg == MMP_BCAST_MULTICAST,
+          "AUTO %zu bytes: select said multicast, ran %s", sizes[k],
+          mmp_bcast_alg_name(alg));
+    if (mr_rank() == 0)
+      printf("AUTO %zu bytes: %s\n", sizes[k], mmp_bcast_alg_name(alg));
+  }
+  free(buf);
+  free(want);
+}
+
 /* Multicast broadcasts of 1 KiB, 64 KiB and 1 MiB + 3 from every root,
  * `rounds` times each, checked byte for byte; prints what the channel
  * counted. The receivers' hosts may drop some of the group's datagrams
@@ -369,6 +404,7 @@ static void mode_mcast(int rounds) {
               "multicast %zu bytes from %d: data differ", sizes[k], root);
       }
   mcast_s2p(rounds);
+  mcast_auto();
   CHECK(mmp__mcast_stats(&st) == 0, "stats");
   printf("rank %d: mcast ok in %.1f s, group %s, %llu received, %llu sent, "
          "%llu foreign, %llu bad MAC, %llu stale\n",
@@ -386,7 +422,7 @@ static void mode_mcast_blocked(void) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   uint8_t b[4096], want[4096];
-  int rc;
+  int rc, alg = 0;
 
   o.algorithm = MMP_BCAST_MULTICAST;
   mr_fill(want, sizeof(want), 5);
@@ -398,6 +434,8 @@ static void mode_mcast_blocked(void) {
     memset(b, 0, sizeof(b));
   CHECK(mmp_bcast(b, sizeof(b), 0, w) == 0, "AUTO");
   CHECK(memcmp(b, want, sizeof(b)) == 0, "AUTO: data differ");
+  CHECK(mmp_bcast_last(w, &alg) == 0 && alg != MMP_BCAST_MULTICAST,
+        "AUTO ran %s where multicast is blocked", mmp_bcast_alg_name(alg));
   printf("rank %d: mcast blocked ok\n", mr_rank());
 }
 
