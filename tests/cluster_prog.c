@@ -6,8 +6,11 @@
  *   mcast ROUNDS     multicast broadcasts of 1 KiB, 64 KiB, 1 MiB + 3 from
  *                    every third root and multicast s-to-p (p sources of
  *                    64 KiB, 2 of unequal lengths), checked
- *                    (test_cluster_mcast adds loss with nft); mcast_blocked:
- * the algorithm is MMP_ENOTSUP where multicast is dropped, AUTO works;
+ *                    (test_cluster_mcast adds loss with nft), then AUTO
+ *                    at 1 KiB and 1 MiB; mcast_auto: that AUTO alone (the
+ *                    same algorithm on every rank, printed by rank 0);
+ *                    mcast_blocked: the algorithm is MMP_ENOTSUP where
+ *                    multicast is dropped, AUTO works without it;
  *                    mcast_deaf RANK: that rank drops all multicast after
  *                    detection, the broadcast fails in bounded time
  *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
@@ -480,6 +483,8 @@ int main(int argc, char **argv) {
     mode_wait_on(atoi(argv[2]), 0);
   else if (strcmp(argv[1], "mcast") == 0)
     mode_mcast(atoi(argv[2]));
+  else if (strcmp(argv[1], "mcast_auto") == 0)
+    mcast_auto();
   else if (strcmp(argv[1], "mcast_blocked") == 0)
     mode_mcast_blocked();
   else if (strcmp(argv[1], "mcast_deaf") == 0)
