@@ -13,8 +13,10 @@
  * algorithm has G = ceil(sqrt(p)) groups with the best flat algorithm
  * inside and between them. Two adjustments that the formulas do not make
  * are rules here: a burst allowance (cost_burst) and ranks that share CPUs
- * (choose). docs/algorithms.md lists the rules and the measurements
- * behind them.
+ * (choose). The multicast row is priced only at the top and only with
+ * the communicator's agreed multicast figures (mmp__mcast_net_t);
+ * mmp__bcast_mcast_considered says where AUTO asks for them.
+ * docs/algorithms.md lists the rules and the measurements behind them.
  */
 #include <math.h>
 #include <stdlib.h>
