@@ -959,29 +959,33 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
  * every receiver holds the message before it runs, as in the TCP rows'
  * prices, which end when the last receiver holds it.
  */
-static double multicast_cost(const mmp__bcast_cost_in_t *in) {
-  const mmp__mcast_net_t *mc = in->mc;
-  const mmp_netmodel_t *nm = in->nm;
+double mmp__mcast_price(int p, double first, double share, double m,
+                        const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc) {
   double pl, n, wire, per, t, q, bytes = 0, rounds = 0, hold, all;
   int k;
 
-  if (mc == NULL || !mc->usable || mc->payload == 0 || in->p < 2)
+  if (mc == NULL || !mc->usable || mc->payload == 0 || p < 2)
     return INFINITY;
   pl = (double)mc->payload;
-  n = ceil(in->m / pl);
-  wire = in->m + n * (MMP__DGRAM_HDR + WIRE_EXTRA);
   per = nm->beta / PACE_GAIN;
-  t = nm->alpha + wire * per;
+  n = ceil(first / pl);
+  t = nm->alpha + (first + n * (MMP__DGRAM_HDR + WIRE_EXTRA)) * per * share;
+  n = ceil(m / pl);
+  wire = m + n * (MMP__DGRAM_HDR + WIRE_EXTRA);
   q = fmin(fmax(mc->loss, 0), 0.99);
   for (k = 1; k <= COST_ROUNDS && q > 0 && n > 0; k++) {
-    hold = pow(1 - pow(q, k), in->p - 1); /* all receivers hold a datagram */
-    all = 1 - pow(hold, n);               /* some datagram is missing */
+    hold = pow(1 - pow(q, k), p - 1); /* all receivers hold a datagram */
+    all = 1 - pow(hold, n);           /* some datagram is missing */
     if (all < 1e-6)
       break;
     bytes += (1 - hold) * wire;
     rounds += all;
   }
   return t + bytes * per + rounds * (1.5 * NACK_GAP_MS * 1e-3 + 2 * nm->alpha);
+}
+
+static double multicast_cost(const mmp__bcast_cost_in_t *in) {
+  return mmp__mcast_price(in->p, in->m, 1, in->m, in->nm, in->mc);
 }
 
 const mmp__bcast_alg_t mmp__bcast_multicast_alg = {

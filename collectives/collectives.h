@@ -969,6 +969,14 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload);
  * exchange. */
 int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out);
 
+/* The price of multicasting (bcast_multicast.c): alpha, then `first`
+ * bytes of payload at the root's pace slowed `share`-fold (roots that
+ * share the receivers' links), then the repairs of `m` bytes of
+ * datagrams to p - 1 receivers under mc->loss. INFINITY where `mc` is
+ * NULL or multicast unusable. */
+double mmp__mcast_price(int p, double first, double share, double m,
+                        const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc);
+
 /* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
  * root saw in a broadcast of `len` bytes on `comm`, and how long its own
  * part took (0: unknown), in the arrival-aware regime if `arrival`, else
