@@ -989,7 +989,8 @@ MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
 
 /* What MMP_S2P_AUTO would run for these lengths (p entries, as above):
  * fills out->algorithm and out->rows. Collective the first time on a
- * communicator (it measures the network), local afterwards. */
+ * communicator (it measures the network and, where AUTO considers
+ * multicast, checks that it works), local afterwards. */
 MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
                               mmp_s2p_opts_t *out);
 
