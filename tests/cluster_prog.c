@@ -340,6 +340,37 @@ static void mcast_s2p(int rounds) {
   free(want);
 }
 
+/* s-to-p AUTO with one source of n bytes (rank 1): the data arrive,
+ * every rank's choice is the same and is not algorithm `avoid` (0: any);
+ * rank 0 prints it. */
+static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n, int avoid) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t *lens = calloc((size_t)mr_size(), sizeof(*lens));
+  mmp_s2p_opts_t sel;
+  int i, lo, hi;
+
+  CHECK(lens != NULL, "memory");
+  for (i = 0; i < mr_size(); i++)
+    lens[i] = i == 1 ? n : MMP_S2P_NONE;
+  mr_fill(want, n, 99);
+  memset(buf, 0, n);
+  CHECK(mmp_s2p_select(w, lens, &sel) == 0, "s2p select");
+  CHECK(mmp_allreduce(&sel.algorithm, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
+            mmp_allreduce(&sel.algorithm, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
+        "allreduce");
+  CHECK(lo == hi, "s2p AUTO: ranks chose %d and %d", lo, hi);
+  CHECK(sel.algorithm != avoid, "s2p AUTO chose %s",
+        mmp_s2p_alg_name(sel.algorithm));
+  CHECK(mmp_bcast_s2p(want, mr_rank() == 1 ? n : 0, mr_rank() == 1, buf, n,
+                      lens, NULL, w, NULL) == 0,
+        "s2p AUTO");
+  CHECK(memcmp(buf, want, n) == 0, "s2p AUTO: data differ");
+  if (mr_rank() == 0)
+    printf("s2p AUTO %zu bytes from one source: %s\n", n,
+           mmp_s2p_alg_name(sel.algorithm));
+  free(lens);
+}
+
 /* AUTO at 1 KiB and 1 MiB: the data arrive, and every rank ran the same
  * algorithm (multicast where its price, under the loss detection saw,
  * won; docs/algorithms.md), the one mmp_bcast_select names. */
@@ -371,6 +402,7 @@ static void mcast_auto(void) {
     if (mr_rank() == 0)
       printf("AUTO %zu bytes: %s\n", sizes[k], mmp_bcast_alg_name(alg));
   }
+  mcast_auto_s2p(buf, want, sizes[1], 0);
   free(buf);
   free(want);
 }
@@ -439,6 +471,13 @@ static void mode_mcast_blocked(void) {
   CHECK(memcmp(b, want, sizeof(b)) == 0, "AUTO: data differ");
   CHECK(mmp_bcast_last(w, &alg) == 0 && alg != MMP_BCAST_MULTICAST,
         "AUTO ran %s where multicast is blocked", mmp_bcast_alg_name(alg));
+  {
+    uint8_t *big = malloc(1u << 20), *bwant = malloc(1u << 20);
+    CHECK(big != NULL && bwant != NULL, "memory");
+    mcast_auto_s2p(big, bwant, 1u << 20, MMP_S2P_MULTICAST);
+    free(big);
+    free(bwant);
+  }
   printf("rank %d: mcast blocked ok\n", mr_rank());
 }
 

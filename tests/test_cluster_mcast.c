@@ -8,8 +8,9 @@
  * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
  * every rank) and AUTO still works, without multicast. Under a saved
  * profile of CPUs that are not shared (the emulated hosts share two, so
- * AUTO would not look at multicast: docs/algorithms.md, "Multicast"), AUTO
- * picks multicast where its price wins, on every rank alike.
+ * AUTO would not look at multicast: docs/algorithms.md, "Multicast"), the
+ * broadcast's and the s-to-p's AUTO pick multicast where its price wins,
+ * on every rank alike, and neither picks it where multicast is blocked.
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root, network namespaces or nft it exits 77 (meson: skipped).
@@ -103,6 +104,9 @@ static void test_mcast_auto_picks_it(void **state) {
   assert_int_equal(cluster_count(r.out, "FAILED"), 0);
   assert_int_equal(cluster_count(r.out, "AUTO 1024 bytes: multicast"), 1);
   assert_int_equal(cluster_count(r.out, "AUTO 1048576 bytes: multicast"), 1);
+  assert_int_equal(
+      cluster_count(r.out, "s2p AUTO 1048576 bytes from one source: multicast"),
+      1);
   cluster_assert_empty(HOSTS, 3);
 }
 
