@@ -71,8 +71,8 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
       mmp__eng->cfg.mcast != MMP__MCAST_OFF &&
       (rc = mmp__mcast_net(comm, &mc)) != 0)
     return rc;
-  best = mmp__bcast_choose_auto_mc(comm->size, len, &nm, &mc, &alg, &seg,
-                                   &groups);
+  best =
+      mmp__bcast_choose_auto_mc(comm->size, len, &nm, &mc, &alg, &seg, &groups);
   /* Late receivers do not hold up a multicast (they find what came before
    * them kept, runtime/mcast.c): nothing for arrival patterns to win. */
   *pays = alg != MMP_BCAST_MULTICAST &&

@@ -584,8 +584,7 @@ typedef struct probe_wait_s {
 static int probe_enough(void *arg) {
   probe_wait_t *w = arg;
 
-  return (w->pr->nheard >= w->pr->comm->size - 1 &&
-          w->pr->sent >= PROBE_MIN) ||
+  return (w->pr->nheard >= w->pr->comm->size - 1 && w->pr->sent >= PROBE_MIN) ||
          uv_hrtime() >= w->until;
 }
 
@@ -950,11 +949,11 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
  * the root's pace: the switch copies every datagram, so each receiver
  * takes the same bytes in the same time and the cost is flat in p. The
  * burst allowance is not counted: a 64 KiB multicast, which it would
- * pass at once, measured most of its wire time (docs/performance.md). Then the repairs, under the
- * loss q the availability probes saw: a datagram is re-multicast in round
- * k when one of the p - 1 receivers still misses it after k sends
- * (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when any
- * of the n datagrams does; a round costs the NACK delay (NACK_GAP_MS plus
+ * pass at once, measured most of its wire time (docs/performance.md). Then the
+ * repairs, under the loss q the availability probes saw: a datagram is
+ * re-multicast in round k when one of the p - 1 receivers still misses it after
+ * k sends (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when
+ * any of the n datagrams does; a round costs the NACK delay (NACK_GAP_MS plus
  * half as much again on average) and 2 alpha. The ACK tree is not priced:
  * every receiver holds the message before it runs, as in the TCP rows'
  * prices, which end when the last receiver holds it.
