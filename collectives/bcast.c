@@ -49,6 +49,7 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
   mmp__coll_state_t *st = mmp__coll_state(comm);
   size_t slot, seg;
   mmp_netmodel_t nm;
+  mmp__mcast_net_t mc;
   int alg, groups, rc;
   double best;
 
@@ -62,8 +63,20 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
   }
   if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
-  best = mmp__bcast_choose_auto(comm->size, len, &nm, &alg, &seg, &groups);
-  *pays = mmp__bcast_arrival_pays(comm->size, len, &nm, best,
+  /* Multicast's availability check is collective: every rank's first
+   * AUTO broadcast makes it, whatever its length (the condition is of p
+   * and the model only), and its verdict is the same everywhere. */
+  memset(&mc, 0, sizeof(mc));
+  if (mmp__bcast_mcast_considered(comm->size, &nm) &&
+      mmp__eng->cfg.mcast != MMP__MCAST_OFF &&
+      (rc = mmp__mcast_net(comm, &mc)) != 0)
+    return rc;
+  best =
+      mmp__bcast_choose_auto_mc(comm->size, len, &nm, &mc, &alg, &seg, &groups);
+  /* Late receivers do not hold up a multicast (they find what came before
+   * them kept, runtime/mcast.c): nothing for arrival patterns to win. */
+  *pays = alg != MMP_BCAST_MULTICAST &&
+          mmp__bcast_arrival_pays(comm->size, len, &nm, best,
                                   mmp__bcast_sub_cost(comm->size, len, &nm));
   memset(d, 0, sizeof(*d));
   d->alg = alg;
@@ -121,13 +134,14 @@ static unsigned bcast_timeout(const mmp_comm_t *comm,
                            : mmp__comm_timeout(mmp__eng, comm, 1);
 }
 
-/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN): the same on every
- * rank that passes the same length. A timeout does not change it, so
- * that ranks whose timeouts differ still choose alike. */
+/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN) for the static
+ * choice `d`: the same on every rank that passes the same length. A
+ * timeout does not change it, so that ranks whose timeouts differ still
+ * choose alike. A multicast runs as chosen (auto_choose). */
 static int adaptive(const mmp_comm_t *comm, size_t len,
-                    const mmp_bcast_opts_t *o) {
+                    const mmp_bcast_opts_t *o, const mmp__bcast_desc_t *d) {
   return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
-         len >= MMP__ADAPT_MIN;
+         len >= MMP__ADAPT_MIN && d->alg != MMP_BCAST_MULTICAST;
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
@@ -142,7 +156,7 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
   if (auto_pick) {
     if ((rc = auto_choose(comm, len, d, pays)) != 0)
       return rc;
-    if (*pays && !adaptive(comm, len, o)) {
+    if (*pays && !adaptive(comm, len, o, d)) {
       d->alg = arrival_alg(len);
       d->seg = 0;
       d->groups = 0;
@@ -338,7 +352,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     rc = resolve(comm, len, root, o, &d, &pays);
   if (rc != 0)
     return rc;
-  if (adaptive(comm, len, o))
+  if (adaptive(comm, len, o, &d))
     return adapt_start(comm, buf, o, &d, pays, req);
   alg = mmp__bcast_alg(d.alg);
   if (alg->flags & MMP__BCAST_F_DYNAMIC) {
@@ -390,7 +404,7 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
     return rc;
   rc = resolve(comm, len, comm->rank, &defaults, &d, &pays);
   /* In adaptive mode, what this rank would run as root now. */
-  if (rc == 0 && adaptive(comm, len, &defaults) &&
+  if (rc == 0 && adaptive(comm, len, &defaults, &d) &&
       (rc = root_static_choice(comm, &defaults, &d)) == 0) {
     rc = adapt_regime(comm, &defaults, &d, pays, 1, &arr);
     if (rc == 1)

@@ -13,8 +13,10 @@
  * algorithm has G = ceil(sqrt(p)) groups with the best flat algorithm
  * inside and between them. Two adjustments that the formulas do not make
  * are rules here: a burst allowance (cost_burst) and ranks that share CPUs
- * (choose). docs/algorithms.md lists the rules and the measurements
- * behind them.
+ * (choose). The multicast row is priced only at the top and only with
+ * the communicator's agreed multicast figures (mmp__mcast_net_t);
+ * mmp__bcast_mcast_considered says where AUTO asks for them.
+ * docs/algorithms.md lists the rules and the measurements behind them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +27,8 @@
 enum choice { TOP, STATIC, FLAT };
 
 static double choose(int p, size_t len, const mmp_netmodel_t *nm,
-                     enum choice how, int *alg, size_t *seg, int *groups);
+                     const mmp__mcast_net_t *mc, enum choice how, int *alg,
+                     size_t *seg, int *groups);
 
 /* What a part of a composite algorithm costs: the best flat algorithm for
  * q ranks, priced by its formula. */
@@ -33,7 +36,7 @@ static double part_cost(int q, double m, const mmp_netmodel_t *nm) {
   int alg, groups;
   size_t seg;
 
-  choose(q, (size_t)m, nm, FLAT, &alg, &seg, &groups);
+  choose(q, (size_t)m, nm, NULL, FLAT, &alg, &seg, &groups);
   return mmp__bcast_cost(alg, q, m, seg ? m / (double)seg : 1, 0, nm);
 }
 
@@ -42,11 +45,12 @@ static double part_rested(int q, double m, const mmp_netmodel_t *nm) {
   int alg, groups;
   size_t seg;
 
-  return choose(q, (size_t)m, nm, FLAT, &alg, &seg, &groups);
+  return choose(q, (size_t)m, nm, NULL, FLAT, &alg, &seg, &groups);
 }
 
 static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
-                       int G, const mmp_netmodel_t *nm) {
+                       int G, const mmp_netmodel_t *nm,
+                       const mmp__mcast_net_t *mc) {
   mmp__bcast_cost_in_t in;
 
   if (p <= 1)
@@ -56,6 +60,7 @@ static double row_cost(const mmp__bcast_alg_t *a, int p, double m, double X,
   mmp__bcast_cost_in_init(&in, p, m, nm);
   in.X = X;
   in.G = G;
+  in.mc = mc;
   return a->cost(&in);
 }
 
@@ -72,7 +77,7 @@ void mmp__bcast_cost_in_init(mmp__bcast_cost_in_t *in, int p, double m,
 
 double mmp__bcast_cost(int alg, int p, double m, double X, int G,
                        const mmp_netmodel_t *nm) {
-  return row_cost(mmp__bcast_alg(alg), p, m, X, G, nm);
+  return row_cost(mmp__bcast_alg(alg), p, m, X, G, nm, NULL);
 }
 
 /*
@@ -84,19 +89,20 @@ double mmp__bcast_cost(int alg, int p, double m, double X, int G,
  * measures each one (docs/algorithms.md, "Burst allowance").
  */
 static double cost_burst(const mmp__bcast_alg_t *a, int p, double m, double X,
-                         int G, const mmp_netmodel_t *nm) {
+                         int G, const mmp_netmodel_t *nm,
+                         const mmp__mcast_net_t *mc) {
   mmp_netmodel_t lat = *nm;
 
   if (nm->burst <= 0 || a->link_bytes == NULL ||
       a->link_bytes(p, m) > nm->burst)
-    return row_cost(a, p, m, X, G, nm);
+    return row_cost(a, p, m, X, G, nm, mc);
   lat.beta = 0;
   /* The gap holds where a segment's bytes keep the link busy while the
    * next hop forwards the one before; through the allowance they pass at
    * once and each hop's store and forward shows, priced at alpha as
    * measured (docs/algorithms.md, "Burst allowance"). */
   lat.gap = 0;
-  return row_cost(a, p, m, X, G, &lat);
+  return row_cost(a, p, m, X, G, &lat, mc);
 }
 
 /* The rows AUTO may choose for `how`, in order of preference. */
@@ -118,7 +124,8 @@ static int candidates(enum choice how, size_t len,
 }
 
 static double choose(int p, size_t len, const mmp_netmodel_t *nm,
-                     enum choice how, int *alg, size_t *seg, int *groups) {
+                     const mmp__mcast_net_t *mc, enum choice how, int *alg,
+                     size_t *seg, int *groups) {
   const mmp__bcast_alg_t *cands[MMP_BCAST_ALG_COUNT];
   double m = (double)len, best = INFINITY;
   size_t pseg = mmp__pipeline_seg(p, len, nm);
@@ -128,13 +135,13 @@ static double choose(int p, size_t len, const mmp_netmodel_t *nm,
   *seg = 0;
   *groups = 0;
   if (p <= 2) /* one message whatever the shape */
-    return cost_burst(&mmp__bcast_binomial_alg, p, m, 1, G, nm);
+    return cost_burst(&mmp__bcast_binomial_alg, p, m, 1, G, nm, NULL);
   n = candidates(how, len, cands);
   for (i = 0; i < n; i++) {
     const mmp__bcast_alg_t *c = cands[i];
     int piped = (c->flags & MMP__BCAST_F_PIPELINED) != 0;
     double X = piped && pseg ? ceil(m / (double)pseg) : 1;
-    double t = cost_burst(c, p, m, X, G, nm);
+    double t = cost_burst(c, p, m, X, G, nm, mc);
     /* Prefer the earlier (simpler) candidate unless clearly better. */
     if (t < best * 0.97) {
       best = t;
@@ -161,14 +168,28 @@ static double choose(int p, size_t len, const mmp_netmodel_t *nm,
 
 double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg, int *groups) {
-  return choose(p, len, nm, TOP, alg, seg, groups);
+  return choose(p, len, nm, NULL, TOP, alg, seg, groups);
+}
+
+double mmp__bcast_choose_auto_mc(int p, size_t len, const mmp_netmodel_t *nm,
+                                 const mmp__mcast_net_t *mc, int *alg,
+                                 size_t *seg, int *groups) {
+  return choose(p, len, nm, mc, TOP, alg, seg, groups);
+}
+
+int mmp__bcast_mcast_considered(int p, const mmp_netmodel_t *nm) {
+  /* Ranks sharing a node each take every datagram through that node's
+   * kernel, and ranks sharing CPUs wake all at once for each one: either
+   * way the receivers' cost grows with p, which the flat price does not
+   * say (docs/performance.md, "The multicast broadcast", p = 32). */
+  return p >= 3 && nm->nodes == p && !nm->shared_cpus;
 }
 
 void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
                                int *alg, size_t *seg, int *groups) {
   const mmp__bcast_alg_t *a;
 
-  choose(p, len, nm, TOP, alg, seg, groups);
+  choose(p, len, nm, NULL, TOP, alg, seg, groups);
   a = mmp__bcast_alg(*alg);
   if (nm->burst <= 0 || a->link_bytes == NULL ||
       a->link_bytes(p, (double)len) > nm->burst)
@@ -183,14 +204,14 @@ void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
 
 double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm, int *alg,
                          size_t *seg, int *groups) {
-  return choose(p, len, nm, STATIC, alg, seg, groups);
+  return choose(p, len, nm, NULL, STATIC, alg, seg, groups);
 }
 
 double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg) {
   int groups;
 
-  return choose(p, len, nm, FLAT, alg, seg, &groups);
+  return choose(p, len, nm, NULL, FLAT, alg, seg, &groups);
 }
 
 double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm) {
@@ -198,7 +219,7 @@ double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm) {
   double m = (double)len;
 
   return cost_burst(mmp__bcast_alg(MMP_BCAST_PIPELINE), p, m,
-                    seg ? ceil(m / (double)seg) : 1, 0, nm);
+                    seg ? ceil(m / (double)seg) : 1, 0, nm, NULL);
 }
 
 /* ---- Arrival patterns: what a broadcast costs when ranks arrive apart ---- */

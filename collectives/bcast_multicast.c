@@ -37,9 +37,13 @@
  * algorithm returns MMP_ENOTSUP on every rank.
  *
  * Cost: alpha + m beta at the root and at each receiver, flat in p, plus
- * repairs and the ACK tree's ceil(log2 p) alpha. Selected: only when
- * asked for (AUTO does not price it yet).
+ * repairs (multicast_cost); the root's ACK tree adds ceil(log2 p) alpha
+ * after every receiver holds the message.
+ * Selected by AUTO where that price, under the loss the availability
+ * probes saw, is 3% below every TCP row's, on one rank per node and CPUs
+ * not shared (docs/algorithms.md, "Multicast"); else when asked for.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +70,11 @@
 /* The pace over the model's rate (see multicast_start). */
 #define PACE_GAIN 1.05
 #define ACK_LEN 4
+/* Availability probes: one every PROBE_MS, at least PROBE_MIN from each
+ * rank, so that the agreed loss rests on about PROBE_MIN (p - 1) probes
+ * a rank, p of those in all. */
+#define PROBE_MS 2u
+#define PROBE_MIN 8
 
 typedef struct mc_s {
   mmp__engine_t *e;
@@ -512,6 +521,7 @@ typedef struct probe_s {
   mmp__mcast_listener_t l;
   mmp__deadline_t tick;
   uint8_t *heard; /* by comm rank */
+  uint32_t *got;  /* by comm rank: probes heard, then the highest index + 1 */
   int nheard;
   int sent;
   int stop;
@@ -524,10 +534,18 @@ static void probe_heard(void *arg, const mmp__dgram_hdr_t *h,
   const mmp_comm_t *c = pr->comm;
   int r;
 
-  if (h->kind != MMP__DG_PROBE || n < 4 || !mmp__comm_has(c, (int)h->src))
+  if (h->kind != MMP__DG_PROBE || n < 8 || !mmp__comm_has(c, (int)h->src))
     return;
   r = c->local_of != NULL ? c->local_of[h->src] : (int)h->src;
-  if (r < 0 || r >= c->size || pr->heard[r])
+  if (r < 0 || r >= c->size)
+    return;
+  /* The loss AUTO prices: probes missing below the highest index heard.
+   * A replayed index counts once more at most, which only lowers it. */
+  pr->got[2 * r]++;
+  if (mmp__get_u32(payload + 4) < UINT32_MAX - 1 &&
+      mmp__get_u32(payload + 4) + 1 > pr->got[2 * r + 1])
+    pr->got[2 * r + 1] = mmp__get_u32(payload + 4) + 1;
+  if (pr->heard[r])
     return;
   pr->heard[r] = 1;
   pr->nheard++;
@@ -536,11 +554,11 @@ static void probe_heard(void *arg, const mmp__dgram_hdr_t *h,
   mmp__engine_notify_locked(pr->e);
 }
 
-/* Loop context, lock held: a probe every 10 ms until told to stop. */
+/* Loop context, lock held: a probe every PROBE_MS until told to stop. */
 static void probe_tick(void *arg) {
   probe_t *pr = arg;
   mmp__dgram_hdr_t h;
-  uint8_t pm[4];
+  uint8_t pm[8];
 
   if (pr->stop)
     return;
@@ -549,10 +567,13 @@ static void probe_tick(void *arg) {
   h.ctx = pr->l.ctx;
   h.seq = pr->l.seq;
   mmp__put_u32(pm, (uint32_t)mmp__mcast_payload(pr->e));
+  mmp__put_u32(pm + 4, (uint32_t)pr->sent);
+  /* A probe the kernel refused was never on the network: its index is
+   * used again, so that it does not count as lost. */
   if (mmp__mcast_send_locked(pr->e, &h, pm, sizeof(pm)) == 0)
     pr->sent++;
   mmp__engine_notify_locked(pr->e);
-  mmp__deadline_start_locked(pr->e, &pr->tick, 10, probe_tick, pr);
+  mmp__deadline_start_locked(pr->e, &pr->tick, PROBE_MS, probe_tick, pr);
 }
 
 typedef struct probe_wait_s {
@@ -563,38 +584,58 @@ typedef struct probe_wait_s {
 static int probe_enough(void *arg) {
   probe_wait_t *w = arg;
 
-  return (w->pr->nheard >= w->pr->comm->size - 1 && w->pr->sent >= 2) ||
+  return (w->pr->nheard >= w->pr->comm->size - 1 && w->pr->sent >= PROBE_MIN) ||
          uv_hrtime() >= w->until;
 }
 
+/* What the ranks agree on after detection, as agree() combines it. */
+enum { AG_OK, AG_PL, AG_LOST, AG_SENT, AG_WORDS };
+
+/* Rank 0's verdict from one rank's words: the AND of the first, the
+ * least of the second, the sums of the others (saturating). */
+static void agree_fold(uint32_t *v, const uint8_t *in) {
+  uint32_t x;
+  int k;
+
+  if (mmp__get_u32(in + 4 * AG_OK) == 0)
+    v[AG_OK] = 0;
+  if (mmp__get_u32(in + 4 * AG_PL) < v[AG_PL])
+    v[AG_PL] = mmp__get_u32(in + 4 * AG_PL);
+  for (k = AG_LOST; k < AG_WORDS; k++) {
+    x = mmp__get_u32(in + 4 * k);
+    v[k] = v[k] > UINT32_MAX - x ? UINT32_MAX : v[k] + x;
+  }
+}
+
 /* Lock NOT held: a blocking exchange over the point-to-point path. Rank 0
- * gathers every rank's 8 bytes and sends back the verdict: the AND of the
- * first words and the least of the second. */
-static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t *ok, uint32_t *pl) {
+ * gathers every rank's AG_WORDS words and sends back the verdict
+ * (agree_fold), which every rank then holds in v. */
+static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t v[AG_WORDS]) {
+  enum { N = 4 * AG_WORDS };
   mmp__engine_t *e = mmp__eng;
-  uint8_t mine[8], *all = NULL;
+  uint8_t mine[N], *all = NULL;
   mmp_request_t r, *rs = NULL;
-  int i, rc = 0;
+  int i, k, rc = 0;
 
   memset(&r, 0, sizeof(r)); /* no completion callback */
-  mmp__put_u32(mine, *ok);
-  mmp__put_u32(mine + 4, *pl);
+  for (k = 0; k < AG_WORDS; k++)
+    mmp__put_u32(mine + 4 * k, v[k]);
   if (comm->rank != 0) {
-    rc = mmp__isend(e, comm, comm->ctx + 1, mine, 8, mmp__comm_world(comm, 0),
+    rc = mmp__isend(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, 0),
                     MMP__COLL_TAG(seq, PH_GATHER), MMP_SEND_EAGER, &r);
     if (rc == 0)
       rc = mmp__wait_internal(e, &r);
     memset(&r, 0, sizeof(r));
     if (rc == 0)
-      rc = mmp__irecv(e, comm, comm->ctx + 1, mine, 8, mmp__comm_world(comm, 0),
+      rc = mmp__irecv(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, 0),
                       MMP__COLL_TAG(seq, PH_VERDICT), &r);
     if (rc == 0)
       rc = mmp__wait_internal(e, &r);
-    *ok = mmp__get_u32(mine);
-    *pl = mmp__get_u32(mine + 4);
+    for (k = 0; k < AG_WORDS; k++)
+      v[k] = mmp__get_u32(mine + 4 * k);
     return rc;
   }
-  all = calloc((size_t)comm->size, 8);
+  all = calloc((size_t)comm->size, N);
   rs = calloc((size_t)comm->size, sizeof(*rs));
   if (all == NULL || rs == NULL) {
     free(all);
@@ -602,24 +643,23 @@ static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t *ok, uint32_t *pl) {
     return MMP_ENOMEM;
   }
   for (i = 1; i < comm->size && rc == 0; i++)
-    rc = mmp__irecv(e, comm, comm->ctx + 1, all + 8 * i, 8,
+    rc = mmp__irecv(e, comm, comm->ctx + 1, all + N * i, N,
                     mmp__comm_world(comm, i), MMP__COLL_TAG(seq, PH_GATHER),
                     &rs[i]);
   for (i = 1; i < comm->size; i++) {
     int w = mmp__wait_internal(e, &rs[i]);
     if (rc == 0 && w != 0)
       rc = w;
-    if (mmp__get_u32(all + 8 * i) == 0)
-      *ok = 0;
-    if (mmp__get_u32(all + 8 * i + 4) < *pl)
-      *pl = mmp__get_u32(all + 8 * i + 4);
+    agree_fold(v, all + N * i);
   }
-  mmp__put_u32(mine, rc == 0 ? *ok : 0);
-  mmp__put_u32(mine + 4, *pl);
+  if (rc != 0)
+    v[AG_OK] = 0;
+  for (k = 0; k < AG_WORDS; k++)
+    mmp__put_u32(mine + 4 * k, v[k]);
   memset(rs, 0, (size_t)comm->size * sizeof(*rs));
   for (i = 1; i < comm->size; i++) {
     int w =
-        mmp__isend(e, comm, comm->ctx + 1, mine, 8, mmp__comm_world(comm, i),
+        mmp__isend(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, i),
                    MMP__COLL_TAG(seq, PH_VERDICT), MMP_SEND_EAGER, &rs[i]);
     if (w == 0)
       w = mmp__wait_internal(e, &rs[i]);
@@ -631,12 +671,25 @@ static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t *ok, uint32_t *pl) {
   return rc;
 }
 
+/* This rank's tally of probes lost and sent to it, from pr->got. */
+static void probe_tally(const probe_t *pr, uint32_t v[AG_WORDS]) {
+  int r;
+
+  for (r = 0; r < pr->comm->size; r++)
+    if (pr->got[2 * r + 1] > pr->got[2 * r]) {
+      v[AG_LOST] += pr->got[2 * r + 1] - pr->got[2 * r];
+      v[AG_SENT] += pr->got[2 * r + 1];
+    } else {
+      v[AG_SENT] += pr->got[2 * r];
+    }
+}
+
 int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
   mmp__engine_t *e = mmp__eng;
   probe_t pr;
   probe_wait_t w;
-  uint32_t ok, pl, seq, dummy = 0;
+  uint32_t v[AG_WORDS], seq, ok;
   int rc;
 
   if (st == NULL)
@@ -659,11 +712,14 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
   pr.pmax = (uint32_t)mmp__mcast_payload(e);
   /* Everyone starts listening at about the same time: a barrier over
    * TCP first, so that no rank gives up on one that was merely late. */
-  pl = pr.pmax;
-  rc = agree(comm, seq, &dummy, &pl);
+  memset(v, 0, sizeof(v));
+  v[AG_OK] = 1;
+  v[AG_PL] = pr.pmax;
+  rc = agree(comm, seq, v);
   if (rc == 0 && ok) {
     pr.heard = calloc((size_t)comm->size, 1);
-    if (pr.heard == NULL)
+    pr.got = calloc(2 * (size_t)comm->size, sizeof(*pr.got));
+    if (pr.heard == NULL || pr.got == NULL)
       rc = MMP_ENOMEM;
   }
   if (rc == 0 && ok) {
@@ -684,12 +740,16 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
     mmp__unlock(e);
   }
   /* A second sequence number keeps the verdict apart from the barrier. */
-  pl = pr.pmax;
+  memset(v, 0, sizeof(v));
+  v[AG_OK] = ok;
+  v[AG_PL] = pr.pmax;
   if (rc == 0) {
     mmp__lock(e);
     seq = comm->coll_seq++;
+    if (pr.got != NULL)
+      probe_tally(&pr, v);
     mmp__unlock(e);
-    rc = agree(comm, seq, &ok, &pl);
+    rc = agree(comm, seq, v);
   }
   if (pr.heard != NULL) {
     mmp__lock(e);
@@ -697,19 +757,43 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
     mmp__deadline_stop_locked(e, &pr.tick);
     mmp__mcast_unlisten_locked(e, &pr.l);
     mmp__unlock(e);
-    free(pr.heard);
   }
+  free(pr.heard);
+  free(pr.got);
   if (rc != 0)
     return rc;
-  st->mcast = ok && pl >= 64 ? 1 : -1;
-  st->mcast_payload = pl;
-  *payload = pl;
+  st->mcast = v[AG_OK] && v[AG_PL] >= 64 ? 1 : -1;
+  st->mcast_payload = v[AG_PL];
+  st->mcast_loss = v[AG_SENT] > 0 ? (double)v[AG_LOST] / v[AG_SENT] : 0;
+  *payload = v[AG_PL];
   if (st->mcast < 0)
     MMP__LOG(e->cfg.mcast == MMP__MCAST_ON ? MMP__LOG_WARN : MMP__LOG_DEBUG,
              "multicast is not usable on this communicator of %d ranks "
              "(some rank did not hear every other)",
              comm->size);
+  else
+    MMP__LOG(MMP__LOG_DEBUG,
+             "multicast on a communicator of %d ranks: %u-byte datagrams, "
+             "%u of %u probes lost",
+             comm->size, v[AG_PL], v[AG_LOST], v[AG_SENT]);
   return st->mcast > 0 ? 0 : MMP_ENOTSUP;
+}
+
+int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out) {
+  mmp__coll_state_t *st;
+  size_t pl = 0;
+  int rc = mmp__mcast_usable(comm, &pl);
+
+  memset(out, 0, sizeof(*out));
+  if (rc == MMP_ENOTSUP)
+    return 0;
+  if (rc != 0)
+    return rc;
+  st = mmp__coll_state(comm);
+  out->usable = 1;
+  out->payload = pl;
+  out->loss = st->mcast_loss;
+  return 0;
 }
 
 /* ---- Start --------------------------------------------------------------- */
@@ -854,9 +938,60 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   return 0;
 }
 
+/* ---- Cost ---------------------------------------------------------------- */
+
+/* Repair rounds priced at most; the probability of one more after that
+ * is below anything that shows in a time. */
+#define COST_ROUNDS 32
+
+/*
+ * alpha, then the wire bytes (payload, our header, UDP, IP, Ethernet) at
+ * the root's pace: the switch copies every datagram, so each receiver
+ * takes the same bytes in the same time and the cost is flat in p. The
+ * burst allowance is not counted: a 64 KiB multicast, which it would
+ * pass at once, measured most of its wire time (docs/performance.md). Then the
+ * repairs, under the loss q the availability probes saw: a datagram is
+ * re-multicast in round k when one of the p - 1 receivers still misses it after
+ * k sends (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when
+ * any of the n datagrams does; a round costs the NACK delay (NACK_GAP_MS plus
+ * half as much again on average) and 2 alpha. The ACK tree is not priced:
+ * every receiver holds the message before it runs, as in the TCP rows'
+ * prices, which end when the last receiver holds it.
+ */
+double mmp__mcast_price(int p, double first, double share, double m,
+                        const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc) {
+  double pl, n, wire, per, t, q, bytes = 0, rounds = 0, hold, all;
+  int k;
+
+  if (mc == NULL || !mc->usable || mc->payload == 0 || p < 2)
+    return INFINITY;
+  pl = (double)mc->payload;
+  per = nm->beta / PACE_GAIN;
+  n = ceil(first / pl);
+  t = nm->alpha + (first + n * (MMP__DGRAM_HDR + WIRE_EXTRA)) * per * share;
+  n = ceil(m / pl);
+  wire = m + n * (MMP__DGRAM_HDR + WIRE_EXTRA);
+  q = fmin(fmax(mc->loss, 0), 0.99);
+  for (k = 1; k <= COST_ROUNDS && q > 0 && n > 0; k++) {
+    hold = pow(1 - pow(q, k), p - 1); /* all receivers hold a datagram */
+    all = 1 - pow(hold, n);           /* some datagram is missing */
+    if (all < 1e-6)
+      break;
+    bytes += (1 - hold) * wire;
+    rounds += all;
+  }
+  return t + bytes * per + rounds * (1.5 * NACK_GAP_MS * 1e-3 + 2 * nm->alpha);
+}
+
+static double multicast_cost(const mmp__bcast_cost_in_t *in) {
+  return mmp__mcast_price(in->p, in->m, 1, in->m, in->nm, in->mc);
+}
+
 const mmp__bcast_alg_t mmp__bcast_multicast_alg = {
     .id = MMP_BCAST_MULTICAST,
     .name = "multicast",
-    .flags = MMP__BCAST_F_DYNAMIC,
+    .flags = MMP__BCAST_F_DYNAMIC | MMP__BCAST_F_AUTO | MMP__BCAST_F_TOP,
+    .cost = multicast_cost,
+    .prefer = 11,
     .start = multicast_start,
 };

@@ -474,6 +474,15 @@ int mmp__bcast_desc_decode(const uint8_t *in, size_t n, mmp__bcast_desc_t *d);
  * algorithms), G groups (hierarchical), under the model. `part` gives the
  * time of the best non-hierarchical broadcast over q ranks, for
  * algorithms made of others (set by the chooser). */
+/* Multicast as AUTO prices it on a communicator (bcast_multicast.c):
+ * all from the collective availability check, so every rank holds the
+ * same figures. */
+typedef struct mmp__mcast_net_s {
+  int usable;     /* availability detection passed */
+  size_t payload; /* payload bytes of a datagram */
+  double loss;    /* fraction of probe datagrams lost, over all ranks */
+} mmp__mcast_net_t;
+
 typedef struct mmp__bcast_cost_in_s {
   int p;
   double m;
@@ -484,6 +493,8 @@ typedef struct mmp__bcast_cost_in_s {
   /* The same for a part that starts on rested links (the first level of
    * a node broadcast): with the burst allowance. */
   double (*part_rested)(int q, double m, const mmp_netmodel_t *nm);
+  /* Multicast on this communicator, or NULL: not priced (infinite). */
+  const mmp__mcast_net_t *mc;
 } mmp__bcast_cost_in_t;
 
 /* `in` for p ranks and m bytes under `nm`, one segment, no groups, with
@@ -772,6 +783,17 @@ void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
                                int *alg, size_t *seg, int *groups);
 double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
                               int *alg, size_t *seg, int *groups);
+/* mmp__bcast_choose_auto's choice with the multicast row priced too,
+ * under `mc` (NULL: as mmp__bcast_choose_auto). */
+double mmp__bcast_choose_auto_mc(int p, size_t len, const mmp_netmodel_t *nm,
+                                 const mmp__mcast_net_t *mc, int *alg,
+                                 size_t *seg, int *groups);
+/* 1 if AUTO considers multicast at all on p ranks under `nm`: at least 3
+ * ranks, one per node, on CPUs they do not share (docs/algorithms.md,
+ * "Multicast"). A function of (p, nm) only, not of the length, so that
+ * every rank's first AUTO broadcast makes the same collective
+ * availability check whatever length it passed. */
+int mmp__bcast_mcast_considered(int p, const mmp_netmodel_t *nm);
 
 /* The same among the non-hierarchical algorithms only; returns the
  * predicted time (hierarchical groups and s-to-p's 2-Step broadcast with
@@ -929,6 +951,7 @@ typedef struct mmp__coll_state_s {
   unsigned nlog;
   int mcast;            /* multicast here: 1 usable, -1 not, 0 not tried */
   size_t mcast_payload; /* payload bytes of a datagram all ranks take */
+  double mcast_loss;    /* probe datagrams lost, the agreed fraction */
 } mmp__coll_state_t;
 
 /*
@@ -938,6 +961,21 @@ typedef struct mmp__coll_state_s {
  * uses, MMP_ENOTSUP, or an error of the point-to-point exchange.
  */
 int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload);
+
+/* Lock NOT held. Multicast on `comm` as AUTO prices it: runs the
+ * availability check as mmp__mcast_usable does (collective on the first
+ * call, the same point on every rank), then fills *out (out->usable 0
+ * where multicast does not work). 0, or an error of the point-to-point
+ * exchange. */
+int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out);
+
+/* The price of multicasting (bcast_multicast.c): alpha, then `first`
+ * bytes of payload at the root's pace slowed `share`-fold (roots that
+ * share the receivers' links), then the repairs of `m` bytes of
+ * datagrams to p - 1 receivers under mc->loss. INFINITY where `mc` is
+ * NULL or multicast unusable. */
+double mmp__mcast_price(int p, double first, double share, double m,
+                        const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc);
 
 /* Lock held. Keeps the arrival offsets (p of them, virtual ranks) the
  * root saw in a broadcast of `len` bytes on `comm`, and how long its own

@@ -107,6 +107,7 @@ static int s2p_start_dynamic(const s2p_args_t *a, const mmp__s2p_t *x,
 /* The algorithm to run, and 2-Step's broadcast. */
 static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
   mmp_netmodel_t nm;
+  mmp__mcast_net_t mc;
   int rc;
 
   if (alg != MMP_S2P_AUTO && alg != MMP_S2P_2STEP)
@@ -118,7 +119,17 @@ static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
     mmp__s2p_bcast_for_2step(x, &nm);
     return alg;
   }
-  return mmp__s2p_choose(x, &nm);
+  /* The broadcast's rule (bcast.c, auto_choose): the same collective
+   * check on every rank's first AUTO call, whatever the lengths. */
+  memset(&mc, 0, sizeof(mc));
+  if (mmp__bcast_mcast_considered(comm->size, &nm) &&
+      mmp__eng->cfg.mcast != MMP__MCAST_OFF &&
+      (rc = mmp__mcast_net(comm, &mc)) != 0)
+    return rc;
+  x->mc = &mc;
+  rc = mmp__s2p_choose(x, &nm);
+  x->mc = NULL;
+  return rc;
 }
 
 /* Builds and starts the schedule on `buf` (the output, or the scratch

@@ -31,6 +31,8 @@ typedef struct mmp__s2p_s {
   /* 2-Step: the broadcast of the gathered messages. */
   int bc_alg;
   size_t bc_seg;
+  /* Multicast as AUTO prices it here, or NULL: not priced. */
+  const mmp__mcast_net_t *mc;
 } mmp__s2p_t;
 
 /*

@@ -46,8 +46,9 @@ void mmp__s2p_algs_check(void) {
     assert(a != NULL && a->id == id && a->name != NULL);
     assert((a->build != NULL) + (a->plan != NULL) + (a->start != NULL) == 1);
     assert(a->plan != NULL || a->cost != NULL || a->start != NULL);
-    /* AUTO runs schedules only: a dynamic row is never a candidate. */
-    assert(a->start == NULL || a->prefer == 0);
+    /* A dynamic row is a candidate only with a price of its own (the
+     * multicast row: unpriced where multicast is not usable). */
+    assert(a->start == NULL || a->prefer == 0 || a->cost != NULL);
     for (j = 1; j < id; j++) {
       assert(strcmp(a->name, table[j]->name) != 0);
       assert(!a->prefer || a->prefer != table[j]->prefer);

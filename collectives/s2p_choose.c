@@ -3,7 +3,8 @@
  * Automatic choice of an s-to-p algorithm from the network model
  * (netmodel.c), a pure function of the lengths and the model.
  *
- * The direct algorithms are priced by their formulas (in their files).
+ * The direct algorithms are priced by their formulas (in their files);
+ * the multicast row only where x->mc says multicast works (s2p.c).
  * The round-based ones are priced by running their plan without a
  * schedule: every round costs its busiest rank's alpha + bytes beta summed
  * over its sends or over its receives, so the price sees the actual

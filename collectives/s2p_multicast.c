@@ -18,8 +18,9 @@
  * independently at the model's rate, so s > 1 sources on a switch
  * oversubscribe every receiver's link by s and lean on the NACK repair:
  * far slower than the ring for s > 1 (docs/performance.md, "The
- * multicast s-to-p"). Selected: only when asked for (AUTO never
- * considers it: prefer 0).
+ * multicast s-to-p"). Selected by AUTO where its price (multicast_cost)
+ * is 3% below every other row's, under the broadcast's conditions
+ * (docs/algorithms.md, "Multicast"); else when asked for.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -179,9 +180,25 @@ static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
   return 0;
 }
 
+/* The sources run at once, each at 1/s of the pace, so the longest
+ * message takes s times its own wire time; the repairs are priced as
+ * for one broadcast of all S bytes. */
+static double multicast_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+  size_t lmax = 0;
+  int j;
+
+  if (x->ns == 0)
+    return 0;
+  for (j = 0; j < x->ns; j++)
+    lmax = x->len[j] > lmax ? x->len[j] : lmax;
+  return mmp__mcast_price(x->p, (double)lmax, x->ns, (double)x->total, nm,
+                          x->mc);
+}
+
 const mmp__s2p_alg_t mmp__s2p_multicast_alg = {
     .id = MMP_S2P_MULTICAST,
     .name = "multicast",
-    .prefer = 0,
+    .prefer = 11,
+    .cost = multicast_cost,
     .start = multicast_start,
 };

@@ -6,8 +6,11 @@
  *   mcast ROUNDS     multicast broadcasts of 1 KiB, 64 KiB, 1 MiB + 3 from
  *                    every third root and multicast s-to-p (p sources of
  *                    64 KiB, 2 of unequal lengths), checked
- *                    (test_cluster_mcast adds loss with nft); mcast_blocked:
- * the algorithm is MMP_ENOTSUP where multicast is dropped, AUTO works;
+ *                    (test_cluster_mcast adds loss with nft), then AUTO
+ *                    at 1 KiB and 1 MiB; mcast_auto: that AUTO alone (the
+ *                    same algorithm on every rank, printed by rank 0);
+ *                    mcast_blocked: the algorithm is MMP_ENOTSUP where
+ *                    multicast is dropped, AUTO works without it;
  *                    mcast_deaf RANK: that rank drops all multicast after
  *                    detection, the broadcast fails in bounded time
  *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
@@ -337,6 +340,73 @@ static void mcast_s2p(int rounds) {
   free(want);
 }
 
+/* s-to-p AUTO with one source of n bytes (rank 1): the data arrive,
+ * every rank's choice is the same and is not algorithm `avoid` (0: any);
+ * rank 0 prints it. */
+static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n, int avoid) {
+  mmp_comm_t *w = mmp_comm_world();
+  size_t *lens = calloc((size_t)mr_size(), sizeof(*lens));
+  mmp_s2p_opts_t sel;
+  int i, lo, hi;
+
+  CHECK(lens != NULL, "memory");
+  for (i = 0; i < mr_size(); i++)
+    lens[i] = i == 1 ? n : MMP_S2P_NONE;
+  mr_fill(want, n, 99);
+  memset(buf, 0, n);
+  CHECK(mmp_s2p_select(w, lens, &sel) == 0, "s2p select");
+  CHECK(mmp_allreduce(&sel.algorithm, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
+            mmp_allreduce(&sel.algorithm, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
+        "allreduce");
+  CHECK(lo == hi, "s2p AUTO: ranks chose %d and %d", lo, hi);
+  CHECK(sel.algorithm != avoid, "s2p AUTO chose %s",
+        mmp_s2p_alg_name(sel.algorithm));
+  CHECK(mmp_bcast_s2p(want, mr_rank() == 1 ? n : 0, mr_rank() == 1, buf, n,
+                      lens, NULL, w, NULL) == 0,
+        "s2p AUTO");
+  CHECK(memcmp(buf, want, n) == 0, "s2p AUTO: data differ");
+  if (mr_rank() == 0)
+    printf("s2p AUTO %zu bytes from one source: %s\n", n,
+           mmp_s2p_alg_name(sel.algorithm));
+  free(lens);
+}
+
+/* AUTO at 1 KiB and 1 MiB: the data arrive, and every rank ran the same
+ * algorithm (multicast where its price, under the loss detection saw,
+ * won; docs/algorithms.md), the one mmp_bcast_select names. */
+static void mcast_auto(void) {
+  static const size_t sizes[] = {1024, 1u << 20};
+  mmp_comm_t *w = mmp_comm_world();
+  uint8_t *buf = malloc(sizes[1]), *want = malloc(sizes[1]);
+  mmp_bcast_opts_t sel;
+  size_t k;
+  int alg = 0, lo, hi;
+
+  for (k = 0; k < 2; k++) {
+    mr_fill(want, sizes[k], 77 + k);
+    if (mr_rank() == 0)
+      memcpy(buf, want, sizes[k]);
+    else
+      memset(buf, 0, sizes[k]);
+    CHECK(mmp_bcast_select(w, sizes[k], &sel) == 0, "select");
+    CHECK(mmp_bcast(buf, sizes[k], 0, w) == 0, "AUTO %zu bytes", sizes[k]);
+    CHECK(memcmp(buf, want, sizes[k]) == 0, "AUTO %zu: data differ", sizes[k]);
+    CHECK(mmp_bcast_last(w, &alg) == 0, "last");
+    CHECK(mmp_allreduce(&alg, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
+              mmp_allreduce(&alg, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
+          "allreduce");
+    CHECK(lo == hi, "AUTO %zu bytes: ranks ran %d and %d", sizes[k], lo, hi);
+    CHECK(sel.algorithm != MMP_BCAST_MULTICAST || alg == MMP_BCAST_MULTICAST,
+          "AUTO %zu bytes: select said multicast, ran %s", sizes[k],
+          mmp_bcast_alg_name(alg));
+    if (mr_rank() == 0)
+      printf("AUTO %zu bytes: %s\n", sizes[k], mmp_bcast_alg_name(alg));
+  }
+  mcast_auto_s2p(buf, want, sizes[1], 0);
+  free(buf);
+  free(want);
+}
+
 /* Multicast broadcasts of 1 KiB, 64 KiB and 1 MiB + 3 from every root,
  * `rounds` times each, checked byte for byte; prints what the channel
  * counted. The receivers' hosts may drop some of the group's datagrams
@@ -369,6 +439,7 @@ static void mode_mcast(int rounds) {
               "multicast %zu bytes from %d: data differ", sizes[k], root);
       }
   mcast_s2p(rounds);
+  mcast_auto();
   CHECK(mmp__mcast_stats(&st) == 0, "stats");
   printf("rank %d: mcast ok in %.1f s, group %s, %llu received, %llu sent, "
          "%llu foreign, %llu bad MAC, %llu stale\n",
@@ -386,7 +457,7 @@ static void mode_mcast_blocked(void) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   uint8_t b[4096], want[4096];
-  int rc;
+  int rc, alg = 0;
 
   o.algorithm = MMP_BCAST_MULTICAST;
   mr_fill(want, sizeof(want), 5);
@@ -398,6 +469,15 @@ static void mode_mcast_blocked(void) {
     memset(b, 0, sizeof(b));
   CHECK(mmp_bcast(b, sizeof(b), 0, w) == 0, "AUTO");
   CHECK(memcmp(b, want, sizeof(b)) == 0, "AUTO: data differ");
+  CHECK(mmp_bcast_last(w, &alg) == 0 && alg != MMP_BCAST_MULTICAST,
+        "AUTO ran %s where multicast is blocked", mmp_bcast_alg_name(alg));
+  {
+    uint8_t *big = malloc(1u << 20), *bwant = malloc(1u << 20);
+    CHECK(big != NULL && bwant != NULL, "memory");
+    mcast_auto_s2p(big, bwant, 1u << 20, MMP_S2P_MULTICAST);
+    free(big);
+    free(bwant);
+  }
   printf("rank %d: mcast blocked ok\n", mr_rank());
 }
 
@@ -442,6 +522,8 @@ int main(int argc, char **argv) {
     mode_wait_on(atoi(argv[2]), 0);
   else if (strcmp(argv[1], "mcast") == 0)
     mode_mcast(atoi(argv[2]));
+  else if (strcmp(argv[1], "mcast_auto") == 0)
+    mcast_auto();
   else if (strcmp(argv[1], "mcast_blocked") == 0)
     mode_mcast_blocked();
   else if (strcmp(argv[1], "mcast_deaf") == 0)

@@ -121,8 +121,43 @@ static void test_s2p_choice_obvious_cases(void **state) {
   mmp__s2p_fini(&x);
 }
 
+/* The multicast row (docs/algorithms.md, "Multicast"): never priced
+ * without usable multicast figures; without loss one source's datagrams
+ * reach all 15 receivers in one pass, which beats any TCP row; under 10%
+ * loss the repairs price it out. */
+static void test_s2p_choice_multicast(void **state) {
+  mmp__mcast_net_t mc = {1, 1408, 0}, off = {0, 1408, 0};
+  mmp__s2p_t x;
+  (void)state;
+
+  make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 1, 1 << 20);
+  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  x.mc = &off;
+  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  assert_true(isinf(mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net)));
+  x.mc = &mc;
+  assert_int_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  mc.loss = 0.10;
+  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  mmp__s2p_fini(&x);
+  /* s sources share the receivers' links: s times one source's time. */
+  mc.loss = 0;
+  make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 1, 65536);
+  x.mc = &mc;
+  {
+    double one = mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net), four;
+    mmp__s2p_fini(&x);
+    make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 4, 65536);
+    x.mc = &mc;
+    four = mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net);
+    assert_true(four > 3.9 * (one - net.alpha) && four < 4.1 * one);
+  }
+  mmp__s2p_fini(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_s2p_choice_multicast),
       cmocka_unit_test(test_s2p_plan_every_case_completes),
       cmocka_unit_test(test_s2p_plan_other_grids),
       cmocka_unit_test(test_s2p_plan_ideal_distribution_never_merges_early),

@@ -36,6 +36,73 @@ static int auto_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
   return alg;
 }
 
+static int mc_chosen(int p, size_t len, const mmp_netmodel_t *nm,
+                     const mmp__mcast_net_t *mc) {
+  int alg, groups;
+  size_t seg;
+
+  mmp__bcast_choose_auto_mc(p, len, nm, mc, &alg, &seg, &groups);
+  return alg;
+}
+
+static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
+                      const mmp__mcast_net_t *mc) {
+  mmp__bcast_cost_in_t in;
+
+  mmp__bcast_cost_in_init(&in, p, m, nm);
+  in.mc = mc;
+  return mmp__bcast_alg(MMP_BCAST_MULTICAST)->cost(&in);
+}
+
+/* AUTO's multicast rule (docs/algorithms.md, "Multicast"): priced only
+ * where detection passed, flat in p, dearer with loss, and chosen where
+ * that price beats every TCP row's by the 3% margin. */
+static void test_multicast_priced_where_usable(void **st) {
+  mmp_netmodel_t hosts = cluster, shared;
+  mmp__mcast_net_t mc = {1, 1408, 0}, off = {0, 1408, 0}, lossy = mc;
+  size_t len;
+
+  (void)st;
+  hosts.nodes = 16;
+  shared = hosts;
+  shared.shared_cpus = 1;
+  /* Considered: one rank per node, CPUs not shared, p >= 3. */
+  assert_true(mmp__bcast_mcast_considered(16, &hosts));
+  assert_false(mmp__bcast_mcast_considered(16, &shared));
+  assert_false(mmp__bcast_mcast_considered(32, &hosts)); /* 16 nodes */
+  hosts.nodes = 2;
+  assert_false(mmp__bcast_mcast_considered(2, &hosts));
+  hosts.nodes = 16;
+  /* Flat in p, dearer with loss, never priced where unusable. */
+  assert_true(fabs(mc_cost(4, 1 << 20, &hosts, &mc) -
+                   mc_cost(32, 1 << 20, &hosts, &mc)) < 1e-12);
+  lossy.loss = 0.01;
+  assert_true(mc_cost(16, 1 << 20, &hosts, &lossy) >
+              mc_cost(16, 1 << 20, &hosts, &mc) * 1.05);
+  assert_true(mc_cost(32, 1 << 20, &hosts, &lossy) >
+              mc_cost(4, 1 << 20, &hosts, &lossy));
+  assert_true(isinf(mc_cost(16, 1 << 20, &hosts, &off)));
+  assert_true(isinf(mc_cost(16, 1 << 20, &hosts, NULL)));
+  for (len = 1; len <= (4u << 20); len *= 4) {
+    assert_int_not_equal(mc_chosen(16, len, &hosts, &off), MMP_BCAST_MULTICAST);
+    assert_int_not_equal(mc_chosen(16, len, &hosts, NULL), MMP_BCAST_MULTICAST);
+    assert_int_not_equal(auto_chosen(16, len, &hosts), MMP_BCAST_MULTICAST);
+  }
+  /* Under the cluster's model without loss: one datagram in one hop
+   * against log2 p hops, and 1 MiB at the link's rate against the
+   * pipeline's fill. */
+  assert_int_equal(mc_chosen(16, 1024, &hosts, &mc), MMP_BCAST_MULTICAST);
+  assert_int_equal(mc_chosen(16, 1 << 20, &hosts, &mc), MMP_BCAST_MULTICAST);
+  /* 1% loss: a repair round (milliseconds) is likely at 16 receivers;
+   * 10%: every datagram of 1 MiB is sent about twice. */
+  lossy.loss = 0.01;
+  assert_int_not_equal(mc_chosen(16, 1024, &hosts, &lossy),
+                       MMP_BCAST_MULTICAST);
+  lossy.loss = 0.10;
+  assert_int_not_equal(mc_chosen(16, 1 << 20, &hosts, &lossy),
+                       MMP_BCAST_MULTICAST);
+}
+
 static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
   mmp_netmodel_t shared = cluster;
 
@@ -464,6 +531,7 @@ static void test_pipeline_segments_priced_by_the_gap(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_multicast_priced_where_usable),
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_no_chain_where_the_pipeline_fits),
       cmocka_unit_test(test_node_hierarchy_where_some_ranks_share_nodes),

@@ -8,13 +8,17 @@
 #   2. scaling: p = 4, 8, 16, 32 at 64 KiB and 1 MiB, multicast against the
 #      pipelined chain;
 #   3. 1 MiB under 1% and 10% loss (nftables on every receiver's host
-#      dropping that share of the datagrams sent to 239.0.0.0/8).
-# (A multicast s-to-p does not exist yet, so s-to-p is not run here.)
+#      dropping that share of the datagrams sent to 239.0.0.0/8);
+#   4. s-to-p at 64 KiB a source, s = 1, 4, 8, 16 of N, the equal
+#      distribution: the multicast s-to-p, AUTO, the ring, and Open MPI's
+#      MPI_Allgatherv (../shared/anchors/run_s2p.sh).
+# PARTS (default "sizes scaling loss s2p") picks which run, in that order.
 #   tests/bench/run_cluster_mcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
 # Needs root and nft. The anchors must be built first
 # (../shared/anchors/build.sh); they use hosts h0.., so run this with the
 # default NETCLUSTER_PREFIX. Hold /tmp/minimp-bench.lock (flock) around it.
-# Raw rows go to $OUT/mcast.csv.
+# Raw rows go to $OUT/mcast.csv; its column x is the loss in percent
+# (part loss) or s (part s2p), else 0.
 set -eu
 b=${1:-build}
 n=${2:-16}
@@ -28,7 +32,8 @@ out=${OUT:-results/cluster_mcast}
 prefix=${NETCLUSTER_PREFIX:-h}
 mkdir -p "$out"
 csv="$out/mcast.csv"
-echo "part,impl,alg,chosen,p,loss,rep,size,avg_us,max_us" > "$csv"
+parts=${PARTS:-"sizes scaling loss s2p"}
+echo "part,impl,alg,chosen,p,x,rep,size,avg_us,max_us" > "$csv"
 
 hosts_of() {
   i=0
@@ -44,6 +49,19 @@ minimp() {
     --iters "$iters" --method barrier --shuffle "$4" 2>/dev/null |
     awk -v part="$1" -v p="$2" -v loss="$3" -v r="$4" \
       '$1 == "barrier" {print part ",minimp," $2 "," $3 "," p "," loss "," r "," $5 "," $6 "," $7}' >> "$csv"
+}
+
+# s2p REP: part 4 at N hosts, the anchor first.
+s2p() {
+  "$anchors/run_s2p.sh" "$n" 65536 "1 4 8 16" "$iters" 2>/dev/null |
+    awk -v r="$1" -v p="$n" 'NF == 6 {print "s2p,openmpi,allgatherv,-," p "," $4 "," r "," $3 "," $5 "," $6}' >> "$csv"
+  hl=$(hosts_of "$n")
+  ip netns exec "${prefix}0" "$b/launcher/minimprun" --agent "ip netns exec" \
+    --host "${hl%,}" --iface eth0 --timeout 1200 \
+    "$b/tests/bench/minimp-bench" s2p --algs multicast,auto,ring \
+    --dists equal --sources 1,4,8,16 --sizes 64k --sweep s \
+    --iters "$iters" 2>/dev/null |
+    awk -v r="$1" '$1 == "s" && NF == 10 {print "s2p,minimp," $2 "," $3 "," $5 "," $6 "," r "," $7 "," $9 "," $10}' >> "$csv"
 }
 
 loss_on() {
@@ -67,19 +85,24 @@ commas=$(echo "$sizes" | tr ' ' ',')
 r=1
 while [ "$r" -le "$reps" ]; do
   echo "round $r of $reps" >&2
-  # 1. Everything at N hosts, anchors first.
-  "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
-    awk -v r="$r" -v p="$n" '$2 == "p='"$n"'" && NF == 7 {print "sizes," $1 ",-,-," p ",0," r "," $5 "," $6 "," $7}' >> "$csv"
-  minimp sizes "$n" 0 "$r" all "$commas"
-  # 2. Scaling in p.
-  for p in 4 8 16 32; do
-    minimp scaling "$p" 0 "$r" multicast,pipeline 65536,1048576
-  done
-  # 3. Loss at the receivers.
-  for pct in 1 10; do
-    loss_on "$pct"
-    minimp loss "$n" "$pct" "$r" multicast,auto 1048576
-    loss_off
+  for part in $parts; do
+    case $part in
+    sizes) # 1. Everything at N hosts, anchors first.
+      "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
+        awk -v r="$r" -v p="$n" '$2 == "p='"$n"'" && NF == 7 {print "sizes," $1 ",-,-," p ",0," r "," $5 "," $6 "," $7}' >> "$csv"
+      minimp sizes "$n" 0 "$r" all "$commas" ;;
+    scaling) # 2. Scaling in p.
+      for p in 4 8 16 32; do
+        minimp scaling "$p" 0 "$r" multicast,pipeline 65536,1048576
+      done ;;
+    loss) # 3. Loss at the receivers.
+      for pct in 1 10; do
+        loss_on "$pct"
+        minimp loss "$n" "$pct" "$r" multicast,auto 1048576
+        loss_off
+      done ;;
+    s2p) s2p "$r" ;;
+    esac
   done
   r=$((r + 1))
 done
@@ -87,15 +110,15 @@ done
 python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-keys = sorted({(r["part"], r["impl"], r["alg"], int(r["p"]), r["loss"],
+keys = sorted({(r["part"], r["impl"], r["alg"], int(r["p"]), r["x"],
                 int(r["size"])) for r in rows},
               key=lambda k: (k[0], k[3], k[4], k[5], k[1] != "minimp", k[2]))
 print("%-8s %-8s %-13s %-13s %3s %4s %9s %12s %12s %3s" %
-      ("part", "impl", "algorithm", "auto picked", "p", "loss", "size",
+      ("part", "impl", "algorithm", "auto picked", "p", "x", "size",
        "avg_us", "max_us", "n"))
 for part, impl, alg, p, loss, size in keys:
     sel = [r for r in rows if (r["part"], r["impl"], r["alg"], int(r["p"]),
-                               r["loss"], int(r["size"])) ==
+                               r["x"], int(r["size"])) ==
            (part, impl, alg, p, loss, size)]
     picked = ",".join(sorted({r["chosen"] for r in sel
                               if r["chosen"] not in ("-", "")}))
