@@ -38,6 +38,25 @@ static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
 /* ---- Choosing ----------------------------------------------------------- */
 
 /*
+ * What AUTO knows of multicast on `comm` (*mc zeroed: not usable). Only
+ * where the user switched it on (MINIMP_MCAST=on): its price is not yet
+ * checked on hosts where it applies, and the check costs the first call
+ * a barrier and the probes, 500 ms where multicast is blocked
+ * (docs/algorithms.md, "Multicast"). The check is collective: every
+ * rank's first AUTO broadcast or s-to-p makes it, whatever the length
+ * (the condition is of p, the model and the setting only, alike on every
+ * rank), and its verdict is the same everywhere.
+ */
+int mmp__auto_mcast_net(mmp_comm_t *comm, const mmp_netmodel_t *nm,
+                        mmp__mcast_net_t *mc) {
+  memset(mc, 0, sizeof(*mc));
+  if (mmp__eng->cfg.mcast != MMP__MCAST_ON ||
+      !mmp__bcast_mcast_considered(comm->size, nm))
+    return 0;
+  return mmp__mcast_net(comm, mc);
+}
+
+/*
  * AUTO's static choice for `len` on `comm`, remembered: it depends only on
  * p, the length and the model, and evaluating every formula on every call
  * costs each rank microseconds that small broadcasts feel. *pays says
@@ -63,13 +82,7 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
   }
   if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
-  /* Multicast's availability check is collective: every rank's first
-   * AUTO broadcast makes it, whatever its length (the condition is of p
-   * and the model only), and its verdict is the same everywhere. */
-  memset(&mc, 0, sizeof(mc));
-  if (mmp__bcast_mcast_considered(comm->size, &nm) &&
-      mmp__eng->cfg.mcast != MMP__MCAST_OFF &&
-      (rc = mmp__mcast_net(comm, &mc)) != 0)
+  if ((rc = mmp__auto_mcast_net(comm, &nm, &mc)) != 0)
     return rc;
   best =
       mmp__bcast_choose_auto_mc(comm->size, len, &nm, &mc, &alg, &seg, &groups);

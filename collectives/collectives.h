@@ -794,6 +794,10 @@ double mmp__bcast_choose_auto_mc(int p, size_t len, const mmp_netmodel_t *nm,
  * every rank's first AUTO broadcast makes the same collective
  * availability check whatever length it passed. */
 int mmp__bcast_mcast_considered(int p, const mmp_netmodel_t *nm);
+/* AUTO's multicast figures for `comm` (bcast.c): zero unless MINIMP_MCAST
+ * is on and mmp__bcast_mcast_considered; the first call is collective. */
+int mmp__auto_mcast_net(mmp_comm_t *comm, const mmp_netmodel_t *nm,
+                        mmp__mcast_net_t *mc);
 
 /* The same among the non-hierarchical algorithms only; returns the
  * predicted time (hierarchical groups and s-to-p's 2-Step broadcast with

@@ -119,12 +119,8 @@ static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
     mmp__s2p_bcast_for_2step(x, &nm);
     return alg;
   }
-  /* The broadcast's rule (bcast.c, auto_choose): the same collective
-   * check on every rank's first AUTO call, whatever the lengths. */
-  memset(&mc, 0, sizeof(mc));
-  if (mmp__bcast_mcast_considered(comm->size, &nm) &&
-      mmp__eng->cfg.mcast != MMP__MCAST_OFF &&
-      (rc = mmp__mcast_net(comm, &mc)) != 0)
+  /* The broadcast's rule and check (bcast.c), whatever the lengths. */
+  if ((rc = mmp__auto_mcast_net(comm, &nm, &mc)) != 0)
     return rc;
   x->mc = &mc;
   rc = mmp__s2p_choose(x, &nm);

@@ -467,8 +467,9 @@ MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
  * What MMP_BCAST_AUTO would run for `len` bytes on `comm` if this rank
  * were the root now: fills out->algorithm, segment, groups, radix, inner
  * and outer. Collective the first time on a communicator (it measures the
- * network and, where AUTO considers multicast, checks that multicast
- * works: docs/algorithms.md, "Multicast"), local afterwards.
+ * network and, where AUTO considers multicast, which takes
+ * MINIMP_MCAST=on, checks that multicast works: docs/algorithms.md,
+ * "Multicast"), local afterwards.
  */
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
@@ -990,7 +991,8 @@ MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
 /* What MMP_S2P_AUTO would run for these lengths (p entries, as above):
  * fills out->algorithm and out->rows. Collective the first time on a
  * communicator (it measures the network and, where AUTO considers
- * multicast, checks that it works), local afterwards. */
+ * multicast, which takes MINIMP_MCAST=on, checks that it works), local
+ * afterwards. */
 MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
                               mmp_s2p_opts_t *out);
 

@@ -7,9 +7,10 @@
  *                    every third root and multicast s-to-p (p sources of
  *                    64 KiB, 2 of unequal lengths), checked
  *                    (test_cluster_mcast adds loss with nft), then AUTO
- *                    at 1 KiB and 1 MiB; mcast_auto: that AUTO alone (the
- *                    same algorithm on every rank, printed by rank 0);
- *                    mcast_blocked: the algorithm is MMP_ENOTSUP where
+ *                    at 1 KiB and 1 MiB; mcast_auto on|off: that AUTO
+ *                    alone (the same algorithm on every rank, printed by
+ *                    rank 0; never multicast unless on, MINIMP_MCAST=on);
+ *                    mcast_blocked on: the algorithm is MMP_ENOTSUP where
  *                    multicast is dropped, AUTO works without it;
  *                    mcast_deaf RANK: that rank drops all multicast after
  *                    detection, the broadcast fails in bounded time
@@ -374,7 +375,7 @@ static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n, int avoid) {
 /* AUTO at 1 KiB and 1 MiB: the data arrive, and every rank ran the same
  * algorithm (multicast where its price, under the loss detection saw,
  * won; docs/algorithms.md), the one mmp_bcast_select names. */
-static void mcast_auto(void) {
+static void mcast_auto(int on) {
   static const size_t sizes[] = {1024, 1u << 20};
   mmp_comm_t *w = mmp_comm_world();
   uint8_t *buf = malloc(sizes[1]), *want = malloc(sizes[1]);
@@ -399,10 +400,12 @@ static void mcast_auto(void) {
     CHECK(sel.algorithm != MMP_BCAST_MULTICAST || alg == MMP_BCAST_MULTICAST,
           "AUTO %zu bytes: select said multicast, ran %s", sizes[k],
           mmp_bcast_alg_name(alg));
+    CHECK(on || alg != MMP_BCAST_MULTICAST,
+          "AUTO %zu bytes ran multicast without MINIMP_MCAST=on", sizes[k]);
     if (mr_rank() == 0)
       printf("AUTO %zu bytes: %s\n", sizes[k], mmp_bcast_alg_name(alg));
   }
-  mcast_auto_s2p(buf, want, sizes[1], 0);
+  mcast_auto_s2p(buf, want, sizes[1], on ? 0 : MMP_S2P_MULTICAST);
   free(buf);
   free(want);
 }
@@ -439,7 +442,7 @@ static void mode_mcast(int rounds) {
               "multicast %zu bytes from %d: data differ", sizes[k], root);
       }
   mcast_s2p(rounds);
-  mcast_auto();
+  mcast_auto(0);
   CHECK(mmp__mcast_stats(&st) == 0, "stats");
   printf("rank %d: mcast ok in %.1f s, group %s, %llu received, %llu sent, "
          "%llu foreign, %llu bad MAC, %llu stale\n",
@@ -510,6 +513,12 @@ static void mode_mcast_deaf(int victim) {
 }
 
 int main(int argc, char **argv) {
+  /* AUTO considers multicast only where the user switched it on. */
+  if (argc >= 3 &&
+      (strcmp(argv[1], "mcast_auto") == 0 ||
+       strcmp(argv[1], "mcast_blocked") == 0) &&
+      strcmp(argv[2], "on") == 0)
+    setenv("MINIMP_MCAST", "on", 1);
   if (argc < 3 || mmp_init(&argc, &argv) != 0)
     return 3;
   if (strcmp(argv[1], "exchange") == 0)
@@ -523,7 +532,7 @@ int main(int argc, char **argv) {
   else if (strcmp(argv[1], "mcast") == 0)
     mode_mcast(atoi(argv[2]));
   else if (strcmp(argv[1], "mcast_auto") == 0)
-    mcast_auto();
+    mcast_auto(strcmp(argv[2], "on") == 0);
   else if (strcmp(argv[1], "mcast_blocked") == 0)
     mode_mcast_blocked();
   else if (strcmp(argv[1], "mcast_deaf") == 0)

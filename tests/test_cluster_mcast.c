@@ -8,9 +8,10 @@
  * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
  * every rank) and AUTO still works, without multicast. Under a saved
  * profile of CPUs that are not shared (the emulated hosts share two, so
- * AUTO would not look at multicast: docs/algorithms.md, "Multicast"), the
- * broadcast's and the s-to-p's AUTO pick multicast where its price wins,
- * on every rank alike, and neither picks it where multicast is blocked.
+ * AUTO would not look at multicast: docs/algorithms.md, "Multicast") and
+ * with MINIMP_MCAST=on, the broadcast's and the s-to-p's AUTO pick
+ * multicast where its price wins, on every rank alike; neither picks it
+ * where multicast is blocked, or without MINIMP_MCAST=on.
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root, network namespaces or nft it exits 77 (meson: skipped).
@@ -88,7 +89,7 @@ static void test_mcast_blocked_is_detected(void **state) {
   drop_on_receivers(100);
   /* With the profile AUTO would pick multicast, were it usable. */
   cluster_job(minimprun, prog, HOSTS, 1, PROFILE_ALPHA, PROFILE_BETA,
-              "mcast_blocked", "0", 60, &r);
+              "mcast_blocked", "on", 60, &r);
   assert_int_equal(r.status, 0);
   assert_int_equal(cluster_count(r.out, "mcast blocked ok"), HOSTS);
   cluster_assert_empty(HOSTS, 3);
@@ -99,7 +100,7 @@ static void test_mcast_auto_picks_it(void **state) {
   (void)state;
 
   cluster_job(minimprun, prog, HOSTS, 1, PROFILE_ALPHA, PROFILE_BETA,
-              "mcast_auto", "0", 60, &r);
+              "mcast_auto", "on", 60, &r);
   assert_int_equal(r.status, 0);
   assert_int_equal(cluster_count(r.out, "FAILED"), 0);
   assert_int_equal(cluster_count(r.out, "AUTO 1024 bytes: multicast"), 1);
@@ -107,6 +108,15 @@ static void test_mcast_auto_picks_it(void **state) {
   assert_int_equal(
       cluster_count(r.out, "s2p AUTO 1048576 bytes from one source: multicast"),
       1);
+  cluster_assert_empty(HOSTS, 3);
+  /* The same profile without MINIMP_MCAST=on: AUTO leaves it alone. */
+  cluster_job(minimprun, prog, HOSTS, 1, PROFILE_ALPHA, PROFILE_BETA,
+              "mcast_auto", "off", 60, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "FAILED"), 0);
+  assert_int_equal(cluster_count(r.out, "AUTO 1024 bytes: "), 1);
+  assert_int_equal(cluster_count(r.out, "AUTO 1024 bytes: multicast"), 0);
+  assert_int_equal(cluster_count(r.out, "AUTO 1048576 bytes: multicast"), 0);
   cluster_assert_empty(HOSTS, 3);
 }
 
