@@ -3,50 +3,19 @@
  * Barrier: the dissemination algorithm. In round k every rank signals
  * rank + 2^k and waits for rank - 2^k; after ceil(log2 p) rounds every rank
  * has heard, directly or not, from every other. Zero-byte messages in the
- * communicator's collective context. mmp_ibarrier runs the same rounds as
- * a schedule.
+ * communicator's collective context, run as a schedule by mmp_ibarrier
+ * and mmp_barrier alike.
  */
-#include <string.h>
-
 #include "collectives.h"
 
+/* The blocking barrier runs the same schedule: a rank that loses a
+ * partner must still signal the ranks that wait for it, with the cause (a
+ * poison note), or they wait for ever (test_kill_coll's set barrier). */
 static int barrier_body(mmp_comm_t *comm) {
-  mmp__engine_t *e = mmp__eng;
-  int p, me, k, round = 0, rc = 0;
-  uint32_t seq;
+  mmp_request_t *r;
+  int rc = mmp_ibarrier(comm, &r);
 
-  if ((rc = mmp__coll_ready(comm)) != 0)
-    return rc;
-  /* Only a schedule can give up in time (the communicator's timeout). */
-  if (mmp__comm_timeout(e, comm, 1) > 0) {
-    mmp_request_t *r;
-    rc = mmp_ibarrier(comm, &r);
-    return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
-  }
-  p = comm->size;
-  me = comm->rank;
-  mmp__lock(e);
-  seq = comm->coll_seq++;
-  mmp__unlock(e);
-  for (k = 1; k < p && rc == 0; k <<= 1, round++) {
-    mmp_request_t sr, rr;
-    int tag = MMP__COLL_TAG(seq, 1 + round), r2;
-    memset(&sr, 0, sizeof(sr));
-    memset(&rr, 0, sizeof(rr));
-    rc = mmp__irecv(e, comm, comm->ctx + 1, NULL, 0,
-                    mmp__comm_world(comm, (me - k + p) % p), tag, &rr);
-    if (rc != 0)
-      break;
-    rc = mmp__isend(e, comm, comm->ctx + 1, NULL, 0,
-                    mmp__comm_world(comm, (me + k) % p), tag, MMP_SEND_EAGER,
-                    &sr);
-    r2 = mmp__wait_internal(e, &rr);
-    if (rc == 0)
-      rc = mmp__wait_internal(e, &sr);
-    if (rc == 0)
-      rc = r2;
-  }
-  return rc;
+  return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }
 
 int mmp_barrier(mmp_comm_t *comm) {

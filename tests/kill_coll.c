@@ -5,7 +5,8 @@
  * (the victim) dies or stops, and prints every survivor's result per
  * algorithm for the test to judge.
  *
- *   kill_coll SET SIGNAL   SET: bcast, s2p, coll, exchange or netmodel;
+ *   kill_coll SET SIGNAL   SET: bcast, s2p, coll, exchange, netmodel or
+ *                          barrier;
  *                          SIGNAL: kill or stop
  *
  * Round 1 runs every item on every rank and must succeed (the items are
@@ -20,7 +21,9 @@
  * The sets `exchange` and `netmodel` each hold a collective that runs
  * inside a blocking call: s-to-p's length exchange (mmp_bcast_s2p with
  * lens NULL), and the network model's measurement (on a communicator of
- * its own per round, since it is measured once per communicator).
+ * its own per round, since it is measured once per communicator). The
+ * set `barrier` holds the blocking mmp_barrier, whose rounds run outside
+ * the schedule executor.
  * Survivors ignore SIGTERM: minimprun stops the job once the victim is
  * gone, and they must still report; its SIGKILL 1.5 s later ends them.
  */
@@ -40,7 +43,7 @@ typedef struct item_s {
   char name[48];
   const char *expect;
   int kind; /* 0 bcast, 1 s2p, 2 coll, 3 barrier; blocking: 4 s2p with its
-               length exchange, 5 the network model */
+               length exchange, 5 the network model, 6 mmp_barrier */
   int alg, coll, root;
   void *a, *b; /* buffers, sized for the largest collective */
 } item_t;
@@ -103,6 +106,8 @@ static void plan(const char *set) {
     add(4, 0, MMP_S2P_AUTO, 0, "s2p:exchange", "all");
   } else if (strcmp(set, "netmodel") == 0) {
     add(5, 0, 0, 0, "netmodel", "all");
+  } else if (strcmp(set, "barrier") == 0) {
+    add(6, 0, 0, 0, "barrier", "all");
   } else {
     fprintf(stderr, "kill_coll: unknown set '%s'\n", set);
     exit(64);
@@ -174,6 +179,8 @@ static int run_blocking(item_t *it, int round) {
     o.algorithm = MMP_S2P_BR_LIN;
     return mmp_bcast_s2p(it->a, s2p_lens[me], 1, it->b, s2p_lens[0] * (size_t)p,
                          NULL, NULL, mmp_comm_world(), &o);
+  } else if (it->kind == 6) {
+    return mmp_barrier(mmp_comm_world());
   } else {
     mmp_netmodel_t nm;
     return mmp_comm_netmodel(model_comm[round], &nm);
@@ -217,7 +224,8 @@ int main(int argc, char **argv) {
 
   if (argc != 3) {
     fprintf(stderr,
-            "usage: kill_coll bcast|s2p|coll|exchange|netmodel kill|stop\n");
+            "usage: kill_coll bcast|s2p|coll|exchange|netmodel|barrier "
+            "kill|stop\n");
     return 64;
   }
   stop = strcmp(argv[2], "stop") == 0;
@@ -238,7 +246,8 @@ int main(int argc, char **argv) {
   if (me == 0)
     for (i = 0; i < nitems; i++)
       printf("kc plan %s %s\n", items[i].name, items[i].expect);
-  block = strcmp(argv[1], "exchange") == 0 || strcmp(argv[1], "netmodel") == 0;
+  block = strcmp(argv[1], "exchange") == 0 ||
+          strcmp(argv[1], "netmodel") == 0 || strcmp(argv[1], "barrier") == 0;
   if (block && (mmp_comm_dup(mmp_comm_world(), &model_comm[0]) != 0 ||
                 mmp_comm_dup(mmp_comm_world(), &model_comm[1]) != 0))
     return 67;

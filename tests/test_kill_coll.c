@@ -6,7 +6,7 @@
  * algorithm, every algorithm of reduce, allreduce, reduce-scatter, gather,
  * scatter, allgather and alltoall, and ibarrier; and the collectives that
  * run inside a blocking call: s-to-p's length exchange and the network
- * model's measurement. Each job of 4 ranks (two more
+ * model's measurement; and the blocking mmp_barrier. Each job of 4 ranks (two more
  * of 8) runs one set of them at once (kill_coll.c); this checks, per item and
  * survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
@@ -180,6 +180,18 @@ static void test_kill_coll_netmodel_killed(void **state) {
   run_job("netmodel", "kill", 4, 1);
 }
 
+/* The blocking barrier: a survivor that hears of the loss must pass it on
+ * to the ranks still waiting for its signal. */
+static void test_kill_coll_barrier_killed(void **state) {
+  (void)state;
+  run_job("barrier", "kill", 4, 1);
+}
+
+static void test_kill_coll_barrier_stopped(void **state) {
+  (void)state;
+  run_job("barrier", "stop", 4, 1);
+}
+
 static void test_kill_coll_netmodel_stopped(void **state) {
   (void)state;
   run_job("netmodel", "stop", 4, 1);
@@ -198,6 +210,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_kill_coll_exchange_killed),
       cmocka_unit_test(test_kill_coll_netmodel_killed),
       cmocka_unit_test(test_kill_coll_netmodel_stopped),
+      cmocka_unit_test(test_kill_coll_barrier_killed),
+      cmocka_unit_test(test_kill_coll_barrier_stopped),
   };
   char buf[32];
 

@@ -9,10 +9,15 @@
 #include "fake_uv.h"
 
 #include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FUV_MAX_RECORDS 2048 /* handles, closed ones included */
+/* Slots of the index from a handle's address to its record: a power of
+ * two, twice the records, so that probes stay short. */
+#define FUV_INDEX_SIZE (2 * FUV_MAX_RECORDS)
 #define FUV_MAX_PROCS 64
 #define FUV_MAX_STEPS 1000000   /* callbacks in one fuv_run() */
 #define FUV_READ_SIZE 65536     /* what libuv suggests to alloc_cb */
@@ -73,10 +78,13 @@ typedef struct fuv_proc_s {
   int exited;
 } fuv_proc_t;
 
-static struct {
+static struct fuv_s {
   uv_loop_t *loop;
   fuv_rec_t recs[FUV_MAX_RECORDS];
-  size_t nrecs; /* high-water mark of recs */
+  /* Below here is cleared whole per input; recs only up to nrecs, since
+   * the rest was never written. */
+  size_t nrecs; /* records in use: one is never freed, only reused */
+  uint16_t index[FUV_INDEX_SIZE]; /* record + 1 by address, 0: none */
   size_t nopen;
   fuv_ev_t *evs;
   size_t head, nev, evcap;
@@ -98,14 +106,23 @@ static void fuv_touch(const void *p) {
   (void)*(const volatile char *)p;
 }
 
+/* The index slot of address `h`: its record's, or the empty one where it
+ * would go. Records are found in constant time, since a harness input
+ * looks handles up at every call into the loop. */
+static size_t fuv_slot(const void *h) {
+  uint64_t k = (uint64_t)(uintptr_t)h * 0x9e3779b97f4a7c15u;
+  size_t i = (size_t)(k >> 32) & (FUV_INDEX_SIZE - 1);
+
+  while (fuv.index[i] != 0 && fuv.recs[fuv.index[i] - 1].h != h)
+    i = (i + 1) & (FUV_INDEX_SIZE - 1);
+  return i;
+}
+
 /* The record of `h` (by address only: `h` may be freed memory). */
 static fuv_rec_t *fuv_lookup(const void *h) {
-  size_t i;
+  size_t i = fuv_slot(h);
 
-  for (i = 0; i < fuv.nrecs; i++)
-    if (fuv.recs[i].h == h)
-      return &fuv.recs[i];
-  return NULL;
+  return fuv.index[i] != 0 ? &fuv.recs[fuv.index[i] - 1] : NULL;
 }
 
 /* The record of a handle the code hands us, which must be valid memory. */
@@ -131,12 +148,10 @@ static fuv_rec_t *fuv_add(uv_loop_t *loop, uv_handle_t *h,
   /* Initialising a handle that is still open corrupts libuv's loop. */
   FUZZ_CHECK(r == NULL || r->closed);
   if (r == NULL) {
-    for (i = 0; i < fuv.nrecs && fuv.recs[i].h != NULL; i++)
-      ;
-    FUZZ_CHECK(i < FUV_MAX_RECORDS);
-    if (i == fuv.nrecs)
-      fuv.nrecs++;
+    FUZZ_CHECK(fuv.nrecs < FUV_MAX_RECORDS);
+    i = fuv.nrecs++;
     r = &fuv.recs[i];
+    fuv.index[fuv_slot(h)] = (uint16_t)(i + 1);
   }
   memset(r, 0, sizeof(*r));
   r->h = h;
@@ -205,7 +220,8 @@ void fuv_reset(uv_loop_t *loop) {
     fuzz_buf_free(&fuv.peers[i].out);
   }
   free(fuv.evs);
-  memset(&fuv, 0, sizeof(fuv));
+  memset(fuv.recs, 0, fuv.nrecs * sizeof(fuv.recs[0]));
+  memset(&fuv.nrecs, 0, sizeof(fuv) - offsetof(struct fuv_s, nrecs));
   memset(loop, 0, sizeof(*loop));
   fuv.loop = loop;
   fuv.last_connect = -1;
