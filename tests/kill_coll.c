@@ -223,9 +223,8 @@ int main(int argc, char **argv) {
   double t0;
 
   if (argc != 3) {
-    fprintf(stderr,
-            "usage: kill_coll bcast|s2p|coll|exchange|netmodel|barrier "
-            "kill|stop\n");
+    fprintf(stderr, "usage: kill_coll bcast|s2p|coll|exchange|netmodel|barrier "
+                    "kill|stop\n");
     return 64;
   }
   stop = strcmp(argv[2], "stop") == 0;

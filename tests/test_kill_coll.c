@@ -6,9 +6,9 @@
  * algorithm, every algorithm of reduce, allreduce, reduce-scatter, gather,
  * scatter, allgather and alltoall, and ibarrier; and the collectives that
  * run inside a blocking call: s-to-p's length exchange and the network
- * model's measurement; and the blocking mmp_barrier. Each job of 4 ranks (two more
- * of 8) runs one set of them at once (kill_coll.c); this checks, per item and
- * survivor:
+ * model's measurement; and the blocking mmp_barrier. Each job of 4 ranks (two
+ * more of 8) runs one set of them at once (kill_coll.c); this checks, per item
+ * and survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
  *    (a lost rank is no disagreement); success only where the survivor
  *    does not need the victim;
@@ -44,8 +44,8 @@ static const spawn_result_t *job;
 #define job_fail(...)                                                          \
   do {                                                                         \
     printf(__VA_ARGS__);                                                       \
-    printf("\njob status %d, %.1f s\nminimprun's stderr:\n%s\n",               \
-           job->status, job->seconds, job->err);                               \
+    printf("\njob status %d, %.1f s\nminimprun's stderr:\n%s\n", job->status,  \
+           job->seconds, job->err);                                            \
     fflush(stdout);                                                            \
     fail_msg(__VA_ARGS__);                                                     \
   } while (0)
