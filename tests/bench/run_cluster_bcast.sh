@@ -53,4 +53,23 @@ for impl, alg, size in keys:
         impl, alg, picked or "-", size,
         statistics.median(float(r["avg_us"]) for r in sel),
         statistics.median(float(r["max_us"]) for r in sel), len(sel)))
+# AUTO's row against the row of the algorithm it ran most: their ranges
+# over the rounds (per-node average) overlap or not, as make demo says.
+print()
+for size in sorted({int(r["size"]) for r in rows}):
+    def vals(alg):
+        return [float(r["avg_us"]) for r in rows if r["impl"] == "minimp"
+                and r["alg"] == alg and int(r["size"]) == size]
+    ran = [r["chosen"] for r in rows if r["impl"] == "minimp"
+           and r["alg"] == "auto" and int(r["size"]) == size]
+    if not ran or not vals(max(set(ran), key=ran.count)):
+        continue
+    top = max(set(ran), key=ran.count)
+    a, b = vals("auto"), vals(top)
+    same = min(a) <= max(b) and min(b) <= max(a)
+    print("auto at %d B ran %s in %d of %d rounds: %.1f [%.1f-%.1f] against "
+          "%.1f [%.1f-%.1f] us, %s" % (
+              size, top, ran.count(top), len(ran), statistics.median(a),
+              min(a), max(a), statistics.median(b), min(b), max(b),
+              "overlap" if same else "do NOT overlap"))
 PY
