@@ -41,7 +41,8 @@
  * after every receiver holds the message.
  * Selected by AUTO where that price, under the loss the availability
  * probes saw, is 3% below every TCP row's, on one rank per node and CPUs
- * not shared (docs/algorithms.md, "Multicast"); else when asked for.
+ * not shared, with MINIMP_MCAST=on (docs/algorithms.md, "Multicast");
+ * else when asked for.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -948,8 +949,8 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
  * alpha, then the wire bytes (payload, our header, UDP, IP, Ethernet) at
  * the root's pace: the switch copies every datagram, so each receiver
  * takes the same bytes in the same time and the cost is flat in p. The
- * burst allowance is not counted: a 64 KiB multicast, which it would
- * pass at once, measured most of its wire time (docs/performance.md). Then the
+ * burst allowance is not counted: a multicast does not pass through it
+ * at once, as a TCP row's first bytes do (docs/performance.md). Then the
  * repairs, under the loss q the availability probes saw: a datagram is
  * re-multicast in round k when one of the p - 1 receivers still misses it after
  * k sends (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when

@@ -14,13 +14,12 @@
  * all nothing is sent and the call succeeds.
  *
  * Cost: each source sends its L_j once (alpha + L_j beta at the source),
- * each rank receives S - L_me, flat in p. The sources pace themselves
- * independently at the model's rate, so s > 1 sources on a switch
- * oversubscribe every receiver's link by s and lean on the NACK repair:
- * far slower than the ring for s > 1 (docs/performance.md, "The
- * multicast s-to-p"). Selected by AUTO where its price (multicast_cost)
- * is 3% below every other row's, under the broadcast's conditions
- * (docs/algorithms.md, "Multicast"); else when asked for.
+ * each rank receives S - L_me, flat in p. Each of the s sources paces at
+ * 1/s of the model's rate and burst (pace_share), since all of them share
+ * every receiver's link (docs/performance.md, "The multicast s-to-p").
+ * Selected by AUTO where its price (multicast_cost) is 3% below every
+ * other row's, under the broadcast's conditions, MINIMP_MCAST=on among
+ * them (docs/algorithms.md, "Multicast"); else when asked for.
  */
 #include <stdlib.h>
 #include <string.h>
