@@ -150,6 +150,13 @@ typedef struct mmp__boot_rx_s {
   mmp__boot_hdr_t hdr; /* the message being received */
   uint8_t *body;       /* a body split across reads, or NULL */
   size_t bhave;
+  /* Once sealed (mmp__boot_rx_seal), every byte fed is part of a sealed
+   * record (auth.h): a record received in part waits in `rec`, and an
+   * opened one is parsed from `plain`. */
+  mmp__seal_t *seal;
+  uint8_t *rec; /* MMP__REC_MAX + MMP__REC_OVERHEAD bytes */
+  size_t rhave;
+  uint8_t *plain; /* MMP__REC_MAX bytes */
 } mmp__boot_rx_t;
 
 typedef struct mmp__boot_rx_ops_s {
@@ -164,11 +171,22 @@ typedef struct mmp__boot_rx_ops_s {
   int (*closed)(void *ctx);
 } mmp__boot_rx_ops_t;
 
-/* Feeds n bytes. Bodies that arrive whole are passed without a copy. */
+/* Feeds n bytes. Bodies that arrive whole are passed without a copy. A
+ * record that fails to open is reported through ops->error (MMP_EPROTO). */
 void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
                        const mmp__boot_rx_ops_t *ops, void *ctx);
-/* Frees a partly received body. */
+/* From the next byte on, even the rest of a feed whose ops->message calls
+ * this, the stream is sealed records under `key`. Once only. Returns 0 or
+ * MMP_ENOMEM. */
+int mmp__boot_rx_seal(mmp__boot_rx_t *rx,
+                      const uint8_t key[MMP__SESSION_KEY_LEN]);
+/* Frees a partly received body and the sealing state. */
 void mmp__boot_rx_fini(mmp__boot_rx_t *rx);
+
+/* Replaces the finished message at *buf (*len bytes) by its sealed records
+ * under `tx`, for a protocol that seals after its handshake. Returns 0, or
+ * MMP_ENOMEM after freeing *buf. */
+int mmp__boot_seal_msg(mmp__seal_t *tx, uint8_t **buf, size_t *len);
 
 /* ---- Server (boot_server.c) -------------------------------------------- */
 
