@@ -29,9 +29,17 @@
  * timeout; anything else, a wrong key, a bad or duplicate rank, closes the
  * connection with a logged reason.
  *
+ * Sealing. CHALLENGE's flags say whether the server seals (MINIMP_ENCRYPT,
+ * minimprun --encrypt). If it does, every byte after PROOF (client) and
+ * after WELCOME (server) is a sealed record (auth.h) under keys of this
+ * connection, derived from the job key and the transcript, which holds the
+ * flags, so that stripping them breaks both proofs. A client follows the
+ * server's flag and logs a different setting of its own; the ranks'
+ * connections then refuse the mismatch (tcp.c).
+ *
  * Messages (c = client, s = server):
  *  HELLO    c->s  nonce[32] rank u32 size u32 pid u32 host str
- *  CHALLENGE s->c nonce[32]
+ *  CHALLENGE s->c nonce[32] flags u32 (MMP__BOOT_SEAL)
  *  PROOF    c->s  mac[32]: the client's proof over HELLO and CHALLENGE
  *  WELCOME  s->c  mac[32]: the server's proof; requests may follow
  *  PUT      c->s  name str, value blob          (no reply)
@@ -60,7 +68,11 @@
 
 #define MMP__BOOT_MAGIC 0x42504d4du /* "MMPB" */
 /* 2: the key never travels; a challenge-response handshake proves it. */
-#define MMP__BOOT_VERSION 2
+/* 3: CHALLENGE carries flags, and MMP__BOOT_SEAL seals what follows the
+ * handshake. */
+#define MMP__BOOT_VERSION 3
+#define MMP__BOOT_SEAL 1 /* CHALLENGE flags: seal after the handshake */
+#define MMP__BOOT_CHALLENGE_LEN (MMP__NONCE_LEN + 4)
 #define MMP__BOOT_HDR_SIZE 16
 #define MMP__BOOT_MAX_BODY (1u << 20) /* default cap on one message body */
 #define MMP__BOOT_MAX_NAME 64
@@ -216,6 +228,11 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
                            mmp__boot_server_t **out, char *name,
                            size_t namelen);
 
+/* Loop context, right after start, before the loop runs: every connection
+ * is sealed after its handshake, and says so in CHALLENGE. Returns 0 or
+ * MMP_ENOMEM. */
+int mmp__boot_server_seal(mmp__boot_server_t *s);
+
 /* Loop context. Sends EVENT to every connected rank except `except` (-1:
  * none). */
 void mmp__boot_server_broadcast(mmp__boot_server_t *s, uint32_t kind, int rank,
@@ -262,6 +279,11 @@ int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
                            mmp__boot_done_cb done, void *arg,
                            struct sockaddr_storage *local,
                            mmp__boot_client_t **out);
+
+/* Loop context, right after start, before the loop runs: this rank seals
+ * (MINIMP_ENCRYPT); a server that does not is followed, and an error
+ * logged. */
+void mmp__boot_client_seal(mmp__boot_client_t *c);
 
 /* Loop context. Requests; `done` runs exactly once unless an error is
  * returned. PUT's done runs once the message is written. */

@@ -138,7 +138,7 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
 
   switch (type) {
   case MMP__B_HELLO:
-    wire_raw(w, MMP__NONCE_LEN, out); /* version 2: a nonce, no key */
+    wire_raw(w, MMP__NONCE_LEN, out); /* a nonce, no key */
     wire_u32(w, out);                 /* rank */
     wire_u32(w, out);                 /* size */
     wire_u32(w, out);                 /* pid */
@@ -177,6 +177,7 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
     break;
   case MMP__B_CHALLENGE:
     wire_raw(w, MMP__NONCE_LEN, out);
+    wire_u32(w, out); /* flags */
     break;
   case MMP__B_PROOF:
   case MMP__B_WELCOME:
@@ -468,6 +469,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   /* A server's replies: CHALLENGE, WELCOME, VALUES, FENCE_DONE, EVENT,
    * ERROR. */
   mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+  mmp__boot_wr_u32(&w, MMP__BOOT_SEAL);
   wire_msg(&s, &w, MMP__B_CHALLENGE, 0);
   mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
   wire_msg(&s, &w, MMP__B_WELCOME, 0);
