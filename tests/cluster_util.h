@@ -69,7 +69,8 @@ static inline void cluster_on_signal(int sig) {
       dup2(null, 1);
       dup2(null, 2);
     }
-    execl("/bin/sh", "sh", cluster_script, "down", (char *)NULL);
+    char *argv[] = {"sh", (char *)cluster_script, "down", NULL};
+    execve("/bin/sh", argv, environ);
     _exit(127);
   }
   _exit(1);
