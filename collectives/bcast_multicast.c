@@ -892,7 +892,8 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->l.seq = m->seq;
   m->rnd = 2463534242u ^ (uint32_t)(m->me * 7919) ^ m->seq;
   mmp__comm_hold_locked(comm);
-  mmp__coll_log_locked(comm, m->seq, MMP_BCAST_MULTICAST);
+  if (!run->part)
+    mmp__coll_log_locked(comm, m->seq, MMP_BCAST_MULTICAST);
   for (i = 0; i < m->nchild; i++) {
     m->ack_rx[i].cb = ack_rx_done;
     m->ack_rx[i].cb_arg = m;

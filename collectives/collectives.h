@@ -543,6 +543,8 @@ typedef struct mmp__bcast_run_s {
   unsigned timeout_ms; /* the call's, or the communicator's; 0: none */
   int pace_share;      /* multicast: this many roots send at once and share
                           each receiver's link (0 or 1: alone) */
+  int part; /* a part of another collective (a multicast s-to-p): not the
+               communicator's latest broadcast (mmp_bcast_last) */
 } mmp__bcast_run_t;
 
 enum {

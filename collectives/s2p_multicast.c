@@ -111,6 +111,7 @@ static int start_one(const mmp__s2p_run_t *run, const mmp__bcast_alg_t *b,
   br.alg_of = run->bcast_of;
   br.timeout_ms = run->timeout_ms;
   br.pace_share = x->ns;
+  br.part = 1;
   return b->start(&br, req);
 }
 

@@ -262,6 +262,18 @@ static void test_mcast_s2p(void **state) {
   /* The lengths exchanged first, both modes, equal lengths. */
   check_s2p(p, 3 * pl, 0, MMP_SEND_EAGER, 1, 1, 7900);
   check_s2p(p / 2 > 0 ? p / 2 : 1, 0, 0, MMP_SEND_RNDV, 0, 1, 7901);
+  /* Its parts are broadcasts, but the latest broadcast is still the one
+   * the program made. */
+  {
+    mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+    uint8_t b[64] = {0};
+    int alg = -1;
+    bo.algorithm = MMP_BCAST_BINOMIAL;
+    assert_int_equal(mmp_bcast_ex(b, sizeof(b), 0, mmp_comm_world(), &bo), 0);
+    check_s2p(p, pl, 0, MMP_SEND_EAGER, 0, 0, 7902);
+    assert_int_equal(mmp_bcast_last(mmp_comm_world(), &alg), 0);
+    assert_int_equal(alg, MMP_BCAST_BINOMIAL);
+  }
 }
 
 /* Two multicast s-to-p and a multicast broadcast in flight at once. */

@@ -173,7 +173,7 @@ static int cfg_ref_long(const char *s, long *out) {
 }
 
 static void cfg_expect(const cfg_var_t *v, cfg_want_t *w) {
-  long l;
+  long l = 0;
   char *end;
 
   w->s = getenv(v->name);
