@@ -59,7 +59,7 @@ static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
  * that price beats every TCP row's by the 3% margin. */
 static void test_multicast_priced_where_usable(void **st) {
   mmp_netmodel_t hosts = cluster, shared;
-  mmp__mcast_net_t mc = {1, 1408, 0}, off = {0, 1408, 0}, lossy = mc;
+  mmp__mcast_net_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42}, lossy = mc;
   size_t len;
 
   (void)st;
@@ -101,6 +101,29 @@ static void test_multicast_priced_where_usable(void **st) {
   lossy.loss = 0.10;
   assert_int_not_equal(mc_chosen(16, 1 << 20, &hosts, &lossy),
                        MMP_BCAST_MULTICAST);
+}
+
+/* The price counts each datagram's headers on the wire by the channel's
+ * family: IPv6's 20 bytes more than IPv4's per datagram, no more, and a
+ * smaller payload (more datagrams) costs more. */
+static void test_multicast_priced_by_family(void **st) {
+  mmp_netmodel_t hosts = cluster;
+  mmp__mcast_net_t v4 = {1, 1408, 0, 42}, v6 = {1, 1388, 0, 62}, bare;
+  double m = 1 << 20, n = ceil(m / 1408), d20, d42;
+
+  (void)st;
+  hosts.nodes = 16;
+  bare = v4;
+  bare.extra = 0;
+  v6.payload = 1408; /* the header bytes alone first */
+  d20 = mc_cost(16, m, &hosts, &v6) - mc_cost(16, m, &hosts, &v4);
+  d42 = mc_cost(16, m, &hosts, &v4) - mc_cost(16, m, &hosts, &bare);
+  assert_true(d20 > 0);
+  /* Linear in the header bytes of each of the n datagrams. */
+  assert_true(fabs(d20 / d42 - 20.0 / 42.0) < 1e-9);
+  assert_true(fabs(d20 / (n * 20 * hosts.beta) - 1) < 0.1);
+  v6.payload = 1388;
+  assert_true(mc_cost(16, m, &hosts, &v6) > mc_cost(16, m, &hosts, &v4) + d20);
 }
 
 static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
@@ -532,6 +555,7 @@ static void test_pipeline_segments_priced_by_the_gap(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multicast_priced_where_usable),
+      cmocka_unit_test(test_multicast_priced_by_family),
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_no_chain_where_the_pipeline_fits),
       cmocka_unit_test(test_node_hierarchy_where_some_ranks_share_nodes),
