@@ -9,7 +9,10 @@
  * channel joins a group in ff15::/16 and sizes datagrams for IPv6 headers;
  * every broadcast and s-to-p of mr_mcast (0, 1, one datagram and its
  * neighbours, 1 MiB + 3, every root, both modes; forgeries rejected)
- * must arrive intact. Then the same job with an IPv4 MINIMP_MCAST_GROUP:
+ * must arrive intact. A packet socket on the link's other end checks what
+ * went on the wire: every datagram to the group with hop limit 1, UDP
+ * right after the IPv6 header (no fragment header) and no larger than
+ * the link's MTU. Then the same job with an IPv4 MINIMP_MCAST_GROUP:
  * MMP_EINVAL on every rank, with the reason logged (mr_mcast checks
  * both). The opposite mismatch, an IPv6 group for an IPv4 job, needs no
  * namespace: tests/meson.build registers mcast_n3_family for it.
@@ -24,6 +27,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -34,6 +40,44 @@
 #define IFACE "fd00:6::1/128"
 
 static const char *minimprun, *prog;
+static int cap = -1; /* packet socket on m6b, the link's far end */
+
+/* IPv6 packets that reach m6b from now on (SOCK_DGRAM: from the IPv6
+ * header on). */
+static void capture_start(void) {
+  struct sockaddr_ll sll;
+  int big = 8 << 20;
+
+  cap = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_IPV6));
+  assert_true(cap >= 0);
+  (void)setsockopt(cap, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+  memset(&sll, 0, sizeof(sll));
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_IPV6);
+  sll.sll_ifindex = (int)if_nametoindex("m6b");
+  assert_int_equal(bind(cap, (struct sockaddr *)&sll, sizeof(sll)), 0);
+}
+
+/* Checks every captured packet to ff15::/16 and returns how many there
+ * were. */
+static int capture_check(void) {
+  uint8_t p[65536];
+  ssize_t n;
+  int count = 0;
+
+  while ((n = recv(cap, p, sizeof(p), 0)) > 0) {
+    if (n < 40 || p[24] != 0xff || p[25] != 0x15)
+      continue;
+    count++;
+    if (p[6] != IPPROTO_UDP || p[7] != 1 || n > 1500)
+      fail_msg("a datagram to the group: next header %u, hop limit %u, "
+               "%zd bytes",
+               p[6], p[7], n);
+  }
+  close(cap);
+  cap = -1;
+  return count;
+}
 
 /* Runs mr_mcast on `n` ranks over IPv6; every rank must pass `npass`
  * tests and none fail. */
@@ -61,7 +105,9 @@ static void run_job(int n, int npass) {
 static void test_mcast6_bcast_and_s2p(void **state) {
   (void)state;
   unsetenv("MINIMP_MCAST_GROUP");
+  capture_start();
   run_job(3, 7);
+  assert_true(capture_check() > 0);
 }
 
 /* A group inside a range the user chose works as the default does. */
