@@ -13,6 +13,7 @@
  */
 #include "ctrl.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,7 @@ struct mmp__ctrl_conn_s {
   uv_timer_t timer; /* the deadline, then the linger after a close */
   uv_connect_t creq;
   mmp__boot_rx_t rx;
+  mmp__seal_t *tx; /* once sealed (mmp__ctrl_conn_seal) */
   const mmp__ctrl_cb_t *cb;
   void *data;
   void (*connected)(mmp__ctrl_conn_t *c);
@@ -288,6 +290,9 @@ static void ctrl_on_handle_close(uv_handle_t *h) {
   if (--c->open > 0)
     return;
   mmp__boot_rx_fini(&c->rx);
+  if (c->tx != NULL)
+    mmp__auth_wipe(c->tx, sizeof(*c->tx));
+  free(c->tx);
   free(c);
 }
 
@@ -385,6 +390,10 @@ int mmp__ctrl_send_buf(mmp__ctrl_conn_t *c, uint8_t *buf, size_t len) {
     free(buf);
     return UV_ECANCELED;
   }
+  if (c->tx != NULL && mmp__boot_seal_msg(c->tx, &buf, &len) != 0) {
+    ctrl_end(c, "out of memory", NULL);
+    return MMP_ENOMEM;
+  }
   w = malloc(sizeof(*w));
   if (w == NULL) {
     free(buf);
@@ -413,6 +422,19 @@ int mmp__ctrl_send(mmp__ctrl_conn_t *c, uint8_t type, mmp__boot_wr_t *w) {
     return MMP_ENOMEM;
   }
   return mmp__ctrl_send_buf(c, w->buf, w->len);
+}
+
+int mmp__ctrl_conn_seal(mmp__ctrl_conn_t *c,
+                        const uint8_t tx[MMP__SESSION_KEY_LEN],
+                        const uint8_t rx[MMP__SESSION_KEY_LEN]) {
+  assert(c->tx == NULL && c->rx.seal == NULL);
+  c->tx = calloc(1, sizeof(*c->tx));
+  if (c->tx == NULL || mmp__boot_rx_seal(&c->rx, rx) != 0) {
+    ctrl_end(c, "out of memory", NULL);
+    return MMP_ENOMEM;
+  }
+  memcpy(c->tx->key, tx, MMP__SESSION_KEY_LEN);
+  return 0;
 }
 
 /* Stops reading; queues ERROR if `error`; closes once writes drained. */

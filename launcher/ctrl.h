@@ -24,9 +24,16 @@
  * verifies, with WELCOME, its own MAC over them, then LAUNCH. The daemon
  * runs nothing before WELCOME verifies.
  *
+ * With MMP__CTRL_SEAL (minimprun --encrypt), every byte after PROOF (from
+ * the daemon) and after WELCOME (from minimprun) is a sealed record
+ * (transport/auth.h) under keys of this connection alone, derived from the
+ * job key and the transcript, which holds the flag: an attacker who strips
+ * it breaks both proofs.
+ *
  * Messages (d = daemon, m = minimprun):
  *  HELLO     d->m  nonce[32], host u32, pid u32, hostname str. First.
- *  CHALLENGE m->d  nonce[32]. First.
+ *  CHALLENGE m->d  nonce[32], flags u32 (MMP__CTRL_SEAL: both directions
+ *                  are sealed after the handshake). First.
  *  PROOF     d->m  mac[32]: the daemon's proof. HELLO and PROOF within
  *                  MMP__CTRL_HELLO_MS; a wrong proof or host closes.
  *  WELCOME   m->d  mac[32]: minimprun's proof.
@@ -54,8 +61,9 @@
 #include "transport/boot.h"
 
 #define MMP__CTRL_MAGIC 0x44504d4du /* "MMPD" */
-/* 2: the key never travels; a challenge-response handshake proves it. */
-#define MMP__CTRL_VERSION 2
+/* 3: CHALLENGE carries flags, and MMP__CTRL_SEAL seals what follows the
+ * handshake. */
+#define MMP__CTRL_VERSION 3
 #define MMP__CTRL_MAX_BODY (1u << 20)    /* every message but LAUNCH */
 #define MMP__CTRL_MAX_LAUNCH (64u << 20) /* LAUNCH */
 #define MMP__CTRL_MAX_STR (1u << 20)     /* one argument or variable */
@@ -93,6 +101,11 @@ int mmp__ctrl_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
 /* Like mmp__boot_wr_finish() with this protocol's header. Returns 0 or
  * MMP_ENOMEM (the buffer is freed then). */
 int mmp__ctrl_finish(mmp__boot_wr_t *w, uint8_t type);
+
+enum {
+  MMP__CTRL_SEAL = 1 /* CHALLENGE flags: seal after the handshake */
+};
+#define MMP__CTRL_CHALLENGE_LEN (MMP__NONCE_LEN + 4)
 
 enum {
   /* launch flags */
@@ -195,6 +208,15 @@ int mmp__ctrl_send(mmp__ctrl_conn_t *c, uint8_t type, mmp__boot_wr_t *w);
 /* Loop context. Queues a finished message of `len` bytes at `buf` (from
  * mmp__ctrl_finish), taking it over. Same returns as mmp__ctrl_send(). */
 int mmp__ctrl_send_buf(mmp__ctrl_conn_t *c, uint8_t *buf, size_t len);
+
+/* Loop context, once, in the handler of the last clear message received
+ * and after the last clear message sent: from then on what is sent is
+ * sealed under `tx` and what is received (even the rest of the current
+ * read) must open under `rx`. Returns 0 or MMP_ENOMEM (then the
+ * connection has ended). */
+int mmp__ctrl_conn_seal(mmp__ctrl_conn_t *c,
+                        const uint8_t tx[MMP__SESSION_KEY_LEN],
+                        const uint8_t rx[MMP__SESSION_KEY_LEN]);
 
 /* Bytes queued and not yet written. */
 size_t mmp__ctrl_conn_queued(const mmp__ctrl_conn_t *c);

@@ -82,6 +82,7 @@ struct dmn_s {
   size_t hello_len;
   int challenged;
   int trusted;
+  int seal; /* CHALLENGE said MMP__CTRL_SEAL */
   mmp__auth_t auth;
   struct sockaddr_storage ctrl;
   const char *ctrl_str;
@@ -581,13 +582,19 @@ static void dmn_violation(dmn_t *d, const char *why) {
   dmn_lost(d, why);
 }
 
-/* CHALLENGE: minimprun's nonce; we prove the key over both bodies. */
+/* CHALLENGE: minimprun's nonce and flags; we prove the key over both
+ * bodies. */
 static void dmn_on_challenge(dmn_t *d, const uint8_t *body, size_t len) {
   uint8_t mac[MMP__MAC_LEN];
   mmp__boot_wr_t w;
+  uint32_t flags;
 
-  if (len != MMP__NONCE_LEN)
+  if (len != MMP__CTRL_CHALLENGE_LEN)
     return dmn_violation(d, "malformed CHALLENGE");
+  flags = mmp__get_u32(body + MMP__NONCE_LEN);
+  if (flags & ~(uint32_t)MMP__CTRL_SEAL)
+    return dmn_violation(d, "CHALLENGE with unknown flags");
+  d->seal = (flags & MMP__CTRL_SEAL) != 0;
   d->challenged = 1;
   mmp__auth_begin(&d->auth, d->key, MMP__AUTH_CTRL, d->hello, d->hello_len,
                   body, len);
@@ -599,11 +606,23 @@ static void dmn_on_challenge(dmn_t *d, const uint8_t *body, size_t len) {
 
 /* WELCOME: minimprun's proof. Nothing it says is obeyed before this. */
 static void dmn_on_welcome(dmn_t *d, const uint8_t *body, size_t len) {
+  uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+  int rc = 0;
+
   if (len != MMP__MAC_LEN ||
       !mmp__auth_check(&d->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, body))
     return dmn_violation(d, "the control server does not hold the job key "
                             "(its proof does not verify)");
+  /* What follows WELCOME, LAUNCH first, is sealed if CHALLENGE said so. */
+  if (d->seal) {
+    mmp__auth_session_keys(&d->auth, d->key, d2l, l2d);
+    rc = mmp__ctrl_conn_seal(d->conn, d2l, l2d);
+    mmp__auth_wipe(d2l, sizeof(d2l));
+    mmp__auth_wipe(l2d, sizeof(l2d));
+  }
   mmp__auth_end(&d->auth);
+  if (rc != 0)
+    return; /* the connection ended; dmn_on_ended ran */
   d->trusted = 1;
 }
 

@@ -741,6 +741,8 @@ static int run_start_boot(mmp__run_job_t *j) {
   rc = mmp__boot_server_start(
       &j->loop, (const struct sockaddr *)&j->listen_addr, j->n, j->key,
       RUN_HANDSHAKE_MS, &cb, &j->boot, j->boot_addr, sizeof(j->boot_addr));
+  if (rc == 0 && j->encrypt)
+    rc = mmp__boot_server_seal(j->boot);
   if (rc != 0) {
     mmp__say("cannot start the bootstrap service: %s", mmp__errstr(rc));
     return 1;

@@ -51,8 +51,9 @@ typedef struct rm_peer_s {
   mmp__remote_t *rm;
   rm_host_t *host;
   mmp__ctrl_conn_t *conn;
-  /* The handshake, while pending: our CHALLENGE, then HELLO's claim. */
-  uint8_t nonce[MMP__NONCE_LEN];
+  /* The handshake, while pending: our CHALLENGE body (nonce, flags), then
+   * HELLO's claim. */
+  uint8_t challenge[MMP__CTRL_CHALLENGE_LEN];
   int hello;
   uint32_t claim;
   mmp__auth_t auth;
@@ -101,6 +102,7 @@ struct mmp__remote_s {
   unsigned live; /* handles not yet closed, plus one while not stopped */
   /* Standard input for a rank on a remote host. */
   int stdin_rank;
+  int encrypt; /* seal each control connection after its handshake */
   rm_host_t *stdin_host;
   mmp__input_t *input;
   size_t unacked;
@@ -532,8 +534,8 @@ static void rm_on_hello(rm_peer_t *p, const uint8_t *body, size_t len) {
   (void)mmp__boot_rd_str(&rd, &name, RM_MAX_HOSTNAME);
   if (rd.bad || rd.left != 0)
     return rm_reject(p, "malformed HELLO");
-  mmp__auth_begin(&p->auth, p->rm->key, MMP__AUTH_CTRL, body, len, p->nonce,
-                  sizeof(p->nonce));
+  mmp__auth_begin(&p->auth, p->rm->key, MMP__AUTH_CTRL, body, len, p->challenge,
+                  sizeof(p->challenge));
   p->hello = 1;
 }
 
@@ -541,10 +543,12 @@ static void rm_on_hello(rm_peer_t *p, const uint8_t *body, size_t len) {
  * the host's LAUNCH. */
 static void rm_on_proof(rm_peer_t *p, const uint8_t *body, size_t len) {
   mmp__remote_t *rm = p->rm;
-  uint8_t mac[MMP__MAC_LEN];
+  uint8_t mac[MMP__MAC_LEN], d2l[MMP__SESSION_KEY_LEN],
+      l2d[MMP__SESSION_KEY_LEN];
   mmp__boot_wr_t w;
   rm_host_t *hs;
   uint8_t *launch;
+  int rc;
 
   if (len != MMP__MAC_LEN)
     return rm_reject(p, "malformed PROOF");
@@ -556,6 +560,8 @@ static void rm_on_proof(rm_peer_t *p, const uint8_t *body, size_t len) {
   if (hs->state != H_STARTING || hs->peer.conn != NULL)
     return rm_reject(p, "that host is not expected (any more)");
   mmp__auth_mac(&p->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
+  if (rm->encrypt)
+    mmp__auth_session_keys(&p->auth, rm->key, d2l, l2d);
   mmp__list_remove(&p->node);
   rm->npending--;
   hs->peer.conn = p->conn;
@@ -567,7 +573,14 @@ static void rm_on_proof(rm_peer_t *p, const uint8_t *body, size_t len) {
   mmp__ctrl_conn_deadline(hs->peer.conn, 0, NULL);
   mmp__boot_wr_init(&w);
   mmp__boot_wr_raw(&w, mac, sizeof(mac));
-  if (mmp__ctrl_send(hs->peer.conn, MMP__C_WELCOME, &w) != 0) {
+  rc = mmp__ctrl_send(hs->peer.conn, MMP__C_WELCOME, &w);
+  /* WELCOME is the last clear message each way: the daemon sends nothing
+   * after its PROOF until WELCOME verifies. */
+  if (rc == 0 && rm->encrypt)
+    rc = mmp__ctrl_conn_seal(hs->peer.conn, l2d, d2l);
+  mmp__auth_wipe(d2l, sizeof(d2l));
+  mmp__auth_wipe(l2d, sizeof(l2d));
+  if (rc != 0) {
     free(hs->h.launch);
     hs->h.launch = NULL;
     return; /* `ended` reported it */
@@ -637,10 +650,12 @@ static void rm_on_connection(uv_stream_t *server, int status) {
   mmp__list_insert_tail(&rm->pending, &p->node);
   rm->npending++;
   mmp__ctrl_conn_deadline(p->conn, MMP__CTRL_HELLO_MS, "no handshake in time");
-  /* We speak first: a fresh nonce the daemon's proof must cover. */
-  mmp__auth_nonce(p->nonce);
+  /* We speak first: a fresh nonce the daemon's proof must cover, and
+   * whether we seal, which the proofs cover too. */
+  mmp__auth_nonce(p->challenge);
+  mmp__put_u32(p->challenge + MMP__NONCE_LEN, rm->encrypt ? MMP__CTRL_SEAL : 0);
   mmp__boot_wr_init(&w);
-  mmp__boot_wr_raw(&w, p->nonce, sizeof(p->nonce));
+  mmp__boot_wr_raw(&w, p->challenge, sizeof(p->challenge));
   mmp__ctrl_send(p->conn, MMP__C_CHALLENGE, &w);
 }
 
@@ -701,6 +716,7 @@ int mmp__remote_start(uv_loop_t *loop, const mmp__remote_opts_t *o,
   rm->agent = o->agent;
   rm->launcher = o->launcher;
   rm->stdin_rank = o->stdin_rank;
+  rm->encrypt = o->encrypt != 0;
   rm->live = 1;
   memcpy(rm->key, o->key, MMP__JOB_KEY_LEN);
   mmp__hex_encode(rm->key, MMP__JOB_KEY_LEN, rm->keyline);

@@ -61,6 +61,7 @@ typedef struct mmp__remote_opts_s {
   const char *launcher; /* path of minimprun on the hosts; borrowed */
   int stdin_rank;       /* the rank on a remote host that reads our standard
                            input, or -1 */
+  int encrypt;          /* seal the control connections after their handshake */
 } mmp__remote_opts_t;
 
 /*

@@ -99,6 +99,7 @@ static int run_start_remote(mmp__run_job_t *j, char **agent,
   o.agent = agent;
   o.launcher = launcher;
   o.stdin_rank = j->ranks[0].remote ? 0 : -1;
+  o.encrypt = j->encrypt;
   if (nrh >= 0)
     rc = mmp__remote_start(&j->loop, &o, rh, nrh, cb, &j->remote);
   else

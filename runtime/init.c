@@ -382,6 +382,8 @@ static void boot_start_task(void *arg) {
     rc = mmp__boot_server_start(&e->loop, (struct sockaddr *)&op->boot_sa,
                                 e->cfg.size, e->cfg.key, e->cfg.handshake_ms,
                                 &scb, &e->bootsrv, name, sizeof(name));
+    if (rc == 0 && e->cfg.encrypt)
+      rc = mmp__boot_server_seal(e->bootsrv);
     if (rc != 0) {
       MMP__LOG(MMP__LOG_ERROR, "cannot serve the rendezvous on %s: %s%s",
                e->cfg.boot_addr, mmp_strerror(rc),
@@ -401,8 +403,12 @@ static void boot_start_task(void *arg) {
                               e->cfg.key, e->cfg.rank, e->cfg.size,
                               e->cfg.boot_timeout_ms, &ccb, boot_connected, op,
                               &op->local, &e->boot);
-  if (rc != 0)
+  if (rc != 0) {
     op_finish(op, MMP_EBOOT);
+    return;
+  }
+  if (e->cfg.encrypt)
+    mmp__boot_client_seal(e->boot);
 }
 
 /* Loop context (a task), lock not held. */

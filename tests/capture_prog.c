@@ -3,7 +3,8 @@
  * The job test_capture records: rank 0 prints the job key (through
  * minimprun's pipe, never a socket), then every pair of ranks exchanges
  * messages of 100 bytes and of 70,000 (eager and rendezvous) made of a
- * known marker, and checks what it got.
+ * known marker, and checks what it got. Every other rank prints OUT_MARKER
+ * with its rank, which crosses a control connection from the daemons.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "runtime/internal.h"
 
 #define MARKER "capture-marker-5d1e7a"
+#define OUT_MARKER "capture-output-3b9f0c"
 
 static void fill(uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -36,6 +38,9 @@ int main(void) {
       return 4;
     mmp__hex_encode(key, sizeof(key), hex);
     printf("KEY %s\n", hex);
+    fflush(stdout);
+  } else {
+    printf("%s %d\n", OUT_MARKER, rank);
     fflush(stdout);
   }
   for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {

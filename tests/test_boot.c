@@ -350,7 +350,7 @@ static void raw_send(raw_t *r, const void *data, size_t n) {
       uv_write(&w->req, (uv_stream_t *)&r->tcp, &b, 1, raw_on_write), 0);
 }
 
-#define CHALLENGE_BYTES (MMP__BOOT_HDR_SIZE + MMP__NONCE_LEN)
+#define CHALLENGE_BYTES (MMP__BOOT_HDR_SIZE + MMP__BOOT_CHALLENGE_LEN)
 #define PROOF_BYTES (MMP__BOOT_HDR_SIZE + MMP__MAC_LEN)
 
 /* Encodes a HELLO by hand, the way a foreign client would: a fresh nonce,
@@ -378,7 +378,7 @@ static void raw_prove(fx_t *fx, raw_t *r, const uint8_t *hello, size_t n,
   RUN_UNTIL(fx, r->inlen >= CHALLENGE_BYTES);
   assert_int_equal(r->in[5], MMP__B_CHALLENGE);
   mmp__auth_begin(&a, key, MMP__AUTH_BOOT, hello + 16, n - 16, r->in + 16,
-                  MMP__NONCE_LEN);
+                  MMP__BOOT_CHALLENGE_LEN);
   mmp__boot_hdr_encode(&h, proof);
   mmp__auth_mac(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, proof + 16);
   mmp__auth_end(&a);
@@ -582,8 +582,9 @@ static void test_boot_wire_reader_catches_truncation(void **state) {
 /* ---- Server and clients -----------------------------------------------------
  */
 
-static void test_boot_job_put_getall_get_fence(void **state) {
-  fx_t *fx = *state;
+/* A whole job; `seal`: the server and every client seal (MINIMP_ENCRYPT),
+ * a PUT queued before WELCOME included. */
+static void job_put_getall_get_fence(fx_t *fx, int seal) {
   cl_t cl[4];
   res_t all0, all2, get, later, fence[4], put3;
   uint8_t v[64];
@@ -597,8 +598,13 @@ static void test_boot_job_put_getall_get_fence(void **state) {
   memset(fence, 0, sizeof(fence));
   memset(&put3, 0, sizeof(put3));
   start_server(fx, 4, 2000);
-  for (i = 0; i < 4; i++)
+  if (seal)
+    assert_int_equal(mmp__boot_server_seal(fx->srv), 0);
+  for (i = 0; i < 4; i++) {
     cl_start(fx, &cl[i], i);
+    if (seal)
+      mmp__boot_client_seal(cl[i].c);
+  }
   /* Requests may be queued before WELCOME. */
   n = value_of(3, 0, v);
   assert_int_equal(mmp__boot_put(cl[3].c, "addr", v, n, on_res, &put3), 0);
@@ -675,6 +681,41 @@ static void test_boot_job_put_getall_get_fence(void **state) {
   }
   RUN_UNTIL(fx, fx->all_done == 1);
   assert_int_equal(fx->lost, 0);
+}
+
+static void test_boot_job_put_getall_get_fence(void **state) {
+  job_put_getall_get_fence(*state, 0);
+}
+
+static void test_boot_sealed_job_put_getall_get_fence(void **state) {
+  job_put_getall_get_fence(*state, 1);
+}
+
+/* On a sealing server, a joined rank whose next bytes are in clear (an
+ * injection after the handshake) is lost, and says why. */
+static void test_boot_sealed_server_refuses_clear_bytes(void **state) {
+  fx_t *fx = *state;
+  raw_t raw;
+  uint8_t buf[64];
+
+  start_server(fx, 2, 2000);
+  assert_int_equal(mmp__boot_server_seal(fx->srv), 0);
+  raw_connect(fx, &raw);
+  RUN_UNTIL(fx, raw.connected);
+  raw_join(fx, &raw, 1, 2);
+  assert_int_equal(mmp__get_u32(raw.in + 16 + MMP__NONCE_LEN), MMP__BOOT_SEAL);
+  {
+    mmp__boot_hdr_t h = {MMP__B_PUT, 5, 2 + 4 + 4};
+    mmp__boot_hdr_encode(&h, buf);
+    mmp__put_u16(buf + 16, 4);
+    memcpy(buf + 18, "addr", 4);
+    mmp__put_u32(buf + 22, 0);
+    raw_send(&raw, buf, 26);
+  }
+  RUN_UNTIL(fx, raw.eof && fx->lost >= 1);
+  assert_int_equal(fx->lost_rank[0], 1);
+  assert_non_null(strstr(fx->lost_reason[0], "sealed record"));
+  RUN_UNTIL(fx, raw.closed);
 }
 
 static void test_boot_wrong_key_is_rejected(void **state) {
@@ -755,9 +796,10 @@ static void *fake_server_main(void *arg) {
     return NULL;
   h.type = MMP__B_CHALLENGE;
   h.id = 0;
-  h.len = MMP__NONCE_LEN;
+  h.len = MMP__BOOT_CHALLENGE_LEN;
   mmp__boot_hdr_encode(&h, msg);
   memset(msg + 16, 0x5a, MMP__NONCE_LEN);
+  mmp__put_u32(msg + 16 + MMP__NONCE_LEN, 0); /* flags: no sealing */
   send(fd, msg, CHALLENGE_BYTES, MSG_NOSIGNAL);
   for (int i = 0; i < 2; i++) {
     recv_exact(fd, hdr, sizeof(hdr));
@@ -1377,6 +1419,10 @@ int main(void) {
       cmocka_unit_test(test_boot_wire_round_trip),
       cmocka_unit_test(test_boot_wire_rejects_bad_headers),
       cmocka_unit_test(test_boot_wire_reader_catches_truncation),
+      cmocka_unit_test_setup_teardown(test_boot_sealed_job_put_getall_get_fence,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_boot_sealed_server_refuses_clear_bytes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_boot_job_put_getall_get_fence, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_boot_wrong_key_is_rejected, setup,

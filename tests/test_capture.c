@@ -9,7 +9,9 @@
  * cross the capture. It reassembles each TCP stream and checks that no
  * stream holds the job key (raw, reversed, hex in either case, base64),
  * and that the ranks' data is there in clear without MINIMP_ENCRYPT and
- * nowhere with it. Rank 0 prints the key through minimprun's pipe.
+ * nowhere with it; so are, on the control connections, a -x variable (in
+ * LAUNCH) and what the ranks behind daemons print. Rank 0 prints the key
+ * through minimprun's pipe.
  *
  * Needs root (a namespace and a packet socket); exits 77 (skipped)
  * otherwise.
@@ -49,6 +51,8 @@
 extern char **environ;
 
 #define MARKER "capture-marker-5d1e7a"
+#define OUT_MARKER "capture-output-3b9f0c" /* capture_prog's output */
+#define ENV_MARKER "capture-env-71d2e4"
 
 static const char *minimprun, *prog, *helper;
 
@@ -315,6 +319,8 @@ static void check_job(int encrypt) {
   args[k++] = "localhost,nodeA,nodeB";
   args[k++] = "-x";
   args[k++] = "MINIMP_SHM=off";
+  args[k++] = "-x";
+  args[k++] = "CAPTURE_VAR=" ENV_MARKER;
   args[k++] = (char *)prog;
   args[k] = NULL;
   capture_start(&c);
@@ -335,6 +341,12 @@ static void check_job(int encrypt) {
   /* Without sealing the ranks' data is in clear (so the capture reads what
    * crossed); with it, nowhere. */
   assert_int_equal(seen(&c, MARKER, sizeof(MARKER) - 1), !encrypt);
+  /* The same for the control connections: what LAUNCH carries, and the
+   * remote ranks' output, which still reaches minimprun. */
+  assert_int_equal(seen(&c, ENV_MARKER, sizeof(ENV_MARKER) - 1), !encrypt);
+  assert_int_equal(seen(&c, OUT_MARKER, sizeof(OUT_MARKER) - 1), !encrypt);
+  assert_non_null(strstr(out, OUT_MARKER " 1"));
+  assert_non_null(strstr(out, OUT_MARKER " 2"));
   /* No key, in any form. */
   for (size_t i = 0; i + 6 <= sizeof(key); i++)
     assert_false(seen(&c, key + i, 6));

@@ -83,7 +83,11 @@ static void test_ctrl_header_checks(void **state) {
   free(w.buf);
 
   hdr_with(b, MMP__C_HELLO, 10);
-  b[4] = 3;
+  b[4] = MMP__CTRL_VERSION + 1;
+  assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
+  assert_string_equal(why, "unsupported protocol version");
+  /* Version 2 had no flags in CHALLENGE. */
+  b[4] = 2;
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
   assert_string_equal(why, "unsupported protocol version");
   /* The version that sent the key says so. */
@@ -343,7 +347,9 @@ static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
   free(w.buf);
   if (peer_recv(fd, &type, &body, &len) != 0)
     return 0;
-  if (type != MMP__C_CHALLENGE || len != MMP__NONCE_LEN) {
+  /* This server does not seal. */
+  if (type != MMP__C_CHALLENGE || len != MMP__CTRL_CHALLENGE_LEN ||
+      mmp__get_u32(body + MMP__NONCE_LEN) != 0) {
     free(body);
     return 0;
   }
@@ -716,10 +722,12 @@ static int daemon_wait(daemon_run_t *d) {
 }
 
 /* minimprun's side of the handshake with the daemon: its HELLO (without
- * the key), our CHALLENGE, its PROOF (checked), then our WELCOME, whose
- * proof is made with `key` (the daemon must refuse a wrong one). */
-static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
-  uint8_t type, *body, nonce[MMP__NONCE_LEN], mac[MMP__MAC_LEN];
+ * the key), our CHALLENGE with `flags`, its PROOF (checked), then our
+ * WELCOME, whose proof is made with `key` (the daemon must refuse a wrong
+ * one). */
+static void daemon_handshake_flags(daemon_run_t *d, const uint8_t *key,
+                                   uint32_t flags) {
+  uint8_t type, *body, nonce[MMP__CTRL_CHALLENGE_LEN], mac[MMP__MAC_LEN];
   mmp__auth_t a, mine;
   mmp__boot_wr_t w;
   size_t len;
@@ -730,6 +738,7 @@ static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
   assert_int_equal(mmp__get_u32(body + MMP__NONCE_LEN), 0); /* index */
   assert_null(memmem(body, len, test_key, 6));
   mmp__auth_nonce(nonce);
+  mmp__put_u32(nonce + MMP__NONCE_LEN, flags);
   mmp__auth_begin(&a, test_key, MMP__AUTH_CTRL, body, len, nonce,
                   sizeof(nonce));
   mmp__auth_begin(&mine, key, MMP__AUTH_CTRL, body, len, nonce, sizeof(nonce));
@@ -748,6 +757,10 @@ static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
   peer_send(d->fd, MMP__C_WELCOME, &w);
   mmp__auth_end(&a);
   mmp__auth_end(&mine);
+}
+
+static void daemon_handshake_with(daemon_run_t *d, const uint8_t *key) {
+  daemon_handshake_flags(d, key, 0);
 }
 
 static void daemon_expect_hello(daemon_run_t *d) {
@@ -840,6 +853,46 @@ static void test_daemon_refuses_launch_before_the_proof(void **state) {
   daemon_launch(&d, argv);
   assert_true(peer_expect_error(d.fd, "before minimprun proved the job key"));
   assert_int_equal(daemon_wait(&d), 1);
+}
+
+/* A CHALLENGE with a flag this version does not know is refused. */
+static void test_daemon_refuses_unknown_challenge_flags(void **state) {
+  uint8_t type, *body, nonce[MMP__CTRL_CHALLENGE_LEN];
+  mmp__boot_wr_t w;
+  size_t len;
+  daemon_run_t d;
+  (void)state;
+
+  daemon_start(&d);
+  assert_int_equal(peer_recv(d.fd, &type, &body, &len), 0);
+  assert_int_equal(type, MMP__C_HELLO);
+  free(body);
+  mmp__auth_nonce(nonce);
+  mmp__put_u32(nonce + MMP__NONCE_LEN, MMP__CTRL_SEAL << 1);
+  mmp__boot_wr_init(&w);
+  mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+  peer_send(d.fd, MMP__C_CHALLENGE, &w);
+  assert_true(peer_expect_error(d.fd, "unknown flags"));
+  assert_int_equal(daemon_wait(&d), 1);
+}
+
+/* Once CHALLENGE said MMP__CTRL_SEAL, a LAUNCH in clear after WELCOME (an
+ * injection after the handshake) is refused, and nothing runs. */
+static void test_daemon_sealed_refuses_a_clear_launch(void **state) {
+  char mark[64], cmd[96];
+  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  daemon_run_t d;
+  (void)state;
+
+  snprintf(mark, sizeof(mark), "/tmp/mmp-ctrl-sealed-%ld", (long)getpid());
+  snprintf(cmd, sizeof(cmd), "touch %s", mark);
+  unlink(mark);
+  daemon_start(&d);
+  daemon_handshake_flags(&d, test_key, MMP__CTRL_SEAL);
+  daemon_launch(&d, argv);
+  assert_int_equal(daemon_wait(&d), 1);
+  assert_non_null(strstr(d.err, "sealed record"));
+  assert_int_equal(access(mark, F_OK), -1);
 }
 
 static void test_daemon_runs_a_rank_and_says_bye(void **state) {
@@ -1023,6 +1076,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_daemon_refuses_garbage),
       cmocka_unit_test(test_daemon_refuses_a_server_without_the_key),
       cmocka_unit_test(test_daemon_refuses_launch_before_the_proof),
+      cmocka_unit_test(test_daemon_refuses_unknown_challenge_flags),
+      cmocka_unit_test(test_daemon_sealed_refuses_a_clear_launch),
       cmocka_unit_test(test_daemon_runs_a_rank_and_says_bye),
       cmocka_unit_test(test_daemon_runs_a_rank_in_its_wdir_with_the_key),
       cmocka_unit_test(test_daemon_missing_wdir_fails_the_start),

@@ -120,7 +120,8 @@ void mmp__auth_session_keys(const mmp__auth_t *a,
   crypto_generichash_state st;
   uint8_t master[crypto_kdf_KEYBYTES];
 
-  assert(a->kind == MMP__AUTH_TCP);
+  assert(a->kind == MMP__AUTH_TCP || a->kind == MMP__AUTH_BOOT ||
+         a->kind == MMP__AUTH_CTRL);
   /* A secret of this connection alone: the job key over the transcript,
    * which holds both fresh nonces. */
   crypto_generichash_init(&st, job_key, MMP__JOB_KEY_LEN, sizeof(master));

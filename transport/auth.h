@@ -88,8 +88,9 @@ void mmp__auth_mac(const mmp__auth_t *a, int role, int verdict,
 int mmp__auth_check(const mmp__auth_t *a, int role, int verdict,
                     const uint8_t mac[MMP__MAC_LEN]);
 
-/* The keys that seal each direction of a TCP connection after this
- * handshake (MMP__AUTH_TCP only): dialer to listener, listener to dialer. */
+/* The keys that seal each direction of a connection after this handshake
+ * (MMP__AUTH_TCP, _BOOT or _CTRL; the transcript names the protocol, so
+ * each gets keys of its own): dialer to listener, listener to dialer. */
 void mmp__auth_session_keys(const mmp__auth_t *a,
                             const uint8_t job_key[MMP__JOB_KEY_LEN],
                             uint8_t d2l[MMP__SESSION_KEY_LEN],

@@ -29,9 +29,17 @@
  * timeout; anything else, a wrong key, a bad or duplicate rank, closes the
  * connection with a logged reason.
  *
+ * Sealing. CHALLENGE's flags say whether the server seals (MINIMP_ENCRYPT,
+ * minimprun --encrypt). If it does, every byte after PROOF (client) and
+ * after WELCOME (server) is a sealed record (auth.h) under keys of this
+ * connection, derived from the job key and the transcript, which holds the
+ * flags, so that stripping them breaks both proofs. A client follows the
+ * server's flag and logs a different setting of its own; the ranks'
+ * connections then refuse the mismatch (tcp.c).
+ *
  * Messages (c = client, s = server):
  *  HELLO    c->s  nonce[32] rank u32 size u32 pid u32 host str
- *  CHALLENGE s->c nonce[32]
+ *  CHALLENGE s->c nonce[32] flags u32 (MMP__BOOT_SEAL)
  *  PROOF    c->s  mac[32]: the client's proof over HELLO and CHALLENGE
  *  WELCOME  s->c  mac[32]: the server's proof; requests may follow
  *  PUT      c->s  name str, value blob          (no reply)
@@ -60,7 +68,11 @@
 
 #define MMP__BOOT_MAGIC 0x42504d4du /* "MMPB" */
 /* 2: the key never travels; a challenge-response handshake proves it. */
-#define MMP__BOOT_VERSION 2
+/* 3: CHALLENGE carries flags, and MMP__BOOT_SEAL seals what follows the
+ * handshake. */
+#define MMP__BOOT_VERSION 3
+#define MMP__BOOT_SEAL 1 /* CHALLENGE flags: seal after the handshake */
+#define MMP__BOOT_CHALLENGE_LEN (MMP__NONCE_LEN + 4)
 #define MMP__BOOT_HDR_SIZE 16
 #define MMP__BOOT_MAX_BODY (1u << 20) /* default cap on one message body */
 #define MMP__BOOT_MAX_NAME 64
@@ -150,6 +162,13 @@ typedef struct mmp__boot_rx_s {
   mmp__boot_hdr_t hdr; /* the message being received */
   uint8_t *body;       /* a body split across reads, or NULL */
   size_t bhave;
+  /* Once sealed (mmp__boot_rx_seal), every byte fed is part of a sealed
+   * record (auth.h): a record received in part waits in `rec`, and an
+   * opened one is parsed from `plain`. */
+  mmp__seal_t *seal;
+  uint8_t *rec; /* MMP__REC_MAX + MMP__REC_OVERHEAD bytes */
+  size_t rhave;
+  uint8_t *plain; /* MMP__REC_MAX bytes */
 } mmp__boot_rx_t;
 
 typedef struct mmp__boot_rx_ops_s {
@@ -164,11 +183,22 @@ typedef struct mmp__boot_rx_ops_s {
   int (*closed)(void *ctx);
 } mmp__boot_rx_ops_t;
 
-/* Feeds n bytes. Bodies that arrive whole are passed without a copy. */
+/* Feeds n bytes. Bodies that arrive whole are passed without a copy. A
+ * record that fails to open is reported through ops->error (MMP_EPROTO). */
 void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
                        const mmp__boot_rx_ops_t *ops, void *ctx);
-/* Frees a partly received body. */
+/* From the next byte on, even the rest of a feed whose ops->message calls
+ * this, the stream is sealed records under `key`. Once only. Returns 0 or
+ * MMP_ENOMEM. */
+int mmp__boot_rx_seal(mmp__boot_rx_t *rx,
+                      const uint8_t key[MMP__SESSION_KEY_LEN]);
+/* Frees a partly received body and the sealing state. */
 void mmp__boot_rx_fini(mmp__boot_rx_t *rx);
+
+/* Replaces the finished message at *buf (*len bytes) by its sealed records
+ * under `tx`, for a protocol that seals after its handshake. Returns 0, or
+ * MMP_ENOMEM after freeing *buf. */
+int mmp__boot_seal_msg(mmp__seal_t *tx, uint8_t **buf, size_t *len);
 
 /* ---- Server (boot_server.c) -------------------------------------------- */
 
@@ -197,6 +227,11 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
                            const mmp__boot_server_cb_t *cb,
                            mmp__boot_server_t **out, char *name,
                            size_t namelen);
+
+/* Loop context, right after start, before the loop runs: every connection
+ * is sealed after its handshake, and says so in CHALLENGE. Returns 0 or
+ * MMP_ENOMEM. */
+int mmp__boot_server_seal(mmp__boot_server_t *s);
 
 /* Loop context. Sends EVENT to every connected rank except `except` (-1:
  * none). */
@@ -244,6 +279,11 @@ int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,
                            mmp__boot_done_cb done, void *arg,
                            struct sockaddr_storage *local,
                            mmp__boot_client_t **out);
+
+/* Loop context, right after start, before the loop runs: this rank seals
+ * (MINIMP_ENCRYPT); a server that does not is followed, and an error
+ * logged. */
+void mmp__boot_client_seal(mmp__boot_client_t *c);
 
 /* Loop context. Requests; `done` runs exactly once unless an error is
  * returned. PUT's done runs once the message is written. */

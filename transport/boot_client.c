@@ -87,6 +87,8 @@ struct mmp__boot_client_s {
   size_t hello_len;
   int challenged; /* CHALLENGE arrived and PROOF is on its way */
   mmp__auth_t auth;
+  int seal;        /* mmp__boot_client_seal: this rank seals */
+  mmp__seal_t *tx; /* once sealed, after WELCOME */
   uint8_t rbuf[BC_READ_BUF];
 };
 
@@ -176,9 +178,13 @@ static void bc_on_write(uv_write_t *wreq, int status) {
 
 /* Hands a request to libuv; it moves to `sent`. */
 static int bc_write(mmp__boot_client_t *c, bc_req_t *r) {
-  uv_buf_t b = uv_buf_init((char *)r->buf, (unsigned)r->len);
+  uv_buf_t b;
   int rc;
 
+  /* Requests are written once each, in order: their records' numbers. */
+  if (c->tx != NULL && mmp__boot_seal_msg(c->tx, &r->buf, &r->len) != 0)
+    return MMP_ENOMEM;
+  b = uv_buf_init((char *)r->buf, (unsigned)r->len);
   rc = uv_write(&r->wreq, (uv_stream_t *)&c->tcp, &b, 1, bc_on_write);
   if (rc != 0)
     return mmp__err_from_uv(rc);
@@ -252,6 +258,9 @@ static void bc_final(mmp__boot_client_t *c) {
   bc_fail_all(c, MMP_ESHUTDOWN);
   mmp__boot_rx_fini(&c->rx);
   mmp__auth_end(&c->auth);
+  if (c->tx != NULL)
+    mmp__auth_wipe(c->tx, sizeof(*c->tx));
+  free(c->tx);
   free(c);
   if (done != NULL)
     done(arg, 0, 0, NULL, NULL);
@@ -414,15 +423,30 @@ static void bc_on_error(mmp__boot_client_t *c, uint32_t id,
   bc_die(c, code, msgz);
 }
 
-/* The server's nonce: prove the key over both bodies. */
+/* The server's nonce and flags: prove the key over both bodies. This
+ * connection seals as the server says; a rank whose own setting differs
+ * says so here, and its connections to the other ranks refuse the
+ * mismatch (tcp.c), which fails the job on every rank. */
 static void bc_on_challenge(mmp__boot_client_t *c, const uint8_t *body) {
+  uint32_t flags = mmp__get_u32(body + MMP__NONCE_LEN);
   uint8_t mac[MMP__MAC_LEN];
   mmp__boot_wr_t w;
   int rc;
 
+  if (flags & ~(uint32_t)MMP__BOOT_SEAL) {
+    bc_protocol_error(c, "CHALLENGE with unknown flags");
+    return;
+  }
+  if (((flags & MMP__BOOT_SEAL) != 0) != c->seal)
+    MMP__LOG(MMP__LOG_ERROR,
+             "the rendezvous server %s and this rank %s: set MINIMP_ENCRYPT "
+             "(minimprun --encrypt) alike for the whole job",
+             c->seal ? "does not seal" : "seals (MINIMP_ENCRYPT=1)",
+             c->seal ? "does (MINIMP_ENCRYPT=1)" : "does not");
+  c->seal = (flags & MMP__BOOT_SEAL) != 0;
   c->challenged = 1;
   mmp__auth_begin(&c->auth, c->key, MMP__AUTH_BOOT, c->hello, c->hello_len,
-                  body, MMP__NONCE_LEN);
+                  body, MMP__BOOT_CHALLENGE_LEN);
   mmp__auth_mac(&c->auth, MMP__AUTH_DIALER, MMP__AUTH_PROVE, mac);
   mmp__boot_wr_init(&w);
   mmp__boot_wr_raw(&w, mac, sizeof(mac));
@@ -432,7 +456,9 @@ static void bc_on_challenge(mmp__boot_client_t *c, const uint8_t *body) {
 }
 
 static void bc_on_welcome(mmp__boot_client_t *c, const uint8_t *body) {
+  uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
   mmp__list_t *it;
+  int rc = 0;
 
   if (!mmp__auth_check(&c->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, body)) {
     MMP__LOG(MMP__LOG_ERROR,
@@ -441,7 +467,21 @@ static void bc_on_welcome(mmp__boot_client_t *c, const uint8_t *body) {
     bc_die(c, MMP_EAUTH, "the bootstrap server's proof does not verify");
     return;
   }
+  /* What follows WELCOME each way is sealed if CHALLENGE said so. */
+  if (c->seal) {
+    mmp__auth_session_keys(&c->auth, c->key, d2l, l2d);
+    c->tx = calloc(1, sizeof(*c->tx));
+    rc = c->tx == NULL ? MMP_ENOMEM : mmp__boot_rx_seal(&c->rx, l2d);
+    if (c->tx != NULL)
+      memcpy(c->tx->key, d2l, sizeof(d2l));
+    mmp__auth_wipe(d2l, sizeof(d2l));
+    mmp__auth_wipe(l2d, sizeof(l2d));
+  }
   mmp__auth_end(&c->auth);
+  if (rc != 0) {
+    bc_die(c, rc, "out of memory");
+    return;
+  }
   c->state = BC_READY;
   uv_timer_stop(&c->timer);
   bc_start_done(c, 0);
@@ -449,7 +489,7 @@ static void bc_on_welcome(mmp__boot_client_t *c, const uint8_t *body) {
   while (c->state == BC_READY && !c->closing &&
          (it = mmp__list_head(&c->queued)) != NULL) {
     bc_req_t *r = mmp__container_of(it, bc_req_t, node);
-    int rc = bc_write(c, r);
+    rc = bc_write(c, r);
     if (rc != 0) {
       bc_die(c, rc, "write to the bootstrap server failed");
       return;
@@ -511,8 +551,8 @@ static int bc_check_hdr(mmp__boot_client_t *c, const char **why) {
   case MMP__B_WELCOME:
     /* Each once, in this order, and exactly as long as it must be. */
     if (c->state != BC_HELLO || c->challenged != (h->type == MMP__B_WELCOME) ||
-        h->len !=
-            (h->type == MMP__B_CHALLENGE ? MMP__NONCE_LEN : MMP__MAC_LEN)) {
+        h->len != (h->type == MMP__B_CHALLENGE ? MMP__BOOT_CHALLENGE_LEN
+                                               : MMP__MAC_LEN)) {
       *why = h->type == MMP__B_CHALLENGE ? "unexpected CHALLENGE"
                                          : "unexpected WELCOME";
       return MMP_EPROTO;
@@ -730,6 +770,12 @@ static void bc_ignore_sigpipe(void) {
 
   if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
     signal(SIGPIPE, SIG_IGN);
+}
+
+void mmp__boot_client_seal(mmp__boot_client_t *c) {
+  MMP__ASSERT_LOOP_OF(c->loop);
+  assert(!c->challenged);
+  c->seal = 1;
 }
 
 int mmp__boot_client_start(uv_loop_t *loop, const struct sockaddr *addr,

@@ -76,6 +76,7 @@ typedef struct bs_write_s {
   uv_write_t req;
   bs_conn_t *conn;
   bs_body_t *body;
+  uint8_t *sealed; /* on a sealed connection: the message's records */
   uint8_t hdr[MMP__BOOT_HDR_SIZE];
 } bs_write_t;
 
@@ -98,8 +99,9 @@ struct bs_conn_s {
   int hello; /* HELLO arrived; `auth` holds the transcript */
   uint32_t claim_rank, claim_size, claim_pid;
   char claim_host[256];
-  uint8_t nonce[MMP__NONCE_LEN]; /* the CHALLENGE body */
+  uint8_t challenge[MMP__BOOT_CHALLENGE_LEN]; /* the CHALLENGE body */
   mmp__auth_t auth;
+  mmp__seal_t *tx; /* once sealed, after WELCOME */
 };
 
 typedef struct bs_waiter_s {
@@ -135,6 +137,8 @@ struct mmp__boot_server_s {
   int size;
   uint8_t key[MMP__JOB_KEY_LEN];
   unsigned hs_timeout_ms;
+  int seal;         /* connections are sealed after their handshake */
+  uint8_t *scratch; /* MMP__REC_MAX bytes for mmp__seal, when sealing */
   mmp__boot_server_cb_t cb;
   mmp__list_t conns;
   mmp__list_t pending; /* unauthenticated connections, oldest first */
@@ -198,6 +202,7 @@ static void bs_on_write(uv_write_t *req, int status) {
   bs_conn_t *c = w->conn;
 
   bs_body_unref(w->body);
+  free(w->sealed);
   free(w);
   c->writes--;
   if (status < 0 && !c->closing)
@@ -228,10 +233,32 @@ static void bs_send(bs_conn_t *c, uint8_t type, uint32_t id, bs_body_t *b) {
   mmp__boot_hdr_encode(&h, w->hdr);
   w->conn = c;
   w->body = b;
+  w->sealed = NULL;
   bufs[0] = uv_buf_init((char *)w->hdr, MMP__BOOT_HDR_SIZE);
   if (b != NULL && b->len > 0)
     bufs[n++] =
         uv_buf_init((char *)b->buf + MMP__BOOT_HDR_SIZE, (unsigned)b->len);
+  if (c->tx != NULL) {
+    /* A body is shared among connections; its records are this one's. */
+    struct iovec iov[2];
+    uint64_t plain = MMP__BOOT_HDR_SIZE + (uint64_t)h.len;
+    iov[0].iov_base = bufs[0].base;
+    iov[0].iov_len = bufs[0].len;
+    if (n == 2) {
+      iov[1].iov_base = bufs[1].base;
+      iov[1].iov_len = bufs[1].len;
+    }
+    w->sealed = malloc((size_t)mmp__seal_size(plain));
+    if (w->sealed == NULL) {
+      free(w->sealed);
+      free(w);
+      bs_conn_end(c, "out of memory");
+      return;
+    }
+    mmp__seal(c->tx, iov, (unsigned)n, plain, w->sealed, c->s->scratch);
+    bufs[0] = uv_buf_init((char *)w->sealed, (unsigned)mmp__seal_size(plain));
+    n = 1;
+  }
   rc =
       uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, (unsigned)n, bs_on_write);
   if (rc != 0) {
@@ -362,6 +389,7 @@ static void bs_free(mmp__boot_server_t *s) {
   free(s->conn_of);
   free(s->rstate);
   free(s->gone_q);
+  free(s->scratch);
   free(s);
   if (done != NULL)
     done(arg);
@@ -381,6 +409,9 @@ static void bs_on_conn_close(uv_handle_t *h) {
   mmp__list_remove(&c->node);
   mmp__boot_rx_fini(&c->rx);
   mmp__auth_end(&c->auth);
+  if (c->tx != NULL)
+    mmp__auth_wipe(c->tx, sizeof(*c->tx));
+  free(c->tx);
   free(c);
   bs_unlive(s);
 }
@@ -697,8 +728,8 @@ static void bs_on_hello(bs_conn_t *c, const uint8_t *body, uint32_t len) {
   }
   memcpy(c->claim_host, host, hlen);
   c->claim_host[hlen] = '\0';
-  mmp__auth_begin(&c->auth, s->key, MMP__AUTH_BOOT, body, len, c->nonce,
-                  sizeof(c->nonce));
+  mmp__auth_begin(&c->auth, s->key, MMP__AUTH_BOOT, body, len, c->challenge,
+                  sizeof(c->challenge));
   c->hello = 1;
 }
 
@@ -706,11 +737,13 @@ static void bs_on_hello(bs_conn_t *c, const uint8_t *body, uint32_t len) {
  * not hold it; then what HELLO claimed. */
 static void bs_on_proof(bs_conn_t *c, const uint8_t *body, uint32_t len) {
   mmp__boot_server_t *s = c->s;
-  uint8_t mac[MMP__MAC_LEN];
+  uint8_t mac[MMP__MAC_LEN], d2l[MMP__SESSION_KEY_LEN],
+      l2d[MMP__SESSION_KEY_LEN];
   mmp__boot_wr_t w;
   bs_body_t *b;
   uint32_t rank = c->claim_rank, size = c->claim_size;
   char why[96];
+  int rc = 0;
 
   if (len != MMP__MAC_LEN) {
     bs_conn_fail(c, MMP_EPROTO, "malformed PROOF");
@@ -738,6 +771,8 @@ static void bs_on_proof(bs_conn_t *c, const uint8_t *body, uint32_t len) {
     return;
   }
   mmp__auth_mac(&c->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
+  if (s->seal)
+    mmp__auth_session_keys(&c->auth, s->key, d2l, l2d);
   mmp__auth_end(&c->auth);
   mmp__boot_wr_init(&w);
   mmp__boot_wr_raw(&w, mac, sizeof(mac));
@@ -754,6 +789,18 @@ static void bs_on_proof(bs_conn_t *c, const uint8_t *body, uint32_t len) {
   s->njoined++;
   bs_send(c, MMP__B_WELCOME, 0, b);
   bs_body_unref(b);
+  /* WELCOME is the last clear message each way: the client sends nothing
+   * after PROOF until WELCOME verifies. */
+  if (s->seal && !c->closing) {
+    c->tx = calloc(1, sizeof(*c->tx));
+    rc = c->tx == NULL ? MMP_ENOMEM : mmp__boot_rx_seal(&c->rx, d2l);
+    if (c->tx != NULL)
+      memcpy(c->tx->key, l2d, sizeof(l2d));
+  }
+  mmp__auth_wipe(d2l, sizeof(d2l));
+  mmp__auth_wipe(l2d, sizeof(l2d));
+  if (rc != 0)
+    bs_conn_end(c, "out of memory");
   MMP__LOG(MMP__LOG_DEBUG, "bootstrap: rank %u joined from %s (pid %u)",
            (unsigned)rank, c->claim_host, (unsigned)c->claim_pid);
   if (s->cb.rank_joined != NULL)
@@ -1114,9 +1161,10 @@ static void bs_send_challenge(bs_conn_t *c) {
   mmp__boot_wr_t w;
   bs_body_t *b;
 
-  mmp__auth_nonce(c->nonce);
+  mmp__auth_nonce(c->challenge);
+  mmp__put_u32(c->challenge + MMP__NONCE_LEN, c->s->seal ? MMP__BOOT_SEAL : 0);
   mmp__boot_wr_init(&w);
-  mmp__boot_wr_raw(&w, c->nonce, sizeof(c->nonce));
+  mmp__boot_wr_raw(&w, c->challenge, sizeof(c->challenge));
   b = bs_body_from(&w);
   if (b == NULL) {
     bs_conn_end(c, "out of memory");
@@ -1299,6 +1347,16 @@ int mmp__boot_server_start(uv_loop_t *loop, const struct sockaddr *addr,
     return rc;
   }
   *out = s;
+  return 0;
+}
+
+int mmp__boot_server_seal(mmp__boot_server_t *s) {
+  MMP__ASSERT_LOOP_OF(s->loop);
+  assert(s->njoined == 0 && s->npending == 0);
+  s->scratch = malloc(MMP__REC_MAX);
+  if (s->scratch == NULL)
+    return MMP_ENOMEM;
+  s->seal = 1;
   return 0;
 }
 

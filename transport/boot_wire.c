@@ -233,13 +233,23 @@ int mmp__boot_wr_finish(mmp__boot_wr_t *w, uint8_t type, uint32_t id) {
   return 0;
 }
 
-void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
-                       const mmp__boot_rx_ops_t *ops, void *ctx) {
+static void rx_feed_sealed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                           const mmp__boot_rx_ops_t *ops, void *ctx);
+
+/* Parses clear bytes (a plain stream, or opened records) into messages.
+ * Where a message's handler seals the stream, what follows is records. */
+static void rx_feed_clear(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                          const mmp__boot_rx_ops_t *ops, void *ctx,
+                          int opened) {
   const char *why = NULL;
   size_t take;
   int rc;
 
   while (n > 0 && !ops->closed(ctx)) {
+    if (rx->seal != NULL && !opened) {
+      rx_feed_sealed(rx, p, n, ops, ctx);
+      return;
+    }
     if (rx->body == NULL) {
       take = MMP__BOOT_HDR_SIZE - rx->hhave;
       take = take < n ? take : n;
@@ -284,7 +294,86 @@ void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
   }
 }
 
+/* Gathers records, opens each whole one and parses what it holds. */
+static void rx_feed_sealed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                           const mmp__boot_rx_ops_t *ops, void *ctx) {
+  const size_t cap = MMP__REC_MAX + MMP__REC_OVERHEAD;
+
+  while (n > 0 && !ops->closed(ctx)) {
+    size_t take = cap - rx->rhave < n ? cap - rx->rhave : n, off = 0;
+
+    memcpy(rx->rec + rx->rhave, p, take);
+    rx->rhave += take;
+    p += take;
+    n -= take;
+    while (!ops->closed(ctx)) {
+      const char *why = NULL;
+      size_t plain = 0;
+      long used = mmp__open(rx->seal, rx->rec + off, rx->rhave - off, rx->plain,
+                            &plain, &why);
+      if (used < 0) {
+        ops->error(ctx, (int)used, why);
+        return;
+      }
+      if (used == 0)
+        break;
+      off += (size_t)used;
+      rx_feed_clear(rx, rx->plain, plain, ops, ctx, 1);
+    }
+    memmove(rx->rec, rx->rec + off, rx->rhave - off);
+    rx->rhave -= off;
+  }
+}
+
+void mmp__boot_rx_feed(mmp__boot_rx_t *rx, const uint8_t *p, size_t n,
+                       const mmp__boot_rx_ops_t *ops, void *ctx) {
+  rx_feed_clear(rx, p, n, ops, ctx, 0);
+}
+
+int mmp__boot_rx_seal(mmp__boot_rx_t *rx,
+                      const uint8_t key[MMP__SESSION_KEY_LEN]) {
+  assert(rx->seal == NULL);
+  rx->seal = calloc(1, sizeof(*rx->seal));
+  rx->rec = malloc(MMP__REC_MAX + MMP__REC_OVERHEAD);
+  rx->plain = malloc(MMP__REC_MAX);
+  if (rx->seal == NULL || rx->rec == NULL || rx->plain == NULL) {
+    mmp__boot_rx_fini(rx);
+    return MMP_ENOMEM;
+  }
+  memcpy(rx->seal->key, key, MMP__SESSION_KEY_LEN);
+  rx->rhave = 0;
+  return 0;
+}
+
 void mmp__boot_rx_fini(mmp__boot_rx_t *rx) {
   free(rx->body);
   rx->body = NULL;
+  if (rx->seal != NULL)
+    mmp__auth_wipe(rx->seal, sizeof(*rx->seal));
+  if (rx->plain != NULL)
+    mmp__auth_wipe(rx->plain, MMP__REC_MAX);
+  free(rx->seal);
+  free(rx->rec);
+  free(rx->plain);
+  rx->seal = NULL;
+  rx->rec = rx->plain = NULL;
+}
+
+int mmp__boot_seal_msg(mmp__seal_t *tx, uint8_t **buf, size_t *len) {
+  struct iovec iov = {*buf, *len};
+  uint64_t size = mmp__seal_size(*len);
+  uint8_t *out = malloc((size_t)size);
+
+  if (out == NULL) {
+    free(*buf);
+    *buf = NULL;
+    return MMP_ENOMEM;
+  }
+  /* One piece: records never span pieces, so no scratch is needed. */
+  mmp__seal(tx, &iov, 1, *len, out, NULL);
+  mmp__auth_wipe(*buf, *len);
+  free(*buf);
+  *buf = out;
+  *len = (size_t)size;
+  return 0;
 }

@@ -9,13 +9,16 @@
  *
  * Input: a flags byte (bits 0-1: job size - 1; bits 2-3: this rank; bit 4:
  * the first connect is refused; bit 5: a 1 s start timeout; bit 6: debug
- * logging), then actions until the input ends. Then the client is closed
+ * logging; bit 7: the rank seals, MINIMP_ENCRYPT), then actions until the
+ * input ends; a CHALLENGE says whether the server seals, and then the
+ * harness opens what the client writes after PROOF and seals what it
+ * sends after a right WELCOME. Then the client is closed
  * and the loop run until nothing is left.
  *
  * Invariants:
  *  - what the client writes is HELLO with a nonce, its rank and size, then
  *    PROOF (only after the server's CHALLENGE, and verifying under the job
- *    key over that HELLO and the CHALLENGE; bootstrap version 2), then the
+ *    key over that HELLO and the CHALLENGE; bootstrap version 3), then the
  *    requests it was asked for, in order, each with an id of its own,
  *    then at most a BYE, and nothing after it;
  *  - the start callback says success only after a WELCOME carrying the
@@ -75,11 +78,15 @@ static struct {
   int nwritten;                            /* its messages, HELLO first */
   uint8_t hello[MMP__BOOT_HDR_SIZE + 512]; /* its HELLO's body */
   uint32_t hello_len;
-  uint8_t challenge[MMP__NONCE_LEN]; /* the CHALLENGE sent on this peer */
+  uint8_t challenge[MMP__BOOT_CHALLENGE_LEN]; /* the CHALLENGE sent here */
   int challenged;
-  int proved;   /* the client's PROOF went out and verified */
-  int welcome;  /* a WELCOME with the server's right proof was sent */
-  int next_req; /* the request the next message must be */
+  int seal;        /* that CHALLENGE said MMP__BOOT_SEAL */
+  int wrote_blind; /* sealed after a PROOF over bytes the harness did not
+                      build: what follows cannot be opened here */
+  mmp__seal_t *tx; /* the harness's side, after a right WELCOME */
+  int proved;      /* the client's PROOF went out and verified */
+  int welcome;     /* a WELCOME with the server's right proof was sent */
+  int next_req;    /* the request the next message must be */
   uint32_t ids[BCF_MAX_REQS + 2];
   int nids;
   int bye;
@@ -156,6 +163,17 @@ static void bcf_on_closed(void *arg, int status, size_t count,
 /* ---- What the client wrote
  * ---------------------------------------------------- */
 
+/* The keys the transcript gives: client to server, and back. */
+static void bcf_keys(uint8_t d2l[MMP__SESSION_KEY_LEN],
+                     uint8_t l2d[MMP__SESSION_KEY_LEN]) {
+  mmp__auth_t a;
+
+  mmp__auth_begin(&a, bcf_key, MMP__AUTH_BOOT, bcf.hello, bcf.hello_len,
+                  bcf.challenge, sizeof(bcf.challenge));
+  mmp__auth_session_keys(&a, bcf_key, d2l, l2d);
+  mmp__auth_end(&a);
+}
+
 static int bcf_wrote_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
   return mmp__boot_hdr_decode(rx->hbuf, MMP__BOOT_MAX_BODY, &rx->hdr, why);
@@ -187,6 +205,15 @@ static void bcf_wrote_message(void *ctx, const mmp__boot_hdr_t *h,
                mmp__auth_check(&a, MMP__AUTH_DIALER, MMP__AUTH_PROVE, body));
     mmp__auth_end(&a);
     bcf.proved = 1;
+    /* What the client writes after PROOF is sealed if CHALLENGE said so
+     * (it writes nothing more unless WELCOME verifies). */
+    if (bcf.raw) {
+      bcf.wrote_blind = 1;
+    } else if (bcf.seal) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      bcf_keys(d2l, l2d);
+      FUZZ_CHECK(mmp__boot_rx_seal(&bcf.wrote, d2l) == 0);
+    }
     return;
   }
   /* A fresh id for every message (ids are given when a request is made,
@@ -216,7 +243,7 @@ static void bcf_wrote_error(void *ctx, int err, const char *why) {
 
 static int bcf_wrote_closed(void *ctx) {
   (void)ctx;
-  return 0;
+  return bcf.wrote_blind;
 }
 
 static const mmp__boot_rx_ops_t bcf_wrote_ops = {
@@ -236,7 +263,7 @@ static void bcf_check_output(void) {
     bcf.wrote_off = 0;
   }
   out = fuv_output(p);
-  if (out->len > bcf.wrote_off) {
+  if (out->len > bcf.wrote_off && !bcf.wrote_blind) {
     mmp__boot_rx_feed(&bcf.wrote, out->p + bcf.wrote_off,
                       out->len - bcf.wrote_off, &bcf_wrote_ops, NULL);
     bcf.wrote_off = out->len;
@@ -253,6 +280,8 @@ static void bcf_reply(mmp__boot_wr_t *w, uint8_t type, uint32_t id,
 
   if (mmp__boot_wr_finish(w, type, id) != 0)
     return;
+  if (bcf.tx != NULL)
+    FUZZ_CHECK(mmp__boot_seal_msg(bcf.tx, &w->buf, &w->len) == 0);
   if (p >= 0)
     fuv_send(p, w->buf, w->len, chunk);
   free(w->buf);
@@ -380,6 +409,8 @@ static void bcf_action(fuzz_in_t *in) {
   size_t n;
 
   mmp__boot_wr_init(&w);
+  if (getenv("FUZZ_TRACE") != NULL)
+    fprintf(stderr, "action %d chunk %zu (peer %d)\n", op, chunk, p);
   switch (op) {
   case A_RAW:
     n = fuzz_bytes(in, &d, 4096);
@@ -389,14 +420,19 @@ static void bcf_action(fuzz_in_t *in) {
     }
     break;
   case A_CHALLENGE: {
-    /* A fresh nonce; the first on a connection is the one that counts. */
-    uint8_t nonce[MMP__NONCE_LEN];
-    mmp__auth_nonce(nonce);
+    /* A fresh nonce and flags (0x40: the server seals; 0x20: a flag no
+     * version knows); the first on a connection is the one that counts.
+     * 0x80: one byte short. */
+    uint8_t body[MMP__BOOT_CHALLENGE_LEN];
+    mmp__auth_nonce(body);
+    mmp__put_u32(body + MMP__NONCE_LEN,
+                 (chunk & 0x40 ? MMP__BOOT_SEAL : 0) | (chunk & 0x20 ? 2u : 0));
     if (!bcf.challenged && p >= 0 && p == bcf.wrote_peer) {
-      memcpy(bcf.challenge, nonce, sizeof(nonce));
+      memcpy(bcf.challenge, body, sizeof(body));
       bcf.challenged = 1;
+      bcf.seal = (chunk & 0x40) != 0;
     }
-    mmp__boot_wr_raw(&w, nonce, chunk & 0x80 ? 31 : sizeof(nonce));
+    mmp__boot_wr_raw(&w, body, chunk & 0x80 ? sizeof(body) - 1 : sizeof(body));
     bcf_reply(&w, MMP__B_CHALLENGE, 0, chunk);
     break;
   }
@@ -417,6 +453,14 @@ static void bcf_action(fuzz_in_t *in) {
       bcf.welcome = 1;
     mmp__boot_wr_raw(&w, mac, sizeof(mac));
     bcf_reply(&w, MMP__B_WELCOME, 0, chunk);
+    /* After a right WELCOME the server seals if its CHALLENGE said so. */
+    if (bcf.welcome && bcf.seal && bcf.tx == NULL) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      bcf_keys(d2l, l2d);
+      bcf.tx = calloc(1, sizeof(*bcf.tx));
+      FUZZ_CHECK(bcf.tx != NULL);
+      memcpy(bcf.tx->key, l2d, sizeof(l2d));
+    }
     break;
   }
   case A_VALUES:
@@ -508,6 +552,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                               bcf.rank, bcf.size, flags & 32 ? 1000 : 0, &cb,
                               bcf_on_start, NULL, &local, &bcf.c);
   FUZZ_CHECK(rc == 0);
+  if (flags & 128)
+    mmp__boot_client_seal(bcf.c);
   fuv_run();
   fuv_set_connect_status(0);
   bcf_check_output();
@@ -535,6 +581,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   FUZZ_CHECK(fuv_open_handles() == 0);
   mmp__boot_rx_fini(&bcf.wrote);
+  free(bcf.tx);
   fuv_reset(&bcf.loop);
   mmp__log_level = -1;
   return 0;
@@ -548,54 +595,62 @@ static void bcf_op(fuzz_buf_t *b, int op, int chunk) {
   fuzz_buf_u8(b, (uint8_t)chunk);
 }
 
-/* The server's side of the handshake: CHALLENGE, the loop (PROOF), and
- * WELCOME (`how` as A_WELCOME reads it; 0: the right proof). */
-static void bcf_seed_welcome(fuzz_buf_t *b, int chunk, int how) {
-  bcf_op(b, A_CHALLENGE, 0);
+/* The server's side of the handshake: CHALLENGE (sealing with `seal`),
+ * the loop (PROOF), and WELCOME (`how` as A_WELCOME reads it; 0: the right
+ * proof). */
+static void bcf_seed_handshake(fuzz_buf_t *b, int chunk, int how, int seal) {
+  bcf_op(b, A_CHALLENGE, seal ? 0x40 : 0);
   bcf_op(b, A_RUN, 0);
   bcf_op(b, A_WELCOME, chunk);
   fuzz_buf_u8(b, (uint8_t)how);
+}
+
+static void bcf_seed_welcome(fuzz_buf_t *b, int chunk, int how) {
+  bcf_seed_handshake(b, chunk, how, 0);
 }
 
 void fuzz_seeds(fuzz_emit_fn emit) {
   fuzz_buf_t b = {0};
   int k;
 
-  /* A rank of three: put, getall, get, fence, answered; then close. */
-  fuzz_buf_u8(&b, 2 | 1 << 2);
-  bcf_seed_welcome(&b, 0, 0);
-  bcf_op(&b, A_PUT, 0);
-  fuzz_buf_u8(&b, 0);
-  fuzz_buf_bytes(&b, "127.0.0.1:4001", 14);
-  bcf_op(&b, A_GETALL, 0);
-  fuzz_buf_u8(&b, 0);
-  bcf_op(&b, A_GET, 0);
-  fuzz_buf_u8(&b, 2);
-  fuzz_buf_u8(&b, 0);
-  bcf_op(&b, A_FENCE, 0);
-  fuzz_buf_u8(&b, 1);
-  bcf_op(&b, A_RUN, 0);
-  bcf_op(&b, A_VALUES, 0);
-  fuzz_buf_u8(&b, 1); /* the GETALL */
-  fuzz_buf_u8(&b, 0); /* the right count */
-  for (k = 0; k < 3; k++)
-    fuzz_buf_bytes(&b, "127.0.0.1:4000", 14);
-  bcf_op(&b, A_VALUES, 7);
-  fuzz_buf_u8(&b, 2); /* the GET */
-  fuzz_buf_u8(&b, 0);
-  fuzz_buf_bytes(&b, "127.0.0.1:4002", 14);
-  bcf_op(&b, A_FENCE_DONE, 0);
-  fuzz_buf_u8(&b, 3);
-  bcf_op(&b, A_EVENT, 0);
-  fuzz_buf_u8(&b, MMP__BOOT_EV_RANK_FAILED);
-  fuzz_buf_u8(&b, 2);
-  fuzz_buf_u8(&b, 9);
-  fuzz_buf_bytes(&b, "rank 2 lost", 11);
-  bcf_op(&b, A_RUN, 0);
-  bcf_op(&b, A_CLOSE, 0);
-  bcf_op(&b, A_RUN, 0);
-  emit("session", b.p, b.len);
-  b.len = 0;
+  /* A rank of three: put, getall, get, fence, answered; then close. In
+   * clear, then sealed. */
+  for (int sealed = 0; sealed < 2; sealed++) {
+    fuzz_buf_u8(&b, (2 | 1 << 2) | (sealed ? 128 : 0));
+    bcf_seed_handshake(&b, 0, 0, sealed);
+    bcf_op(&b, A_PUT, 0);
+    fuzz_buf_u8(&b, 0);
+    fuzz_buf_bytes(&b, "127.0.0.1:4001", 14);
+    bcf_op(&b, A_GETALL, 0);
+    fuzz_buf_u8(&b, 0);
+    bcf_op(&b, A_GET, 0);
+    fuzz_buf_u8(&b, 2);
+    fuzz_buf_u8(&b, 0);
+    bcf_op(&b, A_FENCE, 0);
+    fuzz_buf_u8(&b, 1);
+    bcf_op(&b, A_RUN, 0);
+    bcf_op(&b, A_VALUES, 0);
+    fuzz_buf_u8(&b, 1); /* the GETALL */
+    fuzz_buf_u8(&b, 0); /* the right count */
+    for (k = 0; k < 3; k++)
+      fuzz_buf_bytes(&b, "127.0.0.1:4000", 14);
+    bcf_op(&b, A_VALUES, 7);
+    fuzz_buf_u8(&b, 2); /* the GET */
+    fuzz_buf_u8(&b, 0);
+    fuzz_buf_bytes(&b, "127.0.0.1:4002", 14);
+    bcf_op(&b, A_FENCE_DONE, 0);
+    fuzz_buf_u8(&b, 3);
+    bcf_op(&b, A_EVENT, 0);
+    fuzz_buf_u8(&b, MMP__BOOT_EV_RANK_FAILED);
+    fuzz_buf_u8(&b, 2);
+    fuzz_buf_u8(&b, 9);
+    fuzz_buf_bytes(&b, "rank 2 lost", 11);
+    bcf_op(&b, A_RUN, 0);
+    bcf_op(&b, A_CLOSE, 0);
+    bcf_op(&b, A_RUN, 0);
+    emit(sealed ? "session-sealed" : "session", b.p, b.len);
+    b.len = 0;
+  }
 
   /* Refused, redialled, then an ERROR about a pending GETALL. */
   fuzz_buf_u8(&b, 1 | 16 | 32);

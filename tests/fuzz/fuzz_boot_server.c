@@ -6,18 +6,21 @@
  * clock: each input replays exactly).
  *
  * Input: a flags byte (bits 0-1: job size - 1; bit 2: debug logging, so
- * that the log lines are formatted too), then actions until the input
+ * that the log lines are formatted too; bit 3: the server seals, so the
+ * harness seals what it sends after a PROOF that verifies and opens what
+ * the server writes after WELCOME), then actions until the input
  * ends: connect; send raw bytes, a well-formed HELLO (a fresh nonce, any
  * rank, right or wrong size), a PROOF over that HELLO and the server's
  * CHALLENGE (right, under a wrong key, or the server's role reflected),
  * PUT, GETALL, GET, FENCE, ABORT, SUSPECT or BYE on a connection, in reads
- * of any size (bootstrap version 2); EOF or reset; let time pass; make
+ * of any size (bootstrap version 3); EOF or reset; let time pass; make
  * writes fail; broadcast an EVENT; run the loop. Then the server is
  * stopped and the loop run until nothing is left.
  *
  * Invariants:
  *  - what the server writes to each connection is a stream of valid
- *    server messages: CHALLENGE first and once (a 32-byte nonce), then
+ *    server messages: CHALLENGE first and once (a 32-byte nonce, and
+ *    flags that say MMP__BOOT_SEAL exactly when the server seals), then
  *    WELCOME once, and only after a HELLO and then a PROOF that verifies
  *    under the job key over that HELLO and the CHALLENGE, itself carrying
  *    the server's proof over both; before it only an ERROR; nothing after
@@ -56,8 +59,9 @@ typedef struct bsf_conn_s {
   int keyed;      /* a HELLO, then a PROOF under the job's key */
   uint8_t *hello; /* the body of the first message sent, if a HELLO */
   uint32_t hello_len;
-  uint8_t challenge[MMP__NONCE_LEN]; /* the server's CHALLENGE */
+  uint8_t challenge[MMP__BOOT_CHALLENGE_LEN]; /* the server's CHALLENGE */
   int challenged;
+  mmp__seal_t *tx; /* sealing server: after a PROOF that verifies */
   int nmsgs;
   struct {
     uint32_t id;
@@ -87,6 +91,7 @@ static struct {
   bsf_conn_t conns[FUV_MAX_PEERS];
   int nconns;
   bsf_conn_t *cur; /* the connection a parser callback is about */
+  int seal;        /* the server seals */
 } bsf;
 
 /* ---- The server's callbacks ------------------------------------------------
@@ -148,6 +153,17 @@ static int bsf_verify(const bsf_conn_t *c, int role, const uint8_t *mac) {
   return ok;
 }
 
+/* The keys the transcript gives: client to server, and back. */
+static void bsf_keys(const bsf_conn_t *c, uint8_t d2l[MMP__SESSION_KEY_LEN],
+                     uint8_t l2d[MMP__SESSION_KEY_LEN]) {
+  mmp__auth_t a;
+
+  mmp__auth_begin(&a, bsf_key, MMP__AUTH_BOOT, c->hello, c->hello_len,
+                  c->challenge, sizeof(c->challenge));
+  mmp__auth_session_keys(&a, bsf_key, d2l, l2d);
+  mmp__auth_end(&a);
+}
+
 static int bsf_sent_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
   (void)ctx;
   return mmp__boot_hdr_decode(rx->hbuf, MMP__BOOT_MAX_BODY, &rx->hdr, why);
@@ -164,9 +180,18 @@ static void bsf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
     memcpy(c->hello, body, h->len);
     c->hello_len = h->len;
   }
-  if (c->nmsgs++ == 1)
+  if (c->nmsgs++ == 1) {
     c->keyed = c->hello != NULL && c->challenged && h->type == MMP__B_PROOF &&
                h->len == MMP__MAC_LEN && bsf_verify(c, MMP__AUTH_DIALER, body);
+    /* A sealing server opens what follows a PROOF it takes. */
+    if (c->keyed && bsf.seal) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      bsf_keys(c, d2l, l2d);
+      c->tx = calloc(1, sizeof(*c->tx));
+      FUZZ_CHECK(c->tx != NULL);
+      memcpy(c->tx->key, d2l, sizeof(d2l));
+    }
+  }
   if (h->type != MMP__B_GET && h->type != MMP__B_GETALL &&
       h->type != MMP__B_FENCE)
     return;
@@ -200,10 +225,14 @@ static int bsf_sent_closed(void *ctx) {
 static const mmp__boot_rx_ops_t bsf_sent_ops = {
     bsf_sent_header, bsf_sent_message, bsf_sent_error, bsf_sent_closed};
 
+/* Raw bytes go as they are, even on a sealed connection. */
 static void bsf_send(bsf_conn_t *c, const void *p, size_t n, size_t chunk) {
   if (fuv_closed(c->peer))
     return;
-  mmp__boot_rx_feed(&c->sent, p, n, &bsf_sent_ops, c);
+  if (c->tx == NULL)
+    mmp__boot_rx_feed(&c->sent, p, n, &bsf_sent_ops, c);
+  else
+    c->sent_bad = 1; /* the server stops there: stop following */
   fuv_send(c->peer, p, n, chunk);
 }
 
@@ -253,8 +282,10 @@ static void bsf_got_message(void *ctx, const mmp__boot_hdr_t *h,
              h->type == MMP__B_WELCOME || h->type == MMP__B_ERROR);
   switch (h->type) {
   case MMP__B_CHALLENGE:
-    FUZZ_CHECK(!c->challenged && h->len == MMP__NONCE_LEN);
-    memcpy(c->challenge, body, MMP__NONCE_LEN);
+    FUZZ_CHECK(!c->challenged && h->len == MMP__BOOT_CHALLENGE_LEN);
+    FUZZ_CHECK(mmp__get_u32(body + MMP__NONCE_LEN) ==
+               (bsf.seal ? MMP__BOOT_SEAL : 0u));
+    memcpy(c->challenge, body, MMP__BOOT_CHALLENGE_LEN);
     c->challenged = 1;
     break;
   case MMP__B_WELCOME:
@@ -262,6 +293,12 @@ static void bsf_got_message(void *ctx, const mmp__boot_hdr_t *h,
     FUZZ_CHECK(c->keyed);
     FUZZ_CHECK(bsf_verify(c, MMP__AUTH_LISTENER, body));
     c->welcomed = 1;
+    /* What a sealing server writes after WELCOME is sealed. */
+    if (bsf.seal) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      bsf_keys(c, d2l, l2d);
+      FUZZ_CHECK(mmp__boot_rx_seal(&c->got, l2d) == 0);
+    }
     break;
   case MMP__B_VALUES:
     bsf_check_values(c, h, &rd);
@@ -354,7 +391,13 @@ static void bsf_send_msg(bsf_conn_t *c, mmp__boot_wr_t *w, uint8_t type,
                          uint32_t id, size_t chunk) {
   if (mmp__boot_wr_finish(w, type, id) != 0)
     return;
-  bsf_send(c, w->buf, w->len, chunk);
+  if (c->tx != NULL && !fuv_closed(c->peer)) {
+    mmp__boot_rx_feed(&c->sent, w->buf, w->len, &bsf_sent_ops, c);
+    FUZZ_CHECK(mmp__boot_seal_msg(c->tx, &w->buf, &w->len) == 0);
+    fuv_send(c->peer, w->buf, w->len, chunk);
+  } else {
+    bsf_send(c, w->buf, w->len, chunk);
+  }
   free(w->buf);
 }
 
@@ -522,12 +565,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   flags = fuzz_u8(&in);
   bsf.size = 1 + (flags & 3);
   mmp__log_level = flags & 4 ? MMP__LOG_DEBUG : -1;
+  bsf.seal = (flags & 8) != 0;
   FUZZ_CHECK(mmp__addr_parse("127.0.0.1:0", &addr) == 0);
   rc =
       mmp__boot_server_start(&bsf.loop, (struct sockaddr *)&addr, bsf.size,
                              bsf_key, 10000, &cb, &bsf.srv, name, sizeof(name));
   FUZZ_CHECK(rc == 0);
   FUZZ_CHECK(strcmp(name, "127.0.0.1:7000") == 0);
+  if (bsf.seal)
+    FUZZ_CHECK(mmp__boot_server_seal(bsf.srv) == 0);
   while (in.left > 0)
     bsf_action(&in);
 
@@ -550,6 +596,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mmp__boot_rx_fini(&bsf.conns[i].sent);
     mmp__boot_rx_fini(&bsf.conns[i].got);
     free(bsf.conns[i].hello);
+    free(bsf.conns[i].tx);
   }
   fuv_reset(&bsf.loop);
   mmp__log_level = -1;
@@ -593,27 +640,30 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   fuzz_buf_t b = {0};
   int r;
 
-  /* A job of two: join, exchange addresses, fence, leave. */
-  fuzz_buf_u8(&b, 1);
-  for (r = 0; r < 2; r++) {
-    bsf_op(&b, A_CONNECT, 0, 0);
-    bsf_seed_hello(&b, r, r, 0);
+  /* A job of two: join, exchange addresses, fence, leave; in clear, then
+   * sealed. */
+  for (int sealed = 0; sealed < 2; sealed++) {
+    fuzz_buf_u8(&b, sealed ? 1 | 8 : 1);
+    for (r = 0; r < 2; r++) {
+      bsf_op(&b, A_CONNECT, 0, 0);
+      bsf_seed_hello(&b, r, r, 0);
+    }
+    bsf_op(&b, A_RUN, 0, 0);
+    for (r = 0; r < 2; r++) {
+      bsf_seed_named(&b, A_PUT, r, 0, 0);
+      bsf_seed_named(&b, A_GETALL, r, 0, 1);
+      bsf_seed_named(&b, A_GET, r, 1 - r, 2);
+      bsf_op(&b, A_FENCE, r, 7);
+      fuzz_buf_u8(&b, 1);
+      fuzz_buf_u8(&b, 3);
+    }
+    bsf_op(&b, A_RUN, 0, 0);
+    for (r = 0; r < 2; r++)
+      bsf_op(&b, A_BYE, r, 0);
+    bsf_op(&b, A_RUN, 0, 0);
+    emit(sealed ? "job-of-two-sealed" : "job-of-two", b.p, b.len);
+    b.len = 0;
   }
-  bsf_op(&b, A_RUN, 0, 0);
-  for (r = 0; r < 2; r++) {
-    bsf_seed_named(&b, A_PUT, r, 0, 0);
-    bsf_seed_named(&b, A_GETALL, r, 0, 1);
-    bsf_seed_named(&b, A_GET, r, 1 - r, 2);
-    bsf_op(&b, A_FENCE, r, 7);
-    fuzz_buf_u8(&b, 1);
-    fuzz_buf_u8(&b, 3);
-  }
-  bsf_op(&b, A_RUN, 0, 0);
-  for (r = 0; r < 2; r++)
-    bsf_op(&b, A_BYE, r, 0);
-  bsf_op(&b, A_RUN, 0, 0);
-  emit("job-of-two", b.p, b.len);
-  b.len = 0;
 
   /* Wrong key, wrong size, a rank twice, a reflected proof, a PROOF
    * before HELLO, a HELLO and no PROOF until the deadline. */

@@ -16,6 +16,10 @@
  *  - the reassembler delivers the same messages, and stops with the same
  *    error, whether the stream arrives whole, in random pieces or a byte
  *    at a time, and never delivers a body longer than the limit;
+ *  - sealed (mmp__boot_rx_seal) and cut into records at random places, the
+ *    stream gives the same messages; with one byte of it altered, a prefix
+ *    of them and then a sealed-record error, never a message it did not
+ *    hold;
  *  - the reader never yields bytes outside the body, a string or blob
  *    longer than its limit, or anything but zeros and empty strings past
  *    an error;
@@ -134,7 +138,7 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
 
   switch (type) {
   case MMP__B_HELLO:
-    wire_raw(w, MMP__NONCE_LEN, out); /* version 2: a nonce, no key */
+    wire_raw(w, MMP__NONCE_LEN, out); /* a nonce, no key */
     wire_u32(w, out);                 /* rank */
     wire_u32(w, out);                 /* size */
     wire_u32(w, out);                 /* pid */
@@ -173,6 +177,7 @@ static int wire_fields(uint8_t type, wire_rd_t *w, mmp__boot_wr_t *out) {
     break;
   case MMP__B_CHALLENGE:
     wire_raw(w, MMP__NONCE_LEN, out);
+    wire_u32(w, out); /* flags */
     break;
   case MMP__B_PROOF:
   case MMP__B_WELCOME:
@@ -221,6 +226,7 @@ typedef struct wire_rx_s {
   int closed;
   unsigned messages;
   unsigned stop_after; /* "closed" once this many messages arrived */
+  size_t before_err;   /* log's length when the error came */
 } wire_rx_t;
 
 static int wire_on_header(void *ctx, mmp__boot_rx_t *rx, const char **why) {
@@ -251,6 +257,7 @@ static void wire_on_error(void *ctx, int err, const char *why) {
   FUZZ_CHECK(why != NULL);
   x->err = err;
   x->closed = 1;
+  x->before_err = x->log.len;
   fuzz_buf_u8(&x->log, 0xee);
   fuzz_buf_put(&x->log, why, strlen(why));
 }
@@ -293,10 +300,65 @@ static void wire_feed(wire_rx_t *x, const uint8_t *p, size_t n, int mode,
   FUZZ_CHECK(rx.body == NULL);
 }
 
+static uint32_t wire_next(uint32_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 17;
+  *s ^= *s << 5;
+  return *s;
+}
+
+/* Seals the stream as a peer that writes it in random pieces would (one
+ * or more records per write) and feeds that in random pieces to a sealed
+ * reassembler; `flip`: alter one byte first. */
+static void wire_feed_sealed(wire_rx_t *x, const uint8_t *p, size_t n,
+                             uint32_t seed, uint32_t max_body,
+                             unsigned stop_after, int flip) {
+  static const uint8_t key[MMP__SESSION_KEY_LEN] = {7, 1, 7};
+  mmp__seal_t tx;
+  mmp__boot_rx_t rx;
+  fuzz_buf_t ct = {0};
+  uint32_t s = seed | 1;
+  size_t at = 0;
+
+  memset(x, 0, sizeof(*x));
+  memset(&rx, 0, sizeof(rx));
+  memset(&tx, 0, sizeof(tx));
+  memcpy(tx.key, key, sizeof(key));
+  x->max_body = max_body;
+  x->stop_after = stop_after;
+  while (at < n) {
+    size_t take = 1 + wire_next(&s) % 40000, len;
+    uint8_t *buf;
+    if (take > n - at)
+      take = n - at;
+    buf = malloc(take);
+    FUZZ_CHECK(buf != NULL);
+    memcpy(buf, p + at, take);
+    len = take;
+    FUZZ_CHECK(mmp__boot_seal_msg(&tx, &buf, &len) == 0);
+    fuzz_buf_put(&ct, buf, len);
+    free(buf);
+    at += take;
+  }
+  if (flip && ct.len > 0)
+    ct.p[wire_next(&s) % ct.len] ^= (uint8_t)(1u << (wire_next(&s) % 8));
+  FUZZ_CHECK(mmp__boot_rx_seal(&rx, key) == 0);
+  at = 0;
+  while (at < ct.len && !x->closed) {
+    size_t take = 1 + wire_next(&s) % 700;
+    if (take > ct.len - at)
+      take = ct.len - at;
+    mmp__boot_rx_feed(&rx, ct.p + at, take, &wire_ops, x);
+    at += take;
+  }
+  mmp__boot_rx_fini(&rx);
+  fuzz_buf_free(&ct);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const uint32_t limits[8] = {
       0, 16, 64, 300, 4096, 4 + 2 + 64 + 4 + 4096, 65536, MMP__BOOT_MAX_BODY};
-  wire_rx_t whole, bytes, pieces;
+  wire_rx_t whole, bytes, pieces, sealed, altered;
   uint32_t max_body, seed;
   unsigned stop_after;
 
@@ -315,9 +377,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   wire_feed(&pieces, data, size, 2, seed, max_body, stop_after);
   FUZZ_CHECK(fuzz_buf_equal(&whole.log, &bytes.log));
   FUZZ_CHECK(fuzz_buf_equal(&whole.log, &pieces.log));
+  wire_feed_sealed(&sealed, data, size, seed, max_body, stop_after, 0);
+  FUZZ_CHECK(fuzz_buf_equal(&whole.log, &sealed.log));
+  wire_feed_sealed(&altered, data, size, seed, max_body, stop_after, 1);
+  if (altered.err == MMP_EPROTO && altered.before_err < altered.log.len &&
+      altered.log.len - altered.before_err > 14 &&
+      memcmp(altered.log.p + altered.before_err + 1, "sealed record", 13) ==
+          0) {
+    /* What came before the altered record, then its error. */
+    FUZZ_CHECK(altered.before_err <= whole.log.len);
+    FUZZ_CHECK(altered.before_err == 0 ||
+               memcmp(altered.log.p, whole.log.p, altered.before_err) == 0);
+  } else {
+    /* The stream ended (an error of its own, or its owner closed it)
+     * before the altered record, or that record now claims more bytes
+     * than came: a prefix. */
+    FUZZ_CHECK(altered.log.len <= whole.log.len);
+    FUZZ_CHECK(altered.log.len == 0 ||
+               memcmp(altered.log.p, whole.log.p, altered.log.len) == 0);
+  }
   fuzz_buf_free(&whole.log);
   fuzz_buf_free(&bytes.log);
   fuzz_buf_free(&pieces.log);
+  fuzz_buf_free(&sealed.log);
+  fuzz_buf_free(&altered.log);
   return 0;
 }
 
@@ -386,6 +469,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   /* A server's replies: CHALLENGE, WELCOME, VALUES, FENCE_DONE, EVENT,
    * ERROR. */
   mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+  mmp__boot_wr_u32(&w, MMP__BOOT_SEAL);
   wire_msg(&s, &w, MMP__B_CHALLENGE, 0);
   mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
   wire_msg(&s, &w, MMP__B_WELCOME, 0);

@@ -161,8 +161,8 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   mmp__boot_wr_u32(&w, (uint32_t)MMP_EPROTO);
   mmp__boot_wr_str(&w, "bad job key", 11);
   ctrl_seed(emit, "error", &w, MMP__C_ERROR);
-  /* The v2 handshake: HELLO (nonce, host, pid, hostname), CHALLENGE,
-   * PROOF, WELCOME; and a version 1 HELLO. */
+  /* The handshake: HELLO (nonce, host, pid, hostname), CHALLENGE (nonce,
+   * flags: sealing), PROOF, WELCOME; and a version 1 HELLO. */
   {
     uint8_t nonce[MMP__NONCE_LEN];
     memset(nonce, 0x5a, sizeof(nonce));
@@ -178,6 +178,7 @@ void fuzz_seeds(fuzz_emit_fn emit) {
     free(w.buf);
     mmp__boot_wr_init(&w);
     mmp__boot_wr_raw(&w, nonce, sizeof(nonce));
+    mmp__boot_wr_u32(&w, MMP__CTRL_SEAL);
     ctrl_seed(emit, "challenge", &w, MMP__C_CHALLENGE);
     mmp__boot_wr_raw(&w, nonce, MMP__MAC_LEN);
     ctrl_seed(emit, "proof", &w, MMP__C_PROOF);

@@ -8,10 +8,12 @@
  * stopped. On the fake libuv of fake_uv.h, so no process is started.
  *
  * Input: a flags byte (bits 0-1: 1 to 3 hosts, two ranks each; bit 2: the
- * agents cannot be started; bit 3: debug logging), then actions until the
+ * agents cannot be started; bit 3: debug logging; bit 4: --encrypt, so
+ * the harness seals what it sends after a PROOF that verifies, and opens
+ * what minimprun sends after WELCOME), then actions until the
  * input ends: connect; send raw bytes, a well-formed HELLO (a fresh
  * nonce, any host index), a PROOF over it and minimprun's CHALLENGE (right,
- * under a wrong key, reflected, short; control version 2), STARTED,
+ * under a wrong key, reflected, short; control version 3), STARTED,
  * OUTPUT, EXIT, BYE, STDIN_ACK or ERROR; EOF or reset; an agent writes, closes
  * its output or exits; time passes; kill or signal the job; make writes fail;
  * run the loop. Then the server is stopped, the agents exit and the loop runs
@@ -20,7 +22,8 @@
  * Invariants:
  *  - each agent is given the job key on its standard input, one line,
  *    which is then closed;
- *  - a connection gets CHALLENGE first (a 32-byte nonce), then WELCOME
+ *  - a connection gets CHALLENGE first (a 32-byte nonce and flags that
+ *    say MMP__CTRL_SEAL exactly when the job seals), then WELCOME
  *    only after a HELLO and a PROOF that verifies under the job key over
  *    that HELLO and the CHALLENGE, carrying minimprun's own proof, then
  *    exactly the LAUNCH of the host the HELLO named, at most one
@@ -65,8 +68,9 @@ typedef struct rmf_conn_s {
   int hello_host; /* host index of a first HELLO proved by a PROOF, or -1 */
   uint8_t *hello; /* the body of the first message sent, if a HELLO */
   uint32_t hello_len;
-  uint8_t challenge[MMP__NONCE_LEN]; /* minimprun's CHALLENGE */
+  uint8_t challenge[MMP__CTRL_CHALLENGE_LEN]; /* minimprun's CHALLENGE */
   int challenged;
+  mmp__seal_t *tx; /* with --encrypt, after a PROOF that verifies */
   int welcomed;
   mmp__boot_rx_t sent;
   int sent_bad;
@@ -85,6 +89,7 @@ static struct {
   rmf_conn_t conns[FUV_MAX_PEERS];
   int nconns;
   int stopped;
+  int encrypt;
 } rmf;
 
 /* ---- minimprun's callbacks ----------------------------------------------- */
@@ -171,6 +176,17 @@ static int rmf_verify(const rmf_conn_t *c, int role, const uint8_t *mac) {
   return ok;
 }
 
+/* The keys the transcript gives: daemon to minimprun, and back. */
+static void rmf_keys(const rmf_conn_t *c, uint8_t d2l[MMP__SESSION_KEY_LEN],
+                     uint8_t l2d[MMP__SESSION_KEY_LEN]) {
+  mmp__auth_t a;
+
+  mmp__auth_begin(&a, rmf_key, MMP__AUTH_CTRL, c->hello, c->hello_len,
+                  c->challenge, sizeof(c->challenge));
+  mmp__auth_session_keys(&a, rmf_key, d2l, l2d);
+  mmp__auth_end(&a);
+}
+
 static void rmf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
                              const uint8_t *body) {
   rmf_conn_t *c = ctx;
@@ -184,8 +200,17 @@ static void rmf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
   if (c->nsent++ == 1 && c->hello != NULL && c->challenged &&
       h->type == MMP__C_PROOF && h->len == MMP__MAC_LEN &&
       c->hello_len >= MMP__NONCE_LEN + 4 &&
-      rmf_verify(c, MMP__AUTH_DIALER, body))
+      rmf_verify(c, MMP__AUTH_DIALER, body)) {
     c->hello_host = (int)mmp__get_u32(c->hello + MMP__NONCE_LEN);
+    /* minimprun opens what follows a PROOF that verifies. */
+    if (rmf.encrypt) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      rmf_keys(c, d2l, l2d);
+      c->tx = calloc(1, sizeof(*c->tx));
+      FUZZ_CHECK(c->tx != NULL);
+      memcpy(c->tx->key, d2l, sizeof(d2l));
+    }
+  }
 }
 
 static void rmf_sent_error(void *ctx, int err, const char *why) {
@@ -201,10 +226,12 @@ static int rmf_sent_closed(void *ctx) {
 static const mmp__boot_rx_ops_t rmf_sent_ops = {
     rmf_sent_header, rmf_sent_message, rmf_sent_error, rmf_sent_closed};
 
+/* Raw bytes go as they are, even on a sealed connection. */
 static void rmf_send(rmf_conn_t *c, const void *p, size_t n, size_t chunk) {
   if (fuv_closed(c->peer))
     return;
-  mmp__boot_rx_feed(&c->sent, p, n, &rmf_sent_ops, c);
+  if (c->tx == NULL)
+    mmp__boot_rx_feed(&c->sent, p, n, &rmf_sent_ops, c);
   fuv_send(c->peer, p, n, chunk);
 }
 
@@ -232,8 +259,10 @@ static void rmf_got_message(void *ctx, const mmp__boot_hdr_t *h,
              h->type == MMP__C_ERROR);
   switch (h->type) {
   case MMP__C_CHALLENGE:
-    FUZZ_CHECK(!c->challenged && h->len == MMP__NONCE_LEN);
-    memcpy(c->challenge, body, MMP__NONCE_LEN);
+    FUZZ_CHECK(!c->challenged && h->len == MMP__CTRL_CHALLENGE_LEN);
+    FUZZ_CHECK(mmp__get_u32(body + MMP__NONCE_LEN) ==
+               (rmf.encrypt ? MMP__CTRL_SEAL : 0u));
+    memcpy(c->challenge, body, MMP__CTRL_CHALLENGE_LEN);
     c->challenged = 1;
     break;
   case MMP__C_WELCOME:
@@ -241,6 +270,12 @@ static void rmf_got_message(void *ctx, const mmp__boot_hdr_t *h,
     FUZZ_CHECK(c->hello_host >= 0);
     FUZZ_CHECK(rmf_verify(c, MMP__AUTH_LISTENER, body));
     c->welcomed = 1;
+    /* What minimprun writes after WELCOME is sealed. */
+    if (rmf.encrypt) {
+      uint8_t d2l[MMP__SESSION_KEY_LEN], l2d[MMP__SESSION_KEY_LEN];
+      rmf_keys(c, d2l, l2d);
+      FUZZ_CHECK(mmp__boot_rx_seal(&c->got, l2d) == 0);
+    }
     break;
   case MMP__C_LAUNCH:
     FUZZ_CHECK(!c->launched && c->welcomed);
@@ -301,10 +336,15 @@ static void rmf_check_output(void) {
 
 /* ---- Actions ------------------------------------------------------------- */
 
+/* A message; sealed once the harness's PROOF verified under --encrypt. */
 static void rmf_msg(rmf_conn_t *c, mmp__boot_wr_t *w, uint8_t type,
                     size_t chunk) {
   if (mmp__ctrl_finish(w, type) != 0)
     return;
+  if (c->tx != NULL && !fuv_closed(c->peer)) {
+    mmp__boot_rx_feed(&c->sent, w->buf, w->len, &rmf_sent_ops, c);
+    FUZZ_CHECK(mmp__boot_seal_msg(c->tx, &w->buf, &w->len) == 0);
+  }
   rmf_send(c, w->buf, w->len, chunk);
   free(w->buf);
 }
@@ -505,6 +545,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   flags = fuzz_u8(&in);
   rmf.nhosts = 1 + (flags & 3) % RMF_MAX_HOSTS;
   rmf.spawn_failed = (flags & 4) != 0;
+  rmf.encrypt = (flags & 16) != 0;
   mmp__log_level = flags & 8 ? MMP__LOG_DEBUG : -1;
   for (h = 0; h < rmf.nhosts; h++) {
     rmf.hosts[h].ranks[0] = h;
@@ -522,6 +563,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.agent = agent;
   o.launcher = "minimprun";
   o.stdin_rank = -1;
+  o.encrypt = rmf.encrypt;
   fuv_set_spawn_status(rmf.spawn_failed ? UV_ENOENT : 0);
   FUZZ_CHECK(
       mmp__remote_start(&rmf.loop, &o, hosts, rmf.nhosts, &cb, &rmf.rm) == 0);
@@ -556,6 +598,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mmp__boot_rx_fini(&rmf.conns[i].sent);
     mmp__boot_rx_fini(&rmf.conns[i].got);
     free(rmf.conns[i].hello);
+    free(rmf.conns[i].tx);
   }
   for (h = 0; h < rmf.nhosts; h++)
     fuzz_buf_free(&rmf.hosts[h].launch);
@@ -594,33 +637,36 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   fuzz_buf_t b = {0};
   int h;
 
-  /* Two hosts: both daemons connect, start their ranks, print, exit, BYE. */
-  fuzz_buf_u8(&b, 1);
-  fuzz_buf_op(&b, A_AGENT_OUT, 0, 2);
-  fuzz_buf_bytes(&b, "Warning: added host key\n", 24);
-  for (h = 0; h < 2; h++) {
-    fuzz_buf_op(&b, A_CONNECT, 0, 0);
-    rmf_seed_hello(&b, h, h, 0);
+  /* Two hosts: both daemons connect, start their ranks, print, exit, BYE;
+   * in clear, then sealed (--encrypt). */
+  for (int sealed = 0; sealed < 2; sealed++) {
+    fuzz_buf_u8(&b, sealed ? 1 | 16 : 1);
+    fuzz_buf_op(&b, A_AGENT_OUT, 0, 2);
+    fuzz_buf_bytes(&b, "Warning: added host key\n", 24);
+    for (h = 0; h < 2; h++) {
+      fuzz_buf_op(&b, A_CONNECT, 0, 0);
+      rmf_seed_hello(&b, h, h, 0);
+    }
+    fuzz_buf_op(&b, A_RUN, 0, 0);
+    for (h = 0; h < 2; h++) {
+      rmf_seed_rank(&b, A_STARTED, h, h, 1000 + h, 0);
+      rmf_seed_rank(&b, A_STARTED, h, h + 2, 2000 + h, 0);
+      rmf_seed_rank(&b, A_OUTPUT, h, h, 1, 0);
+      rmf_seed_rank(&b, A_OUTPUT, h, h + 2, 2, 0);
+      rmf_seed_rank(&b, A_EXIT, h, h, 0, 0);
+      rmf_seed_rank(&b, A_EXIT, h, h + 2, 0, 9);
+      fuzz_buf_op(&b, A_ACK, h, 0);
+      fuzz_buf_u32(&b, 100);
+      fuzz_buf_op(&b, A_BYE, h, 0);
+    }
+    fuzz_buf_op(&b, A_RUN, 0, 0);
+    fuzz_buf_op(&b, A_AGENT_EOF, 0, 0);
+    fuzz_buf_op(&b, A_AGENT_EXIT, 0, 0);
+    fuzz_buf_op(&b, A_AGENT_EXIT, 1, 0);
+    fuzz_buf_op(&b, A_RUN, 0, 0);
+    emit(sealed ? "two-hosts-sealed" : "two-hosts", b.p, b.len);
+    b.len = 0;
   }
-  fuzz_buf_op(&b, A_RUN, 0, 0);
-  for (h = 0; h < 2; h++) {
-    rmf_seed_rank(&b, A_STARTED, h, h, 1000 + h, 0);
-    rmf_seed_rank(&b, A_STARTED, h, h + 2, 2000 + h, 0);
-    rmf_seed_rank(&b, A_OUTPUT, h, h, 1, 0);
-    rmf_seed_rank(&b, A_OUTPUT, h, h + 2, 2, 0);
-    rmf_seed_rank(&b, A_EXIT, h, h, 0, 0);
-    rmf_seed_rank(&b, A_EXIT, h, h + 2, 0, 9);
-    fuzz_buf_op(&b, A_ACK, h, 0);
-    fuzz_buf_u32(&b, 100);
-    fuzz_buf_op(&b, A_BYE, h, 0);
-  }
-  fuzz_buf_op(&b, A_RUN, 0, 0);
-  fuzz_buf_op(&b, A_AGENT_EOF, 0, 0);
-  fuzz_buf_op(&b, A_AGENT_EXIT, 0, 0);
-  fuzz_buf_op(&b, A_AGENT_EXIT, 1, 0);
-  fuzz_buf_op(&b, A_RUN, 0, 0);
-  emit("two-hosts", b.p, b.len);
-  b.len = 0;
 
   /* Strangers: a wrong key, a short proof, a bad index, a host twice, a
    * rank that runs elsewhere, a reflected proof, no HELLO at all; then a
