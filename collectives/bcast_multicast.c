@@ -65,11 +65,15 @@
  * may simply not have started). */
 #define NACK_IDLE_MS 64u
 #define WINDOW_MAX 256u
-/* Bytes a datagram adds on the wire beyond its payload and our header:
- * UDP 8, IPv4 20, Ethernet 14 (what the kernel's shapers count). */
-#define WIRE_EXTRA 42u
-/* The pace over the model's rate (see multicast_start). */
+/* Ethernet's header, which a datagram adds on the wire beyond its
+ * payload, our header, UDP and IP (20 bytes IPv4, 40 IPv6: the channel
+ * says which): what the kernel's shapers count. */
+#define ETH_HDR 14u
+/* The pace over the model's rate over IPv4 (see multicast_start). */
 #define PACE_GAIN 1.05
+/* TCP payload bytes in a 1500-byte IPv4 segment (IP 20, TCP 20 and its
+ * timestamps 12), the bytes the model's beta is per. */
+#define TCP_MSS4 1448.0
 #define ACK_LEN 4
 /* Availability probes: one every PROBE_MS, at least PROBE_MIN from each
  * rank, so that the agreed loss rests on about PROBE_MIN (p - 1) probes
@@ -86,6 +90,7 @@ typedef struct mc_s {
   int root, me, p, vr;
   uint32_t ctx, seq;
   size_t pl;          /* payload bytes a datagram */
+  size_t extra;       /* wire bytes a datagram adds to pl and our header */
   uint32_t npk;       /* datagrams */
   uint8_t *bits;      /* receiver: held; root: asked for again */
   uint32_t nhave;     /* receiver */
@@ -187,8 +192,22 @@ static int send_piece(mc_t *m, uint32_t i) {
   return mmp__mcast_send_locked(m->e, &h, src + h.offset, piece_len(m, i));
 }
 
+/* The pace over the model's rate for datagrams that add `extra` wire
+ * bytes: PACE_GAIN over IPv4 (extra 42). The model measures beta over TCP
+ * on the job's own family, and an IPv6 segment carries 20 bytes of TCP
+ * payload fewer (its IP header is that much longer), so the same link
+ * shows a beta 1.4% higher there: the gain takes that back out, or the
+ * pace would undershoot the link (docs/performance.md, "Multicast over
+ * IPv6"). */
+static double pace_gain(size_t extra) {
+  size_t v4 = MMP__DGRAM_IP_UDP + ETH_HDR;
+  double more = extra > v4 ? (double)(extra - v4) : 0;
+
+  return PACE_GAIN * TCP_MSS4 / (TCP_MSS4 - more);
+}
+
 static double wire_bytes(const mc_t *m, uint32_t i) {
-  return (double)(piece_len(m, i) + MMP__DGRAM_HDR + WIRE_EXTRA);
+  return (double)(piece_len(m, i) + MMP__DGRAM_HDR + m->extra);
 }
 
 /* The wire bytes the pace allows now: what the elapsed time since t0
@@ -196,8 +215,7 @@ static double wire_bytes(const mc_t *m, uint32_t i) {
  * (a credit unused while waiting is forfeited beyond that). */
 static double root_credit(mc_t *m) {
   uint64_t now = uv_hrtime();
-  double cap =
-      (double)WINDOW_MAX * (double)(m->pl + MMP__DGRAM_HDR + WIRE_EXTRA);
+  double cap = (double)WINDOW_MAX * (double)(m->pl + MMP__DGRAM_HDR + m->extra);
   double allowed;
 
   if (m->t0 == 0) {
@@ -590,10 +608,11 @@ static int probe_enough(void *arg) {
 }
 
 /* What the ranks agree on after detection, as agree() combines it. */
-enum { AG_OK, AG_PL, AG_LOST, AG_SENT, AG_WORDS };
+enum { AG_OK, AG_PL, AG_LOST, AG_SENT, AG_BAD, AG_WORDS };
 
 /* Rank 0's verdict from one rank's words: the AND of the first, the
- * least of the second, the sums of the others (saturating). */
+ * least of the second, the sums of the others (saturating): probes lost
+ * and sent, ranks whose MINIMP_MCAST_GROUP is of the wrong family. */
 static void agree_fold(uint32_t *v, const uint8_t *in) {
   uint32_t x;
   int k;
@@ -685,19 +704,72 @@ static void probe_tally(const probe_t *pr, uint32_t v[AG_WORDS]) {
     }
 }
 
+/* Lock NOT held: the probes, once every rank has the channel open. 1 if
+ * this rank heard every other within 500 ms. */
+static int probe_run(mmp_comm_t *comm, probe_t *pr, uint32_t seq) {
+  mmp__engine_t *e = pr->e;
+  probe_wait_t w;
+  int ok;
+
+  pr->l.ctx = comm->ctx + 1;
+  pr->l.seq = seq;
+  pr->l.cb = probe_heard;
+  pr->l.arg = pr;
+  mmp__lock(e);
+  pr->heard[comm->rank] = 1;
+  mmp__mcast_listen_locked(e, &pr->l);
+  mmp__deadline_start_locked(e, &pr->tick, 0, probe_tick, pr);
+  mmp__unlock(e);
+  w.pr = pr;
+  w.until = uv_hrtime() + 500 * 1000000ull;
+  mmp__progress_until(e, probe_enough, &w);
+  mmp__lock(e);
+  ok = pr->nheard >= comm->size - 1;
+  mmp__unlock(e);
+  return ok;
+}
+
+/* The verdict kept for the communicator, and its log line. */
+static int usable_keep(mmp_comm_t *comm, mmp__coll_state_t *st,
+                       const uint32_t v[AG_WORDS], int bad) {
+  mmp__engine_t *e = mmp__eng;
+
+  st->mcast = v[AG_BAD] > 0 ? -2 : v[AG_OK] && v[AG_PL] >= 64 ? 1 : -1;
+  st->mcast_payload = v[AG_PL];
+  st->mcast_loss = v[AG_SENT] > 0 ? (double)v[AG_LOST] / v[AG_SENT] : 0;
+  st->mcast_extra = mmp__mcast_ip_udp(e) + ETH_HDR;
+  /* A misconfigured rank has said why already (mmp__mcast_open). */
+  if (st->mcast == -2 && !bad)
+    MMP__LOG(MMP__LOG_ERROR,
+             "multicast is misconfigured on %u of the %d ranks of this "
+             "communicator: MINIMP_MCAST_GROUP is not of the family of "
+             "their addresses (IPv4 or IPv6)",
+             v[AG_BAD], comm->size);
+  else if (st->mcast == -1)
+    MMP__LOG(e->cfg.mcast == MMP__MCAST_ON ? MMP__LOG_WARN : MMP__LOG_DEBUG,
+             "multicast is not usable on this communicator of %d ranks "
+             "(some rank did not hear every other)",
+             comm->size);
+  else if (st->mcast > 0)
+    MMP__LOG(MMP__LOG_DEBUG,
+             "multicast on a communicator of %d ranks: %u-byte datagrams, "
+             "%u of %u probes lost",
+             comm->size, v[AG_PL], v[AG_LOST], v[AG_SENT]);
+  return st->mcast > 0 ? 0 : st->mcast == -2 ? MMP_EINVAL : MMP_ENOTSUP;
+}
+
 int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
   mmp__engine_t *e = mmp__eng;
   probe_t pr;
-  probe_wait_t w;
-  uint32_t v[AG_WORDS], seq, ok;
+  uint32_t v[AG_WORDS], seq, ok, bad;
   int rc;
 
   if (st == NULL)
     return MMP_ENOMEM;
   if (st->mcast != 0) {
     *payload = st->mcast_payload;
-    return st->mcast > 0 ? 0 : MMP_ENOTSUP;
+    return st->mcast > 0 ? 0 : st->mcast == -2 ? MMP_EINVAL : MMP_ENOTSUP;
   }
   if (comm->size == 1) {
     st->mcast = -1;
@@ -706,44 +778,34 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
   mmp__lock(e);
   seq = comm->coll_seq++;
   mmp__unlock(e);
-  ok = mmp__mcast_open(e) == 0;
+  rc = mmp__mcast_open(e);
+  ok = rc == 0;
+  bad = rc == MMP_EINVAL;
   memset(&pr, 0, sizeof(pr));
   pr.e = e;
   pr.comm = comm;
   pr.pmax = (uint32_t)mmp__mcast_payload(e);
   /* Everyone starts listening at about the same time: a barrier over
-   * TCP first, so that no rank gives up on one that was merely late. */
+   * TCP first, so that no rank gives up on one that was merely late. A
+   * rank misconfigured says so here, and nobody probes. */
   memset(v, 0, sizeof(v));
   v[AG_OK] = 1;
   v[AG_PL] = pr.pmax;
+  v[AG_BAD] = bad;
   rc = agree(comm, seq, v);
-  if (rc == 0 && ok) {
+  if (rc == 0 && ok && v[AG_BAD] == 0) {
     pr.heard = calloc((size_t)comm->size, 1);
     pr.got = calloc(2 * (size_t)comm->size, sizeof(*pr.got));
     if (pr.heard == NULL || pr.got == NULL)
       rc = MMP_ENOMEM;
-  }
-  if (rc == 0 && ok) {
-    pr.l.ctx = comm->ctx + 1;
-    pr.l.seq = seq;
-    pr.l.cb = probe_heard;
-    pr.l.arg = &pr;
-    mmp__lock(e);
-    pr.heard[comm->rank] = 1;
-    mmp__mcast_listen_locked(e, &pr.l);
-    mmp__deadline_start_locked(e, &pr.tick, 0, probe_tick, &pr);
-    mmp__unlock(e);
-    w.pr = &pr;
-    w.until = uv_hrtime() + 500 * 1000000ull;
-    mmp__progress_until(e, probe_enough, &w);
-    mmp__lock(e);
-    ok = pr.nheard >= comm->size - 1;
-    mmp__unlock(e);
+    else
+      ok = probe_run(comm, &pr, seq);
   }
   /* A second sequence number keeps the verdict apart from the barrier. */
   memset(v, 0, sizeof(v));
   v[AG_OK] = ok;
   v[AG_PL] = pr.pmax;
+  v[AG_BAD] = bad;
   if (rc == 0) {
     mmp__lock(e);
     seq = comm->coll_seq++;
@@ -763,21 +825,8 @@ int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
   free(pr.got);
   if (rc != 0)
     return rc;
-  st->mcast = v[AG_OK] && v[AG_PL] >= 64 ? 1 : -1;
-  st->mcast_payload = v[AG_PL];
-  st->mcast_loss = v[AG_SENT] > 0 ? (double)v[AG_LOST] / v[AG_SENT] : 0;
   *payload = v[AG_PL];
-  if (st->mcast < 0)
-    MMP__LOG(e->cfg.mcast == MMP__MCAST_ON ? MMP__LOG_WARN : MMP__LOG_DEBUG,
-             "multicast is not usable on this communicator of %d ranks "
-             "(some rank did not hear every other)",
-             comm->size);
-  else
-    MMP__LOG(MMP__LOG_DEBUG,
-             "multicast on a communicator of %d ranks: %u-byte datagrams, "
-             "%u of %u probes lost",
-             comm->size, v[AG_PL], v[AG_LOST], v[AG_SENT]);
-  return st->mcast > 0 ? 0 : MMP_ENOTSUP;
+  return usable_keep(comm, st, v, (int)bad);
 }
 
 int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out) {
@@ -786,14 +835,17 @@ int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out) {
   int rc = mmp__mcast_usable(comm, &pl);
 
   memset(out, 0, sizeof(*out));
-  if (rc == MMP_ENOTSUP)
+  st = mmp__coll_state(comm);
+  /* Misconfigured was logged as an error on every rank; AUTO does
+   * without multicast, as where it is unusable. */
+  if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && st != NULL && st->mcast == -2))
     return 0;
   if (rc != 0)
     return rc;
-  st = mmp__coll_state(comm);
   out->usable = 1;
   out->payload = pl;
   out->loss = st->mcast_loss;
+  out->extra = st->mcast_extra;
   return 0;
 }
 
@@ -806,7 +858,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   mmp_request_t *creq;
   double beta = DEFAULT_BETA, burst = 0;
   mmp_netmodel_t nm;
-  size_t pl;
+  size_t pl, extra = MMP__DGRAM_IP_UDP + ETH_HDR;
   mc_t *m;
   int rc, i;
 
@@ -817,6 +869,8 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
     pl = 1024;
   else if ((rc = mmp__mcast_usable(comm, &pl)) != 0)
     return rc;
+  else
+    extra = mmp__coll_state(comm)->mcast_extra;
   /* The pace comes from the model, measured now (collectively, once per
    * communicator) if nobody has yet. */
   if (comm->size > 1 && (rc = mmp__netmodel_get(comm, &nm)) != 0)
@@ -842,6 +896,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->vr = (m->me - m->root + m->p) % m->p;
   m->ctx = comm->ctx + 1;
   m->pl = pl;
+  m->extra = extra;
   m->npk = (uint32_t)((m->len + pl - 1) / pl);
   m->eager = run->mode == MMP_SEND_EAGER ||
              (run->mode == MMP_SEND_AUTO && m->len <= run->cfg->eager_limit);
@@ -856,11 +911,11 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   if (m->copy != NULL)
     memcpy(m->copy, m->buf, m->len);
   /* The model's beta is per byte of TCP payload, which carries about
-   * 4.5% of headers more on the wire at a 1500-byte MTU; PACE_GAIN turns
-   * it into about the link's rate in wire bytes, a little over rather
-   * than under: an overshoot waits in the root's interface queue, an
-   * undershoot leaves the link idle. */
-  m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / PACE_GAIN;
+   * 4.5% of headers more on the wire at a 1500-byte MTU over IPv4 (6%
+   * over IPv6); pace_gain turns it into about the link's rate in wire
+   * bytes, a little over rather than under: an overshoot waits in the
+   * root's interface queue, an undershoot leaves the link idle. */
+  m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / pace_gain(m->extra);
   /* Roots sending at once (a multicast s-to-p) share every receiver's
    * link: each takes its part of the rate and of the burst, or together
    * they overrun the receivers and repairs must make up the loss. */
@@ -870,10 +925,9 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   }
   /* The links' burst allowance (the model's burst, at most a window) may
    * go out at once. */
-  m->burst0 =
-      burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + WIRE_EXTRA)
-          ? burst
-          : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + WIRE_EXTRA);
+  m->burst0 = burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + extra)
+                  ? burst
+                  : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + extra);
   m->limit_ms =
       run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;
@@ -962,17 +1016,18 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
  */
 double mmp__mcast_price(int p, double first, double share, double m,
                         const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc) {
-  double pl, n, wire, per, t, q, bytes = 0, rounds = 0, hold, all;
+  double pl, n, wire, per, t, q, bytes = 0, rounds = 0, hold, all, hdr;
   int k;
 
   if (mc == NULL || !mc->usable || mc->payload == 0 || p < 2)
     return INFINITY;
   pl = (double)mc->payload;
-  per = nm->beta / PACE_GAIN;
+  hdr = (double)(MMP__DGRAM_HDR + mc->extra);
+  per = nm->beta / pace_gain(mc->extra);
   n = ceil(first / pl);
-  t = nm->alpha + (first + n * (MMP__DGRAM_HDR + WIRE_EXTRA)) * per * share;
+  t = nm->alpha + (first + n * hdr) * per * share;
   n = ceil(m / pl);
-  wire = m + n * (MMP__DGRAM_HDR + WIRE_EXTRA);
+  wire = m + n * hdr;
   q = fmin(fmax(mc->loss, 0), 0.99);
   for (k = 1; k <= COST_ROUNDS && q > 0 && n > 0; k++) {
     hold = pow(1 - pow(q, k), p - 1); /* all receivers hold a datagram */

@@ -481,6 +481,8 @@ typedef struct mmp__mcast_net_s {
   int usable;     /* availability detection passed */
   size_t payload; /* payload bytes of a datagram */
   double loss;    /* fraction of probe datagrams lost, over all ranks */
+  size_t extra;   /* wire bytes a datagram adds to payload and our header:
+                     UDP, IP (by the group's family) and Ethernet */
 } mmp__mcast_net_t;
 
 typedef struct mmp__bcast_cost_in_s {
@@ -955,24 +957,29 @@ typedef struct mmp__coll_state_s {
     int alg;
   } log[MMP__COLL_LOG];
   unsigned nlog;
-  int mcast;            /* multicast here: 1 usable, -1 not, 0 not tried */
+  int mcast;            /* multicast here: 1 usable, -1 not, -2 some rank's
+                           MINIMP_MCAST_GROUP is of the wrong family, 0 not
+                           tried */
   size_t mcast_payload; /* payload bytes of a datagram all ranks take */
   double mcast_loss;    /* probe datagrams lost, the agreed fraction */
+  size_t mcast_extra;   /* mmp__mcast_net_t's extra */
 } mmp__coll_state_t;
 
 /*
  * Lock NOT held. Whether multicast works on `comm`, detected on the first
  * call, collectively: every rank must call it at the same point
  * (bcast_multicast.c). 0 with *payload the datagram payload every rank
- * uses, MMP_ENOTSUP, or an error of the point-to-point exchange.
+ * uses, MMP_ENOTSUP, MMP_EINVAL on every rank where some rank's
+ * MINIMP_MCAST_GROUP is not of its addresses' family (mmp__mcast_open),
+ * or an error of the point-to-point exchange.
  */
 int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload);
 
 /* Lock NOT held. Multicast on `comm` as AUTO prices it: runs the
  * availability check as mmp__mcast_usable does (collective on the first
  * call, the same point on every rank), then fills *out (out->usable 0
- * where multicast does not work). 0, or an error of the point-to-point
- * exchange. */
+ * where multicast does not work or is misconfigured: AUTO does without
+ * it). 0, or an error of the point-to-point exchange. */
 int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out);
 
 /* The price of multicasting (bcast_multicast.c): alpha, then `first`

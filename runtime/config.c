@@ -46,6 +46,12 @@
  * scoped range that routers do not forward beyond the site. */
 #define DEF_MCAST_GROUP 0xef000000u
 #define DEF_MCAST_BITS 8u
+/* Where the job's addresses are IPv6: ff15::/16, transient (T flag: not
+ * an IANA assignment) and site-scoped (scope 5, administratively
+ * bounded, like 239.0.0.0/8); docs/transport.md says why this scope. */
+#define DEF_MCAST_GROUP6_HI 0xff
+#define DEF_MCAST_GROUP6_LO 0x15
+#define DEF_MCAST_BITS6 16u
 /* A multicast receiver that has not got its message this long after it
  * called the collective fails it with MMP_ETIMEDOUT: a bound, as
  * MINIMP_PEER_TIMEOUT_MS is for silent peers. */
@@ -237,9 +243,47 @@ static int env_shm(mmp__config_t *cfg) {
   return rc;
 }
 
-/* MINIMP_MCAST (off, on, auto), MINIMP_MCAST_GROUP (a group in
- * 224.0.0.0/4, or a range of them "a.b.c.d/n" the job's group is derived
- * in), MINIMP_MCAST_PORT, MINIMP_MCAST_TIMEOUT_MS, MINIMP_MCAST_SOCKBUF. */
+/* MINIMP_MCAST_GROUP: an IPv4 group in 224.0.0.0/4 or an IPv6 one in
+ * ff00::/8, alone or as a range "addr/n" the job's group is derived in.
+ * Its family is kept: the channel checks it against the job's. */
+static int env_mcast_group(mmp__config_t *cfg, const char *s) {
+  const char *slash = strchr(s, '/');
+  size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+  int v6 = memchr(s, ':', n) != NULL;
+  long bits = v6 ? 128 : 32;
+  uint8_t a[16];
+  char addr[64];
+
+  if (n < sizeof(addr) &&
+      (slash == NULL ||
+       mmp__parse_long(slash + 1, v6 ? 8 : 4, bits, &bits) == 0)) {
+    memcpy(addr, s, n);
+    addr[n] = '\0';
+    if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, a) == 1 &&
+        (v6 ? a[0] == 0xff : (a[0] >> 4) == 0xe)) {
+      cfg->mcast_family = v6 ? AF_INET6 : AF_INET;
+      if (v6) {
+        memcpy(cfg->mcast_group6, a, 16);
+        cfg->mcast_bits6 = (unsigned)bits;
+      } else {
+        uint32_t be;
+        memcpy(&be, a, sizeof(be));
+        cfg->mcast_group = ntohl(be);
+        cfg->mcast_bits = (unsigned)bits;
+      }
+      return 0;
+    }
+  }
+  MMP__LOG(MMP__LOG_ERROR,
+           "MINIMP_MCAST_GROUP='%s' is not an IPv4 or IPv6 multicast group "
+           "or range (e.g. 239.1.2.3, 239.192.0.0/14, ff15::1:2 or "
+           "ff15::/16)",
+           s);
+  return MMP_EENV;
+}
+
+/* MINIMP_MCAST (off, on, auto), MINIMP_MCAST_GROUP, MINIMP_MCAST_PORT,
+ * MINIMP_MCAST_TIMEOUT_MS, MINIMP_MCAST_SOCKBUF. */
 static int env_mcast(mmp__config_t *cfg) {
   static const char *const names[] = {"off", "on", "auto"};
   const char *s = getenv("MINIMP_MCAST_GROUP");
@@ -250,31 +294,8 @@ static int env_mcast(mmp__config_t *cfg) {
   rc |= env_uint("MINIMP_MCAST_TIMEOUT_MS", 10, 24u * 3600 * 1000,
                  &cfg->mcast_timeout_ms);
   rc |= env_size("MINIMP_MCAST_SOCKBUF", 65536, 1u << 30, &cfg->mcast_sockbuf);
-  if (s != NULL && *s != '\0') {
-    char addr[64];
-    const char *slash = strchr(s, '/');
-    size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
-    long bits = 32;
-    struct in_addr in;
-
-    if (n >= sizeof(addr) ||
-        (slash != NULL && mmp__parse_long(slash + 1, 4, 32, &bits) != 0)) {
-      n = sizeof(addr);
-    } else {
-      memcpy(addr, s, n);
-      addr[n] = '\0';
-    }
-    if (n >= sizeof(addr) || inet_pton(AF_INET, addr, &in) != 1 ||
-        (ntohl(in.s_addr) >> 28) != 0xe) {
-      MMP__LOG(MMP__LOG_ERROR,
-               "MINIMP_MCAST_GROUP='%s' is not an IPv4 multicast group or "
-               "range (e.g. 239.1.2.3 or 239.192.0.0/14)",
-               s);
-      return MMP_EENV;
-    }
-    cfg->mcast_group = ntohl(in.s_addr);
-    cfg->mcast_bits = (unsigned)bits;
-  }
+  if (s != NULL && *s != '\0')
+    rc |= env_mcast_group(cfg, s);
   return rc;
 }
 
@@ -304,8 +325,13 @@ int mmp__config_tuning(mmp__config_t *cfg) {
   cfg->shm_ring = 0;
   cfg->progress_external = 0;
   cfg->mcast = MMP__MCAST_AUTO;
+  cfg->mcast_family = 0;
   cfg->mcast_group = DEF_MCAST_GROUP;
   cfg->mcast_bits = DEF_MCAST_BITS;
+  memset(cfg->mcast_group6, 0, sizeof(cfg->mcast_group6));
+  cfg->mcast_group6[0] = DEF_MCAST_GROUP6_HI;
+  cfg->mcast_group6[1] = DEF_MCAST_GROUP6_LO;
+  cfg->mcast_bits6 = DEF_MCAST_BITS6;
   cfg->mcast_port = 0;
   cfg->mcast_timeout_ms = DEF_MCAST_TIMEOUT_MS;
   cfg->mcast_sockbuf = DEF_MCAST_SOCKBUF;

@@ -88,8 +88,12 @@ typedef struct mmp__config_s {
   int shm;                   /* MMP__SHM_*: MINIMP_SHM */
   uint64_t shm_ring;         /* MINIMP_SHM_RING bytes; 0: automatic */
   int mcast;                 /* MMP__MCAST_*: MINIMP_MCAST */
-  uint32_t mcast_group;      /* MINIMP_MCAST_GROUP, host order; range base */
+  int mcast_family;          /* MINIMP_MCAST_GROUP's: AF_INET, AF_INET6, or
+                                0 unset (the job's addresses decide) */
+  uint32_t mcast_group;      /* IPv4 range base, host order */
   unsigned mcast_bits;       /* its prefix length (32: that very group) */
+  uint8_t mcast_group6[16];  /* IPv6 range base */
+  unsigned mcast_bits6;      /* its prefix length (128: that very group) */
   unsigned mcast_port;       /* MINIMP_MCAST_PORT; 0: derived from the key */
   unsigned mcast_timeout_ms; /* MINIMP_MCAST_TIMEOUT_MS */
   uint64_t mcast_sockbuf;    /* MINIMP_MCAST_SOCKBUF bytes */
@@ -720,11 +724,17 @@ typedef struct mmp__mcast_listener_s {
 } mmp__mcast_listener_t;
 
 /* Lock NOT held, not loop context. Opens the job's multicast channel on
- * first use (MINIMP_MCAST, docs/transport.md). 0, or MMP_ENOTSUP when it
- * is off or cannot run here (logged at debug level), MMP_ENOMEM. */
+ * first use (MINIMP_MCAST, docs/transport.md), in the family of the
+ * address the TCP path listens on. 0, or MMP_ENOTSUP when it is off or
+ * cannot run here (logged at debug level), MMP_EINVAL when
+ * MINIMP_MCAST_GROUP is of the other family (logged as an error),
+ * MMP_ENOMEM. The answer is kept. */
 int mmp__mcast_open(mmp__engine_t *e);
 /* The largest payload of one datagram; 0 when the channel is not open. */
 size_t mmp__mcast_payload(mmp__engine_t *e);
+/* The IP and UDP header bytes in front of each datagram (by the
+ * channel's family); 0 when the channel is not open. */
+size_t mmp__mcast_ip_udp(mmp__engine_t *e);
 /* Lock held, channel open. Starts delivering (l->ctx, l->seq) to l->cb,
  * beginning with the datagrams that came before. */
 void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
@@ -747,8 +757,9 @@ typedef struct mmp__mcast_stats_s {
                              outside the window: replays */
   uint64_t early_dropped; /* kept for a collective not started, then
                              dropped for room */
-  int open;               /* 1 open, -1 unusable, 0 not tried */
-  char group[32];
+  int open;               /* 1 open, -1 unusable, -2 misconfigured, 0 not
+                             tried */
+  char group[64];         /* "a.b.c.d:port" or "[ff15::...]:port" */
 } mmp__mcast_stats_t;
 /* 0, or MMP_EINVAL before init. */
 int mmp__mcast_stats(mmp__mcast_stats_t *out);

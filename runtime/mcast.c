@@ -7,6 +7,7 @@
  * collectives this rank already finished, or too far ahead of the ones it
  * runs (docs/transport.md, "The UDP multicast channel").
  */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,7 @@ typedef struct early_s {
 struct mmp__mcast_s {
   mmp__engine_t *e;
   mmp__udp_t *u;
-  int state;          /* 0 unopened, 1 open, -1 unusable */
+  int state;          /* 0 unopened, 1 open, -1 unusable, -2 misconfigured */
   mmp__list_t listen; /* mmp__mcast_listener_t */
   mmp__list_t early;  /* early_t, oldest first */
   uint64_t early_bytes;
@@ -168,6 +169,44 @@ typedef struct open_s {
   int rc;
 } open_t;
 
+/* The group (or range) to join in `family`: MINIMP_MCAST_GROUP's, or the
+ * default range of that family. MMP_EINVAL, logged, when the variable
+ * names a group of the other family: set by hand, it is a mistake to
+ * report, not a reason to fall back in silence. */
+static int group_of(const mmp__engine_t *e, int family, mmp__udp_config_t *uc) {
+  const mmp__config_t *c = &e->cfg;
+  char a[INET6_ADDRSTRLEN] = "";
+
+  if (c->mcast_family != 0 && c->mcast_family != family) {
+    if (c->mcast_family == AF_INET6) {
+      inet_ntop(AF_INET6, c->mcast_group6, a, sizeof(a));
+    } else {
+      uint32_t be = htonl(c->mcast_group);
+      inet_ntop(AF_INET, &be, a, sizeof(a));
+    }
+    MMP__LOG(MMP__LOG_ERROR,
+             "MINIMP_MCAST_GROUP=%s/%u is an %s group, but this job's "
+             "addresses are %s (listening on %s): name an %s group or "
+             "range, or unset it",
+             a, c->mcast_family == AF_INET6 ? c->mcast_bits6 : c->mcast_bits,
+             c->mcast_family == AF_INET6 ? "IPv6" : "IPv4",
+             family == AF_INET6 ? "IPv6" : "IPv4", e->listen_name,
+             family == AF_INET6 ? "IPv6" : "IPv4");
+    return MMP_EINVAL;
+  }
+  uc->group.sa.sa_family = (sa_family_t)family;
+  if (family == AF_INET6) {
+    memcpy(&uc->group.v6.sin6_addr, c->mcast_group6, 16);
+    uc->group.v6.sin6_port = htons((uint16_t)c->mcast_port);
+    uc->group_bits = c->mcast_bits6;
+  } else {
+    uc->group.v4.sin_addr.s_addr = htonl(c->mcast_group);
+    uc->group.v4.sin_port = htons((uint16_t)c->mcast_port);
+    uc->group_bits = c->mcast_bits;
+  }
+  return 0;
+}
+
 /* Loop context, lock not held. */
 static void open_task(void *arg) {
   open_t *o = arg;
@@ -179,20 +218,20 @@ static void open_task(void *arg) {
 
   memset(&uc, 0, sizeof(uc));
   if (e->listen_name[0] == '\0' || mmp__addr_parse(e->listen_name, &la) != 0 ||
-      la.ss_family != AF_INET) {
+      (la.ss_family != AF_INET && la.ss_family != AF_INET6)) {
     MMP__LOG(MMP__LOG_DEBUG,
-             "multicast: no IPv4 address to join on (listening on '%s')",
+             "multicast: no IP address to join on (listening on '%s')",
              e->listen_name);
     o->rc = MMP_ENOTSUP;
     return;
   }
+  if ((o->rc = group_of(e, la.ss_family, &uc)) != 0)
+    return;
   memcpy(uc.key, e->cfg.key, sizeof(uc.key));
   uc.rank = e->cfg.rank;
-  memcpy(&uc.iface, &la, sizeof(uc.iface));
-  uc.group.sin_family = AF_INET;
-  uc.group.sin_addr.s_addr = htonl(e->cfg.mcast_group);
-  uc.group.sin_port = htons((uint16_t)e->cfg.mcast_port);
-  uc.group_bits = e->cfg.mcast_bits;
+  memcpy(&uc.iface, &la,
+         la.ss_family == AF_INET6 ? sizeof(uc.iface.v6) : sizeof(uc.iface.v4));
+  /* Hop limit 1: the datagrams never leave the subnet. */
   uc.ttl = 1;
   uc.sockbuf = e->cfg.mcast_sockbuf;
   cb.ctx = m;
@@ -229,7 +268,7 @@ int mmp__mcast_open(mmp__engine_t *e) {
   state = m->state;
   mmp__unlock(e);
   if (state != 0)
-    return state > 0 ? 0 : MMP_ENOTSUP;
+    return state > 0 ? 0 : state == -2 ? MMP_EINVAL : MMP_ENOTSUP;
   /* Collectives on one communicator are started in the same order by
    * one thread at a time, so two opens do not race on a communicator;
    * on different ones the loop runs them one after the other. */
@@ -240,10 +279,19 @@ int mmp__mcast_open(mmp__engine_t *e) {
   mmp__engine_call(e, open_task, &o);
   mmp__lock(e);
   if (m->state == 0)
-    m->state = o.rc == 0 ? 1 : -1;
+    m->state = o.rc == 0 ? 1 : o.rc == MMP_EINVAL ? -2 : -1;
   state = m->state;
   mmp__unlock(e);
-  return state > 0 ? 0 : MMP_ENOTSUP;
+  return state > 0 ? 0 : state == -2 ? MMP_EINVAL : MMP_ENOTSUP;
+}
+
+size_t mmp__mcast_ip_udp(mmp__engine_t *e) {
+  mmp__udp_stats_t st;
+
+  if (e->mcast == NULL || e->mcast->u == NULL)
+    return 0;
+  mmp__udp_ops.stats(e->mcast->u, &st);
+  return st.ip_udp;
 }
 
 size_t mmp__mcast_payload(mmp__engine_t *e) {

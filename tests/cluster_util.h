@@ -16,6 +16,9 @@
  * clusters, say a benchmark's and a test run's, can share a machine. */
 #define CLUSTER_HOSTS 8
 static const char *cluster_script;
+/* What cluster_job's ranks listen on (minimprun --iface): a test may
+ * point it at an IPv6 prefix (tests/netcluster's NETCLUSTER_SUBNET6). */
+static const char *cluster_iface = "eth0";
 
 static inline const char *cluster_prefix(void) {
   const char *p = getenv("NETCLUSTER_PREFIX");
@@ -106,9 +109,9 @@ static inline int cluster_check(const char *script) {
 
 /*
  * Runs `prog MODE ARG` on `nhosts` hosts with `per` ranks each through
- * minimprun from host 0 (--agent "ip netns exec", --iface eth0), with up
- * to two "VAR=value" exported to the ranks (NULL: none), and returns the
- * result; prints the job's output if it failed.
+ * minimprun from host 0 (--agent "ip netns exec", --iface cluster_iface),
+ * with up to two "VAR=value" exported to the ranks (NULL: none), and
+ * returns the result; prints the job's output if it failed.
  */
 static inline void cluster_job(const char *minimprun, const char *prog,
                                int nhosts, int per, const char *env1,
@@ -135,7 +138,7 @@ static inline void cluster_job(const char *minimprun, const char *prog,
   argv[n++] = "--host";
   argv[n++] = hosts;
   argv[n++] = "--iface";
-  argv[n++] = "eth0";
+  argv[n++] = (char *)cluster_iface;
   argv[n++] = "--timeout";
   argv[n++] = tmo;
   if (env1 != NULL) {

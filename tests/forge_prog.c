@@ -428,7 +428,8 @@ static void forger(int rounds) {
   mmp_comm_t *w = mmp_comm_world();
   uint8_t key[MMP__JOB_KEY_LEN], other[MMP__JOB_KEY_LEN];
   mmp__dgram_keys_t k;
-  char group[32];
+  /* As rank 0 sends it: mmp__mcast_stats_t's group, whole. */
+  char group[sizeof(((mmp__mcast_stats_t *)NULL)->group)];
   forger_t *f = calloc(1, sizeof(*f));
   int step, r, i;
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -418,6 +419,21 @@ static void test_shm_environment(void **state) {
   unsetenv("MINIMP_SHM_RING");
 }
 
+/* MINIMP_MCAST_GROUP=`value` is the IPv6 group `addr` with prefix length
+ * `bits`. */
+static void expect_group6(const char *value, const char *addr, unsigned bits) {
+  mmp__config_t c;
+  uint8_t want[16];
+
+  memset(&c, 0, sizeof(c));
+  setenv("MINIMP_MCAST_GROUP", value, 1);
+  assert_int_equal(mmp__config_tuning(&c), 0);
+  assert_int_equal(inet_pton(AF_INET6, addr, want), 1);
+  assert_memory_equal(c.mcast_group6, want, sizeof(want));
+  assert_int_equal(c.mcast_bits6, bits);
+  assert_int_equal(c.mcast_family, AF_INET6);
+}
+
 /* MINIMP_MCAST*: the accepted values, and the rest refused at init. */
 static void test_mcast_environment(void **state) {
   mmp__config_t c;
@@ -427,6 +443,11 @@ static void test_mcast_environment(void **state) {
   expect_env_error("MINIMP_MCAST_GROUP", "10.1.2.3"); /* not multicast */
   expect_env_error("MINIMP_MCAST_GROUP", "239.1.2.3/40");
   expect_env_error("MINIMP_MCAST_GROUP", "239.1.2");
+  expect_env_error("MINIMP_MCAST_GROUP", "fd00::1");    /* not multicast */
+  expect_env_error("MINIMP_MCAST_GROUP", "ff15::/129"); /* too long */
+  expect_env_error("MINIMP_MCAST_GROUP", "ff15::/4");   /* too short */
+  expect_env_error("MINIMP_MCAST_GROUP", "ff15:::1");   /* malformed */
+  expect_env_error("MINIMP_MCAST_GROUP", "[ff15::1]");  /* no brackets */
   expect_env_error("MINIMP_MCAST_PORT", "70000");
   expect_env_error("MINIMP_MCAST_TIMEOUT_MS", "soon");
   expect_env_error("MINIMP_MCAST_SOCKBUF", "1k"); /* below 64k */
@@ -436,6 +457,12 @@ static void test_mcast_environment(void **state) {
   assert_int_equal(c.mcast_group, 0xef000000u); /* 239.0.0.0/8 */
   assert_int_equal(c.mcast_bits, 8);
   assert_int_equal(c.mcast_port, 0); /* derived from the key */
+  /* Unset: the job's family decides; IPv6 jobs derive in ff15::/16. */
+  assert_int_equal(c.mcast_family, 0);
+  assert_int_equal(c.mcast_group6[0], 0xff);
+  assert_int_equal(c.mcast_group6[1], 0x15);
+  assert_int_equal(c.mcast_group6[15], 0);
+  assert_int_equal(c.mcast_bits6, 16);
   setenv("MINIMP_MCAST", "off", 1);
   setenv("MINIMP_MCAST_GROUP", "239.192.0.0/14", 1);
   setenv("MINIMP_MCAST_PORT", "4321", 1);
@@ -448,6 +475,11 @@ static void test_mcast_environment(void **state) {
   assert_int_equal(mmp__config_tuning(&c), 0);
   assert_int_equal(c.mcast_group, 0xef010203u);
   assert_int_equal(c.mcast_bits, 32);
+  assert_int_equal(c.mcast_family, AF_INET);
+  /* An IPv6 group, alone or as a range; its family is kept for the
+   * channel to check against the job's. */
+  expect_group6("ff15::1:2", "ff15::1:2", 128);
+  expect_group6("ff18:0:0:0:0:0:abcd:0/112", "ff18::abcd:0", 112);
   unsetenv("MINIMP_MCAST");
   unsetenv("MINIMP_MCAST_GROUP");
   unsetenv("MINIMP_MCAST_PORT");

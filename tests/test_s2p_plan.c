@@ -126,7 +126,7 @@ static void test_s2p_choice_obvious_cases(void **state) {
  * reach all 15 receivers in one pass, which beats any TCP row; under 10%
  * loss the repairs price it out. */
 static void test_s2p_choice_multicast(void **state) {
-  mmp__mcast_net_t mc = {1, 1408, 0}, off = {0, 1408, 0};
+  mmp__mcast_net_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42};
   mmp__s2p_t x;
   (void)state;
 

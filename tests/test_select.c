@@ -59,7 +59,7 @@ static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
  * that price beats every TCP row's by the 3% margin. */
 static void test_multicast_priced_where_usable(void **st) {
   mmp_netmodel_t hosts = cluster, shared;
-  mmp__mcast_net_t mc = {1, 1408, 0}, off = {0, 1408, 0}, lossy = mc;
+  mmp__mcast_net_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42}, lossy = mc;
   size_t len;
 
   (void)st;
@@ -101,6 +101,26 @@ static void test_multicast_priced_where_usable(void **st) {
   lossy.loss = 0.10;
   assert_int_not_equal(mc_chosen(16, 1 << 20, &hosts, &lossy),
                        MMP_BCAST_MULTICAST);
+}
+
+/* The price counts each datagram's headers on the wire by the channel's
+ * family (42 bytes over IPv4, 62 over IPv6, whose payload is 20 bytes
+ * smaller too), at about the link's rate: beta / 1.05 a wire byte over
+ * IPv4, and over IPv6 the same with IPv6's higher TCP beta taken out
+ * (1428 bytes of TCP payload in a 1500-byte segment against 1448). */
+static void test_multicast_priced_by_family(void **st) {
+  mmp_netmodel_t hosts = cluster;
+  mmp__mcast_net_t v4 = {1, 1408, 0, 42}, v6 = {1, 1388, 0, 62};
+  double m = 1 << 20, w4, w6, t4, t6;
+
+  (void)st;
+  hosts.nodes = 16;
+  w4 = m + ceil(m / 1408) * (64 + 42);
+  w6 = m + ceil(m / 1388) * (64 + 62);
+  t4 = mc_cost(16, m, &hosts, &v4) - hosts.alpha;
+  t6 = mc_cost(16, m, &hosts, &v6) - hosts.alpha;
+  assert_true(fabs(t4 / (w4 * hosts.beta / 1.05) - 1) < 1e-9);
+  assert_true(fabs(t6 / (w6 * hosts.beta / 1.05 * 1428 / 1448) - 1) < 1e-9);
 }
 
 static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
@@ -532,6 +552,7 @@ static void test_pipeline_segments_priced_by_the_gap(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multicast_priced_where_usable),
+      cmocka_unit_test(test_multicast_priced_by_family),
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_no_chain_where_the_pipeline_fits),
       cmocka_unit_test(test_node_hierarchy_where_some_ranks_share_nodes),

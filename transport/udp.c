@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UDP multicast channel of udp.h on libuv's uv_udp_t. The socket is
+ * The UDP multicast channel of udp.h on libuv's uv_udp_t, over IPv4 or
+ * IPv6: the family of the address the TCP path listens on. The socket is
  * bound to the group address itself (not the wildcard), so it receives
  * only what is sent to the job's group and listens on no address the user
- * did not choose; it joins the group on the interface address the TCP
- * path listens on. Datagrams are sent with DF set (IP_PMTUDISC_DO) and
- * sized from the interface's MTU, so IP never fragments them.
+ * did not choose; it joins the group on the interface of the address the
+ * TCP path listens on. Datagrams are sized from the interface's MTU less
+ * that family's IP and UDP headers and are never fragmented: DF on IPv4
+ * (IP_PMTUDISC_DO), IPV6_DONTFRAG on IPv6.
  */
 #include "udp.h"
 
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "minimp.h"
+#include "transport.h"
 #include "util.h"
 
 #define DGRAM_MAGIC 0x55504d4du /* "MMPU" read little-endian */
@@ -33,7 +36,7 @@ struct mmp__udp_s {
   mmp__udp_config_t cfg;
   mmp__udp_callbacks_t cb;
   mmp__dgram_keys_t keys;
-  struct sockaddr_in group;
+  mmp__udp_addr_t group;
   size_t payload;
   mmp__udp_stats_t st; /* set at create; the counters below move */
   /* Bumped in loop context, read by mmp__mcast_stats from any thread. */
@@ -88,22 +91,48 @@ int mmp__dgram_decode(const mmp__dgram_keys_t *k, const uint8_t *in, size_t n,
   return 0;
 }
 
+/* The address's bytes (4 or 16) and their number. */
+static uint8_t *addr_bytes(mmp__udp_addr_t *a, size_t *n) {
+  if (a->sa.sa_family == AF_INET6) {
+    *n = sizeof(a->v6.sin6_addr);
+    return (uint8_t *)&a->v6.sin6_addr;
+  }
+  *n = sizeof(a->v4.sin_addr);
+  return (uint8_t *)&a->v4.sin_addr;
+}
+
+static uint16_t *addr_port(mmp__udp_addr_t *a) {
+  return a->sa.sa_family == AF_INET6 ? &a->v6.sin6_port : &a->v4.sin_port;
+}
+
+static socklen_t addr_len(const mmp__udp_addr_t *a) {
+  return a->sa.sa_family == AF_INET6 ? sizeof(a->v6) : sizeof(a->v4);
+}
+
 /* The MTU of the interface that holds `addr`, or 1500 if it cannot be
- * read. */
-static unsigned iface_mtu(const struct sockaddr_in *addr) {
+ * read; its name goes to `name` ("" if not found). */
+static unsigned iface_find(const mmp__udp_addr_t *addr,
+                           char name[IF_NAMESIZE]) {
+  mmp__udp_addr_t want = *addr, have;
   struct ifaddrs *ifs, *i;
   unsigned mtu = 1500;
+  const uint8_t *wb;
+  size_t n, m;
   int fd;
 
+  name[0] = '\0';
   if (getifaddrs(&ifs) != 0)
     return mtu;
-  fd = socket(AF_INET, SOCK_DGRAM, 0);
+  wb = addr_bytes(&want, &n);
+  fd = socket(addr->sa.sa_family, SOCK_DGRAM, 0);
   for (i = ifs; i != NULL && fd >= 0; i = i->ifa_next) {
     struct ifreq ifr;
-    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
-        ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr !=
-            addr->sin_addr.s_addr)
+    if (i->ifa_addr == NULL || i->ifa_addr->sa_family != addr->sa.sa_family)
       continue;
+    memcpy(&have, i->ifa_addr, addr_len(addr));
+    if (memcmp(addr_bytes(&have, &m), wb, n) != 0)
+      continue;
+    snprintf(name, IF_NAMESIZE, "%s", i->ifa_name);
     memset(&ifr, 0, sizeof(ifr));
     snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
     if (ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
@@ -117,28 +146,43 @@ static unsigned iface_mtu(const struct sockaddr_in *addr) {
 }
 
 /* The group: the configured one, or one derived from the job key inside
- * the configured range, away from its first and last 256 addresses, which
- * hold well-known groups (239.255.255.250 and the like). */
+ * the configured range. Only the range's low 32 bits (at most) are
+ * derived: on IPv6 those are what Ethernet maps to the frame's
+ * destination (33:33 and the low 32 bits), so two jobs' groups also
+ * differ in what the NICs filter on. The derived part stays away from its
+ * first and last 256 values, which hold well-known groups
+ * (239.255.255.250, ff0x::fb and the like). */
 static void udp_group(mmp__udp_t *u) {
   const mmp__udp_config_t *c = &u->cfg;
-  uint32_t base = ntohl(c->group.sin_addr.s_addr), host, span, bits;
-  uint16_t port = ntohs(c->group.sin_port);
+  uint32_t low, host, span, bits = mmp__get_u32(u->keys.group_bits);
+  uint16_t *port;
+  uint8_t *a;
+  size_t n;
+  unsigned hb;
 
   u->group = c->group;
-  bits = mmp__get_u32(u->keys.group_bits);
-  if ((base & 0xff) == 0 || c->group_bits < 32) {
-    span = c->group_bits >= 32 ? 1u : (1u << (32 - c->group_bits)) - 1u;
+  a = addr_bytes(&u->group, &n);
+  hb = c->group_bits >= 8 * n ? 0 : 8 * (unsigned)n - c->group_bits;
+  if (hb > 32)
+    hb = 32;
+  if (hb > 0) {
+    span = hb == 32 ? 0xffffffffu : (1u << hb) - 1u;
     if (span > 1024) {
       host = 256 + bits % (span - 512);
     } else {
       host = span > 2 ? 1 + bits % (span - 1) : 0;
     }
-    base &= c->group_bits >= 32 ? 0xffffffffu : ~span;
-    u->group.sin_addr.s_addr = htonl(base + host);
+    low = (uint32_t)a[n - 4] << 24 | (uint32_t)a[n - 3] << 16 |
+          (uint32_t)a[n - 2] << 8 | a[n - 1];
+    low = (low & ~span) + host;
+    a[n - 4] = (uint8_t)(low >> 24);
+    a[n - 3] = (uint8_t)(low >> 16);
+    a[n - 2] = (uint8_t)(low >> 8);
+    a[n - 1] = (uint8_t)low;
   }
-  if (port == 0)
-    port = (uint16_t)(20000 + (bits >> 16) % 20000);
-  u->group.sin_port = htons(port);
+  port = addr_port(&u->group);
+  if (*port == 0)
+    *port = htons((uint16_t)(20000 + (bits >> 16) % 20000));
 }
 
 static void bump(_Atomic uint64_t *c) {
@@ -214,14 +258,57 @@ static void udp_buffers(mmp__udp_t *u, int fd) {
 
 static void udp_closed(uv_handle_t *h);
 
+/* Never fragmented: DF on IPv4; on IPv6, where only the sender may
+ * fragment, IPV6_DONTFRAG, so a datagram over the MTU fails (EMSGSIZE)
+ * instead of leaving in pieces. */
+static int udp_dontfrag(uv_udp_t *h, int family) {
+  uv_os_fd_t fd;
+  int on = 1, pmtu = IP_PMTUDISC_DO, rc = uv_fileno((uv_handle_t *)h, &fd);
+
+  if (rc != 0)
+    return rc;
+  if (family == AF_INET6)
+    rc = setsockopt(fd, IPPROTO_IPV6, IPV6_DONTFRAG, &on, sizeof(on));
+  else
+    rc = setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+  return rc == 0 ? 0 : UV_EINVAL;
+}
+
+/* Binds to the group, joins it and sends through the interface `iface`
+ * names (for IPv6 "address%name": libuv takes the interface from that
+ * scope), with the configured TTL or hop limit. */
+static int udp_join(mmp__udp_t *u, const char *group, const char *iface) {
+  /* Every rank of the host binds the same group and port. */
+  int rc = uv_udp_bind(&u->h, &u->group.sa, UV_UDP_REUSEADDR);
+
+  if (rc == 0)
+    rc = uv_udp_set_membership(&u->h, group, iface, UV_JOIN_GROUP);
+  if (rc == 0)
+    rc = uv_udp_set_multicast_interface(&u->h, iface);
+  if (rc == 0)
+    rc = uv_udp_set_multicast_ttl(&u->h, (int)u->cfg.ttl);
+  /* Ranks on one host each receive what the others send. */
+  if (rc == 0)
+    rc = uv_udp_set_multicast_loop(&u->h, 1);
+  if (rc == 0)
+    rc = udp_dontfrag(&u->h, u->group.sa.sa_family);
+  return rc;
+}
+
 static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
                       const mmp__udp_callbacks_t *cb, mmp__udp_t **out) {
-  mmp__udp_t *u = calloc(1, sizeof(*u));
-  char group[INET_ADDRSTRLEN], iface[INET_ADDRSTRLEN];
+  mmp__udp_t *u;
+  char group[INET6_ADDRSTRLEN], iface[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+  char ifname[IF_NAMESIZE], name[INET6_ADDRSTRLEN + 8];
+  int family = cfg->iface.sa.sa_family, rc;
   uv_os_fd_t fd;
-  int rc, pmtu = IP_PMTUDISC_DO;
+  size_t n;
 
   *out = NULL;
+  if ((family != AF_INET && family != AF_INET6) ||
+      cfg->group.sa.sa_family != family)
+    return MMP_EINVAL;
+  u = calloc(1, sizeof(*u));
   if (u == NULL || mmp__auth_init() != 0) {
     free(u);
     return u == NULL ? MMP_ENOMEM : MMP_EIO;
@@ -238,51 +325,42 @@ static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
     free(u);
     return MMP_ENOMEM;
   }
-  u->st.mtu = iface_mtu(&cfg->iface);
+  u->st.mtu = iface_find(&cfg->iface, ifname);
   /* Loopback's 64 KiB MTU would make each datagram fill a good part of
    * a receiver's socket buffer: a jumbo frame is the most we use. */
   if (u->st.mtu > MTU_MAX)
     u->st.mtu = MTU_MAX;
-  u->payload = u->st.mtu > MMP__DGRAM_IP_UDP + MMP__DGRAM_HDR + 64
-                   ? u->st.mtu - MMP__DGRAM_IP_UDP - MMP__DGRAM_HDR
+  u->st.ip_udp = (unsigned)mmp__dgram_ip_udp(family);
+  u->payload = u->st.mtu > u->st.ip_udp + MMP__DGRAM_HDR + 64
+                   ? u->st.mtu - u->st.ip_udp - MMP__DGRAM_HDR
                    : 64;
   u->st.payload = u->payload;
-  inet_ntop(AF_INET, &u->group.sin_addr, group, sizeof(group));
-  inet_ntop(AF_INET, &cfg->iface.sin_addr, iface, sizeof(iface));
+  inet_ntop(family, addr_bytes(&u->group, &n), group, sizeof(group));
+  inet_ntop(family, addr_bytes(&u->cfg.iface, &n), iface, INET6_ADDRSTRLEN);
+  if (family == AF_INET6 && ifname[0] != '\0')
+    snprintf(iface + strlen(iface), IF_NAMESIZE + 1, "%%%s", ifname);
+  if (mmp__addr_format(&u->group.sa, name, sizeof(name)) != 0)
+    snprintf(name, sizeof(name), "%s", group);
   uv_udp_init(loop, &u->h);
   u->h.data = u;
-  /* Every rank of the host binds the same group and port. */
-  rc = uv_udp_bind(&u->h, (const struct sockaddr *)&u->group, UV_UDP_REUSEADDR);
-  if (rc == 0)
-    rc = uv_udp_set_membership(&u->h, group, iface, UV_JOIN_GROUP);
-  if (rc == 0)
-    rc = uv_udp_set_multicast_interface(&u->h, iface);
-  if (rc == 0)
-    rc = uv_udp_set_multicast_ttl(&u->h, (int)cfg->ttl);
-  /* Ranks on one host each receive what the others send. */
-  if (rc == 0)
-    rc = uv_udp_set_multicast_loop(&u->h, 1);
+  rc = udp_join(u, group, iface);
   if (rc == 0)
     rc = uv_fileno((uv_handle_t *)&u->h, &fd);
-  if (rc == 0 &&
-      setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)) != 0)
-    rc = UV_EINVAL;
   if (rc == 0) {
     udp_buffers(u, fd);
     rc = uv_udp_recv_start(&u->h, udp_alloc, udp_recv);
   }
   if (rc != 0) {
-    MMP__LOG(MMP__LOG_WARN, "multicast group %s:%u on %s: %s", group,
-             ntohs(u->group.sin_port), iface, uv_strerror(rc));
+    MMP__LOG(MMP__LOG_WARN, "multicast group %s on %s: %s", name, iface,
+             uv_strerror(rc));
     /* Freed when the loop has closed the handle. */
     u->done = NULL;
     uv_close((uv_handle_t *)&u->h, udp_closed);
     return rc == UV_EADDRNOTAVAIL ? MMP_EADDR : MMP_EIO;
   }
   MMP__LOG(MMP__LOG_DEBUG,
-           "multicast group %s:%u on %s, mtu %u, %zu payload bytes a "
-           "datagram",
-           group, ntohs(u->group.sin_port), iface, u->st.mtu, u->payload);
+           "multicast group %s on %s, mtu %u, %zu payload bytes a datagram",
+           name, iface, u->st.mtu, u->payload);
   *out = u;
   return 0;
 }
@@ -298,7 +376,7 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
   hd.src = (uint32_t)u->cfg.rank;
   mmp__dgram_encode(&u->keys, u->keys.job_id, &hd, payload, n, u->tx);
   b = uv_buf_init((char *)u->tx, (unsigned)(MMP__DGRAM_HDR + n));
-  rc = uv_udp_try_send(&u->h, &b, 1, (const struct sockaddr *)&u->group);
+  rc = uv_udp_try_send(&u->h, &b, 1, &u->group.sa);
   if (rc == UV_EAGAIN || rc == UV_ENOBUFS) {
     bump(&u->n_full);
     return MMP_EAGAIN;
@@ -324,10 +402,8 @@ static void udp_stats(const mmp__udp_t *u, mmp__udp_stats_t *out) {
 }
 
 static void udp_group_name(const mmp__udp_t *u, char *out, size_t cap) {
-  char a[INET_ADDRSTRLEN];
-
-  inet_ntop(AF_INET, &u->group.sin_addr, a, sizeof(a));
-  snprintf(out, cap, "%s:%u", a, ntohs(u->group.sin_port));
+  if (mmp__addr_format(&u->group.sa, out, cap) != 0 && cap > 0)
+    out[0] = '\0';
 }
 
 static void udp_closed(uv_handle_t *h) {

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <uv.h>
 
@@ -48,18 +49,39 @@ enum {
 #define MMP__DGRAM_HDR (48 + MMP__DGRAM_MAC_LEN)
 /* IPv4 (no options) and UDP headers. */
 #define MMP__DGRAM_IP_UDP (20 + 8)
+/* IPv6 (no extension headers) and UDP headers. */
+#define MMP__DGRAM_IP6_UDP (40 + 8)
+
+/* The IP and UDP header bytes in front of every datagram of `family`
+ * (AF_INET or AF_INET6): what the payload gives up to the MTU, and what
+ * pacing counts on the wire. */
+static inline size_t mmp__dgram_ip_udp(int family) {
+  return family == AF_INET6 ? MMP__DGRAM_IP6_UDP : MMP__DGRAM_IP_UDP;
+}
+
+/* An IPv4 or IPv6 socket address; sa.sa_family says which. */
+typedef union mmp__udp_addr_u {
+  struct sockaddr sa;
+  struct sockaddr_in v4;
+  struct sockaddr_in6 v6;
+} mmp__udp_addr_t;
 
 typedef struct mmp__udp_s mmp__udp_t;
 
 typedef struct mmp__udp_config_s {
   uint8_t key[MMP__JOB_KEY_LEN];
   int rank; /* this rank's world rank: the src of what it sends */
-  struct sockaddr_in iface; /* the local address to join on (port unused) */
-  struct sockaddr_in group; /* group and port; 0.0.0.0: derive a group
-                               in group_base/group_bits; port 0: derive */
-  unsigned group_bits;      /* prefix length of the range (8..32) */
-  unsigned ttl;
-  uint64_t sockbuf; /* SO_RCVBUF / SO_SNDBUF asked for */
+  /* The local address to join on (port unused); the channel takes its
+   * family, and `group` must have the same one. */
+  mmp__udp_addr_t iface;
+  /* Group and port. Where group_bits is below the address's width, the
+   * group is derived from the key in that range (its low 32 bits at
+   * most); port 0: derived too. */
+  mmp__udp_addr_t group;
+  unsigned group_bits; /* prefix length of the range (IPv4 4..32, IPv6
+                          8..128) */
+  unsigned ttl;        /* IPv4 TTL, IPv6 hop limit */
+  uint64_t sockbuf;    /* SO_RCVBUF / SO_SNDBUF asked for */
 } mmp__udp_config_t;
 
 typedef struct mmp__udp_callbacks_s {
@@ -79,14 +101,16 @@ typedef struct mmp__udp_stats_s {
   uint64_t bad_mac;   /* our job id, but the MAC does not verify */
   uint64_t rcvbuf;    /* the socket buffers the kernel granted */
   uint64_t sndbuf;
-  unsigned mtu;   /* the interface's */
-  size_t payload; /* largest payload of one datagram */
+  unsigned mtu;    /* the interface's */
+  size_t payload;  /* largest payload of one datagram */
+  unsigned ip_udp; /* IP and UDP header bytes a datagram carries */
 } mmp__udp_stats_t;
 
 typedef struct mmp__udp_ops_s {
   const char *name;
   /* Opens, binds to the group and joins it. Returns 0 and *out, or
-   * MMP_ENOMEM, MMP_EIO / MMP_EADDR (logged: multicast cannot run). */
+   * MMP_ENOMEM, MMP_EINVAL (the group's family is not the interface's),
+   * MMP_EIO / MMP_EADDR (logged: multicast cannot run). */
   int (*create)(uv_loop_t *loop, const mmp__udp_config_t *cfg,
                 const mmp__udp_callbacks_t *cb, mmp__udp_t **out);
   /* Sends one datagram to the group (h->src is set from the config).
@@ -97,7 +121,7 @@ typedef struct mmp__udp_ops_s {
   /* The largest payload of one unfragmented datagram. */
   size_t (*payload_max)(const mmp__udp_t *u);
   void (*stats)(const mmp__udp_t *u, mmp__udp_stats_t *out);
-  /* The group and port, "a.b.c.d:port". */
+  /* The group and port, "a.b.c.d:port" or "[ff15::...]:port". */
   void (*group_name)(const mmp__udp_t *u, char *out, size_t cap);
   /* Closes; done(arg) runs once the handle is closed, then `u` is freed. */
   void (*destroy)(mmp__udp_t *u, void (*done)(void *arg), void *arg);
