@@ -11,7 +11,9 @@
  * AUTO would not look at multicast: docs/algorithms.md, "Multicast") and
  * with MINIMP_MCAST=on, the broadcast's and the s-to-p's AUTO pick
  * multicast where its price wins, on every rank alike; neither picks it
- * where multicast is blocked, or without MINIMP_MCAST=on.
+ * where multicast is blocked, or without MINIMP_MCAST=on. Repairs go by
+ * unicast where one receiver misses datagrams (loss on one host only) and
+ * by multicast where several miss the same ones (loss on every receiver).
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root, network namespaces or nft it exits 77 (meson: skipped).
@@ -20,6 +22,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "cluster_util.h"
@@ -33,14 +37,15 @@
 
 static const char *minimprun, *prog;
 
-/* On hosts 1 .. HOSTS-1: drop `pct` percent of the group's datagrams. */
-static void drop_on_receivers(int pct) {
+/* On hosts 1 .. last: drop `pct` percent of the group's datagrams (not
+ * those sent to the host's own address). */
+static void drop_on_hosts(int pct, int last) {
   char cmd[512], cond[64] = "";
   int i;
 
   if (pct < 100)
     snprintf(cond, sizeof(cond), "numgen random mod 100 '<' %d", pct);
-  for (i = 1; i < HOSTS; i++) {
+  for (i = 1; i <= last; i++) {
     snprintf(cmd, sizeof(cmd),
              "ip netns exec %s sh -c \"nft add table inet mmpt && nft add "
              "chain inet mmpt in '{ type filter hook input priority 0; }' && "
@@ -48,6 +53,11 @@ static void drop_on_receivers(int pct) {
              cluster_host(i), cond);
     assert_int_equal(spawn_sh(cmd), 0);
   }
+}
+
+/* On every receiver's host. */
+static void drop_on_receivers(int pct) {
+  drop_on_hosts(pct, HOSTS - 1);
 }
 
 static void run_with_loss(int pct) {
@@ -80,6 +90,49 @@ static void test_mcast_loss_10(void **state) {
 static void test_mcast_loss_30(void **state) {
   (void)state;
   run_with_loss(30);
+}
+
+/* Four 1 MiB broadcasts from rank 0 with `pct` percent of the group's
+ * datagrams dropped on hosts 1 .. last; the repairs sent, summed over the
+ * ranks, in *uni and *multi. */
+static void repair_job(int pct, int last, unsigned long long *uni,
+                       unsigned long long *multi) {
+  spawn_result_t r;
+  const char *at;
+
+  drop_on_hosts(pct, last);
+  cluster_job(minimprun, prog, HOSTS, 1, NULL, NULL, "mcast_repair", "4", 60,
+              &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "mcast repair ok"), HOSTS);
+  at = strstr(r.out, "repairs: ");
+  assert_non_null(at);
+  assert_int_equal(
+      sscanf(at, "repairs: %llu unicast, %llu multicast", uni, multi), 2);
+  printf("%d%% loss on %d host(s): %llu unicast, %llu multicast repairs\n", pct,
+         last, *uni, *multi);
+  cluster_assert_empty(HOSTS, 3);
+}
+
+/* Only host 1 loses datagrams: nobody else asks for them, so every repair
+ * goes to it alone. */
+static void test_mcast_repair_unicast_to_one(void **state) {
+  unsigned long long uni, multi;
+  (void)state;
+
+  repair_job(10, 1, &uni, &multi);
+  assert_true(uni > 0);
+  assert_int_equal(multi, 0);
+}
+
+/* Every receiver loses 10%: many datagrams are missed by several, and
+ * those are re-multicast. */
+static void test_mcast_repair_multicast_to_many(void **state) {
+  unsigned long long uni, multi;
+  (void)state;
+
+  repair_job(10, HOSTS - 1, &uni, &multi);
+  assert_true(multi > 0);
 }
 
 static void test_mcast_blocked_is_detected(void **state) {
@@ -146,6 +199,10 @@ int main(int argc, char **argv) {
                                       cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_loss_30, cluster_up,
                                       cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_unicast_to_one,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_multicast_to_many,
+                                      cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_blocked_is_detected,
                                       cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_auto_picks_it, cluster_up,

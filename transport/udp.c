@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The UDP multicast channel of udp.h on libuv's uv_udp_t. The socket is
- * bound to the group address itself (not the wildcard), so it receives
- * only what is sent to the job's group and listens on no address the user
- * did not choose; it joins the group on the interface address the TCP
- * path listens on. Datagrams are sent with DF set (IP_PMTUDISC_DO) and
+ * bound to the wildcard address at the group's port, so that it receives
+ * both the group's datagrams and those sent to this host alone (unicast
+ * repairs, send_to), and joins the group on the interface address the TCP
+ * path listens on. IP_MULTICAST_ALL is off, so other groups on the same
+ * port (joined by other sockets of the host) stay out; whatever else
+ * reaches the port is dropped by the header and MAC checks and counted,
+ * never delivered. Datagrams are sent with DF set (IP_PMTUDISC_DO) and
  * sized from the interface's MTU, so IP never fragments them.
  */
 #include "udp.h"
@@ -214,6 +217,23 @@ static void udp_buffers(mmp__udp_t *u, int fd) {
 
 static void udp_closed(uv_handle_t *h);
 
+/* Binds the wildcard address at the group's port (every rank of the host
+ * binds the same), with IP_MULTICAST_ALL off first: only the groups this
+ * socket joins reach it. */
+static int udp_bind_port(mmp__udp_t *u) {
+  struct sockaddr_in any = u->group;
+  uv_os_fd_t fd;
+  int off = 0, rc = uv_fileno((uv_handle_t *)&u->h, &fd);
+
+  if (rc == 0 &&
+      setsockopt(fd, IPPROTO_IP, IP_MULTICAST_ALL, &off, sizeof(off)) != 0)
+    rc = UV_EINVAL;
+  any.sin_addr.s_addr = htonl(INADDR_ANY);
+  if (rc == 0)
+    rc = uv_udp_bind(&u->h, (const struct sockaddr *)&any, UV_UDP_REUSEADDR);
+  return rc;
+}
+
 static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
                       const mmp__udp_callbacks_t *cb, mmp__udp_t **out) {
   mmp__udp_t *u = calloc(1, sizeof(*u));
@@ -249,10 +269,15 @@ static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
   u->st.payload = u->payload;
   inet_ntop(AF_INET, &u->group.sin_addr, group, sizeof(group));
   inet_ntop(AF_INET, &cfg->iface.sin_addr, iface, sizeof(iface));
-  uv_udp_init(loop, &u->h);
+  rc = uv_udp_init_ex(loop, &u->h, AF_INET);
+  if (rc != 0) {
+    free(u->tx);
+    free(u->rx);
+    free(u);
+    return MMP_EIO;
+  }
   u->h.data = u;
-  /* Every rank of the host binds the same group and port. */
-  rc = uv_udp_bind(&u->h, (const struct sockaddr *)&u->group, UV_UDP_REUSEADDR);
+  rc = udp_bind_port(u);
   if (rc == 0)
     rc = uv_udp_set_membership(&u->h, group, iface, UV_JOIN_GROUP);
   if (rc == 0)
@@ -287,8 +312,10 @@ static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
   return 0;
 }
 
-static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
-                    const void *payload, size_t n) {
+/* Encodes and sends one datagram to `dst`. */
+static int udp_send_dst(mmp__udp_t *u, const struct sockaddr *dst,
+                        const mmp__dgram_hdr_t *h, const void *payload,
+                        size_t n) {
   mmp__dgram_hdr_t hd = *h;
   uv_buf_t b;
   int rc;
@@ -298,7 +325,7 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
   hd.src = (uint32_t)u->cfg.rank;
   mmp__dgram_encode(&u->keys, u->keys.job_id, &hd, payload, n, u->tx);
   b = uv_buf_init((char *)u->tx, (unsigned)(MMP__DGRAM_HDR + n));
-  rc = uv_udp_try_send(&u->h, &b, 1, (const struct sockaddr *)&u->group);
+  rc = uv_udp_try_send(&u->h, &b, 1, dst);
   if (rc == UV_EAGAIN || rc == UV_ENOBUFS) {
     bump(&u->n_full);
     return MMP_EAGAIN;
@@ -307,6 +334,23 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
     return MMP_EIO;
   bump(&u->n_sent);
   return 0;
+}
+
+static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
+                    const void *payload, size_t n) {
+  return udp_send_dst(u, (const struct sockaddr *)&u->group, h, payload, n);
+}
+
+static int udp_send_to(mmp__udp_t *u, const struct sockaddr *to,
+                       const mmp__dgram_hdr_t *h, const void *payload,
+                       size_t n) {
+  struct sockaddr_in dst;
+
+  if (to->sa_family != AF_INET)
+    return MMP_EINVAL;
+  memcpy(&dst, to, sizeof(dst));
+  dst.sin_port = u->group.sin_port;
+  return udp_send_dst(u, (const struct sockaddr *)&dst, h, payload, n);
 }
 
 static size_t udp_payload_max(const mmp__udp_t *u) {
@@ -355,6 +399,7 @@ const mmp__udp_ops_t mmp__udp_ops = {
     .name = "udp",
     .create = udp_create,
     .send = udp_send,
+    .send_to = udp_send_to,
     .payload_max = udp_payload_max,
     .stats = udp_stats,
     .group_name = udp_group_name,
