@@ -27,12 +27,14 @@
  * most one unicast more than under re-multicast alone, and nobody waits
  * on a datagram nobody multicasts. The receiver a unicast was for asking
  * again (its repair was lost) gets another unicast. Asks that come while
- * the last repair should still be on its way (the pace's backlog plus two
- * NACK intervals) are ignored, and where several receivers have asked in
- * this broadcast a unicast waits one NACK interval for the others' asks.
- * A rank whose address other ranks of the job share (several ranks on a
- * host) gets multicast repairs: the kernel could hand a unicast to any of
- * their sockets.
+ * the last repair should still be on its way (the kernel's queue ahead of
+ * it at the link's rate, plus two NACK intervals) are ignored: a receiver
+ * that hears nothing while the root serves others by unicast would
+ * otherwise ask again for repairs that are only late. Where several
+ * receivers have asked in this broadcast a unicast waits one NACK
+ * interval for the others' asks. A rank whose address other ranks of the
+ * job share (several ranks on a host) gets multicast repairs: the kernel
+ * could hand a unicast to any of their sockets.
  *
  * Completion. Every rank acknowledges to its parent in a binary tree
  * rooted at the root (over the TCP point-to-point path) once it holds the
@@ -129,6 +131,7 @@ typedef struct mc_s {
   uint32_t next;      /* root: next datagram of the first pass */
   uint32_t nwant;     /* root: repairs asked for */
   struct rep_s *rep;  /* root, from the first NACK: by datagram */
+  double unsent;      /* root: bytes queued in the kernel, as of this tick */
   uint32_t nacker;    /* root: the first receiver that sent a NACK */
   int several;        /* root: more than one has */
   double ns_per_byte; /* root: the pace, wire bytes */
@@ -235,6 +238,10 @@ static int send_piece(mc_t *m, uint32_t i, uint32_t to) {
   return mmp__mcast_send_locked(m->e, &h, src + h.offset, piece_len(m, i));
 }
 
+static double wire_bytes(const mc_t *m, uint32_t i) {
+  return (double)(piece_len(m, i) + MMP__DGRAM_HDR + WIRE_EXTRA);
+}
+
 /* Milliseconds since the root's first tick. */
 static uint32_t root_ms(const mc_t *m) {
   return (uint32_t)((uv_hrtime() - m->t0) / 1000000u);
@@ -242,14 +249,14 @@ static uint32_t root_ms(const mc_t *m) {
 
 /* A repair of datagram i: by unicast where one receiver asked and an
  * address reaches it alone, else to the group. It should arrive once the
- * link has carried what the root sent before it (the pace's backlog), so
- * asks for it until then (at most NACK_IDLE_MS), and NACK_GAP_MS twice
- * over, are ignored (root_nack): they only say that it is on its way. */
+ * link has carried what the kernel held unsent before it, so asks for it
+ * until then (at most NACK_IDLE_MS), and NACK_GAP_MS twice over, are
+ * ignored (root_nack): they only say that it is on its way. */
 static int send_repair(mc_t *m, uint32_t i) {
   uint32_t to =
       m->rep != NULL && m->rep[i].who < WHO_MANY ? m->rep[i].who : WHO_NONE;
   int rc = to != WHO_NONE ? send_piece(m, i, to) : MMP_ENOTSUP;
-  double backlog;
+  double wait_ms;
 
   if (rc == MMP_ENOTSUP) {
     to = WHO_NONE;
@@ -257,19 +264,15 @@ static int send_repair(mc_t *m, uint32_t i) {
   }
   if (rc != 0)
     return rc;
+  m->unsent += wire_bytes(m, i);
   if (m->rep != NULL) {
-    backlog = (m->sent_bytes + m->burst0) * m->ns_per_byte * PACE_GAIN -
-              (double)(uv_hrtime() - m->t0);
+    /* The queue ahead of it drains at the link's rate. */
+    wait_ms = fmin(m->unsent * m->ns_per_byte * PACE_GAIN / 1e6, NACK_IDLE_MS);
     m->rep[i].who = to;
-    backlog = fmin(fmax(backlog / 1e6, 0), NACK_IDLE_MS);
-    m->rep[i].due = 1 + root_ms(m) + 2 * NACK_GAP_MS + (uint32_t)backlog;
+    m->rep[i].due = 1 + root_ms(m) + 2 * NACK_GAP_MS + (uint32_t)wait_ms;
   }
   mmp__mcast_repaired_locked(m->e, to != WHO_NONE);
   return 0;
-}
-
-static double wire_bytes(const mc_t *m, uint32_t i) {
-  return (double)(piece_len(m, i) + MMP__DGRAM_HDR + WIRE_EXTRA);
 }
 
 /* The wire bytes the pace allows now: what the elapsed time since t0
@@ -314,6 +317,8 @@ static void root_tick(void *arg) {
   uint32_t i;
   int rc = 0;
 
+  if (m->nwant > 0)
+    m->unsent = (double)mmp__mcast_unsent_locked(m->e);
   for (i = 0; m->nwant > 0 && i < m->npk && (sent == 0 || credit > 0); i++) {
     if (!bit_get(m->bits, i) || held(m, i))
       continue;

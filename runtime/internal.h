@@ -742,6 +742,9 @@ int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
 int mmp__mcast_send_to_locked(mmp__engine_t *e, int rank,
                               const mmp__dgram_hdr_t *h, const void *payload,
                               size_t n);
+/* Lock held. Bytes of this rank's datagrams the kernel holds unsent
+ * (queued at the interface): how long what it sends now will wait. */
+uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e);
 /* Lock held. Counts a repair datagram the layer above sent, to one rank
  * (`unicast`) or to the group, for mmp__mcast_stats. */
 void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);

@@ -374,6 +374,16 @@ int mmp__mcast_send_to_locked(mmp__engine_t *e, int rank,
                               payload, n);
 }
 
+uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e) {
+  mmp__udp_stats_t st;
+
+  MMP__ASSERT_LOCKED(e);
+  if (e->mcast == NULL || e->mcast->u == NULL)
+    return 0;
+  mmp__udp_ops.stats(e->mcast->u, &st);
+  return st.unsent;
+}
+
 void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast) {
   MMP__ASSERT_LOCKED(e);
   if (e->mcast == NULL)

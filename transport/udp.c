@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -353,6 +354,18 @@ static int udp_send_to(mmp__udp_t *u, const struct sockaddr *to,
   return udp_send_dst(u, (const struct sockaddr *)&dst, h, payload, n);
 }
 
+/* What the socket's datagrams still occupy in the kernel's queues,
+ * bytes (their buffers' sizes: a little over the bytes on the wire). */
+static uint64_t udp_unsent(const mmp__udp_t *u) {
+  uv_os_fd_t fd;
+  int v = 0;
+
+  if (uv_fileno((const uv_handle_t *)&u->h, &fd) != 0 ||
+      ioctl(fd, SIOCOUTQ, &v) != 0 || v < 0)
+    return 0;
+  return (uint64_t)v;
+}
+
 static size_t udp_payload_max(const mmp__udp_t *u) {
   return u->payload;
 }
@@ -365,6 +378,7 @@ static void udp_stats(const mmp__udp_t *u, mmp__udp_stats_t *out) {
   out->malformed = atomic_load_explicit(&u->n_malformed, memory_order_relaxed);
   out->foreign = atomic_load_explicit(&u->n_foreign, memory_order_relaxed);
   out->bad_mac = atomic_load_explicit(&u->n_bad_mac, memory_order_relaxed);
+  out->unsent = udp_unsent(u);
 }
 
 static void udp_group_name(const mmp__udp_t *u, char *out, size_t cap) {

@@ -79,6 +79,8 @@ typedef struct mmp__udp_stats_s {
   uint64_t bad_mac;   /* our job id, but the MAC does not verify */
   uint64_t rcvbuf;    /* the socket buffers the kernel granted */
   uint64_t sndbuf;
+  /* Bytes the kernel holds, not yet sent (SIOCOUTQ), when read. */
+  uint64_t unsent;
   unsigned mtu;   /* the interface's */
   size_t payload; /* largest payload of one datagram */
 } mmp__udp_stats_t;
