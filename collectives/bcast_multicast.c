@@ -26,7 +26,8 @@
  * that second asker makes the repair a multicast: each datagram costs at
  * most one unicast more than under re-multicast alone, and nobody waits
  * on a datagram nobody multicasts. The receiver a unicast was for asking
- * again (its repair was lost) gets another unicast. Asks that come while
+ * again (its repair was lost) gets another unicast, UNICAST_TRIES in all,
+ * then a multicast. Asks that come while
  * the last repair should still be on its way (the kernel's queue ahead of
  * it at the link's rate, plus two NACK intervals) are ignored: a receiver
  * that hears nothing while the root serves others by unicast would
@@ -99,6 +100,10 @@
 /* The root's who[i]: no unicast pending or last sent; several asked. */
 #define WHO_NONE UINT32_MAX
 #define WHO_MANY (UINT32_MAX - 1)
+/* Unicast repairs of one datagram at most; then it goes by multicast (a
+ * unicast that never arrives may be one that cannot: a firewall that lets
+ * the group's datagrams in but not the root's). */
+#define UNICAST_TRIES 2u
 /* A NACK's flag: it also asks for every datagram after its bitmap. */
 #define NACK_F_TAIL 1u
 /* Availability probes: one every PROBE_MS, at least PROBE_MIN from each
@@ -109,11 +114,12 @@
 
 /* The root's record of a datagram's repairs. */
 struct rep_s {
-  uint32_t who; /* while asked for: the world rank that asked, or WHO_MANY;
-                   after: the rank it was unicast to, or WHO_NONE */
-  uint32_t due; /* while asked for: 1 + ms after t0 of the ask; after:
-                   1 + ms after t0 by which its last repair should have
-                   arrived; 0: never asked for */
+  uint32_t who;      /* while asked for: the world rank that asked, or WHO_MANY;
+                        after: the rank it was unicast to, or WHO_NONE */
+  uint32_t due;      /* while asked for: 1 + ms after t0 of the ask; after:
+                        1 + ms after t0 by which its last repair should have
+                        arrived; 0: never asked for */
+  uint32_t unicasts; /* repairs of it sent by unicast */
 };
 
 typedef struct mc_s {
@@ -253,8 +259,10 @@ static uint32_t root_ms(const mc_t *m) {
  * until then (at most NACK_IDLE_MS), and NACK_GAP_MS twice over, are
  * ignored (root_nack): they only say that it is on its way. */
 static int send_repair(mc_t *m, uint32_t i) {
-  uint32_t to =
-      m->rep != NULL && m->rep[i].who < WHO_MANY ? m->rep[i].who : WHO_NONE;
+  uint32_t to = m->rep != NULL && m->rep[i].who < WHO_MANY &&
+                        m->rep[i].unicasts < UNICAST_TRIES
+                    ? m->rep[i].who
+                    : WHO_NONE;
   int rc = to != WHO_NONE ? send_piece(m, i, to) : MMP_ENOTSUP;
   double wait_ms;
 
@@ -269,6 +277,7 @@ static int send_repair(mc_t *m, uint32_t i) {
     /* The queue ahead of it drains at the link's rate. */
     wait_ms = fmin(m->unsent * m->ns_per_byte * PACE_GAIN / 1e6, NACK_IDLE_MS);
     m->rep[i].who = to;
+    m->rep[i].unicasts += to != WHO_NONE;
     m->rep[i].due = 1 + root_ms(m) + 2 * NACK_GAP_MS + (uint32_t)wait_ms;
   }
   mmp__mcast_repaired_locked(m->e, to != WHO_NONE);
@@ -361,6 +370,7 @@ static void root_nack(mc_t *m, const mmp__dgram_hdr_t *h,
     for (i = 0; i < m->npk; i++) {
       m->rep[i].who = WHO_NONE;
       m->rep[i].due = 0;
+      m->rep[i].unicasts = 0;
     }
   now = root_ms(m) + 1;
   if (m->nacker == WHO_NONE)

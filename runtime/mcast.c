@@ -7,9 +7,9 @@
  * collectives this rank already finished, or too far ahead of the ones it
  * runs (docs/transport.md, "The UDP multicast channel"). It also sends a
  * datagram to one rank alone, at that rank's TCP host address and the
- * group's port, where that address is the rank's own (no other rank of
- * the job shares it: the kernel would hand the datagram to any one of
- * their sockets).
+ * group's port, where that address and node are the rank's own (no other
+ * rank of the job shares them: the kernel would hand the datagram to any
+ * one of their sockets).
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -70,24 +70,32 @@ static int cmp_addr_rank(const void *a, const void *b) {
 }
 
 /* Fills m->alone from the ranks' published addresses: an IPv4 address
- * that is not the wildcard and that no other rank has. */
+ * that is not the wildcard and that no other rank has, of a rank alone on
+ * its node (ranks of one host and network namespace share the port, even
+ * at different addresses). */
 static int alone_table(struct mmp__mcast_s *m) {
   mmp__engine_t *e = m->e;
   int n = e->cfg.size, i, j;
   struct sockaddr_in **by = calloc((size_t)n, sizeof(*by));
+  int *per_node = calloc((size_t)n, sizeof(*per_node));
 
   m->alone = calloc((size_t)n, sizeof(*m->alone));
-  if (by == NULL || m->alone == NULL) {
+  if (by == NULL || per_node == NULL || m->alone == NULL) {
     free(by);
+    free(per_node);
     return MMP_ENOMEM;
   }
+  for (i = 0; i < n; i++)
+    per_node[mmp__comm_node_of(&e->world, i)]++;
   for (i = 0; i < n; i++) {
     const struct sockaddr_in *a = (const struct sockaddr_in *)&e->peers[i].addr;
     if (e->peers[i].have_addr && a->sin_family == AF_INET &&
-        a->sin_addr.s_addr != htonl(INADDR_ANY))
+        a->sin_addr.s_addr != htonl(INADDR_ANY) &&
+        per_node[mmp__comm_node_of(&e->world, i)] == 1)
       m->alone[i] = *a;
     by[i] = &m->alone[i];
   }
+  free(per_node);
   qsort(by, (size_t)n, sizeof(*by), cmp_addr_rank);
   for (i = 0; i < n; i = j) {
     for (j = i + 1; j < n && cmp_addr_rank(&by[i], &by[j]) == 0; j++)
