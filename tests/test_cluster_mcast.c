@@ -3,8 +3,7 @@
  * The multicast broadcast on the emulated cluster (8 hosts, 100 Mbit/s,
  * one rank each): with nftables on every receiver's host dropping a random
  * 1%, 10% and 30% of the datagrams sent to 239.0.0.0/8, every broadcast
- * and multicast s-to-p still arrives intact; a rank whose host drops all of
- * them after detection makes the broadcast fail in bounded time; and where
+ * and multicast s-to-p still arrives intact; where
  * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
  * every rank) and AUTO still works, without multicast. Under a saved
  * profile of CPUs that are not shared (the emulated hosts share two, so
@@ -12,8 +11,10 @@
  * with MINIMP_MCAST=on, the broadcast's and the s-to-p's AUTO pick
  * multicast where its price wins, on every rank alike; neither picks it
  * where multicast is blocked, or without MINIMP_MCAST=on. Repairs go by
- * unicast where one receiver misses datagrams (loss on one host only) and
- * by multicast where several miss the same ones (loss on every receiver).
+ * unicast where one receiver misses datagrams (loss on one host only), by
+ * multicast where several miss the same ones (loss on every receiver), and
+ * by multicast after two unicasts where unicast cannot get through. A rank
+ * whose host drops all UDP after detection fails in bounded time.
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
  * Without root, network namespaces or nft it exits 77 (meson: skipped).
@@ -92,15 +93,14 @@ static void test_mcast_loss_30(void **state) {
   run_with_loss(30);
 }
 
-/* Four 1 MiB broadcasts from rank 0 with `pct` percent of the group's
- * datagrams dropped on hosts 1 .. last; the repairs sent, summed over the
- * ranks, in *uni and *multi. */
-static void repair_job(int pct, int last, unsigned long long *uni,
+/* Four 1 MiB broadcasts from rank 0 under the drop rules set up for it
+ * (`what` says which); the repairs sent, summed over the ranks, in *uni
+ * and *multi. */
+static void repair_job(const char *what, unsigned long long *uni,
                        unsigned long long *multi) {
   spawn_result_t r;
   const char *at;
 
-  drop_on_hosts(pct, last);
   cluster_job(minimprun, prog, HOSTS, 1, NULL, NULL, "mcast_repair", "4", 60,
               &r);
   assert_int_equal(r.status, 0);
@@ -109,8 +109,7 @@ static void repair_job(int pct, int last, unsigned long long *uni,
   assert_non_null(at);
   assert_int_equal(
       sscanf(at, "repairs: %llu unicast, %llu multicast", uni, multi), 2);
-  printf("%d%% loss on %d host(s): %llu unicast, %llu multicast repairs\n", pct,
-         last, *uni, *multi);
+  printf("%s: %llu unicast, %llu multicast repairs\n", what, *uni, *multi);
   cluster_assert_empty(HOSTS, 3);
 }
 
@@ -120,7 +119,8 @@ static void test_mcast_repair_unicast_to_one(void **state) {
   unsigned long long uni, multi;
   (void)state;
 
-  repair_job(10, 1, &uni, &multi);
+  drop_on_hosts(10, 1);
+  repair_job("10% loss on host 1", &uni, &multi);
   assert_true(uni > 0);
   assert_int_equal(multi, 0);
 }
@@ -131,7 +131,27 @@ static void test_mcast_repair_multicast_to_many(void **state) {
   unsigned long long uni, multi;
   (void)state;
 
-  repair_job(10, HOSTS - 1, &uni, &multi);
+  drop_on_receivers(10);
+  repair_job("10% loss on every receiver", &uni, &multi);
+  assert_true(multi > 0);
+}
+
+/* Host 1 loses 10% of the group's datagrams and every unicast datagram
+ * (a firewall that lets only the group in): the data still arrive, by
+ * multicast once the unicasts went unanswered. */
+static void test_mcast_repair_unicast_blocked(void **state) {
+  unsigned long long uni, multi;
+  char cmd[256];
+  (void)state;
+
+  drop_on_hosts(10, 1);
+  snprintf(cmd, sizeof(cmd),
+           "ip netns exec %s nft add rule inet mmpt in meta l4proto udp ip "
+           "daddr != 239.0.0.0/8 drop",
+           cluster_host(1));
+  assert_int_equal(spawn_sh(cmd), 0);
+  repair_job("10% loss and no unicast on host 1", &uni, &multi);
+  assert_true(uni > 0);
   assert_true(multi > 0);
 }
 
@@ -202,6 +222,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_setup_teardown(test_mcast_repair_unicast_to_one,
                                       cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_repair_multicast_to_many,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_unicast_blocked,
                                       cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_blocked_is_detected,
                                       cluster_up, cluster_down),
