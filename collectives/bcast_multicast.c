@@ -23,9 +23,9 @@
  * that suppressed others stands for more receivers than its sender, so a
  * unicast repair may leave some short; they ask in a later round (nobody
  * suppresses them once the unicast's receiver holds the datagram) and
- * that second asker makes the repair a multicast: each datagram costs at
- * most one unicast more than under re-multicast alone, and nobody waits
- * on a datagram nobody multicasts. The receiver a unicast was for asking
+ * that second asker makes the repair a multicast: such a datagram costs
+ * one unicast more than under re-multicast alone, and nobody waits on a
+ * datagram nobody multicasts. The receiver a unicast was for asking
  * again (its repair was lost) gets another unicast, UNICAST_TRIES in all,
  * then a multicast. Asks that come while
  * the last repair should still be on its way (the kernel's queue ahead of
