@@ -8,8 +8,34 @@
  * keeps a bitmap of the datagrams it holds and, when the stream goes
  * quiet with pieces missing, multicasts a NACK bitmap after a randomised
  * delay; a NACK it overhears from another receiver for the same first
- * missing piece cancels its own for that round. The root re-multicasts
- * what was asked for, once per round however many asked.
+ * missing piece cancels its own for that round. A NACK's bitmap names
+ * only gaps below the highest datagram held (the first pass is in order,
+ * so those are lost); the tail beyond it is asked for by a flag after two
+ * quiet rounds, and the root heeds that flag only once its first pass is
+ * out, for until then a quiet stream is a paused root, not a loss. While
+ * its NACKs go unanswered a receiver doubles its interval up to
+ * NACK_IDLE_MS.
+ *
+ * Repair. The root repairs what was asked for once per round however
+ * many asked: by unicast to the one receiver that asked for a datagram,
+ * by re-multicast when several did (before the repair went out) or when a
+ * receiver other than the one it was last unicast to asks again. A NACK
+ * that suppressed others stands for more receivers than its sender, so a
+ * unicast repair may leave some short; they ask in a later round (nobody
+ * suppresses them once the unicast's receiver holds the datagram) and
+ * that second asker makes the repair a multicast: such a datagram costs
+ * one unicast more than under re-multicast alone, and nobody waits on a
+ * datagram nobody multicasts. The receiver a unicast was for asking
+ * again (its repair was lost) gets another unicast, UNICAST_TRIES in all,
+ * then a multicast. Asks that come while
+ * the last repair should still be on its way (the kernel's queue ahead of
+ * it at the link's rate, plus two NACK intervals) are ignored: a receiver
+ * that hears nothing while the root serves others by unicast would
+ * otherwise ask again for repairs that are only late. Where several
+ * receivers have asked in this broadcast a unicast waits one NACK
+ * interval for the others' asks. A rank whose address other ranks of the
+ * job share (several ranks on a host) gets multicast repairs: the kernel
+ * could hand a unicast to any of their sockets.
  *
  * Completion. Every rank acknowledges to its parent in a binary tree
  * rooted at the root (over the TCP point-to-point path) once it holds the
@@ -75,11 +101,30 @@
  * timestamps 12), the bytes the model's beta is per. */
 #define TCP_MSS4 1448.0
 #define ACK_LEN 4
+/* The root's who[i]: no unicast pending or last sent; several asked. */
+#define WHO_NONE UINT32_MAX
+#define WHO_MANY (UINT32_MAX - 1)
+/* Unicast repairs of one datagram at most; then it goes by multicast (a
+ * unicast that never arrives may be one that cannot: a firewall that lets
+ * the group's datagrams in but not the root's). */
+#define UNICAST_TRIES 2u
+/* A NACK's flag: it also asks for every datagram after its bitmap. */
+#define NACK_F_TAIL 1u
 /* Availability probes: one every PROBE_MS, at least PROBE_MIN from each
  * rank, so that the agreed loss rests on about PROBE_MIN (p - 1) probes
  * a rank, p of those in all. */
 #define PROBE_MS 2u
 #define PROBE_MIN 8
+
+/* The root's record of a datagram's repairs. */
+struct rep_s {
+  uint32_t who;      /* while asked for: the world rank that asked, or WHO_MANY;
+                        after: the rank it was unicast to, or WHO_NONE */
+  uint32_t due;      /* while asked for: 1 + ms after t0 of the ask; after:
+                        1 + ms after t0 by which its last repair should have
+                        arrived; 0: never asked for */
+  uint32_t unicasts; /* repairs of it sent by unicast */
+};
 
 typedef struct mc_s {
   mmp__engine_t *e;
@@ -96,6 +141,10 @@ typedef struct mc_s {
   uint32_t nhave;     /* receiver */
   uint32_t next;      /* root: next datagram of the first pass */
   uint32_t nwant;     /* root: repairs asked for */
+  struct rep_s *rep;  /* root, from the first NACK: by datagram */
+  double unsent;      /* root: bytes queued in the kernel, as of this tick */
+  uint32_t nacker;    /* root: the first receiver that sent a NACK */
+  int several;        /* root: more than one has */
   double ns_per_byte; /* root: the pace, wire bytes */
   uint64_t t0;        /* root: uv_hrtime of the first tick, 0 before */
   double sent_bytes;  /* root: wire bytes sent since t0, less burst0 */
@@ -107,6 +156,8 @@ typedef struct mc_s {
   unsigned limit_ms;
   unsigned idle_ms; /* receiver: the current NACK interval */
   uint32_t heard;   /* receiver: new datagrams since the last round */
+  uint32_t hi;      /* receiver: the highest datagram held, + 1 */
+  unsigned quiet;   /* receiver: rounds in a row that heard nothing */
   int overheard;    /* receiver: a NACK for our first gap this round */
   uint32_t rnd;
   int nchild, child[2];
@@ -174,12 +225,15 @@ static void mc_free(mc_t *m) {
   mmp__comm_release_locked(m->comm);
   free(m->copy);
   free(m->bits);
+  free(m->rep);
   free(m);
 }
 
 /* ---- The root ----------------------------------------------------------- */
 
-static int send_piece(mc_t *m, uint32_t i) {
+/* Datagram i to the group, or to world rank `to` alone (WHO_NONE: the
+ * group). */
+static int send_piece(mc_t *m, uint32_t i, uint32_t to) {
   const uint8_t *src = m->copy != NULL ? m->copy : m->buf;
   mmp__dgram_hdr_t h;
 
@@ -189,6 +243,9 @@ static int send_piece(mc_t *m, uint32_t i) {
   h.seq = m->seq;
   h.offset = (uint64_t)i * m->pl;
   h.total = m->len;
+  if (to != WHO_NONE)
+    return mmp__mcast_send_to_locked(m->e, (int)to, &h, src + h.offset,
+                                     piece_len(m, i));
   return mmp__mcast_send_locked(m->e, &h, src + h.offset, piece_len(m, i));
 }
 
@@ -208,6 +265,42 @@ static double pace_gain(size_t extra) {
 
 static double wire_bytes(const mc_t *m, uint32_t i) {
   return (double)(piece_len(m, i) + MMP__DGRAM_HDR + m->extra);
+}
+
+/* Milliseconds since the root's first tick. */
+static uint32_t root_ms(const mc_t *m) {
+  return (uint32_t)((uv_hrtime() - m->t0) / 1000000u);
+}
+
+/* A repair of datagram i: by unicast where one receiver asked and an
+ * address reaches it alone, else to the group. It should arrive once the
+ * link has carried what the kernel held unsent before it, so asks for it
+ * until then (at most NACK_IDLE_MS), and NACK_GAP_MS twice over, are
+ * ignored (root_nack): they only say that it is on its way. */
+static int send_repair(mc_t *m, uint32_t i) {
+  uint32_t to = m->rep != NULL && m->rep[i].who < WHO_MANY &&
+                        m->rep[i].unicasts < UNICAST_TRIES
+                    ? m->rep[i].who
+                    : WHO_NONE;
+  int rc = to != WHO_NONE ? send_piece(m, i, to) : MMP_ENOTSUP;
+  double wait_ms;
+
+  if (rc == MMP_ENOTSUP) {
+    to = WHO_NONE;
+    rc = send_piece(m, i, to);
+  }
+  if (rc != 0)
+    return rc;
+  m->unsent += wire_bytes(m, i);
+  if (m->rep != NULL) {
+    /* The queue ahead of it drains at the link's rate. */
+    wait_ms = fmin(m->unsent * m->ns_per_byte * PACE_GAIN / 1e6, NACK_IDLE_MS);
+    m->rep[i].who = to;
+    m->rep[i].unicasts += to != WHO_NONE;
+    m->rep[i].due = 1 + root_ms(m) + 2 * NACK_GAP_MS + (uint32_t)wait_ms;
+  }
+  mmp__mcast_repaired_locked(m->e, to != WHO_NONE);
+  return 0;
 }
 
 /* The wire bytes the pace allows now: what the elapsed time since t0
@@ -231,6 +324,16 @@ static double root_credit(mc_t *m) {
   return allowed;
 }
 
+/* 1 if datagram i, asked for by one receiver, waits for others' NACKs:
+ * where several receivers have asked for repairs in this broadcast, a
+ * unicast waits one NACK interval (receivers ask every NACK_GAP_MS to
+ * twice that), so that the others asking for the same datagram make it
+ * one multicast rather than a unicast and then a multicast. */
+static int held(const mc_t *m, uint32_t i) {
+  return m->several && m->rep != NULL && m->rep[i].who < WHO_MANY &&
+         root_ms(m) + 1 < m->rep[i].due + 2 * NACK_GAP_MS;
+}
+
 /* Loop context, lock held: what the pace allows now, repairs first. At
  * least one datagram goes out each tick, so a pace slower than one
  * datagram a millisecond still moves. */
@@ -241,10 +344,12 @@ static void root_tick(void *arg) {
   uint32_t i;
   int rc = 0;
 
+  if (m->nwant > 0)
+    m->unsent = (double)mmp__mcast_unsent_locked(m->e);
   for (i = 0; m->nwant > 0 && i < m->npk && (sent == 0 || credit > 0); i++) {
-    if (!bit_get(m->bits, i))
+    if (!bit_get(m->bits, i) || held(m, i))
       continue;
-    if ((rc = send_piece(m, i)) != 0)
+    if ((rc = send_repair(m, i)) != 0)
       break;
     bit_clear(m->bits, i);
     m->nwant--;
@@ -253,7 +358,7 @@ static void root_tick(void *arg) {
     m->sent_bytes += wire_bytes(m, i);
   }
   while (rc == 0 && m->next < m->npk && (sent == 0 || credit > 0)) {
-    if ((rc = send_piece(m, m->next)) != 0)
+    if ((rc = send_piece(m, m->next, WHO_NONE)) != 0)
       break;
     credit -= wire_bytes(m, m->next);
     m->sent_bytes += wire_bytes(m, m->next);
@@ -270,19 +375,48 @@ static void root_tick(void *arg) {
   mc_drive(m);
 }
 
-/* A receiver's NACK: the bits from h->offset on, h->aux of them. */
+/* A receiver's NACK: the bits from h->offset on, h->aux of them. Who
+ * asked decides how each goes out (the header comment's rule). */
 static void root_nack(mc_t *m, const mmp__dgram_hdr_t *h,
                       const uint8_t *payload, size_t n) {
-  uint32_t first = (uint32_t)h->offset, k;
+  uint32_t first = (uint32_t)h->offset, last, i, by = h->src, now;
+  struct rep_s *r;
 
   if (h->offset >= m->npk || h->aux > n * 8 || h->aux > m->npk - first)
     return;
-  for (k = 0; k < h->aux; k++) {
-    uint32_t i = first + k;
+  if (m->rep == NULL && (m->rep = malloc(m->npk * sizeof(*m->rep))) != NULL)
+    for (i = 0; i < m->npk; i++) {
+      m->rep[i].who = WHO_NONE;
+      m->rep[i].due = 0;
+      m->rep[i].unicasts = 0;
+    }
+  now = root_ms(m) + 1;
+  if (m->nacker == WHO_NONE)
+    m->nacker = by;
+  else if (m->nacker != by)
+    m->several = 1;
+  /* The tail only once the first pass is out: until then the first pass
+   * brings it (the receiver merely waited on a pause in the stream). */
+  last =
+      (h->flags & NACK_F_TAIL) && m->next == m->npk ? m->npk : first + h->aux;
+  for (i = first; i < last; i++) {
     /* Not sent yet: the first pass brings it. */
-    if (bit_get(payload, k) && i < m->next && !bit_get(m->bits, i)) {
-      bit_set(m->bits, i);
-      m->nwant++;
+    if ((i - first < h->aux && !bit_get(payload, i - first)) || i >= m->next)
+      continue;
+    r = m->rep != NULL ? &m->rep[i] : NULL;
+    if (bit_get(m->bits, i)) {
+      if (r != NULL && r->who != by)
+        r->who = WHO_MANY;
+      continue;
+    }
+    /* Its last repair, to this receiver or to all, is on its way. */
+    if (r != NULL && r->due > now && (r->who == by || r->who == WHO_NONE))
+      continue;
+    bit_set(m->bits, i);
+    m->nwant++;
+    if (r != NULL) {
+      r->who = r->who == WHO_NONE || r->who == by ? by : WHO_MANY;
+      r->due = now;
     }
   }
   if (m->nwant > 0 && !m->tick.armed)
@@ -347,6 +481,8 @@ static void recv_data(mc_t *m, const mmp__dgram_hdr_t *h,
   bit_set(m->bits, i);
   m->nhave++;
   m->heard++;
+  if (i >= m->hi)
+    m->hi = i + 1;
   if (m->nhave == m->npk)
     recv_done(m, 0);
 }
@@ -358,18 +494,27 @@ static void recv_tick(void *arg) {
   uint32_t first, nbits, k;
   mmp__dgram_hdr_t h;
   unsigned next;
+  uint8_t flags;
 
   if (m->have_all)
     return;
+  m->quiet = m->heard > 0 ? 0 : m->quiet + 1;
   if (m->heard > 0) {
     /* The stream flows: no gap to report yet. */
     m->heard = 0;
     m->idle_ms = NACK_GAP_MS;
   } else if (m->overheard) {
     m->overheard = 0;
-  } else {
-    first = first_gap(m);
-    nbits = m->npk - first;
+  } else if ((first = first_gap(m)) < m->hi || m->quiet >= 2) {
+    /* The bitmap covers the gaps below the highest datagram held: the
+     * first pass is in order, so those are lost. What lies beyond may
+     * still be on its way (queued, or unread in our socket: a timer can
+     * fire before the loop reads), so the tail, all of it missing, is
+     * asked for only after a second quiet round, by a flag. */
+    nbits = m->hi > first ? m->hi - first : 0;
+    flags = m->quiet >= 2 ? NACK_F_TAIL : 0;
+    if (nbits > sizeof(map) * 8 || (size_t)(nbits + 7) / 8 > m->pl)
+      flags = 0;
     if (nbits > sizeof(map) * 8)
       nbits = sizeof(map) * 8;
     if ((size_t)(nbits + 7) / 8 > m->pl)
@@ -380,13 +525,14 @@ static void recv_tick(void *arg) {
         bit_set(map, k);
     memset(&h, 0, sizeof(h));
     h.kind = MMP__DG_NACK;
+    h.flags = flags;
     h.ctx = m->ctx;
     h.seq = m->seq;
     h.offset = first;
     h.aux = nbits;
     h.total = m->len;
     (void)mmp__mcast_send_locked(m->e, &h, map, (nbits + 7) / 8);
-    if (m->nhave == 0 && m->idle_ms < NACK_IDLE_MS)
+    if (m->idle_ms < NACK_IDLE_MS)
       m->idle_ms *= 2;
   }
   next = m->idle_ms + mc_rand(m) % (m->idle_ms + 1);
@@ -931,6 +1077,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->limit_ms =
       run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;
+  m->nacker = WHO_NONE;
   for (i = 1; i <= 2; i++)
     if (2 * m->vr + i < m->p)
       m->child[m->nchild++] = (2 * m->vr + i + m->root) % m->p;

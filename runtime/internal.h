@@ -745,6 +745,19 @@ void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
  * filled in). 0, MMP_EAGAIN (socket buffer full), MMP_ENOTSUP, MMP_EIO. */
 int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
                            const void *payload, size_t n);
+/* Lock held, loop context. The same to world rank `rank` alone (unicast
+ * UDP to its host). MMP_ENOTSUP also where no address reaches that rank
+ * alone (another rank of the job shares its address, or it has no IPv4
+ * one): the caller multicasts instead. */
+int mmp__mcast_send_to_locked(mmp__engine_t *e, int rank,
+                              const mmp__dgram_hdr_t *h, const void *payload,
+                              size_t n);
+/* Lock held. Bytes of this rank's datagrams the kernel holds unsent
+ * (queued at the interface): how long what it sends now will wait. */
+uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e);
+/* Lock held. Counts a repair datagram the layer above sent, to one rank
+ * (`unicast`) or to the group, for mmp__mcast_stats. */
+void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);
 /* Loop context, at finalize: closes the channel; *done becomes 1 once it
  * is closed. Then mmp__mcast_free. */
 void mmp__mcast_close(mmp__engine_t *e, int *done);
@@ -753,13 +766,15 @@ void mmp__mcast_free(mmp__engine_t *e);
 /* What the channel did, for tests (debug.c's neighbours). */
 typedef struct mmp__mcast_stats_s {
   mmp__udp_stats_t udp;
-  uint64_t stale;         /* authentic, but of a finished collective or
-                             outside the window: replays */
-  uint64_t early_dropped; /* kept for a collective not started, then
-                             dropped for room */
-  int open;               /* 1 open, -1 unusable, -2 misconfigured, 0 not
-                             tried */
-  char group[64];         /* "a.b.c.d:port" or "[ff15::...]:port" */
+  uint64_t stale;            /* authentic, but of a finished collective or
+                                 outside the window: replays */
+  uint64_t early_dropped;    /* kept for a collective not started, then
+                                 dropped for room */
+  uint64_t repair_unicast;   /* repairs this rank sent to one rank */
+  uint64_t repair_multicast; /* and to the group */
+  int open;                  /* 1 open, -1 unusable, -2 misconfigured, 0 not
+                                tried */
+  char group[64];            /* "a.b.c.d:port" or "[ff15::...]:port" */
 } mmp__mcast_stats_t;
 /* 0, or MMP_EINVAL before init. */
 int mmp__mcast_stats(mmp__mcast_stats_t *out);

@@ -5,7 +5,11 @@
  * listens for its (context, sequence number), keeps those that arrive
  * before their collective started, and drops replays: datagrams of
  * collectives this rank already finished, or too far ahead of the ones it
- * runs (docs/transport.md, "The UDP multicast channel").
+ * runs (docs/transport.md, "The UDP multicast channel"). It also sends a
+ * datagram to one rank alone, at that rank's TCP host address and the
+ * group's port, where that address and node are the rank's own (no other
+ * rank of the job shares them: the kernel would hand the datagram to any
+ * one of their sockets).
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -52,7 +56,57 @@ struct mmp__mcast_s {
   mcast_ctx_t *ctxs;
   uint64_t stale;
   uint64_t early_dropped;
+  /* By world rank: where a datagram reaches that rank alone;
+   * sin_family 0 where none does (set at open, then read-only). */
+  struct sockaddr_in *alone;
+  uint64_t repair_unicast, repair_multicast;
 };
+
+static int cmp_addr_rank(const void *a, const void *b) {
+  const struct sockaddr_in *const *x = a, *const *y = b;
+  uint32_t u = ntohl((*x)->sin_addr.s_addr), v = ntohl((*y)->sin_addr.s_addr);
+
+  return u < v ? -1 : u > v;
+}
+
+/* Fills m->alone from the ranks' published addresses: an IPv4 address
+ * that is not the wildcard and that no other rank has, of a rank alone on
+ * its node (ranks of one host and network namespace share the port, even
+ * at different addresses). */
+static int alone_table(struct mmp__mcast_s *m) {
+  mmp__engine_t *e = m->e;
+  int n = e->cfg.size, i, j;
+  struct sockaddr_in **by = calloc((size_t)n, sizeof(*by));
+  int *per_node = calloc((size_t)n, sizeof(*per_node));
+
+  m->alone = calloc((size_t)n, sizeof(*m->alone));
+  if (by == NULL || per_node == NULL || m->alone == NULL) {
+    free(by);
+    free(per_node);
+    return MMP_ENOMEM;
+  }
+  for (i = 0; i < n; i++)
+    per_node[mmp__comm_node_of(&e->world, i)]++;
+  for (i = 0; i < n; i++) {
+    const struct sockaddr_in *a = (const struct sockaddr_in *)&e->peers[i].addr;
+    if (e->peers[i].have_addr && a->sin_family == AF_INET &&
+        a->sin_addr.s_addr != htonl(INADDR_ANY) &&
+        per_node[mmp__comm_node_of(&e->world, i)] == 1)
+      m->alone[i] = *a;
+    by[i] = &m->alone[i];
+  }
+  free(per_node);
+  qsort(by, (size_t)n, sizeof(*by), cmp_addr_rank);
+  for (i = 0; i < n; i = j) {
+    for (j = i + 1; j < n && cmp_addr_rank(&by[i], &by[j]) == 0; j++)
+      ;
+    if (j - i > 1)
+      while (i < j)
+        by[i++]->sin_family = 0;
+  }
+  free(by);
+  return 0;
+}
 
 static mcast_ctx_t *ctx_find(struct mmp__mcast_s *m, uint32_t ctx, int create) {
   mcast_ctx_t *c;
@@ -236,6 +290,10 @@ static void open_task(void *arg) {
   uc.sockbuf = e->cfg.mcast_sockbuf;
   cb.ctx = m;
   cb.recv = on_datagram;
+  if (alone_table(m) != 0) {
+    o->rc = MMP_ENOTSUP;
+    return;
+  }
   o->rc = mmp__udp_ops.create(&e->loop, &uc, &cb, &m->u);
   mmp__auth_wipe(uc.key, sizeof(uc.key));
   if (o->rc != 0)
@@ -357,6 +415,40 @@ int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
   return mmp__udp_ops.send(e->mcast->u, h, payload, n);
 }
 
+int mmp__mcast_send_to_locked(mmp__engine_t *e, int rank,
+                              const mmp__dgram_hdr_t *h, const void *payload,
+                              size_t n) {
+  struct mmp__mcast_s *m = e->mcast;
+
+  MMP__ASSERT_LOCKED(e);
+  MMP__ASSERT_LOOP(e);
+  if (m == NULL || m->u == NULL || m->alone == NULL || rank < 0 ||
+      rank >= e->cfg.size || m->alone[rank].sin_family != AF_INET)
+    return MMP_ENOTSUP;
+  return mmp__udp_ops.send_to(m->u, (const struct sockaddr *)&m->alone[rank], h,
+                              payload, n);
+}
+
+uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e) {
+  mmp__udp_stats_t st;
+
+  MMP__ASSERT_LOCKED(e);
+  if (e->mcast == NULL || e->mcast->u == NULL)
+    return 0;
+  mmp__udp_ops.stats(e->mcast->u, &st);
+  return st.unsent;
+}
+
+void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast) {
+  MMP__ASSERT_LOCKED(e);
+  if (e->mcast == NULL)
+    return;
+  if (unicast)
+    e->mcast->repair_unicast++;
+  else
+    e->mcast->repair_multicast++;
+}
+
 int mmp__mcast_stats(mmp__mcast_stats_t *out) {
   mmp__engine_t *e = mmp__eng;
 
@@ -369,6 +461,8 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out) {
       mmp__udp_ops.stats(e->mcast->u, &out->udp);
     out->stale = e->mcast->stale;
     out->early_dropped = e->mcast->early_dropped;
+    out->repair_unicast = e->mcast->repair_unicast;
+    out->repair_multicast = e->mcast->repair_multicast;
     out->open = e->mcast->state;
     if (e->mcast->u != NULL)
       mmp__udp_ops.group_name(e->mcast->u, out->group, sizeof(out->group));
@@ -415,6 +509,7 @@ void mmp__mcast_free(mmp__engine_t *e) {
     m->ctxs = c->next;
     free(c);
   }
+  free(m->alone);
   free(m);
   e->mcast = NULL;
 }

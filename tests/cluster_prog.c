@@ -12,8 +12,11 @@
  *                    rank 0; never multicast unless on, MINIMP_MCAST=on);
  *                    mcast_blocked on: the algorithm is MMP_ENOTSUP where
  *                    multicast is dropped, AUTO works without it;
- *                    mcast_deaf RANK: that rank drops all multicast after
- *                    detection, the broadcast fails in bounded time
+ *                    mcast_deaf RANK: that rank drops all UDP after
+ *                    detection, the broadcast fails in bounded time;
+ *                    mcast_repair ROUNDS: that many 1 MiB multicast
+ *                    broadcasts from rank 0, checked, then rank 0 prints
+ *                    the repairs all ranks sent, by unicast and multicast
  *   exchange BYTES   every pair exchanges BYTES each way, checked byte for
  *                    byte; each rank checks that its peers' addresses are
  *                    on the cluster subnet and that the bytes left through
@@ -454,6 +457,44 @@ static void mode_mcast(int rounds) {
   free(want);
 }
 
+/* `rounds` multicast broadcasts of 1 MiB from rank 0, both modes, checked
+ * byte for byte; rank 0 prints the repairs sent (summed over the ranks),
+ * which test_cluster_mcast reads to tell unicast from multicast repair. */
+static void mode_mcast_repair(int rounds) {
+  enum { N = 1 << 20 };
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  uint8_t *buf = malloc(N), *want = malloc(N);
+  mmp__mcast_stats_t st;
+  uint64_t mine[2], all[2];
+  int i, rc;
+
+  CHECK(buf != NULL && want != NULL, "memory");
+  o.algorithm = MMP_BCAST_MULTICAST;
+  for (i = 0; i < rounds; i++) {
+    mr_fill(want, N, 7000 + (uint64_t)i);
+    if (mr_rank() == 0)
+      memcpy(buf, want, N);
+    else
+      memset(buf, 0, N);
+    o.mode = i % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+    rc = mmp_bcast_ex(buf, N, 0, w, &o);
+    CHECK(rc == 0, "multicast 1 MiB, round %d: %s", i, mmp_err_name(rc));
+    CHECK(memcmp(buf, want, N) == 0, "multicast 1 MiB, round %d: data differ",
+          i);
+  }
+  CHECK(mmp__mcast_stats(&st) == 0, "stats");
+  mine[0] = st.repair_unicast;
+  mine[1] = st.repair_multicast;
+  CHECK(mmp_allreduce(mine, all, 2, MMP_UINT64, MMP_SUM, w) == 0, "allreduce");
+  if (mr_rank() == 0)
+    printf("repairs: %llu unicast, %llu multicast\n",
+           (unsigned long long)all[0], (unsigned long long)all[1]);
+  printf("rank %d: mcast repair ok\n", mr_rank());
+  free(buf);
+  free(want);
+}
+
 /* Multicast blocked on some hosts before the job: detection finds it,
  * the algorithm is MMP_ENOTSUP on every rank, AUTO still works. */
 static void mode_mcast_blocked(void) {
@@ -484,8 +525,9 @@ static void mode_mcast_blocked(void) {
   printf("rank %d: mcast blocked ok\n", mr_rank());
 }
 
-/* Once detection passed, rank `victim` drops every multicast datagram of
- * its host (nft in its own namespace): a multicast broadcast from rank 0
+/* Once detection passed, rank `victim` drops every UDP datagram to its
+ * host, multicast and unicast repairs alike (nft in its own namespace):
+ * a multicast broadcast from rank 0
  * must end in bounded time, with MMP_ETIMEDOUT at the victim and at the
  * root (rendezvous: it waits for the victim's acknowledgement). */
 static void mode_mcast_deaf(int victim) {
@@ -501,7 +543,7 @@ static void mode_mcast_deaf(int victim) {
   if (mr_rank() == victim)
     CHECK(system("nft add table inet mmpdeaf && nft add chain inet mmpdeaf in "
                  "'{ type filter hook input priority 0; }' && nft add rule "
-                 "inet mmpdeaf in ip daddr 239.0.0.0/8 drop") == 0,
+                 "inet mmpdeaf in meta l4proto udp drop") == 0,
           "nft");
   CHECK(mmp_barrier(w) == 0, "barrier");
   t0 = mmp_wtime();
@@ -537,6 +579,8 @@ int main(int argc, char **argv) {
     mode_mcast_blocked();
   else if (strcmp(argv[1], "mcast_deaf") == 0)
     mode_mcast_deaf(atoi(argv[2]));
+  else if (strcmp(argv[1], "mcast_repair") == 0)
+    mode_mcast_repair(atoi(argv[2]));
   else
     return 4;
   fflush(stdout);

@@ -3,17 +3,20 @@
  * The multicast broadcast on the emulated cluster (8 hosts, 100 Mbit/s,
  * one rank each): with nftables on every receiver's host dropping a random
  * 1%, 10% and 30% of the datagrams sent to 239.0.0.0/8, every broadcast
- * and multicast s-to-p still arrives intact; a rank whose host drops all of
- * them after detection makes the broadcast fail in bounded time; and where
+ * and multicast s-to-p still arrives intact; where
  * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
  * every rank) and AUTO still works, without multicast. Under a saved
  * profile of CPUs that are not shared (the emulated hosts share two, so
  * AUTO would not look at multicast: docs/algorithms.md, "Multicast") and
  * with MINIMP_MCAST=on, the broadcast's and the s-to-p's AUTO pick
  * multicast where its price wins, on every rank alike; neither picks it
- * where multicast is blocked, or without MINIMP_MCAST=on. Over IPv6 (the
- * hosts given fd00:77::/64 addresses, the job listening there), the
- * group is in ff15::/16 and every broadcast and s-to-p arrives intact
+ * where multicast is blocked, or without MINIMP_MCAST=on. Repairs go by
+ * unicast where one receiver misses datagrams (loss on one host only), by
+ * multicast where several miss the same ones (loss on every receiver), and
+ * by multicast after two unicasts where unicast cannot get through. A rank
+ * whose host drops all UDP after detection fails in bounded time. Over
+ * IPv6 (the hosts given fd00:77::/64 addresses, the job listening there),
+ * the group is in ff15::/16 and every broadcast and s-to-p arrives intact
  * with 10% of its datagrams dropped.
  *
  * Run as: test_cluster_mcast NETCLUSTER MINIMPRUN CLUSTER_PROG
@@ -23,6 +26,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "cluster_util.h"
@@ -39,14 +44,15 @@ static const char *minimprun, *prog;
 /* What the nft rules match: the job's group's range. */
 static const char *group_match = "ip daddr 239.0.0.0/8";
 
-/* On hosts 1 .. HOSTS-1: drop `pct` percent of the group's datagrams. */
-static void drop_on_receivers(int pct) {
+/* On hosts 1 .. last: drop `pct` percent of the group's datagrams (not
+ * those sent to the host's own address). */
+static void drop_on_hosts(int pct, int last) {
   char cmd[512], cond[64] = "";
   int i;
 
   if (pct < 100)
     snprintf(cond, sizeof(cond), "numgen random mod 100 '<' %d", pct);
-  for (i = 1; i < HOSTS; i++) {
+  for (i = 1; i <= last; i++) {
     snprintf(cmd, sizeof(cmd),
              "ip netns exec %s sh -c \"nft add table inet mmpt && nft add "
              "chain inet mmpt in '{ type filter hook input priority 0; }' && "
@@ -54,6 +60,11 @@ static void drop_on_receivers(int pct) {
              cluster_host(i), group_match, cond);
     assert_int_equal(spawn_sh(cmd), 0);
   }
+}
+
+/* On every receiver's host. */
+static void drop_on_receivers(int pct) {
+  drop_on_hosts(pct, HOSTS - 1);
 }
 
 static void run_with_loss(int pct) {
@@ -146,6 +157,68 @@ static void test_mcast_ipv6_loss_10(void **state) {
   cluster_assert_empty(HOSTS, 3);
 }
 
+/* Four 1 MiB broadcasts from rank 0 under the drop rules set up for it
+ * (`what` says which); the repairs sent, summed over the ranks, in *uni
+ * and *multi. */
+static void repair_job(const char *what, unsigned long long *uni,
+                       unsigned long long *multi) {
+  spawn_result_t r;
+  const char *at;
+
+  cluster_job(minimprun, prog, HOSTS, 1, NULL, NULL, "mcast_repair", "4", 60,
+              &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(cluster_count(r.out, "mcast repair ok"), HOSTS);
+  at = strstr(r.out, "repairs: ");
+  assert_non_null(at);
+  assert_int_equal(
+      sscanf(at, "repairs: %llu unicast, %llu multicast", uni, multi), 2);
+  printf("%s: %llu unicast, %llu multicast repairs\n", what, *uni, *multi);
+  cluster_assert_empty(HOSTS, 3);
+}
+
+/* Only host 1 loses datagrams: nobody else asks for them, so every repair
+ * goes to it alone. */
+static void test_mcast_repair_unicast_to_one(void **state) {
+  unsigned long long uni, multi;
+  (void)state;
+
+  drop_on_hosts(10, 1);
+  repair_job("10% loss on host 1", &uni, &multi);
+  assert_true(uni > 0);
+  assert_int_equal(multi, 0);
+}
+
+/* Every receiver loses 10%: many datagrams are missed by several, and
+ * those are re-multicast. */
+static void test_mcast_repair_multicast_to_many(void **state) {
+  unsigned long long uni, multi;
+  (void)state;
+
+  drop_on_receivers(10);
+  repair_job("10% loss on every receiver", &uni, &multi);
+  assert_true(multi > 0);
+}
+
+/* Host 1 loses 10% of the group's datagrams and every unicast datagram
+ * (a firewall that lets only the group in): the data still arrive, by
+ * multicast once the unicasts went unanswered. */
+static void test_mcast_repair_unicast_blocked(void **state) {
+  unsigned long long uni, multi;
+  char cmd[256];
+  (void)state;
+
+  drop_on_hosts(10, 1);
+  snprintf(cmd, sizeof(cmd),
+           "ip netns exec %s nft add rule inet mmpt in meta l4proto udp ip "
+           "daddr != 239.0.0.0/8 drop",
+           cluster_host(1));
+  assert_int_equal(spawn_sh(cmd), 0);
+  repair_job("10% loss and no unicast on host 1", &uni, &multi);
+  assert_true(uni > 0);
+  assert_true(multi > 0);
+}
+
 static void test_mcast_blocked_is_detected(void **state) {
   spawn_result_t r;
   (void)state;
@@ -212,6 +285,12 @@ int main(int argc, char **argv) {
                                       cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_ipv6_loss_10, cluster_up6,
                                       cluster_down6),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_unicast_to_one,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_multicast_to_many,
+                                      cluster_up, cluster_down),
+      cmocka_unit_test_setup_teardown(test_mcast_repair_unicast_blocked,
+                                      cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_blocked_is_detected,
                                       cluster_up, cluster_down),
       cmocka_unit_test_setup_teardown(test_mcast_auto_picks_it, cluster_up,

@@ -2,12 +2,15 @@
 /*
  * The UDP multicast channel of udp.h on libuv's uv_udp_t, over IPv4 or
  * IPv6: the family of the address the TCP path listens on. The socket is
- * bound to the group address itself (not the wildcard), so it receives
- * only what is sent to the job's group and listens on no address the user
- * did not choose; it joins the group on the interface of the address the
- * TCP path listens on. Datagrams are sized from the interface's MTU less
- * that family's IP and UDP headers and are never fragmented: DF on IPv4
- * (IP_PMTUDISC_DO), IPV6_DONTFRAG on IPv6.
+ * bound to that family's wildcard address at the group's port, so that it
+ * receives both the group's datagrams and those sent to this host alone
+ * (unicast repairs, send_to), and joins the group on the interface of the
+ * address the TCP path listens on. IP_MULTICAST_ALL (IPV6_MULTICAST_ALL)
+ * is off, so other groups on the same port (joined by other sockets of
+ * the host) stay out; whatever else reaches the port is dropped by the
+ * header and MAC checks and counted, never delivered. Datagrams are sized
+ * from the interface's MTU less that family's IP and UDP headers and are
+ * never fragmented: DF on IPv4 (IP_PMTUDISC_DO), IPV6_DONTFRAG on IPv6.
  */
 #include "udp.h"
 
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -274,12 +278,41 @@ static int udp_dontfrag(uv_udp_t *h, int family) {
   return rc == 0 ? 0 : UV_EINVAL;
 }
 
-/* Binds to the group, joins it and sends through the interface `iface`
- * names (for IPv6 "address%name": libuv takes the interface from that
- * scope), with the configured TTL or hop limit. */
+/* Binds the family's wildcard address at the group's port (every rank of
+ * the host binds the same), with IP_MULTICAST_ALL / IPV6_MULTICAST_ALL off
+ * first: only the groups this socket joins reach it. */
+static int udp_bind_port(mmp__udp_t *u) {
+  mmp__udp_addr_t any;
+  uv_os_fd_t fd;
+  int off = 0, rc = uv_fileno((uv_handle_t *)&u->h, &fd);
+
+  memset(&any, 0, sizeof(any));
+  if (u->group.sa.sa_family == AF_INET6) {
+    any.v6.sin6_family = AF_INET6;
+    any.v6.sin6_port = u->group.v6.sin6_port;
+#ifdef IPV6_MULTICAST_ALL
+    if (rc == 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_ALL, &off,
+                              sizeof(off)) != 0)
+      rc = UV_EINVAL;
+#endif
+  } else {
+    any.v4.sin_family = AF_INET;
+    any.v4.sin_port = u->group.v4.sin_port;
+    any.v4.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (rc == 0 &&
+        setsockopt(fd, IPPROTO_IP, IP_MULTICAST_ALL, &off, sizeof(off)) != 0)
+      rc = UV_EINVAL;
+  }
+  if (rc == 0)
+    rc = uv_udp_bind(&u->h, &any.sa, UV_UDP_REUSEADDR);
+  return rc;
+}
+
+/* Binds, joins the group and sends through the interface `iface` names
+ * (for IPv6 "address%name": libuv takes the interface from that scope),
+ * with the configured TTL or hop limit. */
 static int udp_join(mmp__udp_t *u, const char *group, const char *iface) {
-  /* Every rank of the host binds the same group and port. */
-  int rc = uv_udp_bind(&u->h, &u->group.sa, UV_UDP_REUSEADDR);
+  int rc = udp_bind_port(u);
 
   if (rc == 0)
     rc = uv_udp_set_membership(&u->h, group, iface, UV_JOIN_GROUP);
@@ -341,7 +374,14 @@ static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
     snprintf(iface + strlen(iface), IF_NAMESIZE + 1, "%%%s", ifname);
   if (mmp__addr_format(&u->group.sa, name, sizeof(name)) != 0)
     snprintf(name, sizeof(name), "%s", group);
-  uv_udp_init(loop, &u->h);
+  /* The socket exists before the bind: its options go first. */
+  rc = uv_udp_init_ex(loop, &u->h, (unsigned)family);
+  if (rc != 0) {
+    free(u->tx);
+    free(u->rx);
+    free(u);
+    return MMP_EIO;
+  }
   u->h.data = u;
   rc = udp_join(u, group, iface);
   if (rc == 0)
@@ -365,8 +405,10 @@ static int udp_create(uv_loop_t *loop, const mmp__udp_config_t *cfg,
   return 0;
 }
 
-static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
-                    const void *payload, size_t n) {
+/* Encodes and sends one datagram to `dst`. */
+static int udp_send_dst(mmp__udp_t *u, const struct sockaddr *dst,
+                        const mmp__dgram_hdr_t *h, const void *payload,
+                        size_t n) {
   mmp__dgram_hdr_t hd = *h;
   uv_buf_t b;
   int rc;
@@ -376,7 +418,7 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
   hd.src = (uint32_t)u->cfg.rank;
   mmp__dgram_encode(&u->keys, u->keys.job_id, &hd, payload, n, u->tx);
   b = uv_buf_init((char *)u->tx, (unsigned)(MMP__DGRAM_HDR + n));
-  rc = uv_udp_try_send(&u->h, &b, 1, &u->group.sa);
+  rc = uv_udp_try_send(&u->h, &b, 1, dst);
   if (rc == UV_EAGAIN || rc == UV_ENOBUFS) {
     bump(&u->n_full);
     return MMP_EAGAIN;
@@ -385,6 +427,41 @@ static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
     return MMP_EIO;
   bump(&u->n_sent);
   return 0;
+}
+
+static int udp_send(mmp__udp_t *u, const mmp__dgram_hdr_t *h,
+                    const void *payload, size_t n) {
+  return udp_send_dst(u, &u->group.sa, h, payload, n);
+}
+
+static int udp_send_to(mmp__udp_t *u, const struct sockaddr *to,
+                       const mmp__dgram_hdr_t *h, const void *payload,
+                       size_t n) {
+  mmp__udp_addr_t dst;
+
+  if (to->sa_family != u->group.sa.sa_family)
+    return MMP_EINVAL;
+  memset(&dst, 0, sizeof(dst));
+  if (to->sa_family == AF_INET6) {
+    memcpy(&dst.v6, to, sizeof(dst.v6));
+    dst.v6.sin6_port = u->group.v6.sin6_port;
+  } else {
+    memcpy(&dst.v4, to, sizeof(dst.v4));
+    dst.v4.sin_port = u->group.v4.sin_port;
+  }
+  return udp_send_dst(u, &dst.sa, h, payload, n);
+}
+
+/* What the socket's datagrams still occupy in the kernel's queues,
+ * bytes (their buffers' sizes: a little over the bytes on the wire). */
+static uint64_t udp_unsent(const mmp__udp_t *u) {
+  uv_os_fd_t fd;
+  int v = 0;
+
+  if (uv_fileno((const uv_handle_t *)&u->h, &fd) != 0 ||
+      ioctl(fd, SIOCOUTQ, &v) != 0 || v < 0)
+    return 0;
+  return (uint64_t)v;
 }
 
 static size_t udp_payload_max(const mmp__udp_t *u) {
@@ -399,6 +476,7 @@ static void udp_stats(const mmp__udp_t *u, mmp__udp_stats_t *out) {
   out->malformed = atomic_load_explicit(&u->n_malformed, memory_order_relaxed);
   out->foreign = atomic_load_explicit(&u->n_foreign, memory_order_relaxed);
   out->bad_mac = atomic_load_explicit(&u->n_bad_mac, memory_order_relaxed);
+  out->unsent = udp_unsent(u);
 }
 
 static void udp_group_name(const mmp__udp_t *u, char *out, size_t cap) {
@@ -431,6 +509,7 @@ const mmp__udp_ops_t mmp__udp_ops = {
     .name = "udp",
     .create = udp_create,
     .send = udp_send,
+    .send_to = udp_send_to,
     .payload_max = udp_payload_max,
     .stats = udp_stats,
     .group_name = udp_group_name,

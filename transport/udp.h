@@ -101,6 +101,8 @@ typedef struct mmp__udp_stats_s {
   uint64_t bad_mac;   /* our job id, but the MAC does not verify */
   uint64_t rcvbuf;    /* the socket buffers the kernel granted */
   uint64_t sndbuf;
+  /* Bytes the kernel holds, not yet sent (SIOCOUTQ), when read. */
+  uint64_t unsent;
   unsigned mtu;    /* the interface's */
   size_t payload;  /* largest payload of one datagram */
   unsigned ip_udp; /* IP and UDP header bytes a datagram carries */
@@ -108,9 +110,9 @@ typedef struct mmp__udp_stats_s {
 
 typedef struct mmp__udp_ops_s {
   const char *name;
-  /* Opens, binds to the group and joins it. Returns 0 and *out, or
-   * MMP_ENOMEM, MMP_EINVAL (the group's family is not the interface's),
-   * MMP_EIO / MMP_EADDR (logged: multicast cannot run). */
+  /* Opens, binds to the group's port and joins the group. Returns 0 and
+   * *out, or MMP_ENOMEM, MMP_EINVAL (the group's family is not the
+   * interface's), MMP_EIO / MMP_EADDR (logged: multicast cannot run). */
   int (*create)(uv_loop_t *loop, const mmp__udp_config_t *cfg,
                 const mmp__udp_callbacks_t *cb, mmp__udp_t **out);
   /* Sends one datagram to the group (h->src is set from the config).
@@ -118,6 +120,12 @@ typedef struct mmp__udp_ops_s {
    * later) or MMP_EIO. Never blocks. */
   int (*send)(mmp__udp_t *u, const mmp__dgram_hdr_t *h, const void *payload,
               size_t n);
+  /* The same to one host: `to`'s address at the group's port (its port
+   * is ignored), where every rank's socket listens beside the group
+   * (udp.c). Same returns; MMP_EINVAL for an address family the channel
+   * does not speak. */
+  int (*send_to)(mmp__udp_t *u, const struct sockaddr *to,
+                 const mmp__dgram_hdr_t *h, const void *payload, size_t n);
   /* The largest payload of one unfragmented datagram. */
   size_t (*payload_max)(const mmp__udp_t *u);
   void (*stats)(const mmp__udp_t *u, mmp__udp_stats_t *out);

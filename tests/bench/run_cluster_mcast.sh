@@ -8,11 +8,15 @@
 #   2. scaling: p = 4, 8, 16, 32 at 64 KiB and 1 MiB, multicast against the
 #      pipelined chain;
 #   3. 1 MiB under 1% and 10% loss (nftables on every receiver's host
-#      dropping that share of the datagrams sent to 239.0.0.0/8);
+#      dropping that share of the datagrams sent to 239.0.0.0/8; with
+#      LOSS=udp, of every UDP datagram it receives, unicast repairs too);
+#      with BASE=ANOTHER_BUILD_DIR, that build's multicast too, in the
+#      same rounds (impl "base": a before/after comparison);
 #   4. s-to-p at 64 KiB a source, s = 1, 4, 8, 16 of N, the equal
 #      distribution: the multicast s-to-p, AUTO, the ring, and Open MPI's
 #      MPI_Allgatherv (../shared/anchors/run_s2p.sh).
-# PARTS (default "sizes scaling loss s2p") picks which run, in that order.
+# PARTS (default "sizes scaling loss s2p") picks which run, in that order;
+# without "scaling" only N hosts are brought up.
 #   tests/bench/run_cluster_mcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
 # Needs root and nft. The anchors must be built first
 # (../shared/anchors/build.sh); they use hosts h0.., so run this with the
@@ -33,6 +37,11 @@ prefix=${NETCLUSTER_PREFIX:-h}
 mkdir -p "$out"
 csv="$out/mcast.csv"
 parts=${PARTS:-"sizes scaling loss s2p"}
+base=${BASE:-}
+case ${LOSS:-group} in
+udp) match="meta l4proto udp" ;;
+*) match="ip daddr 239.0.0.0/8" ;;
+esac
 echo "part,impl,alg,chosen,p,x,rep,size,avg_us,max_us" > "$csv"
 
 hosts_of() {
@@ -40,15 +49,16 @@ hosts_of() {
   while [ $i -lt "$1" ]; do printf '%s%d,' "$prefix" $i; i=$((i + 1)); done
 }
 
-# minimp PART P LOSS REP ALGS SIZES(comma)
+# minimp PART P LOSS REP ALGS SIZES(comma) [BUILD IMPL]
 minimp() {
   hl=$(hosts_of "$2")
-  ip netns exec "${prefix}0" "$b/launcher/minimprun" --agent "ip netns exec" \
+  bd=${7:-$b}
+  ip netns exec "${prefix}0" "$bd/launcher/minimprun" --agent "ip netns exec" \
     --host "${hl%,}" --iface eth0 --timeout 1200 \
-    "$b/tests/bench/minimp-bench" bcast --algs "$5" --sizes "$6" \
+    "$bd/tests/bench/minimp-bench" bcast --algs "$5" --sizes "$6" \
     --iters "$iters" --method barrier --shuffle "$4" 2>/dev/null |
-    awk -v part="$1" -v p="$2" -v loss="$3" -v r="$4" \
-      '$1 == "barrier" {print part ",minimp," $2 "," $3 "," p "," loss "," r "," $5 "," $6 "," $7}' >> "$csv"
+    awk -v part="$1" -v p="$2" -v loss="$3" -v r="$4" -v impl="${8:-minimp}" \
+      '$1 == "barrier" {print part "," impl "," $2 "," $3 "," p "," loss "," r "," $5 "," $6 "," $7}' >> "$csv"
 }
 
 # s2p REP: part 4 at N hosts, the anchor first.
@@ -67,7 +77,7 @@ s2p() {
 loss_on() {
   i=1
   while [ $i -lt "$n" ]; do
-    ip netns exec "$prefix$i" sh -c "nft add table inet mmpbench && nft add chain inet mmpbench in '{ type filter hook input priority 0; }' && nft add rule inet mmpbench in ip daddr 239.0.0.0/8 numgen random mod 100 '<' $1 drop"
+    ip netns exec "$prefix$i" sh -c "nft add table inet mmpbench && nft add chain inet mmpbench in '{ type filter hook input priority 0; }' && nft add rule inet mmpbench in $match numgen random mod 100 '<' $1 drop"
     i=$((i + 1))
   done
 }
@@ -81,7 +91,10 @@ loss_off() {
 }
 
 commas=$(echo "$sizes" | tr ' ' ',')
-"$here/../netcluster" up 32 "$rate" >/dev/null
+case " $parts " in
+*" scaling "*) "$here/../netcluster" up 32 "$rate" >/dev/null ;;
+*) "$here/../netcluster" up "$n" "$rate" >/dev/null ;;
+esac
 r=1
 while [ "$r" -le "$reps" ]; do
   echo "round $r of $reps" >&2
@@ -99,6 +112,9 @@ while [ "$r" -le "$reps" ]; do
       for pct in 1 10; do
         loss_on "$pct"
         minimp loss "$n" "$pct" "$r" multicast,auto 1048576
+        if [ -n "$base" ]; then
+          minimp loss "$n" "$pct" "$r" multicast 1048576 "$base" base
+        fi
         loss_off
       done ;;
     s2p) s2p "$r" ;;
