@@ -71,8 +71,8 @@
 #define LOOP_MAX_S 60.0
 
 enum { MALFORMED, FOREIGN, BAD_MAC, DUPLICATE, REPLAY, KEYED, NSTEPS };
-static const char *step_name[NSTEPS] = {"malformed", "foreign",   "bad MAC",
-                                        "duplicate", "replay", "keyed"};
+static const char *step_name[NSTEPS] = {"malformed", "foreign", "bad MAC",
+                                        "duplicate", "replay",  "keyed"};
 /* Collectives ahead of the live one the forger sends garbage for: far
  * enough that the broadcasts, which outrun the forger, meet some of it,
  * and well inside the window of 256 where it would be kept for them. */
