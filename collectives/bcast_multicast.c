@@ -475,8 +475,15 @@ static void recv_data(mc_t *m, const mmp__dgram_hdr_t *h,
   if (h->offset % m->pl != 0 || h->offset / m->pl >= m->npk)
     return;
   i = (uint32_t)(h->offset / m->pl);
-  if (n != piece_len(m, i) || bit_get(m->bits, i))
+  if (n != piece_len(m, i))
     return;
+  /* A piece held already (a repair someone else asked for, or the network
+   * duplicated it) is ignored: the first copy, authenticated like it,
+   * has the same bytes. */
+  if (bit_get(m->bits, i)) {
+    mmp__mcast_duplicate_locked(m->e);
+    return;
+  }
   memcpy(m->buf + h->offset, payload, n);
   bit_set(m->bits, i);
   m->nhave++;

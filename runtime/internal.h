@@ -758,6 +758,10 @@ uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e);
 /* Lock held. Counts a repair datagram the layer above sent, to one rank
  * (`unicast`) or to the group, for mmp__mcast_stats. */
 void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);
+/* Lock held. Counts an authentic DATA datagram the layer above ignored:
+ * its collective already held that piece (a duplicate), for
+ * mmp__mcast_stats. */
+void mmp__mcast_duplicate_locked(mmp__engine_t *e);
 /* Loop context, at finalize: closes the channel; *done becomes 1 once it
  * is closed. Then mmp__mcast_free. */
 void mmp__mcast_close(mmp__engine_t *e, int *done);
@@ -772,6 +776,8 @@ typedef struct mmp__mcast_stats_s {
                                  dropped for room */
   uint64_t repair_unicast;   /* repairs this rank sent to one rank */
   uint64_t repair_multicast; /* and to the group */
+  uint64_t duplicate;        /* DATA for a piece its live collective already
+                                held: ignored */
   int open;                  /* 1 open, -1 unusable, -2 misconfigured, 0 not
                                 tried */
   char group[64];            /* "a.b.c.d:port" or "[ff15::...]:port" */

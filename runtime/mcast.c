@@ -60,6 +60,7 @@ struct mmp__mcast_s {
    * sin_family 0 where none does (set at open, then read-only). */
   struct sockaddr_in *alone;
   uint64_t repair_unicast, repair_multicast;
+  uint64_t duplicate;
 };
 
 static int cmp_addr_rank(const void *a, const void *b) {
@@ -449,6 +450,12 @@ void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast) {
     e->mcast->repair_multicast++;
 }
 
+void mmp__mcast_duplicate_locked(mmp__engine_t *e) {
+  MMP__ASSERT_LOCKED(e);
+  if (e->mcast != NULL)
+    e->mcast->duplicate++;
+}
+
 int mmp__mcast_stats(mmp__mcast_stats_t *out) {
   mmp__engine_t *e = mmp__eng;
 
@@ -463,6 +470,7 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out) {
     out->early_dropped = e->mcast->early_dropped;
     out->repair_unicast = e->mcast->repair_unicast;
     out->repair_multicast = e->mcast->repair_multicast;
+    out->duplicate = e->mcast->duplicate;
     out->open = e->mcast->state;
     if (e->mcast->u != NULL)
       mmp__udp_ops.group_name(e->mcast->u, out->group, sizeof(out->group));

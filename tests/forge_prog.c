@@ -4,7 +4,7 @@
  * host: `forge_prog forge COPIES`. The last rank is a forger; the others
  * form a communicator that broadcasts by multicast, every byte checked,
  * while the forger sends to the job's group, from its own sockets, in
- * five steps of COPIES rounds each:
+ * six steps, most of COPIES rounds each:
  *
  *   malformed  a short datagram, and a live authentic one with its magic,
  *              version or kind altered (5 a round);
@@ -16,6 +16,14 @@
  *              each of the next AHEAD at each size the broadcasts use
  *              (3 + 3 AHEAD): with the MAC unchecked these would reach
  *              the broadcasts and fail them;
+ *   duplicate  not a forgery: every datagram it captures while this step
+ *              runs, sent again at once (a duplicate), and once more
+ *              from a ring of the last RING, in reverse once the ring is
+ *              full (reordered: after later ones). The broadcasts ignore
+ *              each piece they hold already and count it under
+ *              `duplicate`; copies that come after their collective
+ *              finished count as `stale`, so that one is not checked.
+ *              The step runs for about 2 s, not COPIES rounds;
  *   replay     the bytes of every DATA datagram it captured from two
  *              roots' broadcasts that every rank has finished, unchanged;
  *   keyed      datagrams made with the job key itself (the one thing the
@@ -23,14 +31,14 @@
  *              finished collective's number, under a number far beyond
  *              the window, and from a sender rank outside the job (3).
  *
- * The first three and the replays need nothing but what crosses the wire:
+ * The first four and the replays need nothing but what crosses the wire:
  * the job id, the group and the headers are read off captured datagrams.
  * After each step every broadcasting rank waits until its counter of that
  * class moved (up to 10 s), checks that it did, and that the counters of
  * the other classes did not (authentic datagrams never count there).
  * It checks at least one, not all: a datagram lost on a loaded machine is
  * no failure, and the line it prints says how many of how many.
- * During the first three steps the broadcasts are multicast, so the
+ * During the first four steps the broadcasts are multicast, so the
  * forgeries meet live collectives; during the last two they run over TCP,
  * so that `stale`, which a late authentic repair can also move, moves
  * only through the forgeries.
@@ -41,6 +49,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,15 +70,21 @@
 #define WAIT_S 10.0
 #define LOOP_MAX_S 60.0
 
-enum { MALFORMED, FOREIGN, BAD_MAC, REPLAY, KEYED, NSTEPS };
+enum { MALFORMED, FOREIGN, BAD_MAC, DUPLICATE, REPLAY, KEYED, NSTEPS };
 static const char *step_name[NSTEPS] = {"malformed", "foreign", "bad MAC",
-                                        "replay", "keyed"};
+                                        "duplicate", "replay",  "keyed"};
 /* Collectives ahead of the live one the forger sends garbage for: far
  * enough that the broadcasts, which outrun the forger, meet some of it,
  * and well inside the window of 256 where it would be kept for them. */
 #define AHEAD 32
 /* Datagrams per round every broadcasting rank counts (replays: below). */
-static const int per_round[NSTEPS] = {5, 2, 3 + 3 * AHEAD, 0, 3};
+static const int per_round[NSTEPS] = {5, 2, 3 + 3 * AHEAD, 0, 0, 3};
+/* The duplicate step: datagrams held back and sent in reverse, and how
+ * long it runs (and the fewest it relays, unless DUP_MAX_S passes). */
+#define RING 4
+#define DUP_S 2.0
+#define DUP_MIN 64
+#define DUP_MAX_S 15.0
 /* The broadcasts' sizes: one, four and fifteen datagrams. */
 static const size_t bcast_sizes[] = {1024, 5000, 20000};
 
@@ -89,6 +104,8 @@ static uint64_t step_counter(const mmp__mcast_stats_t *s, int step) {
     return s->udp.foreign;
   case BAD_MAC:
     return s->udp.bad_mac;
+  case DUPLICATE:
+    return s->duplicate;
   default:
     return s->stale;
   }
@@ -214,9 +231,14 @@ static void broadcaster(mmp_comm_t *g, int forger) {
     if (step == REPLAY) /* a rank drops its own datagrams unheard */
       want = (uint64_t)m.rounds * (uint64_t)((mr_rank() == 0 ? 0 : m.from0) +
                                              (mr_rank() == 1 ? 0 : m.from1));
+    else if (step == DUPLICATE) /* counted (or stale) before `done` came */
+      want = 1;
     else
       want = (uint64_t)m.rounds * (uint64_t)per_round[step];
     got[step] = check_step(step, &before, want);
+    /* Of the duplicates: how many of the copies the forger sent. */
+    if (step == DUPLICATE)
+      want = (uint64_t)m.rounds;
     at += (size_t)snprintf(line + at, sizeof(line) - at, "%s%s %llu of %llu",
                            step ? ", " : "", step_name[step],
                            (unsigned long long)got[step],
@@ -240,7 +262,7 @@ typedef struct {
   int ncaptured, from0, from1;
   uint32_t ctx, seq_max;
   mmp__dgram_keys_t other; /* another job's */
-  int sent;
+  int sent, relayed, relay_lost;
 } forger_t;
 
 /* "a.b.c.d:port" into *sa. */
@@ -328,6 +350,53 @@ static void forger_send(forger_t *f, const uint8_t *d, size_t n) {
   f->sent++;
   /* Paced, so that the switch's queues never drop one. */
   usleep(1000);
+}
+
+/* One copy of an authentic datagram, unpaced (a copy that comes late
+ * only finds its collective finished); one the kernel drops is counted,
+ * not fatal: the broadcasts need none of them. */
+static void relay(forger_t *f, const uint8_t *d, size_t n) {
+  if (sendto(f->tx, d, n, 0, (struct sockaddr *)&f->group, sizeof(f->group)) ==
+      (ssize_t)n)
+    f->relayed++;
+  else
+    f->relay_lost++;
+}
+
+/* The duplicate step: every datagram captured while the broadcasts run
+ * goes out again at once, and again from the ring, in reverse, each time
+ * it fills. Returns the copies sent. */
+static int relay_step(forger_t *f) {
+  uint8_t d[DGRAM_MAX], ring[RING][DGRAM_MAX];
+  size_t nring[RING];
+  int k = 0, first = f->relayed;
+  double t0 = mmp_wtime(), t;
+  struct pollfd pf = {f->cap, POLLIN, 0};
+  ssize_t n;
+
+  while ((t = mmp_wtime() - t0) < DUP_MAX_S &&
+         (t < DUP_S || f->relayed - first < DUP_MIN)) {
+    if (poll(&pf, 1, 10) <= 0)
+      continue;
+    while ((n = recv(f->cap, d, sizeof(d), 0)) > 0) {
+      if ((size_t)n <= MMP__DGRAM_HDR)
+        continue;
+      relay(f, d, (size_t)n);
+      memcpy(ring[k], d, (size_t)n);
+      nring[k++] = (size_t)n;
+      if (k < RING)
+        continue;
+      while (k > 0) {
+        k--;
+        relay(f, ring[k], nring[k]);
+      }
+    }
+  }
+  while (k > 0) {
+    k--;
+    relay(f, ring[k], nring[k]);
+  }
+  return f->relayed - first;
 }
 
 /* The live template with byte `at` set to `v`. */
@@ -454,7 +523,11 @@ static void forger(int rounds) {
   for (step = 0; step < NSTEPS; step++) {
     step_msg_t m = {1, rounds, f->from0, f->from1};
     CHECK(mmp_barrier(w) == 0, "barrier");
-    for (r = 0; r < rounds; r++) {
+    if (step == DUPLICATE) {
+      forger_drain(f, 0); /* what came before the step */
+      m.rounds = relay_step(f);
+    }
+    for (r = 0; step != DUPLICATE && r < rounds; r++) {
       forger_drain(f, 0);
       forge_round(f, step, &k);
       usleep(20000);
@@ -463,8 +536,10 @@ static void forger(int rounds) {
   }
   CHECK(mmp_barrier(w) == 0, "barrier");
   printf("rank %d: forger sent %d datagrams to %s (%d captured for replay: %d "
-         "from rank 0, %d from rank 1)\n",
-         mr_rank(), f->sent, group, f->ncaptured, f->from0, f->from1);
+         "from rank 0, %d from rank 1), and %d copies of authentic ones (%d "
+         "more refused by its kernel)\n",
+         mr_rank(), f->sent, group, f->ncaptured, f->from0, f->from1,
+         f->relayed, f->relay_lost);
   mmp__auth_wipe(key, sizeof(key));
   close(f->cap);
   close(f->tx);

@@ -5,11 +5,14 @@
  * hosts 0-6 broadcast by multicast, every byte checked, while the job's
  * last rank, alone on host 7 and outside their communicator, captures the
  * group's traffic and sends it malformed datagrams, another job's,
- * datagrams whose MAC does not verify, replays of broadcasts every rank
- * finished, and datagrams made with the job key for a finished collective,
- * one beyond the window and a rank outside the job. Every broadcasting
- * rank counts each class under its own counter and no other, the data
- * arrive intact throughout, and the job exits 0.
+ * datagrams whose MAC does not verify, copies of the live broadcasts'
+ * datagrams (again at once, and again out of order), replays of
+ * broadcasts every rank finished, and datagrams made with the job key
+ * for a finished collective, one beyond the window and a rank outside
+ * the job. Every broadcasting rank counts each class under its own
+ * counter and no other (the copies under `duplicate`, or `stale` once
+ * their collective finished), the data arrive intact throughout, and the
+ * job exits 0.
  *
  * Run as: test_cluster_forge NETCLUSTER MINIMPRUN FORGE_PROG
  * Without root or network namespaces it exits 77 (meson: skipped).
