@@ -253,9 +253,8 @@ static int send_piece(mc_t *m, uint32_t i, uint32_t to) {
  * bytes: PACE_GAIN over IPv4 (extra 42). The model measures beta over TCP
  * on the job's own family, and an IPv6 segment carries 20 bytes of TCP
  * payload fewer (its IP header is that much longer), so the same link
- * shows a beta 1.4% higher there: the gain takes that back out, or the
- * pace would undershoot the link (docs/performance.md, "Multicast over
- * IPv6"). */
+ * shows a higher beta there: the gain takes that back out, or the pace
+ * would undershoot the link (docs/performance.md, "Multicast over IPv6"). */
 static double pace_gain(size_t extra) {
   size_t v4 = MMP__DGRAM_IP_UDP + ETH_HDR;
   double more = extra > v4 ? (double)(extra - v4) : 0;
@@ -1063,11 +1062,10 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   }
   if (m->copy != NULL)
     memcpy(m->copy, m->buf, m->len);
-  /* The model's beta is per byte of TCP payload, which carries about
-   * 4.5% of headers more on the wire at a 1500-byte MTU over IPv4 (6%
-   * over IPv6); pace_gain turns it into about the link's rate in wire
-   * bytes, a little over rather than under: an overshoot waits in the
-   * root's interface queue, an undershoot leaves the link idle. */
+  /* The model's beta is per byte of TCP payload, which carries headers
+   * on the wire besides; pace_gain turns it into about the link's rate in
+   * wire bytes, a little over rather than under: an overshoot waits in
+   * the root's interface queue, an undershoot leaves the link idle. */
   m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / pace_gain(m->extra);
   /* Roots sending at once (a multicast s-to-p) share every receiver's
    * link: each takes its part of the rate and of the burst, or together
