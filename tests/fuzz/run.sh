@@ -38,9 +38,7 @@ mkdir -p "$work/corpus" "$work/artifacts" || exit 1
 # the sanitizers' reports, and failed invariants (fuzz_fail), still show.
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-# Where a harness may write a file of its own (launcher_env's hostfile).
-FUZZ_TMPDIR=$work
-export ASAN_OPTIONS UBSAN_OPTIONS FUZZ_TMPDIR
+export ASAN_OPTIONS UBSAN_OPTIONS
 
 start=$(date +%s)
 # shellcheck disable=SC2086 # FUZZ_ARGS is a list of options
