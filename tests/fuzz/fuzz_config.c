@@ -25,6 +25,7 @@
  *    and takes each from the variable that names it (MINIMP_* first, then
  *    Slurm's); anything else is MMP_EENV.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ int mmp_set_errors_fatal(int on) {
   return 0;
 }
 
-enum { K_SIZE, K_UINT, K_INT, K_DOUBLE, K_WORD, K_TEXT };
+enum { K_SIZE, K_UINT, K_INT, K_DOUBLE, K_WORD, K_TEXT, K_GROUP };
 
 typedef struct cfg_var_s {
   const char *name;
@@ -102,10 +103,23 @@ static const cfg_var_t cfg_vars[] = {
     {"SLURM_STEP_ID", K_TEXT, 0, 0, NULL},
     {"SLURM_STEPID", K_TEXT, 0, 0, NULL},
     {"MINIMP_BOOT_PORTS", K_TEXT, 0, 0, NULL},
+    /* More tuning, after the identity so that the corpus's variable
+     * numbers keep their meaning. */
+    {"MINIMP_MAX_UNEXPECTED_RTS", K_UINT, 1, 1u << 30, NULL},
+    {"MINIMP_MCAST", K_WORD, 0, 0, "off on auto"},
+    {"MINIMP_MCAST_PORT", K_UINT, 0, 65535, NULL},
+    {"MINIMP_MCAST_TIMEOUT_MS", K_UINT, 10, 24u * 3600 * 1000, NULL},
+    {"MINIMP_MCAST_SOCKBUF", K_SIZE, 65536, 1u << 30, NULL},
+    {"MINIMP_MCAST_GROUP", K_GROUP, 0, 0, NULL},
+    {"MINIMP_COLL_TIMEOUT_MS", K_UINT, 0, 24u * 3600 * 1000, NULL},
+    {"MINIMP_NET_GAP_US", K_DOUBLE, 0, 1e9, NULL},
+    {"MINIMP_PROGRESS", K_WORD, 0, 0, "thread external"},
+    {"MINIMP_ERRORS", K_WORD, 0, 0, "return fatal"},
 };
 
 #define CFG_NVARS (sizeof(cfg_vars) / sizeof(cfg_vars[0]))
 #define CFG_NTUNING 26 /* the entries up to MINIMP_ENCRYPT */
+#define CFG_NLATE 10   /* the tuning entries after the identity */
 
 /* What the harness expects of one variable. */
 typedef struct cfg_want_s {
@@ -115,7 +129,9 @@ typedef struct cfg_want_s {
   double num;    /* its number (K_SIZE as an exact integer below 2^53 or
                     compared through `u`) */
   uint64_t u;
-  int word; /* K_WORD: index in words */
+  int word;         /* K_WORD: index in words */
+  int family;       /* K_GROUP: AF_INET or AF_INET6 */
+  uint8_t addr[16]; /* K_GROUP: the group, network order */
 } cfg_want_t;
 
 static int cfg_find(const char *name) {
@@ -172,6 +188,31 @@ static int cfg_ref_long(const char *s, long *out) {
   return 1;
 }
 
+/* A multicast group or range (docs/transport.md): an IPv4 address in
+ * 224.0.0.0/4 or an IPv6 one in ff00::/8, optionally "/n" with n from
+ * 4 to 32 (IPv4) or 8 to 128 (IPv6) as strtol reads it whole. */
+static int cfg_ref_group(const char *s, cfg_want_t *w) {
+  const char *slash = strchr(s, '/');
+  size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
+  char addr[64];
+  long bits;
+
+  w->family = memchr(s, ':', n) != NULL ? AF_INET6 : AF_INET;
+  bits = w->family == AF_INET6 ? 128 : 32;
+  if (n >= sizeof(addr))
+    return 0;
+  if (slash != NULL && (!cfg_ref_long(slash + 1, &bits) ||
+                        bits < (w->family == AF_INET6 ? 8 : 4) ||
+                        bits > (w->family == AF_INET6 ? 128 : 32)))
+    return 0;
+  memcpy(addr, s, n);
+  addr[n] = '\0';
+  if (inet_pton(w->family, addr, w->addr) != 1)
+    return 0;
+  w->u = (uint64_t)bits;
+  return w->family == AF_INET6 ? w->addr[0] == 0xff : w->addr[0] >> 4 == 0xe;
+}
+
 static void cfg_expect(const cfg_var_t *v, cfg_want_t *w) {
   long l = 0;
   char *end;
@@ -209,6 +250,9 @@ static void cfg_expect(const cfg_var_t *v, cfg_want_t *w) {
     }
     break;
   }
+  case K_GROUP:
+    w->ok = cfg_ref_group(w->s, w);
+    break;
   default:
     break;
   }
@@ -227,6 +271,40 @@ static double cfg_num_or(const cfg_want_t *w, double dflt) {
   return w->present ? w->num : dflt;
 }
 
+/* The multicast channel's settings; the default ranges are 239.0.0.0/8
+ * and ff15::/16, in which the job's group is derived. */
+static void cfg_check_mcast(const mmp__config_t *cfg, const cfg_want_t *want) {
+  static const uint8_t dflt6[16] = {0xff, 0x15};
+  const cfg_want_t *g = W("MINIMP_MCAST_GROUP");
+  uint32_t be;
+
+  FUZZ_CHECK(cfg->mcast ==
+             (W("MINIMP_MCAST")->present ? W("MINIMP_MCAST")->word : 2));
+  FUZZ_CHECK(cfg->mcast_port == cfg_size_or(W("MINIMP_MCAST_PORT"), 0));
+  FUZZ_CHECK(cfg->mcast_timeout_ms ==
+             cfg_size_or(W("MINIMP_MCAST_TIMEOUT_MS"), 10000));
+  FUZZ_CHECK(cfg->mcast_sockbuf ==
+             cfg_size_or(W("MINIMP_MCAST_SOCKBUF"), 8u << 20));
+  if (!g->present) {
+    FUZZ_CHECK(cfg->mcast_family == 0);
+    FUZZ_CHECK(cfg->mcast_group == 0xef000000u && cfg->mcast_bits == 8);
+    FUZZ_CHECK(memcmp(cfg->mcast_group6, dflt6, 16) == 0 &&
+               cfg->mcast_bits6 == 16);
+    return;
+  }
+  FUZZ_CHECK(cfg->mcast_family == g->family);
+  if (g->family == AF_INET6) {
+    FUZZ_CHECK(memcmp(cfg->mcast_group6, g->addr, 16) == 0);
+    FUZZ_CHECK(cfg->mcast_bits6 == g->u);
+    FUZZ_CHECK(cfg->mcast_group == 0xef000000u && cfg->mcast_bits == 8);
+  } else {
+    memcpy(&be, g->addr, sizeof(be));
+    FUZZ_CHECK(cfg->mcast_group == ntohl(be) && cfg->mcast_bits == g->u);
+    FUZZ_CHECK(memcmp(cfg->mcast_group6, dflt6, 16) == 0 &&
+               cfg->mcast_bits6 == 16);
+  }
+}
+
 static void cfg_check_tuning(const cfg_want_t *want, int shared) {
   mmp__config_t cfg;
   int rc, expect_ok = 1, i;
@@ -234,6 +312,8 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
 
   FUZZ_CHECK(strcmp(cfg_vars[CFG_NTUNING - 1].name, "MINIMP_ENCRYPT") == 0);
   for (i = 0; i < CFG_NTUNING; i++)
+    expect_ok &= want[i].ok;
+  for (i = CFG_NVARS - CFG_NLATE; i < (int)CFG_NVARS; i++)
     expect_ok &= want[i].ok;
   chunk = cfg_size_or(W("MINIMP_RNDV_CHUNK"), 512u * 1024);
   frame = cfg_size_or(W("MINIMP_MAX_FRAME"), 64u << 20);
@@ -256,6 +336,7 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
 
   memset(&cfg, 0xa5, sizeof(cfg));
   mmp__log_level = MMP__LOG_WARN;
+  errors_fatal = -1;
   rc = mmp__config_tuning(&cfg);
   FUZZ_CHECK(rc == 0 || rc == MMP_EENV);
   FUZZ_CHECK((rc == 0) == expect_ok);
@@ -264,6 +345,11 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
                                     ? W("MINIMP_LOG")->word
                                     : MMP__LOG_WARN));
   mmp__log_level = -1;
+  /* So does MINIMP_ERRORS. */
+  FUZZ_CHECK(errors_fatal ==
+             (W("MINIMP_ERRORS")->present && W("MINIMP_ERRORS")->ok
+                  ? W("MINIMP_ERRORS")->word
+                  : -1));
   if (rc != 0)
     return;
 
@@ -307,6 +393,14 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
              cfg_num_or(W("MINIMP_NET_NODE_BETA_NS"), -1));
   FUZZ_CHECK(cfg.coll.net_shared ==
              (int)cfg_size_or(W("MINIMP_NET_SHARED_CPUS"), 0));
+  FUZZ_CHECK(cfg.coll.net_gap_us == cfg_num_or(W("MINIMP_NET_GAP_US"), 0));
+  FUZZ_CHECK(cfg.coll.timeout_ms ==
+             cfg_size_or(W("MINIMP_COLL_TIMEOUT_MS"), 0));
+  FUZZ_CHECK(cfg.progress_external == (W("MINIMP_PROGRESS")->present &&
+                                       W("MINIMP_PROGRESS")->word == 1));
+  FUZZ_CHECK(cfg.max_unexp_rts ==
+             cfg_size_or(W("MINIMP_MAX_UNEXPECTED_RTS"), 65536));
+  cfg_check_mcast(&cfg, want);
 
   /* The automatic choices (docs/progress.md), twice: a second call, as
    * when init learns more, must not take the user's values for its own. */
@@ -555,6 +649,34 @@ void fuzz_seeds(fuzz_emit_fn emit) {
   cfg_emit(emit, "half-a-node-model", &b);
   cfg_put(&b, "MINIMP_NET_ALPHA_US", "nan");
   cfg_emit(emit, "half-a-model", &b);
+  cfg_put(&b, "MINIMP_MCAST", "on");
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "239.192.0.0/14");
+  cfg_put(&b, "MINIMP_MCAST_PORT", "0");
+  cfg_put(&b, "MINIMP_MCAST_TIMEOUT_MS", "10");
+  cfg_put(&b, "MINIMP_MCAST_SOCKBUF", "1g");
+  cfg_put(&b, "MINIMP_MAX_UNEXPECTED_RTS", "1");
+  cfg_emit(emit, "mcast-ipv4-range", &b);
+  cfg_put(&b, "MINIMP_COLL_TIMEOUT_MS", "86400000");
+  cfg_put(&b, "MINIMP_NET_GAP_US", "2.5");
+  cfg_put(&b, "MINIMP_PROGRESS", "external");
+  cfg_put(&b, "MINIMP_ERRORS", "fatal");
+  cfg_emit(emit, "modes", &b);
+  cfg_put(&b, "MINIMP_ERRORS", "return");
+  cfg_put(&b, "MINIMP_PROGRESS", "threads");
+  cfg_emit(emit, "modes-bad", &b);
+  cfg_put(&b, "MINIMP_MCAST", "auto");
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "ff15::1:2");
+  cfg_emit(emit, "mcast-ipv6-group", &b);
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "224.0.0.0/4");
+  cfg_emit(emit, "mcast-ipv4-widest", &b);
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "ff00::/8");
+  cfg_emit(emit, "mcast-ipv6-widest", &b);
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "ff15::/7");
+  cfg_put(&b, "MINIMP_MCAST_PORT", "65536");
+  cfg_emit(emit, "mcast-ipv6-range-too-wide", &b);
+  cfg_put(&b, "MINIMP_MCAST_GROUP", "10.0.0.1/ 8");
+  cfg_put(&b, "MINIMP_MCAST", "yes");
+  cfg_emit(emit, "mcast-unicast-group", &b);
   cfg_put(&b, "MINIMP_RANK", "3");
   cfg_put(&b, "MINIMP_SIZE", "4");
   cfg_put(&b, "MINIMP_BOOT_ADDR", "127.0.0.1:4000");
