@@ -66,6 +66,8 @@ static void test_chaos_three_rounds(void **state) {
   run_script(chaos_sh, "3", "23", NULL, 400, &r);
   assert_int_equal(r.status, 0);
   assert_non_null(strstr(r.out, "chaos: 3 of 3 rounds passed"));
+  /* Under the default rule: a loss reported as MMP_EMISMATCH fails. */
+  assert_non_null(strstr(r.out, "strict 1);"));
   /* Seed 23 makes one round of each kind. */
   assert_non_null(strstr(r.out, "round 1: stop rank 7 "));
   assert_non_null(strstr(r.out, "round 2: kill rank 0 "));
