@@ -184,7 +184,7 @@ static void node_bcast(size_t n) {
         nm.beta_node, nm.beta);
   /* At 256 KiB, where the node broadcast beats the pipelined chain by
    * more than the model's noise and the arrival-aware rule's share; at
-   * 1 MiB on 2 ranks a host the two are within a few percent, and the
+   * 1 MiB on 4 hosts x 4 ranks the two are within a few percent, and the
    * measured alpha decides between node, the pipeline and arrival_nb. */
   CHECK(mmp_bcast_select(w, 256 << 10, &sel) == 0, "select");
   CHECK(sel.algorithm == MMP_BCAST_NODE,
