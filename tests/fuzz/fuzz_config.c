@@ -272,37 +272,28 @@ static double cfg_num_or(const cfg_want_t *w, double dflt) {
 }
 
 /* The multicast channel's settings; the default ranges are 239.0.0.0/8
- * and ff15::/16, in which the job's group is derived. */
+ * and ff15::/16, in which the job's group is derived, and a group given
+ * replaces only its own family's. */
 static void cfg_check_mcast(const mmp__config_t *cfg, const cfg_want_t *want) {
   static const uint8_t dflt6[16] = {0xff, 0x15};
   const cfg_want_t *g = W("MINIMP_MCAST_GROUP");
+  int v4 = g->present && g->family == AF_INET;
+  int v6 = g->present && g->family == AF_INET6;
   uint32_t be;
 
-  FUZZ_CHECK(cfg->mcast ==
-             (W("MINIMP_MCAST")->present ? W("MINIMP_MCAST")->word : 2));
+  FUZZ_CHECK(cfg->mcast == (W("MINIMP_MCAST")->present ? W("MINIMP_MCAST")->word
+                                                       : 2 /* auto */));
   FUZZ_CHECK(cfg->mcast_port == cfg_size_or(W("MINIMP_MCAST_PORT"), 0));
   FUZZ_CHECK(cfg->mcast_timeout_ms ==
              cfg_size_or(W("MINIMP_MCAST_TIMEOUT_MS"), 10000));
   FUZZ_CHECK(cfg->mcast_sockbuf ==
              cfg_size_or(W("MINIMP_MCAST_SOCKBUF"), 8u << 20));
-  if (!g->present) {
-    FUZZ_CHECK(cfg->mcast_family == 0);
-    FUZZ_CHECK(cfg->mcast_group == 0xef000000u && cfg->mcast_bits == 8);
-    FUZZ_CHECK(memcmp(cfg->mcast_group6, dflt6, 16) == 0 &&
-               cfg->mcast_bits6 == 16);
-    return;
-  }
-  FUZZ_CHECK(cfg->mcast_family == g->family);
-  if (g->family == AF_INET6) {
-    FUZZ_CHECK(memcmp(cfg->mcast_group6, g->addr, 16) == 0);
-    FUZZ_CHECK(cfg->mcast_bits6 == g->u);
-    FUZZ_CHECK(cfg->mcast_group == 0xef000000u && cfg->mcast_bits == 8);
-  } else {
-    memcpy(&be, g->addr, sizeof(be));
-    FUZZ_CHECK(cfg->mcast_group == ntohl(be) && cfg->mcast_bits == g->u);
-    FUZZ_CHECK(memcmp(cfg->mcast_group6, dflt6, 16) == 0 &&
-               cfg->mcast_bits6 == 16);
-  }
+  FUZZ_CHECK(cfg->mcast_family == (g->present ? g->family : 0));
+  memcpy(&be, g->addr, sizeof(be));
+  FUZZ_CHECK(cfg->mcast_group == (v4 ? ntohl(be) : 0xef000000u));
+  FUZZ_CHECK(cfg->mcast_bits == (v4 ? g->u : 8));
+  FUZZ_CHECK(memcmp(cfg->mcast_group6, v6 ? g->addr : dflt6, 16) == 0);
+  FUZZ_CHECK(cfg->mcast_bits6 == (v6 ? g->u : 16));
 }
 
 static void cfg_check_tuning(const cfg_want_t *want, int shared) {
