@@ -52,6 +52,23 @@ static spawn_result_t job_result;
     fail_msg(__VA_ARGS__);                                                     \
   } while (0)
 
+/* Prints what survivor `rank` wrote on stdout (its "kc" lines name it),
+ * so that a missing result shows how far that rank got. */
+static void print_rank_lines(const char *out, int rank) {
+  char tag[32];
+  const char *line = out, *end;
+
+  snprintf(tag, sizeof(tag), " rank %d ", rank);
+  printf("rank %d's lines:\n", rank);
+  for (; *line != '\0'; line = *end != '\0' ? end + 1 : end) {
+    end = strchr(line, '\n');
+    if (end == NULL)
+      end = line + strlen(line);
+    if (memmem(line, (size_t)(end - line), tag, strlen(tag)) != NULL)
+      printf("%.*s\n", (int)(end - line), line);
+  }
+}
+
 /* Checks the result line of `item` for survivor `rank`. */
 static void check_line(const char *out, const char *item, const char *expect,
                        int rank, double bound, double *worst) {
@@ -61,8 +78,10 @@ static void check_line(const char *out, const char *item, const char *expect,
 
   snprintf(key, sizeof(key), "kc %s rank %d rc ", item, rank);
   at = strstr(out, key);
-  if (at == NULL)
+  if (at == NULL) {
+    print_rank_lines(out, rank);
     job_fail("%s: no result from rank %d", item, rank);
+  }
   if (sscanf(at + strlen(key), "%31s s %lf", rc, &secs) != 2)
     job_fail("%s: malformed line from rank %d", item, rank);
   if (strcmp(rc, "MMP_EPEERLOST") != 0 && strcmp(rc, "MMP_ETIMEDOUT") != 0) {
