@@ -303,6 +303,19 @@ static void sub_done(mmp__sched_t *s, void *arg) {
   arr_drive(a);
 }
 
+/* A sub-broadcast's schedule. Its receives fail on a loss anywhere in the
+ * communicator: a member that gave up on that loss while it waited for
+ * its GROUP header (a receive from any source) was maybe served already,
+ * and its successors would otherwise wait on it for ever. */
+static int sub_sched_new(arr_t *a, size_t len, unsigned mode,
+                         mmp__sched_t **out) {
+  int rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, len, mode, out);
+
+  if (rc == 0)
+    (*out)->comm_loss = 1;
+  return rc;
+}
+
 /* A record that owns `ranks` and `hdr` (freed on error too) until the
  * collective is freed. */
 static arr_sub_t *sub_new(arr_t *a, int *ranks, uint8_t *hdr) {
@@ -332,7 +345,7 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
   int i, rc;
 
   assert(b != NULL && (b->flags & MMP__BCAST_F_SUB));
-  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, a->len, mode, &sub->s);
+  rc = sub_sched_new(a, a->len, mode, &sub->s);
   if (rc != 0)
     return rc;
   sub->s->poison = poison;
@@ -604,8 +617,7 @@ static int root_static(arr_t *a) {
   a->run_static = 0; /* once */
   if ((sub = sub_new(a, NULL, NULL)) == NULL)
     return MMP_ENOMEM;
-  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf, a->len, a->mode,
-                          &sub->s);
+  rc = sub_sched_new(a, a->len, a->mode, &sub->s);
   if (rc != 0)
     return rc;
   a->stat.hint = a->hint;
@@ -722,8 +734,7 @@ static int recv_static(arr_t *a) {
   mmp__coll_log_locked(a->comm, a->seq, d.alg);
   if ((sub = sub_new(a, NULL, NULL)) == NULL)
     return MMP_ENOMEM;
-  rc = mmp__sched_sub_new(a->e, a->comm, a->seq, a->buf,
-                          poison ? (size_t)d.len : a->len, a->mode, &sub->s);
+  rc = sub_sched_new(a, poison ? (size_t)d.len : a->len, a->mode, &sub->s);
   if (rc != 0)
     return rc;
   sub->s->poison = poison;

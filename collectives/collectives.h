@@ -195,6 +195,8 @@ struct mmp__sched_s {
   int aborted;         /* timed out: nothing more is posted (lock) */
   int detached;        /* timed out with ops in flight: frees itself once they
                           complete, holding comm (lock) */
+  int comm_loss;       /* its receives fail on a loss anywhere in comm
+                          (MMP__RECV_COMM_LOSS), set before the launch */
 };
 
 /*

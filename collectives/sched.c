@@ -537,6 +537,13 @@ static void sop_unpack(const mmp__sched_t *s, const mmp__sop_t *op,
   }
 }
 
+/* Lock held. Posts a receive of the schedule from world rank `peer`. */
+static int sched_irecv(mmp__sched_t *s, void *buf, size_t cap, int peer,
+                       int tag, mmp_request_t *req) {
+  return mmp__irecv_flags_locked(s->e, s->comm, s->ctx, buf, cap, peer, tag,
+                                 s->comm_loss ? MMP__RECV_COMM_LOSS : 0, req);
+}
+
 /* Lock held. A packed op goes through its tmp buffer: the sender copies
  * its regions in, the receiver takes the message whole and sop_done
  * unpacks. */
@@ -545,16 +552,14 @@ static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
   /* In poison mode nothing is kept or sent: no room for the data. */
   if (s->poison)
     return op->kind == MMP__SOP_RECV
-               ? mmp__irecv_locked(s->e, s->comm, s->ctx, NULL, 0,
-                                   world_of(s, op->peer), tag, &x->req)
+               ? sched_irecv(s, NULL, 0, world_of(s, op->peer), tag, &x->req)
                : sched_send_poison(s, op, x, tag, 0);
   x->tmp_len = op->len;
   x->tmp = malloc(op->len ? op->len : 1);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
   if (op->kind == MMP__SOP_RECV)
-    return mmp__irecv_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
-                             world_of(s, op->peer), tag, &x->req);
+    return sched_irecv(s, x->tmp, op->len, world_of(s, op->peer), tag, &x->req);
   sop_pack(s, op, x->tmp);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, op->len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
@@ -574,10 +579,10 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
     /* From whoever sends it: a rank with the wrong root still finds out
      * what the others think, instead of waiting on the wrong parent. A
      * checked receive (not first) comes from its own peer. */
-    return mmp__irecv_locked(
-        s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
-        (op->flags & MMP__SOP_FIRST) ? MMP_ANY_SOURCE : world_of(s, op->peer),
-        tag, &x->req);
+    return sched_irecv(s, x->tmp, x->tmp_len,
+                       (op->flags & MMP__SOP_FIRST) ? MMP_ANY_SOURCE
+                                                    : world_of(s, op->peer),
+                       tag, &x->req);
   x->tmp[0] = ENV_MAGIC;
   x->tmp[1] = ENV_VERSION;
   x->tmp[2] = s->poison ? ENV_POISON : 0;
@@ -627,9 +632,9 @@ static void sop_post(mmp__sched_t *s, int i) {
                            &x->req);
   else
     /* In poison mode the data is not ours to keep: receive and drop it. */
-    rc = mmp__irecv_locked(
-        s->e, s->comm, s->ctx, s->poison ? NULL : mmp__sched_at(s, op->off),
-        s->poison ? 0 : op->len, world_of(s, op->peer), tag, &x->req);
+    rc = sched_irecv(s, s->poison ? NULL : mmp__sched_at(s, op->off),
+                     s->poison ? 0 : op->len, world_of(s, op->peer), tag,
+                     &x->req);
   if (rc != 0) {
     x->req.err = rc;
     sop_done(&x->req, s);
@@ -1016,13 +1021,19 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
  * mode (where a failure still replaces a mismatch). Returns 1 then. */
 static int recv_failed(mmp__sched_t *s, const mmp__sop_t *op,
                        const mmp__sexec_t *x) {
-  int err = x->req.err;
+  int err = x->req.err, rank;
 
   if (note_arrived(s, op, x))
     return 1;
   if (err == 0 || err == MMP_ETRUNC)
     return 0;
-  sched_fail(s, err, is_failure(err) ? fail_world(s, op->peer) : -1);
+  rank = is_failure(err) ? fail_world(s, op->peer) : -1;
+  /* Failed by a loss elsewhere in the communicator: name a rank lost. */
+  if (err == MMP_EPEERLOST && s->comm_loss) {
+    int lost = mmp__comm_lost_locked(s->e, s->comm);
+    rank = lost >= 0 ? lost : rank;
+  }
+  sched_fail(s, err, rank);
   return 1;
 }
 

@@ -215,6 +215,7 @@ struct mmp_request_s {
    * mmp__isend_note_locked, receives find the sender's here. */
   uint64_t note;
   mmp__deadline_t tmo; /* user receive: its communicator's timeout */
+  unsigned rflags;     /* recv: MMP__RECV_* */
 };
 
 /* An arrived (or self-sent) message that no receive matched yet. */
@@ -688,6 +689,15 @@ int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
 int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
                       void *buf, size_t cap, int peer, int tag,
                       mmp_request_t *req);
+/* A receive from one peer that fails too when any member of its
+ * communicator is lost, as one from any source does: the peer may be a
+ * live rank that gave up on that loss before it knew it had to send (a
+ * member of an arrival-aware broadcast's round). */
+#define MMP__RECV_COMM_LOSS 0x1u
+/* mmp__irecv_locked with MMP__RECV_* flags. Lock held. */
+int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                            uint32_t ctx, void *buf, size_t cap, int peer,
+                            int tag, unsigned flags, mmp_request_t *req);
 /* Lock held. Cancels a receive still waiting to be matched (it completes
  * with MMP_ECANCELED). MMP_EAGAIN if it already matched or is a send. */
 int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *req);

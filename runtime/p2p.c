@@ -807,6 +807,39 @@ static void deliver_unexp(mmp__engine_t *e, mmp__unexp_t *u, mmp_request_t *r) {
   }
 }
 
+/* A posted receive that a loss anywhere in its communicator fails. */
+static int watches_comm(const mmp_request_t *r) {
+  return r->peer == MMP_ANY_SOURCE || (r->rflags & MMP__RECV_COMM_LOSS);
+}
+
+/* Lock held, its completion: a drain took its message, or never will. */
+static void drain_done(mmp_request_t *r, void *arg) {
+  (void)arg;
+  free(r);
+}
+
+/* Lock held. Receive `r`, from a live peer, fails for a loss elsewhere in
+ * its communicator (MMP__RECV_COMM_LOSS): in its place a receive of no
+ * room takes the peer's message if it ever comes, so that a sender that
+ * did not give up is not kept waiting (a rendezvous send waits for the
+ * receiver's CTS) and nothing is left unexpected. */
+static void drain_post(mmp__engine_t *e, const mmp_request_t *r) {
+  mmp_request_t *d;
+
+  if (r->peer == MMP_ANY_SOURCE || !(r->rflags & MMP__RECV_COMM_LOSS) ||
+      e->peers[r->peer].state == MMP__P_DOWN ||
+      e->peers[r->peer].state == MMP__P_CLOSED)
+    return;
+  if ((d = calloc(1, sizeof(*d))) == NULL)
+    return; /* out of memory: the message stays unexpected */
+  d->cb = drain_done;
+  /* No communicator: the caller's may be freed before the message comes,
+   * and a context is never reused, so the drain matches nothing else. */
+  req_init(d, MMP__REQ_RECV, NULL, r->ctx, NULL, 0, r->peer, r->tag);
+  d->state = MMP__RQ_POSTED;
+  mmp__list_insert_tail(&e->posted, &d->node);
+}
+
 int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm) {
   int n = comm != NULL ? comm->size : e->cfg.size, i;
 
@@ -821,15 +854,16 @@ int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm) {
   return -1;
 }
 
-int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-                      void *buf, size_t cap, int peer, int tag,
-                      mmp_request_t *r) {
+int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
+                            uint32_t ctx, void *buf, size_t cap, int peer,
+                            int tag, unsigned flags, mmp_request_t *r) {
   mmp__list_t *it;
 
   MMP__ASSERT_LOCKED(e);
   assert(peer == MMP_ANY_SOURCE || (peer >= 0 && peer < e->cfg.size));
   assert(buf != NULL || cap == 0);
   req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
+  r->rflags = flags;
   e->app_at = uv_hrtime();
   mmp__list_foreach(it, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
@@ -843,11 +877,19 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
       (e->peers[peer].state == MMP__P_DOWN ||
        e->peers[peer].state == MMP__P_CLOSED))
     return MMP_EPEERLOST;
-  if (peer == MMP_ANY_SOURCE && mmp__comm_lost_locked(e, comm) >= 0)
+  if (watches_comm(r) && mmp__comm_lost_locked(e, comm) >= 0) {
+    drain_post(e, r);
     return MMP_EPEERLOST;
+  }
   r->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &r->node);
   return 0;
+}
+
+int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
+                      void *buf, size_t cap, int peer, int tag,
+                      mmp_request_t *r) {
+  return mmp__irecv_flags_locked(e, comm, ctx, buf, cap, peer, tag, 0, r);
 }
 
 int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
@@ -1418,21 +1460,23 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
   p->rx_target = NULL;
   /* A receive from any source of a communicator the peer belongs to may
    * have been waiting for it: it fails too (as ULFM's MPI does), or a
-   * message that can no longer come would be awaited for ever. */
+   * message that can no longer come would be awaited for ever; so does
+   * one flagged MMP__RECV_COMM_LOSS. */
   /* Completion callbacks may cancel other posted receives (a collective
    * that fails stops listening): move the doomed ones aside first. */
   mmp__list_init(&doomed);
   mmp__list_foreach_safe(it, tmp, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
-    if (r->peer == peer ||
-        (r->peer == MMP_ANY_SOURCE && mmp__comm_has(r->comm, peer))) {
+    if (r->peer == peer || (watches_comm(r) && mmp__comm_has(r->comm, peer))) {
       mmp__list_remove(it);
       mmp__list_insert_tail(&doomed, it);
     }
   }
   while ((it = mmp__list_head(&doomed)) != NULL) {
+    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     mmp__list_remove(it);
-    req_complete(e, mmp__container_of(it, mmp_request_t, node), err);
+    drain_post(e, r);
+    req_complete(e, r, err);
   }
   /* Messages whose data can no longer come. */
   mmp__list_foreach_safe(it, tmp, &e->unexpected) {
