@@ -977,6 +977,12 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   if (!noted && x->req.err != 0 && x->req.err != MMP_ETRUNC) {
     /* From any source: the rank lost is not necessarily op->peer. */
     sched_fail(s, x->req.err, -1);
+    /* Failed unmatched on a loss elsewhere: the parent's message, maybe
+     * on its way, is taken and dropped, or a rendezvous parent would
+     * wait for this rank's CTS for ever. */
+    if (x->req.err == MMP_EPEERLOST)
+      mmp__recv_drain_locked(s->e, s->ctx, world_of(s, op->peer),
+                             MMP__COLL_TAG(s->seq, sop_phase(op)));
     return 0;
   }
   if (got < MMP__HDR_SIZE || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||

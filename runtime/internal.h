@@ -694,6 +694,13 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
  * live rank that gave up on that loss before it knew it had to send (a
  * member of an arrival-aware broadcast's round). */
 #define MMP__RECV_COMM_LOSS 0x1u
+/* Lock held. Posts a receive of no room from live world rank `peer` that
+ * takes and drops its message (context `ctx`, tag `tag`) if it ever
+ * comes, for a receive that gave up on a loss elsewhere: the sender, maybe
+ * waiting for the receiver's CTS, completes, and nothing is left
+ * unexpected. Nothing if `peer` is lost; freed once it matched, or at
+ * finalize. */
+void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag);
 /* mmp__irecv_locked with MMP__RECV_* flags. Lock held. */
 int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
                             uint32_t ctx, void *buf, size_t cap, int peer,

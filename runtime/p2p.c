@@ -818,26 +818,29 @@ static void drain_done(mmp_request_t *r, void *arg) {
   free(r);
 }
 
-/* Lock held. Receive `r`, from a live peer, fails for a loss elsewhere in
- * its communicator (MMP__RECV_COMM_LOSS): in its place a receive of no
- * room takes the peer's message if it ever comes, so that a sender that
- * did not give up is not kept waiting (a rendezvous send waits for the
- * receiver's CTS) and nothing is left unexpected. */
-static void drain_post(mmp__engine_t *e, const mmp_request_t *r) {
+void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag) {
   mmp_request_t *d;
 
-  if (r->peer == MMP_ANY_SOURCE || !(r->rflags & MMP__RECV_COMM_LOSS) ||
-      e->peers[r->peer].state == MMP__P_DOWN ||
-      e->peers[r->peer].state == MMP__P_CLOSED)
+  MMP__ASSERT_LOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size);
+  if (e->peers[peer].state == MMP__P_DOWN ||
+      e->peers[peer].state == MMP__P_CLOSED)
     return;
   if ((d = calloc(1, sizeof(*d))) == NULL)
     return; /* out of memory: the message stays unexpected */
   d->cb = drain_done;
   /* No communicator: the caller's may be freed before the message comes,
    * and a context is never reused, so the drain matches nothing else. */
-  req_init(d, MMP__REQ_RECV, NULL, r->ctx, NULL, 0, r->peer, r->tag);
+  req_init(d, MMP__REQ_RECV, NULL, ctx, NULL, 0, peer, tag);
   d->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &d->node);
+}
+
+/* Lock held. Receive `r`, from a live peer, fails for a loss elsewhere in
+ * its communicator (MMP__RECV_COMM_LOSS): a drain takes its place. */
+static void drain_post(mmp__engine_t *e, const mmp_request_t *r) {
+  if (r->peer != MMP_ANY_SOURCE && (r->rflags & MMP__RECV_COMM_LOSS))
+    mmp__recv_drain_locked(e, r->ctx, r->peer, r->tag);
 }
 
 int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm) {
