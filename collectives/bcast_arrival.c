@@ -832,6 +832,13 @@ static void arr_finish(arr_t *a) {
     a->took = fmax((double)(uv_hrtime() - a->t0) * 1e-9, 1e-9);
     adapt_record(a);
   }
+  /* Given up on a loss: whatever still comes for this collective is
+   * dropped. A receiver that gave up before its GROUP header may have been
+   * put in a round, and whoever sends it that round's data by rendezvous
+   * would otherwise wait for its CTS for ever. Nothing of this rank's part
+   * is posted any more. */
+  if (a->err == MMP_EPEERLOST)
+    mmp__recv_sink_locked(a->e, a->comm->ctx + 1, a->seq);
   creq->status.error = a->err;
   creq->status.bytes = a->err == 0 ? a->len : 0;
   mmp__req_complete_locked(a->e, creq, a->err);

@@ -548,7 +548,35 @@ static void req_init(mmp_request_t *r, int kind, const mmp_comm_t *comm,
   r->tag = tag;
 }
 
-/* Lock held. Finds and removes the first posted receive matching. */
+/* Its completion: a drain took its message, or never will (lock held). */
+static void drain_done(mmp_request_t *r, void *arg) {
+  (void)arg;
+  free(r);
+}
+
+/* A receive of no room for (ctx, peer, tag) that frees itself once it
+ * completes, not yet posted; NULL if out of memory. No communicator: the
+ * caller's may be freed before the message comes, and a context is never
+ * reused, so it matches nothing else. */
+static mmp_request_t *drain_new(uint32_t ctx, int peer, int tag) {
+  mmp_request_t *d = calloc(1, sizeof(*d));
+
+  if (d == NULL)
+    return NULL;
+  d->cb = drain_done;
+  req_init(d, MMP__REQ_RECV, NULL, ctx, NULL, 0, peer, tag);
+  return d;
+}
+
+/* 1 if sink `k` (MMP__RECV_SINK) takes a message of context `ctx` and tag
+ * `tag`: one of its collective's, whatever the phase. */
+static int sink_takes(const mmp_request_t *k, uint32_t ctx, int tag) {
+  return ctx == k->ctx && tag >= 0 &&
+         ((uint32_t)tag >> 8) == ((uint32_t)k->tag >> 8);
+}
+
+/* Lock held. Finds and removes the first posted receive matching; a sink
+ * stays posted and answers with a drain of its own for the message. */
 static mmp_request_t *match_posted(mmp__engine_t *e, uint32_t ctx, int src,
                                    int tag) {
   mmp__list_t *it;
@@ -557,6 +585,12 @@ static mmp_request_t *match_posted(mmp__engine_t *e, uint32_t ctx, int src,
   mmp__list_foreach(it, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     assert(r->kind == MMP__REQ_RECV && r->state == MMP__RQ_POSTED);
+    if (r->rflags & MMP__RECV_SINK) {
+      mmp_request_t *d;
+      if (sink_takes(r, ctx, tag) && (d = drain_new(ctx, src, tag)) != NULL)
+        return d;
+      continue;
+    }
     if (matches(r->ctx, r->peer, r->tag, ctx, src, tag)) {
       mmp__list_remove(it);
       return r;
@@ -812,12 +846,6 @@ static int watches_comm(const mmp_request_t *r) {
   return r->peer == MMP_ANY_SOURCE || (r->rflags & MMP__RECV_COMM_LOSS);
 }
 
-/* Lock held, its completion: a drain took its message, or never will. */
-static void drain_done(mmp_request_t *r, void *arg) {
-  (void)arg;
-  free(r);
-}
-
 void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag) {
   mmp_request_t *d;
 
@@ -826,14 +854,32 @@ void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag) {
   if (e->peers[peer].state == MMP__P_DOWN ||
       e->peers[peer].state == MMP__P_CLOSED)
     return;
-  if ((d = calloc(1, sizeof(*d))) == NULL)
+  if ((d = drain_new(ctx, peer, tag)) == NULL)
     return; /* out of memory: the message stays unexpected */
-  d->cb = drain_done;
-  /* No communicator: the caller's may be freed before the message comes,
-   * and a context is never reused, so the drain matches nothing else. */
-  req_init(d, MMP__REQ_RECV, NULL, ctx, NULL, 0, peer, tag);
   d->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &d->node);
+}
+
+void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq) {
+  mmp_request_t *k;
+  mmp__list_t *it, *tmp;
+
+  MMP__ASSERT_LOCKED(e);
+  if ((k = drain_new(ctx, MMP_ANY_SOURCE, MMP__COLL_TAG(seq, 0))) == NULL)
+    return; /* out of memory: late messages stay unexpected */
+  k->rflags = MMP__RECV_SINK;
+  /* What came already goes first, in order. */
+  mmp__list_foreach_safe(it, tmp, &e->unexpected) {
+    mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
+    mmp_request_t *d;
+    if (sink_takes(k, u->ctx, u->tag) &&
+        (d = drain_new(ctx, u->src, u->tag)) != NULL) {
+      mmp__list_remove(it);
+      deliver_unexp(e, u, d);
+    }
+  }
+  k->state = MMP__RQ_POSTED;
+  mmp__list_insert_tail(&e->posted, &k->node);
 }
 
 /* Lock held. Receive `r`, from a live peer, fails for a loss elsewhere in
@@ -1470,6 +1516,8 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
   mmp__list_init(&doomed);
   mmp__list_foreach_safe(it, tmp, &e->posted) {
     mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
+    if (r->rflags & MMP__RECV_SINK)
+      continue; /* for ever, whoever is lost */
     if (r->peer == peer || (watches_comm(r) && mmp__comm_has(r->comm, peer))) {
       mmp__list_remove(it);
       mmp__list_insert_tail(&doomed, it);

@@ -5,9 +5,11 @@
  * communicator is lost, whether posted before the loss or after; and the
  * live peer's messages that were meant for it, sent later, are taken and
  * dropped, so that its rendezvous send completes instead of waiting for a
- * CTS for ever, and nothing is left unexpected. Three forked ranks of an
- * embedded job (mmp_init_ex): rank 2 dies, rank 1 sends late, rank 0
- * judges.
+ * CTS for ever, and nothing is left unexpected. And a collective's sink
+ * (mmp__recv_sink_locked, an arrival-aware broadcast given up on after a
+ * loss) takes every message of that collective, already here or to come,
+ * and no other. Three forked ranks of an embedded job (mmp_init_ex): rank
+ * 2 dies (or only looks on), rank 1 sends late, rank 0 judges.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,6 +131,104 @@ static int victim(mmp_comm_t *w) {
   return 32;
 }
 
+/* ---- A collective's sink ------------------------------------------------ */
+
+#define SEQ 77 /* the collective given up on */
+
+/* Lock NOT held. Rank 1's send in the collective context: the message of
+ * collective `seq`, phase `phase`. */
+static int coll_send(mmp_comm_t *w, const void *buf, size_t len, uint32_t seq,
+                     int phase, unsigned mode) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t r;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  mmp__lock(e);
+  rc = mmp__isend_locked(e, w, w->ctx + 1, buf, len, 0,
+                         MMP__COLL_TAG(seq, phase), mode, &r);
+  mmp__unlock(e);
+  return rc != 0 ? rc : mmp__wait_internal(e, &r);
+}
+
+/* Rank 0: a sink for collective SEQ takes the message that came before it
+ * and every one after, whatever the phase, eager or rendezvous; a message
+ * of the next collective is still received; the sink stays posted. */
+static int sink_judge(mmp_comm_t *w) {
+  mmp__engine_t *e = mmp__eng;
+  mmp_request_t r;
+  char got[8] = "";
+  int v = 0, rc, n = 0, clean;
+  mmp__list_t *it;
+
+  if (meet(w) != 0)
+    return 40;
+  /* Rank 1's first message is here (unexpected) when T_GO comes. */
+  if (mmp_recv(&v, sizeof(v), 1, T_GO, w, NULL) != 0)
+    return 41;
+  mmp__lock(e);
+  mmp__recv_sink_locked(e, w->ctx + 1, SEQ);
+  mmp__unlock(e);
+  if (mmp_send(&v, sizeof(v), 1, T_GO, w) != 0)
+    return 42;
+  if (mmp_recv(&v, sizeof(v), 1, T_SENT, w, NULL) != 0 || v != 3)
+    return 43;
+  memset(&r, 0, sizeof(r));
+  mmp__lock(e);
+  rc = mmp__irecv_locked(e, w, w->ctx + 1, got, sizeof(got), 1,
+                         MMP__COLL_TAG(SEQ + 1, 2), &r);
+  mmp__unlock(e);
+  if (rc != 0 || mmp__wait_internal(e, &r) != 0 || strcmp(got, "next") != 0)
+    return 44;
+  mmp__lock(e);
+  clean = mmp__list_empty(&e->unexpected);
+  mmp__list_foreach(it, &e->posted) {
+    const mmp_request_t *q = mmp__container_of(it, mmp_request_t, node);
+    n += (q->rflags & MMP__RECV_SINK) != 0 ? 1 : 100;
+  }
+  mmp__unlock(e);
+  if (!clean || n != 1)
+    return 45;
+  for (v = 1; v < NRANKS; v++)
+    if (mmp_send(&v, sizeof(v), v, T_END, w) != 0)
+      return 46;
+  return 0;
+}
+
+/* Rank 1: sends collective SEQ's messages before and after rank 0 gives
+ * up on it, then one of the next collective's. */
+static int sink_sender(mmp_comm_t *w) {
+  char first[8] = "first", small[8] = "small", next[8] = "next";
+  int v = 0;
+
+  if (meet(w) != 0)
+    return 50;
+  if (coll_send(w, first, sizeof(first), SEQ, 2, MMP_SEND_EAGER) != 0 ||
+      mmp_send(&v, sizeof(v), 0, T_GO, w) != 0 ||
+      mmp_recv(&v, sizeof(v), 0, T_GO, w, NULL) != 0)
+    return 51;
+  memset(big, 6, sizeof(big));
+  /* Without the sink this waits for a CTS for ever. */
+  if (coll_send(w, big, BIG, SEQ, 10, MMP_SEND_RNDV) != 0)
+    return 52;
+  if (coll_send(w, small, sizeof(small), SEQ, 3, MMP_SEND_EAGER) != 0 ||
+      coll_send(w, next, sizeof(next), SEQ + 1, 2, MMP_SEND_EAGER) != 0)
+    return 53;
+  v = 3;
+  if (mmp_send(&v, sizeof(v), 0, T_SENT, w) != 0)
+    return 54;
+  return mmp_recv(&v, sizeof(v), 0, T_END, w, NULL) == 0 ? 0 : 55;
+}
+
+/* Rank 2: only there. */
+static int bystander(mmp_comm_t *w) {
+  int v;
+
+  if (meet(w) != 0)
+    return 60;
+  return mmp_recv(&v, sizeof(v), 0, T_END, w, NULL) == 0 ? 0 : 61;
+}
+
 static pid_t spawn(int rank, const char *addr, int (*body)(mmp_comm_t *w)) {
   pid_t pid = fork();
 
@@ -143,23 +243,42 @@ static pid_t spawn(int rank, const char *addr, int (*body)(mmp_comm_t *w)) {
   return pid;
 }
 
-static void test_comm_loss_fails_watched_receives_and_drains(void **state) {
+typedef int (*body_fn)(mmp_comm_t *w);
+
+/* Runs body[i] as rank i of an embedded job; each must exit with want[i]
+ * (100 + a signal for one that dies). */
+static void run3(const body_fn body[NRANKS], const int want[NRANKS]) {
   char addr[64];
-  pid_t p0, p1, p2;
-  (void)state;
+  pid_t pid[NRANKS];
+  int i;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
-  p0 = spawn(0, addr, judge);
-  p1 = spawn(1, addr, late_sender);
-  p2 = spawn(2, addr, victim);
-  assert_int_equal(exit_code(p2), 100 + SIGKILL);
-  assert_int_equal(exit_code(p0), 0);
-  assert_int_equal(exit_code(p1), 0);
+  for (i = 0; i < NRANKS; i++)
+    pid[i] = spawn(i, addr, body[i]);
+  for (i = NRANKS - 1; i >= 0; i--)
+    assert_int_equal(exit_code(pid[i]), want[i]);
+}
+
+static void test_comm_loss_fails_watched_receives_and_drains(void **state) {
+  const body_fn body[NRANKS] = {judge, late_sender, victim};
+  const int want[NRANKS] = {0, 0, 100 + SIGKILL};
+  (void)state;
+
+  run3(body, want);
+}
+
+static void test_comm_loss_sink_takes_a_collectives_messages(void **state) {
+  const body_fn body[NRANKS] = {sink_judge, sink_sender, bystander};
+  const int want[NRANKS] = {0, 0, 0};
+  (void)state;
+
+  run3(body, want);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_comm_loss_fails_watched_receives_and_drains),
+      cmocka_unit_test(test_comm_loss_sink_takes_a_collectives_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,8 +7,8 @@
  * scatter, allgather and alltoall, and ibarrier; and the collectives that
  * run inside a blocking call: s-to-p's length exchange and the network
  * model's measurement; and the blocking mmp_barrier. Each job of 4 ranks (two
- * more of 8) runs one set of them at once (kill_coll.c); this checks, per item
- * and survivor:
+ * more of 8) runs one set of them at once (kill_coll.c), and three more with
+ * every message by rendezvous; this checks, per item and survivor:
  *  - its result is MMP_EPEERLOST or MMP_ETIMEDOUT, never MMP_EMISMATCH
  *    (a lost rank is no disagreement); success only where the survivor
  *    does not need the victim;
@@ -183,6 +183,30 @@ static void test_kill_coll_s2p_stopped(void **state) {
   run_job("s2p", "stop", 4, MMP_S2P_ALG_COUNT - 1);
 }
 
+/* Every message by rendezvous (MINIMP_EAGER_LIMIT=0): a live sender
+ * whose receiver gave up on the loss before it matched the RTS must still
+ * complete, or it waits for a CTS for ever. */
+static void run_job_rndv(const char *set, int nranks, int min_items) {
+  setenv("MINIMP_EAGER_LIMIT", "0", 1);
+  run_job(set, "kill", nranks, min_items);
+  unsetenv("MINIMP_EAGER_LIMIT");
+}
+
+static void test_kill_coll_bcast_killed_p8_rndv(void **state) {
+  (void)state;
+  run_job_rndv("bcast", 8, 2 * (MMP_BCAST_ALG_COUNT - 1));
+}
+
+static void test_kill_coll_s2p_killed_rndv(void **state) {
+  (void)state;
+  run_job_rndv("s2p", 4, MMP_S2P_ALG_COUNT - 1);
+}
+
+static void test_kill_coll_coll_killed_p8_rndv(void **state) {
+  (void)state;
+  run_job_rndv("coll", 8, COLL_ITEMS);
+}
+
 static void test_kill_coll_coll_stopped(void **state) {
   (void)state;
   run_job("coll", "stop", 4, COLL_ITEMS);
@@ -224,6 +248,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_kill_coll_coll_killed),
       cmocka_unit_test(test_kill_coll_bcast_killed_p8),
       cmocka_unit_test(test_kill_coll_coll_killed_p8),
+      cmocka_unit_test(test_kill_coll_bcast_killed_p8_rndv),
+      cmocka_unit_test(test_kill_coll_s2p_killed_rndv),
+      cmocka_unit_test(test_kill_coll_coll_killed_p8_rndv),
       cmocka_unit_test(test_kill_coll_bcast_stopped),
       cmocka_unit_test(test_kill_coll_s2p_stopped),
       cmocka_unit_test(test_kill_coll_coll_stopped),
