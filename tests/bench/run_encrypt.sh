@@ -15,7 +15,13 @@
 #   tests/bench/run_encrypt.sh BUILD_DIR [REPEATS] [N] [ITERS] [RATE]
 # The cluster part needs root; NETCLUSTER_PREFIX and NETCLUSTER_SWITCH keep
 # it apart from another cluster on the same machine (tests/netcluster).
-# PARTS=loopback or PARTS=cluster runs one part only.
+# PARTS=loopback or PARTS=cluster runs one part only. With ANCHORS set (the
+# directory ../shared/anchors/build.sh filled), each round also runs Open
+# MPI over TCP, plain (it has no encryption of its own), as the reference:
+# its ping-pong on loopback and its 1 MiB broadcast on the cluster; the
+# cluster then needs the anchors' host names, NETCLUSTER_PREFIX=h.
+anchors=${ANCHORS:-}
+anchor_dir=${ANCHOR_SCRIPTS:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/anchors}
 set -eu
 b=${1:-build}
 reps=${2:-7}
@@ -46,6 +52,12 @@ case " $parts " in *" loopback "*)
           print "loopback," m "," r ",half_rtt_us," $1 "," $2
           print "loopback," m "," r ",stream_MBps," $1 "," $3 }' >> "$csv"
     done
+    if [ -n "$anchors" ]; then
+      sh "$anchor_dir/run_pingpong.sh" "8 1024 65536 4194304" 2>/dev/null |
+        awk -v r="$r" 'NF == 3 && $1 ~ /^[0-9]+$/ {
+          print "loopback,openmpi," r ",half_rtt_us," $1 "," $2
+          print "loopback,openmpi," r ",stream_MBps," $1 "," $3 }' >> "$csv"
+    fi
     r=$((r + 1))
   done
   ;;
@@ -69,6 +81,18 @@ case " $parts " in *" cluster "*)
           alg = ($3 == "-" || $3 == "") ? $2 : $2 "->" $3
           print "cluster," m "," r ",bcast_" alg "_avg_us," $5 "," $6 }' >> "$csv"
     done
+    if [ -n "$anchors" ]; then
+      hf=$(mktemp)
+      i=0; while [ $i -lt "$n" ]; do echo "h$i slots=1" >> "$hf"; i=$((i + 1)); done
+      ip netns exec h0 unshare --uts sh -c "hostname h0; mpirun.openmpi \
+        --allow-run-as-root -np $n --hostfile $hf \
+        --mca plm_rsh_agent $anchor_dir/nsrsh --mca btl tcp,self \
+        --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+        --mca mpi_yield_when_idle 1 $anchors/bcast_ompi 1048576 $iters 0 all" \
+        2>/dev/null | awk -v r="$r" 'NF == 3 && $1 == 1048576 {
+          print "cluster,openmpi," r ",bcast_avg_us," $1 "," $2 }' >> "$csv"
+      rm -f "$hf"
+    fi
     r=$((r + 1))
   done
   ;;
@@ -87,8 +111,16 @@ for part, what, size in keys:
              if (r["part"], r["what"], int(r["size"]), r["seal"]) ==
              (part, what, size, seal)]
         med[seal] = (statistics.median(v), len(v)) if v else (float("nan"), 0)
+    if med["plain"][1] == 0:  # an anchor's row: Open MPI alone
+        continue
     ratio = med["sealed"][0] / med["plain"][0] if med["plain"][0] else float("nan")
     print("%-9s %-24s %9d %12.2f %12.2f %7.3f %3d" %
           (part, what, size, med["plain"][0], med["sealed"][0], ratio,
            min(med["plain"][1], med["sealed"][1])))
+for part, what, size in keys:
+    v = [float(r["value"]) for r in rows if r["seal"] == "openmpi" and
+         (r["part"], r["what"], int(r["size"])) == (part, what, size)]
+    if v:
+        print("%-9s %-24s %9d %12.2f  (Open MPI, plain) %3d" %
+              (part, what, size, statistics.median(v), len(v)))
 PY
