@@ -715,6 +715,15 @@ void mmp__sched_abandon_locked(mmp__sched_t *s, int err) {
  * way cannot be recalled; the schedule then lives on, detached from the
  * request, until they complete.
  */
+/* Lock held. A collective that ends for a lost rank leaves a sink for
+ * its messages still to come (mmp__recv_sink_locked): a receive it gave
+ * up on, or never posted, would leave a live sender's message unexpected,
+ * and a rendezvous sender waiting for this rank's CTS for ever. */
+static void sched_sink_if_lost(const mmp__sched_t *s, int err) {
+  if (err == MMP_EPEERLOST)
+    mmp__recv_sink_locked(s->e, s->ctx, s->seq);
+}
+
 static void sched_abort(mmp__sched_t *s, int err, int rank) {
   mmp_request_t *creq = s->creq;
 
@@ -731,6 +740,7 @@ static void sched_abort(mmp__sched_t *s, int err, int rank) {
   } else {
     sched_fini(s);
   }
+  sched_sink_if_lost(s, err);
   creq->status.error = err;
   creq->status.bytes = 0;
   mmp__req_complete_locked(s->e, creq, err);
@@ -808,6 +818,7 @@ static void sched_finish(mmp__sched_t *s) {
   else if (s->err != 0 && s->err != MMP_EMISMATCH)
     MMP__LOG(MMP__LOG_WARN, "collective %u failed: %s", s->seq,
              mmp_err_name(s->err));
+  sched_sink_if_lost(s, s->err);
   creq->status.error = s->err;
   creq->status.bytes = s->err == 0 ? s->len : 0;
   mmp__req_complete_locked(s->e, creq, s->err);
@@ -977,12 +988,6 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   if (!noted && x->req.err != 0 && x->req.err != MMP_ETRUNC) {
     /* From any source: the rank lost is not necessarily op->peer. */
     sched_fail(s, x->req.err, -1);
-    /* Failed unmatched on a loss elsewhere: the parent's message, maybe
-     * on its way, is taken and dropped, or a rendezvous parent would
-     * wait for this rank's CTS for ever. */
-    if (x->req.err == MMP_EPEERLOST)
-      mmp__recv_drain_locked(s->e, s->ctx, world_of(s, op->peer),
-                             MMP__COLL_TAG(s->seq, sop_phase(op)));
     return 0;
   }
   if (got < MMP__HDR_SIZE || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||

@@ -692,24 +692,18 @@ int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 /* A receive from one peer that fails too when any member of its
  * communicator is lost, as one from any source does: the peer may be a
  * live rank that gave up on that loss before it knew it had to send (a
- * member of an arrival-aware broadcast's round). */
+ * member of an arrival-aware broadcast's round). What the peer sends
+ * later is the collective's to drop (mmp__recv_sink_locked). */
 #define MMP__RECV_COMM_LOSS 0x1u
 /* A collective's sink (mmp__recv_sink_locked); never set by callers. */
 #define MMP__RECV_SINK 0x2u
-/* Lock held. Posts a receive of no room from live world rank `peer` that
- * takes and drops its message (context `ctx`, tag `tag`) if it ever
- * comes, for a receive that gave up on a loss elsewhere: the sender, maybe
- * waiting for the receiver's CTS, completes, and nothing is left
- * unexpected. Nothing if `peer` is lost; freed once it matched, or at
- * finalize. */
-void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag);
 /* Lock held. Takes and drops, from now until finalize, every message of
  * collective `seq` in context `ctx` (a communicator's ctx + 1), whatever
  * its phase and sender, those already here first: for a collective this
- * rank gave up on after a loss before it knew who would send to it (an
- * arrival-aware receiver without its GROUP header), so that no sender
- * waits for a CTS from it. A sequence number comes back only after 2^23
- * collectives on one communicator. */
+ * rank ended for a lost rank, whose receives failed or were never posted,
+ * so that no live sender waits for a CTS from it and nothing is left
+ * unexpected. A sequence number comes back only after 2^23 collectives on
+ * one communicator. */
 void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq);
 /* mmp__irecv_locked with MMP__RECV_* flags. Lock held. */
 int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,

@@ -846,20 +846,6 @@ static int watches_comm(const mmp_request_t *r) {
   return r->peer == MMP_ANY_SOURCE || (r->rflags & MMP__RECV_COMM_LOSS);
 }
 
-void mmp__recv_drain_locked(mmp__engine_t *e, uint32_t ctx, int peer, int tag) {
-  mmp_request_t *d;
-
-  MMP__ASSERT_LOCKED(e);
-  assert(peer >= 0 && peer < e->cfg.size);
-  if (e->peers[peer].state == MMP__P_DOWN ||
-      e->peers[peer].state == MMP__P_CLOSED)
-    return;
-  if ((d = drain_new(ctx, peer, tag)) == NULL)
-    return; /* out of memory: the message stays unexpected */
-  d->state = MMP__RQ_POSTED;
-  mmp__list_insert_tail(&e->posted, &d->node);
-}
-
 void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq) {
   mmp_request_t *k;
   mmp__list_t *it, *tmp;
@@ -880,13 +866,6 @@ void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq) {
   }
   k->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &k->node);
-}
-
-/* Lock held. Receive `r`, from a live peer, fails for a loss elsewhere in
- * its communicator (MMP__RECV_COMM_LOSS): a drain takes its place. */
-static void drain_post(mmp__engine_t *e, const mmp_request_t *r) {
-  if (r->peer != MMP_ANY_SOURCE && (r->rflags & MMP__RECV_COMM_LOSS))
-    mmp__recv_drain_locked(e, r->ctx, r->peer, r->tag);
 }
 
 int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm) {
@@ -926,10 +905,8 @@ int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
       (e->peers[peer].state == MMP__P_DOWN ||
        e->peers[peer].state == MMP__P_CLOSED))
     return MMP_EPEERLOST;
-  if (watches_comm(r) && mmp__comm_lost_locked(e, comm) >= 0) {
-    drain_post(e, r);
+  if (watches_comm(r) && mmp__comm_lost_locked(e, comm) >= 0)
     return MMP_EPEERLOST;
-  }
   r->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &r->node);
   return 0;
@@ -1524,10 +1501,8 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
     }
   }
   while ((it = mmp__list_head(&doomed)) != NULL) {
-    mmp_request_t *r = mmp__container_of(it, mmp_request_t, node);
     mmp__list_remove(it);
-    drain_post(e, r);
-    req_complete(e, r, err);
+    req_complete(e, mmp__container_of(it, mmp_request_t, node), err);
   }
   /* Messages whose data can no longer come. */
   mmp__list_foreach_safe(it, tmp, &e->unexpected) {

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Receives flagged MMP__RECV_COMM_LOSS (an arrival-aware broadcast's
- * rounds): one from a live peer fails when another member of its
- * communicator is lost, whether posted before the loss or after; and the
- * live peer's messages that were meant for it, sent later, are taken and
- * dropped, so that its rendezvous send completes instead of waiting for a
- * CTS for ever, and nothing is left unexpected. And a collective's sink
- * (mmp__recv_sink_locked, an arrival-aware broadcast given up on after a
- * loss) takes every message of that collective, already here or to come,
- * and no other. Three forked ranks of an embedded job (mmp_init_ex): rank
- * 2 dies (or only looks on), rank 1 sends late, rank 0 judges.
+ * rounds) and a collective's sink (mmp__recv_sink_locked, what a
+ * collective that ended for a lost rank leaves). A flagged receive from a
+ * live peer fails when another member of its communicator is lost,
+ * whether posted before the loss or after; the sink then takes and drops
+ * that collective's messages, those already here and every later one,
+ * eager or rendezvous, in any phase, so that a live rendezvous sender
+ * completes instead of waiting for a CTS for ever and nothing is left
+ * unexpected; the next collective's messages are still received. Three
+ * forked ranks of an embedded job (mmp_init_ex): rank 2 dies (or only
+ * looks on), rank 1 sends late, rank 0 judges.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ static const char *key = "0123456789abcdef0123456789abcdef";
 
 #define NRANKS 3
 #define BIG (1u << 20) /* sent by rendezvous */
-enum { T_MEET = 1, T_DIE, T_GO, T_BIG, T_SMALL, T_SENT, T_END };
+enum { T_MEET = 1, T_DIE, T_GO, T_SENT, T_END };
 
 static char big[BIG];
 
@@ -48,51 +49,93 @@ static int meet(mmp_comm_t *w) {
   return 0;
 }
 
-/* Lock NOT held. Posts a receive from rank 1 flagged MMP__RECV_COMM_LOSS. */
-static int post_watched(mmp_comm_t *w, void *buf, size_t cap, int tag,
+#define SEQ 77 /* the collective given up on */
+
+/* Lock NOT held. Posts a receive from rank 1 of collective SEQ's message
+ * of phase `phase`, flagged MMP__RECV_COMM_LOSS. */
+static int post_watched(mmp_comm_t *w, void *buf, size_t cap, int phase,
                         mmp_request_t *r) {
   mmp__engine_t *e = mmp__eng;
   int rc;
 
   memset(r, 0, sizeof(*r));
   mmp__lock(e);
-  rc = mmp__irecv_flags_locked(e, w, w->ctx, buf, cap, 1, tag,
-                               MMP__RECV_COMM_LOSS, r);
+  rc = mmp__irecv_flags_locked(e, w, w->ctx + 1, buf, cap, 1,
+                               MMP__COLL_TAG(SEQ, phase), MMP__RECV_COMM_LOSS,
+                               r);
   mmp__unlock(e);
   return rc;
 }
 
-/* Rank 0: its receives from live rank 1 fail on rank 2's loss; rank 1's
- * messages for them, sent afterwards, vanish without a trace. */
-static int judge(mmp_comm_t *w) {
+/* Lock NOT held. Rank 1's send in the collective context: the message of
+ * collective `seq`, phase `phase`. */
+static int coll_send(mmp_comm_t *w, const void *buf, size_t len, uint32_t seq,
+                     int phase, unsigned mode) {
   mmp__engine_t *e = mmp__eng;
+  mmp_request_t r;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  mmp__lock(e);
+  rc = mmp__isend_locked(e, w, w->ctx + 1, buf, len, 0,
+                         MMP__COLL_TAG(seq, phase), mode, &r);
+  mmp__unlock(e);
+  return rc != 0 ? rc : mmp__wait_internal(e, &r);
+}
+
+/* Lock NOT held. Collective SEQ ends for a lost rank: its sink. */
+static void give_up(mmp_comm_t *w) {
+  mmp__lock(mmp__eng);
+  mmp__recv_sink_locked(mmp__eng, w->ctx + 1, SEQ);
+  mmp__unlock(mmp__eng);
+}
+
+/* Lock NOT held. 1 if nothing is unexpected and the only posted receive
+ * is one sink. */
+static int only_the_sink(void) {
+  mmp__engine_t *e = mmp__eng;
+  mmp__list_t *it;
+  int n = 0, clean;
+
+  mmp__lock(e);
+  clean = mmp__list_empty(&e->unexpected);
+  mmp__list_foreach(it, &e->posted) {
+    const mmp_request_t *q = mmp__container_of(it, mmp_request_t, node);
+    n += (q->rflags & MMP__RECV_SINK) != 0 ? 1 : 100;
+  }
+  mmp__unlock(e);
+  return clean && n == 1;
+}
+
+/* Rank 0: its receives from live rank 1 fail on rank 2's loss; once it
+ * gives up on the collective, rank 1's messages for them, sent
+ * afterwards, vanish without a trace. */
+static int judge(mmp_comm_t *w) {
   mmp_request_t r1, r2;
   char small[8];
-  int v = 0, clean;
+  int v = 0;
 
   if (meet(w) != 0)
     return 10;
-  if (post_watched(w, big, BIG, T_BIG, &r1) != 0)
+  if (post_watched(w, big, BIG, 10, &r1) != 0)
     return 11;
   if (mmp_send(&v, sizeof(v), 2, T_DIE, w) != 0)
     return 12;
   /* Posted before the loss: fails with it. */
-  if (mmp__wait_internal(e, &r1) != MMP_EPEERLOST)
+  if (mmp__wait_internal(mmp__eng, &r1) != MMP_EPEERLOST)
     return 13;
   /* Posted after: fails at once. */
-  if (post_watched(w, small, sizeof(small), T_SMALL, &r2) != MMP_EPEERLOST)
+  if (post_watched(w, small, sizeof(small), 3, &r2) != MMP_EPEERLOST)
     return 14;
+  give_up(w);
   /* Rank 1 now sends what both were waiting for; it says when its sends
    * are complete. */
   if (mmp_send(&v, sizeof(v), 1, T_GO, w) != 0)
     return 15;
   if (mmp_recv(&v, sizeof(v), 1, T_SENT, w, NULL) != 0 || v != 2)
     return 16;
-  /* Both messages came before T_SENT: taken by drains, which are gone. */
-  mmp__lock(e);
-  clean = mmp__list_empty(&e->unexpected) && mmp__list_empty(&e->posted);
-  mmp__unlock(e);
-  if (!clean)
+  /* Both messages came before T_SENT: taken by the sink. */
+  if (!only_the_sink())
     return 17;
   return mmp_send(&v, sizeof(v), 1, T_END, w) == 0 ? 0 : 18;
 }
@@ -107,10 +150,10 @@ static int late_sender(mmp_comm_t *w) {
   if (mmp_recv(&v, sizeof(v), 0, T_GO, w, NULL) != 0)
     return 21;
   memset(big, 5, sizeof(big));
-  /* Without a drain at rank 0 this waits for a CTS for ever. */
-  if (mmp_send_ex(big, BIG, 0, T_BIG, w, MMP_SEND_RNDV) != 0)
+  /* Without the sink at rank 0 this waits for a CTS for ever. */
+  if (coll_send(w, big, BIG, SEQ, 10, MMP_SEND_RNDV) != 0)
     return 22;
-  if (mmp_send_ex(small, sizeof(small), 0, T_SMALL, w, MMP_SEND_EAGER) != 0)
+  if (coll_send(w, small, sizeof(small), SEQ, 3, MMP_SEND_EAGER) != 0)
     return 23;
   v = 2;
   if (mmp_send(&v, sizeof(v), 0, T_SENT, w) != 0)
@@ -131,25 +174,7 @@ static int victim(mmp_comm_t *w) {
   return 32;
 }
 
-/* ---- A collective's sink ------------------------------------------------ */
-
-#define SEQ 77 /* the collective given up on */
-
-/* Lock NOT held. Rank 1's send in the collective context: the message of
- * collective `seq`, phase `phase`. */
-static int coll_send(mmp_comm_t *w, const void *buf, size_t len, uint32_t seq,
-                     int phase, unsigned mode) {
-  mmp__engine_t *e = mmp__eng;
-  mmp_request_t r;
-  int rc;
-
-  memset(&r, 0, sizeof(r));
-  mmp__lock(e);
-  rc = mmp__isend_locked(e, w, w->ctx + 1, buf, len, 0,
-                         MMP__COLL_TAG(seq, phase), mode, &r);
-  mmp__unlock(e);
-  return rc != 0 ? rc : mmp__wait_internal(e, &r);
-}
+/* ---- A collective's sink, on its own ----------------------------------- */
 
 /* Rank 0: a sink for collective SEQ takes the message that came before it
  * and every one after, whatever the phase, eager or rendezvous; a message
@@ -158,17 +183,14 @@ static int sink_judge(mmp_comm_t *w) {
   mmp__engine_t *e = mmp__eng;
   mmp_request_t r;
   char got[8] = "";
-  int v = 0, rc, n = 0, clean;
-  mmp__list_t *it;
+  int v = 0, rc;
 
   if (meet(w) != 0)
     return 40;
   /* Rank 1's first message is here (unexpected) when T_GO comes. */
   if (mmp_recv(&v, sizeof(v), 1, T_GO, w, NULL) != 0)
     return 41;
-  mmp__lock(e);
-  mmp__recv_sink_locked(e, w->ctx + 1, SEQ);
-  mmp__unlock(e);
+  give_up(w);
   if (mmp_send(&v, sizeof(v), 1, T_GO, w) != 0)
     return 42;
   if (mmp_recv(&v, sizeof(v), 1, T_SENT, w, NULL) != 0 || v != 3)
@@ -180,14 +202,7 @@ static int sink_judge(mmp_comm_t *w) {
   mmp__unlock(e);
   if (rc != 0 || mmp__wait_internal(e, &r) != 0 || strcmp(got, "next") != 0)
     return 44;
-  mmp__lock(e);
-  clean = mmp__list_empty(&e->unexpected);
-  mmp__list_foreach(it, &e->posted) {
-    const mmp_request_t *q = mmp__container_of(it, mmp_request_t, node);
-    n += (q->rflags & MMP__RECV_SINK) != 0 ? 1 : 100;
-  }
-  mmp__unlock(e);
-  if (!clean || n != 1)
+  if (!only_the_sink())
     return 45;
   for (v = 1; v < NRANKS; v++)
     if (mmp_send(&v, sizeof(v), v, T_END, w) != 0)
@@ -259,7 +274,7 @@ static void run3(const body_fn body[NRANKS], const int want[NRANKS]) {
     assert_int_equal(exit_code(pid[i]), want[i]);
 }
 
-static void test_comm_loss_fails_watched_receives_and_drains(void **state) {
+static void test_comm_loss_fails_watched_receives_then_sinks(void **state) {
   const body_fn body[NRANKS] = {judge, late_sender, victim};
   const int want[NRANKS] = {0, 0, 100 + SIGKILL};
   (void)state;
@@ -277,7 +292,7 @@ static void test_comm_loss_sink_takes_a_collectives_messages(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_comm_loss_fails_watched_receives_and_drains),
+      cmocka_unit_test(test_comm_loss_fails_watched_receives_then_sinks),
       cmocka_unit_test(test_comm_loss_sink_takes_a_collectives_messages),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
