@@ -863,6 +863,7 @@ static int probe_run(mmp_comm_t *comm, probe_t *pr, uint32_t seq) {
   probe_wait_t w;
   int ok;
 
+  pr->l.comm = comm;
   pr->l.ctx = comm->ctx + 1;
   pr->l.seq = seq;
   pr->l.cb = probe_heard;
@@ -1088,6 +1089,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
       m->child[m->nchild++] = (2 * m->vr + i + m->root) % m->p;
   m->acks_left = m->nchild;
   m->have_all = m->me == m->root || m->npk == 0;
+  m->l.comm = comm;
   m->l.ctx = m->ctx;
   m->l.cb = on_dgram;
   m->l.arg = m;

@@ -9,8 +9,11 @@
  * rank 0 of the parent gathers them and sends the table back, and every
  * rank then computes the same result. The new context id is the largest
  * "next free" id of all parent ranks, so no member uses it yet; all
- * communicators made by one split share it, which is safe because their
- * members are disjoint.
+ * communicators made by one split share it (and so may disjoint ones
+ * made apart), which is safe because their members are disjoint: a rank
+ * is in at most one communicator of an id, ever. Whatever every rank of
+ * the job hears (the multicast group) tells them apart by the sender
+ * (runtime/mcast.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -733,10 +733,13 @@ int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
  * engine.lock held, in loop context (or inside
  * mmp__mcast_listen_locked, for datagrams that came before it): for each
  * authentic datagram of this job with that context and sequence number
- * that another rank sent.
+ * that another member of `comm` sent.
  */
 typedef struct mmp__mcast_listener_s {
   mmp__list_t node;
+  /* The communicator whose collective listens: only its members'
+   * datagrams reach cb (another communicator may share ctx). */
+  const mmp_comm_t *comm;
   uint32_t ctx;
   uint32_t seq;
   void (*cb)(void *arg, const mmp__dgram_hdr_t *h, const uint8_t *payload,
@@ -799,6 +802,9 @@ typedef struct mmp__mcast_stats_s {
   uint64_t repair_multicast; /* and to the group */
   uint64_t duplicate;        /* DATA for a piece its live collective already
                                 held: ignored */
+  uint64_t other_comm;       /* authentic, but from a rank outside this
+                                rank's communicator of its context: another
+                                communicator's */
   int open;                  /* 1 open, -1 unusable, -2 misconfigured, 0 not
                                 tried */
   char group[64];            /* "a.b.c.d:port" or "[ff15::...]:port" */

@@ -5,7 +5,13 @@
  * listens for its (context, sequence number), keeps those that arrive
  * before their collective started, and drops replays: datagrams of
  * collectives this rank already finished, or too far ahead of the ones it
- * runs (docs/transport.md, "The UDP multicast channel"). It also sends a
+ * runs (docs/transport.md, "The UDP multicast channel"). A context number
+ * alone does not name a communicator: the disjoint communicators of one
+ * split share theirs, and each rank of the job hears every datagram. A
+ * rank is in at most one communicator of a context, ever, so the pair
+ * (context, sender) does: a datagram whose sender is no member of this
+ * rank's communicator of that context is another communicator's, dropped
+ * and counted, never delivered. It also sends a
  * datagram to one rank alone, at that rank's TCP host address and the
  * group's port, where that address and node are the rank's own (no other
  * rank of the job shares them: the kernel would hand the datagram to any
@@ -37,6 +43,10 @@ typedef struct mcast_ctx_s {
   uint32_t hi;
   uint32_t recent[MCAST_RECENT];
   unsigned nrecent, at;
+  /* By world rank, a bit each: the members of this rank's communicator
+   * of this context, from its first listener on (NULL before, or when
+   * there was no memory: the listeners' own check then suffices). */
+  uint8_t *members;
 } mcast_ctx_t;
 
 typedef struct early_s {
@@ -61,6 +71,7 @@ struct mmp__mcast_s {
   struct sockaddr_in *alone;
   uint64_t repair_unicast, repair_multicast;
   uint64_t duplicate;
+  uint64_t other_comm;
 };
 
 static int cmp_addr_rank(const void *a, const void *b) {
@@ -121,6 +132,31 @@ static mcast_ctx_t *ctx_find(struct mmp__mcast_s *m, uint32_t ctx, int create) {
   c->next = m->ctxs;
   m->ctxs = c;
   return c;
+}
+
+/* 0 if world rank `src` is known to be no member of this rank's
+ * communicator of context `ctx`: its datagrams are another one's. */
+static int member(struct mmp__mcast_s *m, uint32_t ctx, uint32_t src) {
+  mcast_ctx_t *c = ctx_find(m, ctx, 0);
+
+  return c == NULL || c->members == NULL ||
+         ((c->members[src / 8] >> (src % 8)) & 1);
+}
+
+/* Remembers the members of l's communicator for its context, so that
+ * other communicators' datagrams go at once rather than wait as early
+ * ones (best effort: the listeners check membership themselves). */
+static void note_members(struct mmp__mcast_s *m,
+                         const mmp__mcast_listener_t *l) {
+  mcast_ctx_t *c = ctx_find(m, l->ctx, 1);
+  int n = m->e->cfg.size, i;
+
+  if (c == NULL || c->members != NULL ||
+      (c->members = calloc(((size_t)n + 7) / 8, 1)) == NULL)
+    return;
+  for (i = 0; i < n; i++)
+    if (mmp__comm_has(l->comm, i))
+      c->members[i / 8] |= (uint8_t)(1u << (i % 8));
 }
 
 /* 1 if (ctx, seq) may still run here: not finished, and within
@@ -206,11 +242,17 @@ static void on_datagram(void *arg, const mmp__dgram_hdr_t *h,
     return;
   mmp__lock(e);
   /* A collective listening takes its datagrams, replays included (they
-   * are idempotent); for the others, the window decides. */
+   * are idempotent); for the others, the window decides. Datagrams of
+   * another communicator of the same context never get that far. */
   if (h->src >= (uint32_t)e->cfg.size) {
     m->stale++;
+  } else if (!member(m, h->ctx, h->src)) {
+    m->other_comm++;
   } else if ((l = find_listener(m, h->ctx, h->seq)) != NULL) {
-    l->cb(l->arg, h, payload, n);
+    if (mmp__comm_has(l->comm, (int)h->src))
+      l->cb(l->arg, h, payload, n);
+    else
+      m->other_comm++;
   } else if (!live(m, h->ctx, h->seq)) {
     m->stale++;
   } else {
@@ -364,18 +406,29 @@ void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l) {
   mmp__list_t mine, *it, *tmp;
 
   MMP__ASSERT_LOCKED(e);
-  assert(m != NULL && m->state > 0);
+  assert(m != NULL && m->state > 0 && l->comm != NULL);
   mmp__list_insert_tail(&m->listen, &l->node);
+  note_members(m, l);
   /* What came before it, in arrival order, taken off the shared list
-   * first: the callback may unlisten, which prunes that list. */
+   * first: the callback may unlisten, which prunes that list. What
+   * another communicator of this context sent goes now. */
   mmp__list_init(&mine);
   mmp__list_foreach_safe(it, tmp, &m->early) {
     early_t *x = mmp__container_of(it, early_t, node);
-    if (x->h.ctx != l->ctx || x->h.seq != l->seq)
+    int ours;
+    if (x->h.ctx != l->ctx)
+      continue;
+    ours = mmp__comm_has(l->comm, (int)x->h.src);
+    if (ours && x->h.seq != l->seq)
       continue;
     mmp__list_remove(&x->node);
     m->early_bytes -= x->n;
-    mmp__list_insert_tail(&mine, &x->node);
+    if (ours) {
+      mmp__list_insert_tail(&mine, &x->node);
+    } else {
+      m->other_comm++;
+      free(x);
+    }
   }
   while (!mmp__list_empty(&mine)) {
     early_t *x = mmp__container_of(mmp__list_head(&mine), early_t, node);
@@ -471,6 +524,7 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out) {
     out->repair_unicast = e->mcast->repair_unicast;
     out->repair_multicast = e->mcast->repair_multicast;
     out->duplicate = e->mcast->duplicate;
+    out->other_comm = e->mcast->other_comm;
     out->open = e->mcast->state;
     if (e->mcast->u != NULL)
       mmp__udp_ops.group_name(e->mcast->u, out->group, sizeof(out->group));
@@ -515,6 +569,7 @@ void mmp__mcast_free(mmp__engine_t *e) {
   while (m->ctxs != NULL) {
     mcast_ctx_t *c = m->ctxs;
     m->ctxs = c->next;
+    free(c->members);
     free(c);
   }
   free(m->alone);

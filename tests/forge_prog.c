@@ -27,9 +27,14 @@
  *   replay     the bytes of every DATA datagram it captured from two
  *              roots' broadcasts that every rank has finished, unchanged;
  *   keyed      datagrams made with the job key itself (the one thing the
- *              forger takes from being a rank): new data under a
- *              finished collective's number, under a number far beyond
- *              the window, and from a sender rank outside the job (3).
+ *              forger takes from being a rank): new data as from a
+ *              broadcaster under a finished collective's number and
+ *              under a number far beyond the window (each as from world
+ *              ranks 0 and 1, since a rank drops its own unheard), from
+ *              a sender rank outside the job, and as from the forger
+ *              itself, a rank of the job outside the broadcasters'
+ *              communicator, for their live collective (6; counted as
+ *              stale, the last as another communicator's).
  *
  * The first four and the replays need nothing but what crosses the wire:
  * the job id, the group and the headers are read off captured datagrams.
@@ -78,7 +83,7 @@ static const char *step_name[NSTEPS] = {"malformed", "foreign", "bad MAC",
  * and well inside the window of 256 where it would be kept for them. */
 #define AHEAD 32
 /* Datagrams per round every broadcasting rank counts (replays: below). */
-static const int per_round[NSTEPS] = {5, 2, 3 + 3 * AHEAD, 0, 0, 3};
+static const int per_round[NSTEPS] = {5, 2, 3 + 3 * AHEAD, 0, 0, 6};
 /* The duplicate step: datagrams held back and sent in reverse, and how
  * long it runs (and the fewest it relays, unless DUP_MAX_S passes). */
 #define RING 4
@@ -106,6 +111,8 @@ static uint64_t step_counter(const mmp__mcast_stats_t *s, int step) {
     return s->udp.bad_mac;
   case DUPLICATE:
     return s->duplicate;
+  case KEYED:
+    return s->stale + s->other_comm;
   default:
     return s->stale;
   }
@@ -187,6 +194,12 @@ static uint64_t check_step(int step, const mmp__mcast_stats_t *b,
         "%s counted as foreign", step_name[step]);
   CHECK(step == BAD_MAC || a.udp.bad_mac == b->udp.bad_mac,
         "%s counted as bad MAC", step_name[step]);
+  /* Only the forger's own keyed datagram comes from outside the
+   * broadcasters' communicator. */
+  CHECK(step == KEYED ? a.other_comm > b->other_comm
+                      : a.other_comm == b->other_comm,
+        "%s: another communicator's counted %llu times", step_name[step],
+        (unsigned long long)(a.other_comm - b->other_comm));
   return got;
 }
 
@@ -233,6 +246,8 @@ static void broadcaster(mmp_comm_t *g, int forger) {
                                              (mr_rank() == 1 ? 0 : m.from1));
     else if (step == DUPLICATE) /* counted (or stale) before `done` came */
       want = 1;
+    else if (step == KEYED && mr_rank() <= 1) /* not its own two */
+      want = (uint64_t)m.rounds * (uint64_t)(per_round[step] - 2);
     else
       want = (uint64_t)m.rounds * (uint64_t)per_round[step];
     got[step] = check_step(step, &before, want);
@@ -471,20 +486,27 @@ static void forge_round(forger_t *f, int step, const mmp__dgram_keys_t *key) {
       forger_send(f, f->capt[i], f->ncapt[i]);
     break;
   case KEYED:
-    /* As from this rank (a member of the job, so no broadcaster drops
-     * them as its own): a finished collective's number, one beyond the
-     * window, then a sender that is no rank of the job. */
+    /* First as from this rank, for the live collective: a rank of the
+     * job, but not of the broadcasters' communicator, which shares
+     * nothing with it. Then as from world ranks 0 and 1: a finished
+     * collective's number, one beyond the window; then a sender that is
+     * no rank of the job. */
     h.kind = MMP__DG_DATA;
     h.ctx = f->ctx;
     h.offset = 0;
     h.total = nj;
     h.src = (uint32_t)mr_rank();
-    h.seq = mmp__get_u32(f->capt[0] + 20);
+    h.seq = f->seq_max;
     mmp__dgram_encode(key, key->job_id, &h, junk, nj, d);
     forger_send(f, d, MMP__DGRAM_HDR + nj);
-    h.seq = f->seq_max + 100000;
-    mmp__dgram_encode(key, key->job_id, &h, junk, nj, d);
-    forger_send(f, d, MMP__DGRAM_HDR + nj);
+    for (h.src = 0; h.src < 2; h.src++) {
+      h.seq = mmp__get_u32(f->capt[0] + 20);
+      mmp__dgram_encode(key, key->job_id, &h, junk, nj, d);
+      forger_send(f, d, MMP__DGRAM_HDR + nj);
+      h.seq = f->seq_max + 100000;
+      mmp__dgram_encode(key, key->job_id, &h, junk, nj, d);
+      forger_send(f, d, MMP__DGRAM_HDR + nj);
+    }
     h.seq = f->seq_max;
     h.src = (uint32_t)mr_size() + 3;
     mmp__dgram_encode(key, key->job_id, &h, junk, nj, d);

@@ -260,6 +260,62 @@ static void test_mcast_several_in_flight(void **state) {
   }
 }
 
+/* Two disjoint communicators of one split share a context number, and
+ * every rank of the job hears every datagram: both halves broadcast at
+ * once, each from its own root with its own bytes, both modes, blocking
+ * and not; every rank ends with its own root's bytes, and every rank
+ * counts the other half's datagrams as not for it. */
+static void test_mcast_disjoint_comms(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *sub = NULL;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp__mcast_stats_t before, after;
+  int me = mr_rank(), color = me % 2, round, i;
+  enum { N = 4097, ROUNDS = 8 };
+  uint8_t *b = malloc(N);
+  (void)state;
+
+  if (mcast_unused() || mr_size() < 4) {
+    free(b);
+    skip();
+  }
+  assert_non_null(b);
+  assert_int_equal(mmp_comm_split(w, color, -me, &sub), 0);
+  assert_int_equal(mmp__mcast_stats(&before), 0);
+  o.algorithm = MMP_BCAST_MULTICAST;
+  for (round = 0; round < ROUNDS; round++) {
+    uint8_t v = (uint8_t)(0xa0 + color + 2 * round);
+    mmp_request_t *q = NULL;
+    int rc;
+    o.mode = round % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+    memset(b, mmp_comm_rank(sub) == 0 ? v : 0x5a, N);
+    if (round % 4 < 2) {
+      rc = mmp_bcast_ex(b, N, 0, sub, &o);
+    } else {
+      rc = mmp_ibcast(b, N, 0, sub, &o, &q);
+      if (rc == 0)
+        rc = mmp_wait(&q, MMP_STATUS_IGNORE);
+    }
+    for (i = 0; i < N && b[i] == v; i++)
+      ;
+    if (rc != 0 || i < N)
+      fail_msg("round %d half %d: rc %s, byte %d is 0x%02x, want 0x%02x", round,
+               color, mmp_err_name(rc), i, i < N ? b[i] : 0, v);
+  }
+  /* The other half's datagrams reached this rank too (loopback
+   * multicast): dropped and counted, whether they came during this
+   * half's broadcasts or before them. */
+  assert_int_equal(mmp_barrier(w), 0);
+  for (i = 0; i < 200; i++) {
+    assert_int_equal(mmp__mcast_stats(&after), 0);
+    if (after.other_comm > before.other_comm)
+      break;
+    usleep(10000);
+  }
+  assert_true(after.other_comm > before.other_comm);
+  assert_int_equal(mmp_comm_free(&sub), 0);
+  free(b);
+}
+
 /* ---- Multicast s-to-p (MMP_S2P_MULTICAST) -------------------------------- */
 
 /* Source j of s: every (p / s)-th rank, the last ones when s = p. Its
@@ -595,6 +651,7 @@ int main(void) {
       cmocka_unit_test(test_mcast_detected),
       cmocka_unit_test(test_mcast_sizes_every_root),
       cmocka_unit_test(test_mcast_several_in_flight),
+      cmocka_unit_test(test_mcast_disjoint_comms),
       cmocka_unit_test(test_mcast_rejects_forgeries),
       cmocka_unit_test(test_mcast_s2p),
       cmocka_unit_test(test_mcast_s2p_in_flight),

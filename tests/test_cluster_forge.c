@@ -8,10 +8,12 @@
  * datagrams whose MAC does not verify, copies of the live broadcasts'
  * datagrams (again at once, and again out of order), replays of
  * broadcasts every rank finished, and datagrams made with the job key
- * for a finished collective, one beyond the window and a rank outside
- * the job. Every broadcasting rank counts each class under its own
- * counter and no other (the copies under `duplicate`, or `stale` once
- * their collective finished), the data arrive intact throughout, and the
+ * for a finished collective, one beyond the window, a rank outside
+ * the job and, for the live collective, the forger itself (a rank of the
+ * job outside the broadcasters' communicator). Every broadcasting rank
+ * counts each class under its own counter and no other (the copies under
+ * `duplicate`, or `stale` once their collective finished; the forger's
+ * own under `other_comm`), the data arrive intact throughout, and the
  * job exits 0.
  *
  * Run as: test_cluster_forge NETCLUSTER MINIMPRUN FORGE_PROG
