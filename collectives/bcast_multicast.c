@@ -211,10 +211,13 @@ static uint32_t mc_rand(mc_t *m) {
   return m->rnd;
 }
 
+/* The request's status counts the message's bytes, as the other
+ * broadcasts' do. */
 static void complete_req(mc_t *m, int err) {
   if (m->creq_done)
     return;
   m->creq_done = 1;
+  m->creq->status.bytes = err == 0 ? m->len : 0;
   mmp__req_complete_locked(m->e, m->creq, err);
 }
 

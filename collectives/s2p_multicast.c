@@ -46,11 +46,14 @@ struct s2p_mc_s {
   void *fini_arg;
 };
 
-/* Lock held: every broadcast is over. */
+/* Lock held: every broadcast is over. The request's status counts every
+ * message's bytes, as the other rows' schedules do. */
 static void mc_finish(s2p_mc_t *c) {
   if (c->fini != NULL)
     c->fini(&c->err, c->fini_arg);
   c->fini = NULL;
+  c->creq->status.error = c->err;
+  c->creq->status.bytes = c->err == 0 ? c->creq->len : 0;
   mmp__req_complete_locked(c->e, c->creq, c->err);
 }
 

@@ -251,8 +251,11 @@ static void test_mcast_several_in_flight(void **state) {
       memset(b[i], 0, N);
     assert_int_equal(mmp_ibcast(b[i], N, root, w, &o, &q[i]), 0);
   }
-  for (i = K - 1; i >= 0; i--)
-    assert_int_equal(mmp_wait(&q[i], MMP_STATUS_IGNORE), 0);
+  for (i = K - 1; i >= 0; i--) {
+    mmp_status_t st;
+    assert_int_equal(mmp_wait(&q[i], &st), 0);
+    assert_int_equal(st.bytes, N);
+  }
   for (i = 0; i < K; i++) {
     mr_fill(want, N, 900 + (uint64_t)i);
     assert_memory_equal(b[i], want, N);
@@ -367,8 +370,12 @@ static void check_s2p(int s, size_t base, int unequal, unsigned mode, int nb,
     rc = mmp_ibcast_s2p(mine, lens[me] != MMP_S2P_NONE ? lens[me] : 0,
                         lens[me] != MMP_S2P_NONE, buf, total,
                         unknown ? NULL : lens, got, w, &o, &q);
-    if (rc == 0)
-      rc = mmp_wait(&q, MMP_STATUS_IGNORE);
+    if (rc == 0) {
+      mmp_status_t st;
+      rc = mmp_wait(&q, &st);
+      if (rc == 0)
+        assert_int_equal(st.bytes, total);
+    }
   } else {
     rc = mmp_bcast_s2p(mine, lens[me] != MMP_S2P_NONE ? lens[me] : 0,
                        lens[me] != MMP_S2P_NONE, buf, total,

@@ -41,6 +41,7 @@ typedef struct case_s {
   size_t base;
   unsigned mode;
   int unknown; /* pass lens = NULL */
+  int nb;      /* mmp_ibcast_s2p and mmp_wait */
 } case_t;
 
 static int env_is(const char *name, const char *value) {
@@ -80,8 +81,24 @@ static void check_s2p(const case_t *c) {
   o.algorithm = c->alg;
   o.mode = c->mode;
   o.rows = c->rows;
-  rc = mmp_bcast_s2p(mine, mark[me] ? lens[me] : 0, mark[me], buf, total,
-                     c->unknown ? NULL : lens, got, w, &o);
+  if (c->nb) {
+    mmp_request_t *q = NULL;
+    mmp_status_t st;
+    rc = mmp_ibcast_s2p(mine, mark[me] ? lens[me] : 0, mark[me], buf, total,
+                        c->unknown ? NULL : lens, got, w, &o, &q);
+    if (rc == 0) {
+      memset(&st, 0xff, sizeof(st));
+      rc = mmp_wait(&q, &st);
+      /* The request's status counts every message's bytes. */
+      if (rc == 0 && (st.bytes != total || st.error != 0))
+        fail_msg("%s %s s %d kind %d: status.bytes %zu error %d, want %zu",
+                 mmp_s2p_alg_name(c->alg), mmp_s2p_dist_name(c->dist), c->s,
+                 c->kind, st.bytes, st.error, total);
+    }
+  } else {
+    rc = mmp_bcast_s2p(mine, mark[me] ? lens[me] : 0, mark[me], buf, total,
+                       c->unknown ? NULL : lens, got, w, &o);
+  }
   /* Where multicast is switched off or refused (a sealed job), its row
    * is MMP_ENOTSUP on every rank (mr_mcast checks that it is). */
   if (c->alg == MMP_S2P_MULTICAST && rc == MMP_ENOTSUP && mcast_refused())
@@ -136,7 +153,8 @@ static void test_s2p_every_algorithm_and_distribution(void **state) {
     for (d = 0; d < MMP_S2P_DIST_COUNT; d++)
       for (k = 0; k < ns; k++)
         for (kind = LEN_EQUAL; kind <= LEN_UNEQUAL; kind++) {
-          case_t c = {alg, d, svals[k], kind, 0, 0, 61, 0, 0};
+          /* Blocking and not, both for every algorithm and distribution. */
+          case_t c = {alg, d, svals[k], kind, 0, 0, 61, 0, 0, (k + kind) % 2};
           check_s2p(&c);
         }
 }
@@ -147,7 +165,8 @@ static void test_s2p_zero_length_messages(void **state) {
 
   for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
     for (k = 0; k < ns; k++) {
-      case_t c = {alg, MMP_S2P_DIST_EQUAL, svals[k], LEN_ZERO, 0, 1, 0, 0, 0};
+      case_t c = {alg,  MMP_S2P_DIST_EQUAL, svals[k], LEN_ZERO, 0, 1, 0, 0, 0,
+                  k % 2};
       check_s2p(&c);
     }
 }
@@ -157,11 +176,12 @@ static void test_s2p_size_exchange(void **state) {
   (void)state;
 
   for (alg = 0; alg < MMP_S2P_ALG_COUNT; alg++) {
-    case_t c = {alg, MMP_S2P_DIST_CROSS, (p + 1) / 2, LEN_UNEQUAL, 0, 2, 300, 0,
-                1};
+    case_t c = {
+        alg, MMP_S2P_DIST_CROSS, (p + 1) / 2, LEN_UNEQUAL, 0, 2, 300, 0, 1, 0};
     check_s2p(&c);
     c.s = p;
     c.dist = MMP_S2P_DIST_DIAG_L;
+    c.nb = 1;
     check_s2p(&c);
   }
 }
@@ -182,7 +202,8 @@ static void test_s2p_long_messages_and_modes(void **state) {
                   3,
                   70000,
                   modes[m],
-                  0};
+                  0,
+                  m == 1};
       check_s2p(&c);
     }
 }
@@ -196,7 +217,7 @@ static void test_s2p_other_grids(void **state) {
       continue;
     for (alg = MMP_S2P_BR_XY_SOURCE; alg <= MMP_S2P_PART_XY_SOURCE; alg++)
       for (d = 0; d < MMP_S2P_DIST_COUNT; d += 3) {
-        case_t c = {alg, d, p / 3 + 1, LEN_EQUAL, rows, 4, 40, 0, 0};
+        case_t c = {alg, d, p / 3 + 1, LEN_EQUAL, rows, 4, 40, 0, 0, 0};
         if (c.s > p)
           c.s = p;
         check_s2p(&c);
