@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectives/collectives.h"
+#include "collectives/core/collectives.h"
 #include "mr_common.h"
 
 #define LEN (256 * 1024)

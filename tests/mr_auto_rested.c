@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectives/collectives.h"
+#include "collectives/core/collectives.h"
 #include "mr_common.h"
 
 #define LEN (64 * 1024)

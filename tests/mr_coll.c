@@ -39,7 +39,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "collectives/collectives.h"
+#include "collectives/core/collectives.h"
 #include "minimp.h"
 #include "mr_common.h"
 

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/coll.h"
+#include "collectives/core/coll.h"
 
 static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0, 0.3e-9};
 static long messages_seen, runs;

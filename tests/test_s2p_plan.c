@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/s2p.h"
+#include "collectives/s2p/s2p.h"
 
 static const mmp_netmodel_t net = {50e-6, 8e-9}; /* 100 Mbit/s-ish */
 

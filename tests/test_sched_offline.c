@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/s2p.h"
+#include "collectives/s2p/s2p.h"
 
 static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0};
 static long messages_seen;

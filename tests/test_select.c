@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "collectives/collectives.h"
+#include "collectives/core/collectives.h"
 
 /* 16 emulated hosts at 100 Mbit/s (minimp-bench calibrate) and loopback. */
 static const mmp_netmodel_t cluster = {114e-6, 83.3e-9, 65536, 0};

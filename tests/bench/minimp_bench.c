@@ -1217,7 +1217,7 @@ static int cmd_calibrate(void) {
     return cli_fail("calibrate needs at least 2 ranks, not %d",
                     mmp_comm_size(w));
   }
-  /* Exactly what automatic selection measures (collectives/netmodel.c). */
+  /* Exactly what automatic selection measures (collectives/select/netmodel.c). */
   CHECK(mmp_comm_netmodel(w, &nm));
   if (mmp_comm_rank(w) != 0)
     return 0;

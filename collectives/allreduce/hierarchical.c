@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Hierarchical allreduce: G = ceil(sqrt(p)) groups of consecutive ranks;
+ * each reduces to its first member (binomial tree), the G leaders run an
+ * allreduce among themselves (recursive doubling or Rabenseifner, the
+ * cheaper under the model), and each leader broadcasts inside its group
+ * (the broadcast AUTO would run):
+ *   cost_reduce(ceil(p/G)) + min(cost_rd, cost_rab)(G) + T_bcast(ceil(p/G)).
+ * Like every hierarchical collective it pays where links inside groups
+ * are faster than between them, which Hockney's model does not see.
+ * Order: groups in rank order inside (binomial trees), then the leaders
+ * in rank order: any associative operation; the leaders compute the
+ * same bits and broadcast them.
+ *
+ * Selected: when asked for (AUTO prices it, but the flat algorithms cost
+ * less in the model).
+ */
+#include <stdlib.h>
+
+#include "collectives/core/coll.h"
+
+#define PHASE_INNER 0
+#define PHASE_LEADERS 3
+#define PHASE_BCAST 10
+
+static int leaders_rd(int G, double m, const mmp_netmodel_t *nm) {
+  return nm == NULL ||
+         mmp__cost_rd(G, m, nm) <= mmp__cost_rabenseifner(G, m, nm);
+}
+
+static int hier_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+  int n = a->g->n, sz = mmp__hier_size(n), done;
+  int *ranks = malloc(2 * (size_t)n * sizeof(int));
+  mmp__group_t gi, go;
+  mmp__coll_arg_t b = *a;
+
+  if (ranks == NULL)
+    return MMP_ENOMEM;
+  b.root = 0;
+  mmp__hier_groups(&b, 0, sz, ranks, &gi, ranks + n, &go);
+  b.g = &gi;
+  b.phase = a->phase + PHASE_INNER;
+  done = mmp__reduce_binomial_build(s, &b);
+  if (done >= 0 && go.me >= 0) {
+    b.g = &go;
+    b.dep = done;
+    b.phase = a->phase + PHASE_LEADERS;
+    done = leaders_rd(go.n, (double)a->len, a->nm)
+               ? mmp__allreduce_rd_build(s, &b)
+               : mmp__allreduce_rabenseifner_build(s, &b);
+  }
+  if (done >= 0)
+    done = mmp__coll_bcast(s, &gi, 0, a->off, a->len, done,
+                           a->phase + PHASE_BCAST, a->nm);
+  free(ranks);
+  return done;
+}
+
+static double hier_cost(const mmp__coll_cost_in_t *in) {
+  int sz = mmp__hier_size(in->p), G = (in->p + sz - 1) / sz, alg;
+  size_t seg;
+  double lead = fmin(mmp__cost_rd(G, in->m, in->nm),
+                     mmp__cost_rabenseifner(G, in->m, in->nm));
+
+  return mmp__cost_reduce_binomial(sz, in->m, in->nm) + lead +
+         (sz > 1 ? mmp__bcast_choose_flat(sz, (size_t)in->m, in->nm, &alg, &seg)
+                 : 0);
+}
+
+const mmp__coll_alg_t mmp__allreduce_hierarchical_alg = {
+    .coll = MMP_COLL_ALLREDUCE,
+    .id = MMP_ALLREDUCE_HIERARCHICAL,
+    .name = "hierarchical",
+    .flags = MMP__COLL_F_ORDERED,
+    .build = hier_build,
+    .cost = hier_cost,
+};
