@@ -13,6 +13,18 @@
 #include <stddef.h>
 #include <uv.h>
 
+/* minimprun's version, "MAJOR.MINOR.PATCH", which a host's daemon must
+ * share with minimprun (its HELLO carries it). A test build defines it to
+ * play another version. */
+#ifndef MMP__LAUNCHER_VERSION
+#define MMP__LAUNCHER_STR_(x) #x
+#define MMP__LAUNCHER_STR(x) MMP__LAUNCHER_STR_(x)
+#define MMP__LAUNCHER_VERSION                                                  \
+  MMP__LAUNCHER_STR(MMP_VERSION_MAJOR)                                         \
+  "." MMP__LAUNCHER_STR(MMP_VERSION_MINOR) "." MMP__LAUNCHER_STR(              \
+      MMP_VERSION_PATCH)
+#endif
+
 /* Sets what comes before ": " in every message (default "minimprun"). The
  * string is borrowed and must outlive every later message. */
 void mmp__say_prefix(const char *prefix);

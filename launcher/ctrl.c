@@ -43,11 +43,13 @@ int mmp__ctrl_hdr_decode(const uint8_t in[MMP__BOOT_HDR_SIZE],
   }
   if (in[4] == 1) {
     *why = "peer speaks control protocol version 1, which sent the job key "
-           "in clear (an older minimprun); this one speaks version 2";
+           "in clear (an older minimprun)";
     return MMP_EPROTO;
   }
   if (in[4] != MMP__CTRL_VERSION) {
-    *why = "unsupported protocol version";
+    /* Versions from 2 on differ in what the handshake carries. */
+    *why = "unsupported control protocol version (another minimprun "
+           "version on the other side: install the same one on every host)";
     return MMP_EPROTO;
   }
   /* Past magic and version the layout is the bootstrap header's, so its

@@ -31,7 +31,8 @@
  * it breaks both proofs.
  *
  * Messages (d = daemon, m = minimprun):
- *  HELLO     d->m  nonce[32], host u32, pid u32, hostname str. First.
+ *  HELLO     d->m  nonce[32], host u32, pid u32, hostname str, version
+ *                  str (the daemon's MMP__LAUNCHER_VERSION). First.
  *  CHALLENGE m->d  nonce[32], flags u32 (MMP__CTRL_SEAL: both directions
  *                  are sealed after the handshake). First.
  *  PROOF     d->m  mac[32]: the daemon's proof. HELLO and PROOF within
@@ -62,8 +63,11 @@
 
 #define MMP__CTRL_MAGIC 0x44504d4du /* "MMPD" */
 /* 3: CHALLENGE carries flags, and MMP__CTRL_SEAL seals what follows the
- * handshake. */
-#define MMP__CTRL_VERSION 3
+ * handshake. 4: HELLO carries the daemon's minimprun version, which must
+ * be minimprun's own. */
+#define MMP__CTRL_VERSION 4
+/* The longest version string HELLO may carry. */
+#define MMP__CTRL_MAX_VERSION 64
 #define MMP__CTRL_MAX_BODY (1u << 20)    /* every message but LAUNCH */
 #define MMP__CTRL_MAX_LAUNCH (64u << 20) /* LAUNCH */
 #define MMP__CTRL_MAX_STR (1u << 20)     /* one argument or variable */

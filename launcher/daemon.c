@@ -675,7 +675,7 @@ static void dmn_on_ended(mmp__ctrl_conn_t *c, const char *reason) {
 static const mmp__ctrl_cb_t dmn_ctrl_cb = {dmn_on_message, dmn_on_ended,
                                            dmn_on_drained};
 
-/* HELLO: nonce[32], host u32, pid u32, hostname str. */
+/* HELLO: nonce[32], host u32, pid u32, hostname str, version str. */
 static void dmn_on_connected(mmp__ctrl_conn_t *c) {
   dmn_t *d = mmp__ctrl_conn_data(c);
   uint8_t nonce[MMP__NONCE_LEN];
@@ -689,6 +689,7 @@ static void dmn_on_connected(mmp__ctrl_conn_t *c) {
   mmp__boot_wr_u32(&w, (uint32_t)d->index);
   mmp__boot_wr_u32(&w, (uint32_t)getpid());
   mmp__boot_wr_str(&w, host, strlen(host));
+  mmp__boot_wr_str(&w, MMP__LAUNCHER_VERSION, strlen(MMP__LAUNCHER_VERSION));
   if (!w.oom) {
     /* The transcript needs the body exactly as sent. */
     d->hello_len = w.len - MMP__BOOT_HDR_SIZE;

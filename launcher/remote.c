@@ -56,6 +56,7 @@ typedef struct rm_peer_s {
   uint8_t challenge[MMP__CTRL_CHALLENGE_LEN];
   int hello;
   uint32_t claim;
+  char version[MMP__CTRL_MAX_VERSION + 1]; /* the daemon's minimprun */
   mmp__auth_t auth;
 } rm_peer_t;
 
@@ -521,22 +522,43 @@ static void rm_reject(rm_peer_t *p, const char *why) {
   free(p);
 }
 
-/* HELLO: nonce[32], host u32, pid u32, hostname str. What it claims is
- * kept for after the proof. */
+/* HELLO: nonce[32], host u32, pid u32, hostname str, version str. What
+ * it claims is kept for after the proof. */
 static void rm_on_hello(rm_peer_t *p, const uint8_t *body, size_t len) {
   mmp__boot_rd_t rd;
-  const char *name;
+  const char *name, *version;
+  size_t vlen;
 
   mmp__boot_rd_init(&rd, body, len);
   (void)mmp__boot_rd_raw(&rd, MMP__NONCE_LEN);
   p->claim = mmp__boot_rd_u32(&rd);
   (void)mmp__boot_rd_u32(&rd);
   (void)mmp__boot_rd_str(&rd, &name, RM_MAX_HOSTNAME);
+  vlen = mmp__boot_rd_str(&rd, &version, MMP__CTRL_MAX_VERSION);
+  for (size_t i = 0; !rd.bad && i < vlen; i++)
+    rd.bad = version[i] < 0x20 || version[i] > 0x7e;
   if (rd.bad || rd.left != 0)
     return rm_reject(p, "malformed HELLO");
+  memcpy(p->version, version, vlen);
+  p->version[vlen] = '\0';
   mmp__auth_begin(&p->auth, p->rm->key, MMP__AUTH_CTRL, body, len, p->challenge,
                   sizeof(p->challenge));
   p->hello = 1;
+}
+
+/* The daemon holds the key but is another minimprun: its host cannot run
+ * this job, since the control protocol and the ranks' environment may
+ * differ between versions. */
+static void rm_version_differs(rm_peer_t *p, rm_host_t *hs) {
+  char msg[640];
+
+  snprintf(msg, sizeof(msg),
+           "cannot start on host %s: minimprun there ('%s') is version %s, "
+           "this one %s; install the same version on every host, or give "
+           "--launcher",
+           hs->h.name, hs->rm->launcher, p->version, MMP__LAUNCHER_VERSION);
+  rm_reject(p, "minimprun's version differs from this daemon's");
+  rm_host_lost(hs, msg, 0);
 }
 
 /* PROOF: the key first, then the host it claimed; then our own proof and
@@ -559,6 +581,8 @@ static void rm_on_proof(rm_peer_t *p, const uint8_t *body, size_t len) {
   hs = &rm->hosts[p->claim];
   if (hs->state != H_STARTING || hs->peer.conn != NULL)
     return rm_reject(p, "that host is not expected (any more)");
+  if (strcmp(p->version, MMP__LAUNCHER_VERSION) != 0)
+    return rm_version_differs(p, hs);
   mmp__auth_mac(&p->auth, MMP__AUTH_LISTENER, MMP__AUTH_ACCEPT, mac);
   if (rm->encrypt)
     mmp__auth_session_keys(&p->auth, rm->key, d2l, l2d);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "common.h"
 #include "hosts.h"
 #include "minimp.h"
 #include "run_env.h"
@@ -260,8 +261,7 @@ static int run_parse_one(mmp__run_job_t *j, run_opt_t *o) {
     run_usage(stdout);
     return 0;
   } else if (RUN_IS("-V") || RUN_IS("--version")) {
-    printf("minimprun (libminimp) %d.%d.%d\n", MMP_VERSION_MAJOR,
-           MMP_VERSION_MINOR, MMP_VERSION_PATCH);
+    printf("minimprun (libminimp) %s\n", MMP__LAUNCHER_VERSION);
     return 0;
   } else if (RUN_IS("-n") || RUN_IS("-np") || RUN_IS("--np")) {
     if (mmp__parse_long(o->val, 1, RUN_MAX_RANKS, &v) != 0)

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/common.h"
 #include "launcher/ctrl.h"
 #include "launcher/remote.h"
 #include "minimp.h"
@@ -85,11 +86,11 @@ static void test_ctrl_header_checks(void **state) {
   hdr_with(b, MMP__C_HELLO, 10);
   b[4] = MMP__CTRL_VERSION + 1;
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
-  assert_string_equal(why, "unsupported protocol version");
+  assert_non_null(strstr(why, "unsupported control protocol version"));
   /* Version 2 had no flags in CHALLENGE. */
   b[4] = 2;
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
-  assert_string_equal(why, "unsupported protocol version");
+  assert_non_null(strstr(why, "unsupported control protocol version"));
   /* The version that sent the key says so. */
   b[4] = 1;
   assert_int_equal(mmp__ctrl_hdr_decode(b, &h, &why), MMP_EPROTO);
@@ -325,12 +326,13 @@ static int peer_expect_error(int fd, const char *want) {
   return ok && peer_recv(fd, &type, &body, &len) == -1;
 }
 
-/* A daemon's side of the handshake, with `key`: HELLO, then PROOF over
- * HELLO and the server's CHALLENGE. The bytes sent go to `sent` (at least
- * 128) when not NULL; the transcript to `a`. Returns bytes sent, or 0. */
-static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
-                         uint8_t *sent, mmp__auth_t *a) {
-  uint8_t nonce[MMP__NONCE_LEN], mac[MMP__MAC_LEN], hello[128], type, *body;
+/* A daemon's side of the handshake, with `key` and minimprun `version`:
+ * HELLO, then PROOF over HELLO and the server's CHALLENGE. The bytes sent
+ * go to `sent` (at least 256) when not NULL; the transcript to `a`.
+ * Returns bytes sent, or 0. */
+static size_t peer_hello_v(int fd, const uint8_t *key, uint32_t index,
+                           const char *version, uint8_t *sent, mmp__auth_t *a) {
+  uint8_t nonce[MMP__NONCE_LEN], mac[MMP__MAC_LEN], hello[160], type, *body;
   size_t hlen, len;
   mmp__boot_wr_t w;
 
@@ -340,6 +342,7 @@ static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
   mmp__boot_wr_u32(&w, index);
   mmp__boot_wr_u32(&w, 4242);
   mmp__boot_wr_str(&w, "fakehost", 8);
+  mmp__boot_wr_str(&w, version, strlen(version));
   assert_int_equal(mmp__ctrl_finish(&w, MMP__C_HELLO), 0);
   hlen = w.len;
   memcpy(hello, w.buf, hlen);
@@ -370,6 +373,11 @@ static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
   return hlen;
 }
 
+static size_t peer_hello(int fd, const uint8_t *key, uint32_t index,
+                         uint8_t *sent, mmp__auth_t *a) {
+  return peer_hello_v(fd, key, index, MMP__LAUNCHER_VERSION, sent, a);
+}
+
 static void peer_u32s(int fd, uint8_t type, uint32_t a, uint32_t b,
                       uint32_t c) {
   mmp__boot_wr_t w;
@@ -398,14 +406,14 @@ typedef struct rm_seen_s {
   int started_rank, started_pid, started_err;
   char output[64];
   int exited_rank, exited_status;
-  int lost[2];
-  char lost_msg[2][512];
+  int lost[3];
+  char lost_msg[3][512];
 } rm_seen_t;
 
 typedef struct rm_client_s {
   char addrfile[64];
   atomic_int done;
-  int ok[6]; /* each step's verdict */
+  int ok[7]; /* each step's verdict */
 } rm_client_t;
 
 static void seen_started(void *ctx, int rank, int pid, int err) {
@@ -557,6 +565,15 @@ static void *rm_client(void *arg) {
   /* 5: host 1's handshake replayed is not even a valid proof: the server's
    * challenge is new (a valid one would be "not expected"). */
   c->ok[5] = nsent > 0 && peer_replay(addr, sent, nsent, "bad job key");
+  /* 6: host 2 holds the key but runs another minimprun version. */
+  fd = peer_connect(addr);
+  if (fd >= 0) {
+    mmp__auth_t a;
+    peer_hello_v(fd, test_key, 2, "9.9.9-other", NULL, &a);
+    c->ok[6] = peer_expect_error(fd, "version differs");
+    mmp__auth_end(&a);
+    close(fd);
+  }
   atomic_store(&c->done, 1);
   return NULL;
 }
@@ -574,13 +591,13 @@ static void rm_encode(mmp__remote_host_t *h, int rank) {
 }
 
 static void test_remote_server_checks_daemons(void **state) {
-  static const int r0[] = {0}, r1[] = {1};
+  static const int r0[] = {0}, r1[] = {1}, r2[] = {2};
   static const mmp__remote_cb_t cbs = {NULL,        seen_started, seen_output,
                                        seen_exited, seen_lost,    seen_agent};
   rm_client_t c;
   rm_seen_t seen;
   mmp__remote_cb_t cb = cbs;
-  mmp__remote_host_t hosts[2];
+  mmp__remote_host_t hosts[3];
   mmp__remote_opts_t o;
   mmp__remote_t *rm = NULL;
   struct sockaddr_in lo;
@@ -609,6 +626,11 @@ static void test_remote_server_checks_daemons(void **state) {
   hosts[1].ranks = r1;
   hosts[1].nranks = 1;
   rm_encode(&hosts[1], 1);
+  hosts[2].name = "hC";
+  hosts[2].id = 2;
+  hosts[2].ranks = r2;
+  hosts[2].nranks = 1;
+  rm_encode(&hosts[2], 2);
   uv_ip4_addr("127.0.0.1", 0, &lo);
   memset(&o, 0, sizeof(o));
   o.addr = (struct sockaddr *)&lo;
@@ -618,7 +640,7 @@ static void test_remote_server_checks_daemons(void **state) {
   o.stdin_rank = -1;
   cb.ctx = &seen;
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_int_equal(mmp__remote_start(&loop, &o, hosts, 2, &cb, &rm), 0);
+  assert_int_equal(mmp__remote_start(&loop, &o, hosts, 3, &cb, &rm), 0);
   assert_int_equal(pthread_create(&th, NULL, rm_client, &c), 0);
   for (i = 0; i < 2000 && !atomic_load(&c.done); i++) {
     uv_run(&loop, UV_RUN_NOWAIT);
@@ -629,13 +651,20 @@ static void test_remote_server_checks_daemons(void **state) {
     uv_run(&loop, UV_RUN_NOWAIT);
     usleep(2000);
   }
-  for (i = 0; i < 6; i++)
+  for (i = 0; i < 7; i++)
     if (!c.ok[i])
       fail_msg("client step %d failed", i);
   assert_int_equal(seen.lost[0], 1);
   assert_non_null(strstr(seen.lost_msg[0], "lost contact with host hA (rank "
                                            "0): protocol violation"));
   assert_int_equal(seen.lost[1], 0);
+  assert_int_equal(seen.lost[2], 1);
+  assert_string_equal(seen.lost_msg[2],
+                      "cannot start on host hC: minimprun there "
+                      "('/nonexistent/minimprun') is version 9.9.9-other, "
+                      "this one " MMP__LAUNCHER_VERSION
+                      "; install the same version on every host, or give "
+                      "--launcher");
   assert_int_equal(seen.started_rank, 1);
   assert_int_equal(seen.started_pid, 4711);
   assert_string_equal(seen.output, "hi\n");
@@ -736,6 +765,9 @@ static void daemon_handshake_flags(daemon_run_t *d, const uint8_t *key,
   assert_int_equal(type, MMP__C_HELLO);
   assert_true(len > MMP__NONCE_LEN + 8);
   assert_int_equal(mmp__get_u32(body + MMP__NONCE_LEN), 0); /* index */
+  /* It ends with the daemon's version. */
+  assert_memory_equal(body + len - strlen(MMP__LAUNCHER_VERSION),
+                      MMP__LAUNCHER_VERSION, strlen(MMP__LAUNCHER_VERSION));
   assert_null(memmem(body, len, test_key, 6));
   mmp__auth_nonce(nonce);
   mmp__put_u32(nonce + MMP__NONCE_LEN, flags);

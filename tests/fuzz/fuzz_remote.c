@@ -43,6 +43,7 @@
 
 #include "fake_uv.h"
 #include "fuzz.h"
+#include "launcher/common.h"
 #include "launcher/ctrl.h"
 #include "launcher/remote.h"
 #include "transport/auth.h"
@@ -64,8 +65,10 @@ typedef struct rmf_host_s {
 
 typedef struct rmf_conn_s {
   int peer;
-  int nsent;      /* messages the harness sent, parsed as the server does */
-  int hello_host; /* host index of a first HELLO proved by a PROOF, or -1 */
+  int nsent; /* messages the harness sent, parsed as the server does */
+  /* host index of a first HELLO of minimprun's own version proved by a
+   * PROOF, or -1 */
+  int hello_host;
   uint8_t *hello; /* the body of the first message sent, if a HELLO */
   uint32_t hello_len;
   uint8_t challenge[MMP__CTRL_CHALLENGE_LEN]; /* minimprun's CHALLENGE */
@@ -187,6 +190,23 @@ static void rmf_keys(const rmf_conn_t *c, uint8_t d2l[MMP__SESSION_KEY_LEN],
   mmp__auth_end(&a);
 }
 
+/* 1 if the HELLO sent is well formed and names minimprun's own version:
+ * only such a daemon may get its host's LAUNCH. */
+static int rmf_hello_ours(const rmf_conn_t *c) {
+  const char *s;
+  mmp__boot_rd_t rd;
+  size_t n;
+
+  mmp__boot_rd_init(&rd, c->hello, c->hello_len);
+  (void)mmp__boot_rd_raw(&rd, MMP__NONCE_LEN);
+  (void)mmp__boot_rd_u32(&rd);
+  (void)mmp__boot_rd_u32(&rd);
+  (void)mmp__boot_rd_str(&rd, &s, 255);
+  n = mmp__boot_rd_str(&rd, &s, MMP__CTRL_MAX_VERSION);
+  return !rd.bad && rd.left == 0 && n == strlen(MMP__LAUNCHER_VERSION) &&
+         memcmp(s, MMP__LAUNCHER_VERSION, n) == 0;
+}
+
 static void rmf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
                              const uint8_t *body) {
   rmf_conn_t *c = ctx;
@@ -199,7 +219,7 @@ static void rmf_sent_message(void *ctx, const mmp__boot_hdr_t *h,
   }
   if (c->nsent++ == 1 && c->hello != NULL && c->challenged &&
       h->type == MMP__C_PROOF && h->len == MMP__MAC_LEN &&
-      c->hello_len >= MMP__NONCE_LEN + 4 &&
+      c->hello_len >= MMP__NONCE_LEN + 4 && rmf_hello_ours(c) &&
       rmf_verify(c, MMP__AUTH_DIALER, body)) {
     c->hello_host = (int)mmp__get_u32(c->hello + MMP__NONCE_LEN);
     /* minimprun opens what follows a PROOF that verifies. */
@@ -391,7 +411,8 @@ static void rmf_conn_action(int op, rmf_conn_t *c, size_t chunk,
     rmf_send(c, p, n, chunk);
     break;
   case A_HELLO: {
-    /* A daemon's HELLO: a fresh nonce (0x40: one byte short), host. */
+    /* A daemon's HELLO: a fresh nonce (0x40: one byte short), host,
+     * pid, name, minimprun's version (0x20: another one). */
     uint8_t nonce[MMP__NONCE_LEN], how = fuzz_u8(in);
     mmp__auth_nonce(nonce);
     mmp__boot_wr_raw(&w, nonce, how & 0x40 ? 31 : sizeof(nonce));
@@ -399,6 +420,8 @@ static void rmf_conn_action(int op, rmf_conn_t *c, size_t chunk,
     mmp__boot_wr_u32(&w, 4321);
     n = fuzz_bytes(in, &p, 300);
     mmp__boot_wr_str(&w, (const char *)p, n);
+    const char *v = how & 0x20 ? "0.0.0-other" : MMP__LAUNCHER_VERSION;
+    mmp__boot_wr_str(&w, v, strlen(v));
     rmf_msg(c, &w, MMP__C_HELLO, chunk);
     break;
   }
