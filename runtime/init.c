@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pmi.h"
 
 mmp__engine_t *mmp__eng;
 
@@ -45,6 +46,11 @@ typedef struct op_s {
   const char *why; /* abort: the reason the launcher reports */
   struct sockaddr_storage boot_sa;
   struct sockaddr_storage local;
+  /* Bootstrap through the launcher (pmi.h): this rank's record, then
+   * every rank's. */
+  char rec[INIT_RECORD_MAX];
+  uint8_t **values;
+  size_t *lens;
 } op_t;
 
 /* Loop context, lock not held: the op's last step is done. */
@@ -275,14 +281,53 @@ static int listen_addr(const mmp__engine_t *e,
   return MMP_EADDR;
 }
 
+/* Loop context: listens where MINIMP_IFACE or the route toward
+ * op->boot_sa says, and writes this rank's address record into op->rec.
+ * Returns 0 or an error code (logged). */
+static int start_listening(op_t *op) {
+  mmp__engine_t *e = op->e;
+  struct sockaddr_storage la;
+  mmp__tp_config_t tc;
+  mmp__tp_callbacks_t cb;
+  char ident[256];
+  int rc;
+
+  MMP__ASSERT_LOOP(e);
+  rc = listen_addr(e, &op->boot_sa, &la);
+  if (rc != 0)
+    return rc;
+  mmp__p2p_tp_init(e, &e->tcp, &tc, &cb);
+  tc.handshake_timeout_ms = e->cfg.handshake_ms;
+  /* The heartbeat decides; TCP's own timers are only the backstop. */
+  tc.user_timeout_ms = 2 * e->cfg.peer_timeout_ms;
+  rc = e->tcp.ops->create(&e->loop, &tc, &cb, &e->tcp.tp);
+  if (rc == 0)
+    rc = e->tcp.ops->listen(e->tcp.tp, (struct sockaddr *)&la, e->listen_name,
+                            sizeof(e->listen_name));
+  if (rc != 0) {
+    char want[128] = "?";
+    mmp__addr_format((struct sockaddr *)&la, want, sizeof(want));
+    MMP__LOG(MMP__LOG_ERROR, "cannot listen on %s: %s", want, mmp_strerror(rc));
+    return rc;
+  }
+  MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
+  if (e->cfg.peer_timeout_ms > 0) {
+    uint64_t every = e->cfg.peer_timeout_ms / 8;
+    e->hb_at = mmp__clock_ms();
+    uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
+                   every ? every : 1);
+  }
+  mmp__local_identity(e, ident, sizeof(ident));
+  snprintf(op->rec, sizeof(op->rec), "%s %s %s", e->listen_name,
+           e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, ident);
+  return 0;
+}
+
 /* Loop context: the bootstrap connection is up; listen and publish. */
 static void boot_connected(void *arg, int status, size_t count,
                            const uint8_t *const *values, const size_t *lens) {
   op_t *op = arg;
   mmp__engine_t *e = op->e;
-  struct sockaddr_storage la;
-  mmp__tp_config_t tc;
-  mmp__tp_callbacks_t cb;
   int rc;
   (void)count;
   (void)values;
@@ -296,41 +341,13 @@ static void boot_connected(void *arg, int status, size_t count,
     op_finish(op, MMP_EBOOT);
     return;
   }
-  rc = listen_addr(e, &op->boot_sa, &la);
+  rc = start_listening(op);
   if (rc != 0) {
     op_finish(op, rc);
     return;
   }
-  mmp__p2p_tp_init(e, &e->tcp, &tc, &cb);
-  tc.handshake_timeout_ms = e->cfg.handshake_ms;
-  /* The heartbeat decides; TCP's own timers are only the backstop. */
-  tc.user_timeout_ms = 2 * e->cfg.peer_timeout_ms;
-  rc = e->tcp.ops->create(&e->loop, &tc, &cb, &e->tcp.tp);
-  if (rc == 0)
-    rc = e->tcp.ops->listen(e->tcp.tp, (struct sockaddr *)&la, e->listen_name,
-                            sizeof(e->listen_name));
-  if (rc != 0) {
-    char want[128] = "?";
-    mmp__addr_format((struct sockaddr *)&la, want, sizeof(want));
-    MMP__LOG(MMP__LOG_ERROR, "cannot listen on %s: %s", want, mmp_strerror(rc));
-    op_finish(op, rc);
-    return;
-  }
-  MMP__LOG(MMP__LOG_DEBUG, "listening on %s", e->listen_name);
-  if (e->cfg.peer_timeout_ms > 0) {
-    uint64_t every = e->cfg.peer_timeout_ms / 8;
-    e->hb_at = mmp__clock_ms();
-    uv_timer_start(&e->heartbeat, heartbeat_tick, every ? every : 1,
-                   every ? every : 1);
-  }
-  {
-    char rec[512], ident[256];
-    mmp__local_identity(e, ident, sizeof(ident));
-    snprintf(rec, sizeof(rec), "%s %s %s", e->listen_name,
-             e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, ident);
-    rc = mmp__boot_put(e->boot, "addr", rec, strlen(rec), put_done, op);
-  }
-  if (rc != 0)
+  if (mmp__boot_put(e->boot, "addr", op->rec, strlen(op->rec), put_done, op) !=
+      0)
     op_finish(op, MMP_EBOOT);
 }
 
@@ -446,11 +463,49 @@ static int all_up_pred(void *arg) {
   return 1;
 }
 
+/* Loop context (a task): listen, for the launcher's exchange. */
+static void pmi_listen_task(void *arg) {
+  op_t *op = arg;
+
+  op_finish(op, start_listening(op));
+}
+
+/* Loop context (a task): every rank's record, from the launcher. */
+static void pmi_addrs_task(void *arg) {
+  op_t *op = arg;
+
+  got_addrs(op, 0, (size_t)op->e->cfg.size, (const uint8_t *const *)op->values,
+            op->lens);
+}
+
+/* Bootstrap through the launcher (pmi.h), blocking in this thread: the
+ * key, a listening address, the exchange of records, then what follows
+ * them as after a rendezvous. */
+static int pmi_boot_phase(mmp__engine_t *e, op_t *op) {
+  int rc = mmp__pmi_key(&e->cfg);
+
+  if (rc != 0)
+    return rc;
+  mmp__pmi_toward(&op->boot_sa);
+  rc = op_run(e, op, pmi_listen_task);
+  if (rc == 0)
+    rc = mmp__pmi_exchange(&e->cfg, op->rec, &op->values, &op->lens);
+  if (rc == 0) {
+    rc = op_run(e, op, pmi_addrs_task);
+    mmp__pmi_free_records(op->values, op->lens);
+  }
+  return rc;
+}
+
 static int boot_phase(mmp__engine_t *e) {
   op_t op;
   int rc;
 
   memset(&op, 0, sizeof(op));
+  if (e->cfg.pmi) {
+    rc = pmi_boot_phase(e, &op);
+    goto booted;
+  }
   if (mmp__addr_parse(e->cfg.boot_addr, &op.boot_sa) != 0) {
     if (e->cfg.from_args) {
       MMP__LOG(MMP__LOG_ERROR,
@@ -473,6 +528,7 @@ static int boot_phase(mmp__engine_t *e) {
   }
   op.e = e;
   rc = op_run(e, &op, boot_start_task);
+booted:
   if (rc != 0 || !e->cfg.connect_eager)
     return rc;
   rc = op_run(e, &op, connect_all_task);
@@ -558,6 +614,8 @@ static void teardown(mmp__engine_t *e) {
   mmp__p2p_fini(e);
   mmp__comm_ext_free(&e->world);
   free(e->world.node_of);
+  if (e->cfg.pmi)
+    mmp__pmi_fini();
   free(e);
 }
 
@@ -677,8 +735,10 @@ static int init_body(int *argc, char ***argv) {
   }
   memset(&cfg, 0, sizeof(cfg));
   rc = mmp__config_tuning(&cfg);
+  /* Started by a PMIx or PMI-2 launcher: it is the rendezvous. */
   if (rc == 0)
-    rc = mmp__config_identity(&cfg);
+    rc = mmp__pmi_detect() != MMP__PMI_NONE ? mmp__pmi_identity(&cfg)
+                                            : mmp__config_identity(&cfg);
   if (rc == 0)
     rc = runtime_start(&cfg);
   uv_mutex_unlock(&init_mutex);
@@ -781,7 +841,7 @@ static int finalize_body(void) {
   mmp__unlock(e);
   if (!e->cfg.singleton) {
     memset(&op, 0, sizeof(op));
-    rc = op_run(e, &op, fence_task);
+    rc = e->cfg.pmi ? mmp__pmi_fence() : op_run(e, &op, fence_task);
     if (rc != 0)
       MMP__LOG(MMP__LOG_WARN, "finalize barrier failed; closing anyway");
     op_run(e, &op, close_task);
@@ -837,6 +897,11 @@ void mmp__abort_with(int code, const char *why) {
 
   fflush(stdout);
   fflush(stderr);
+  if (e != NULL && e->cfg.pmi) {
+    /* The launcher stops every rank, this one included. */
+    mmp__pmi_abort(code, why);
+    _exit(code);
+  }
   if (e != NULL && !e->cfg.singleton && !mmp__in_loop()) {
     op_t op;
     memset(&op, 0, sizeof(op));

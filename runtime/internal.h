@@ -60,6 +60,8 @@ typedef struct mmp__config_s {
   int host_boot; /* serve the rendezvous from this process */
   char boot_addr[256];
   int boot_derived; /* boot_addr derived from a Slurm step (config.c) */
+  int pmi;          /* MMP__PMI_*: bootstrap through the launcher (pmi.h) */
+  int pmi_key;      /* on that path: the key is known (else mmp__pmi_key) */
   uint8_t key[MMP__JOB_KEY_LEN];
   char iface[128];
   int from_args; /* boot_addr, key and iface are mmp_init_ex's arguments */
