@@ -183,9 +183,13 @@ static void dmn_lost(dmn_t *d, const char *why) {
 
 static void dmn_on_signal(uv_signal_t *h, int signo) {
   dmn_t *d = h->data;
-  char why[64];
+  char why[128];
 
-  snprintf(why, sizeof(why), "its daemon received %s", mmp__signame(signo));
+  /* Under srun, Slurm sent it: the job was cancelled or ran out of time. */
+  snprintf(why, sizeof(why), "its daemon received %s%s", mmp__signame(signo),
+           getenv("SLURM_STEP_ID") != NULL
+               ? " from Slurm (scancel, or the job's time limit)"
+               : "");
   /* Closing it ourselves: no `ended` follows, so stop here. */
   mmp__ctrl_conn_close(d->conn, why);
   d->conn = NULL;

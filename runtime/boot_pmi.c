@@ -141,7 +141,7 @@ static int pmi_key_open(mmp__config_t *cfg) {
   gid_t gid;
   munge_err_t err;
 
-  rc = pmi_ops->get(0, "mmp-key-0", cred, sizeof(cred), 1);
+  rc = pmi_ops->get(0, "mmp-key-0", cred, sizeof(cred));
   if (rc != 0)
     return rc;
   err = munge_decode(cred, NULL, &buf, &len, &uid, &gid);
@@ -168,8 +168,9 @@ int mmp__pmi_key(mmp__config_t *cfg) {
 #if MMP_HAVE_MUNGE
   int rc = cfg->rank == 0 ? pmi_key_publish(cfg) : 0;
 
-  /* Without direct gets, a fence makes rank 0's credential visible. */
-  if (rc == 0 && !pmi_ops->direct)
+  /* A fence of its own, before anyone listens: the transports take the
+   * key when they are made. */
+  if (rc == 0)
     rc = pmi_ops->fence(1);
   if (rc == 0 && cfg->rank != 0)
     rc = pmi_key_open(cfg);
@@ -239,7 +240,7 @@ int mmp__pmi_exchange(const mmp__config_t *cfg, const char *rec,
     rc = pmi_ops->fence(1);
   for (i = 0; rc == 0 && i < cfg->size; i++) {
     snprintf(key, sizeof(key), "mmp-addr-%d", i);
-    rc = pmi_ops->get(i, key, (char *)v[i], MMP__PMI_MAX_VALUE, 0);
+    rc = pmi_ops->get(i, key, (char *)v[i], MMP__PMI_MAX_VALUE);
     l[i] = strlen((char *)v[i]);
   }
   if (rc != 0) {

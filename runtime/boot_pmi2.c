@@ -260,12 +260,10 @@ static int pmi2_fence(int collect) {
   return pmi2_call("cmd=kvs-fence;", "kvs-fence-response", reply, "kvs-fence");
 }
 
-static int pmi2_get(int rank, const char *key, char *out, size_t cap,
-                    int direct) {
+static int pmi2_get(int rank, const char *key, char *out, size_t cap) {
   char req[MMP__PMI_MAX_KEY + MMP__PMI_MAX_VALUE + 64], reply[PMI2_MAX_REPLY];
   char found[8];
   int rc;
-  (void)direct;
 
   snprintf(req, sizeof(req), "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;",
            pmi2_jobid, key);
@@ -315,5 +313,4 @@ const mmp__pmi_ops_t mmp__pmi2_ops = {
     .get = pmi2_get,
     .abort = pmi2_abort,
     .fini = pmi2_fini,
-    .direct = 0,
 };

@@ -4,9 +4,9 @@
  * Open MPI's mpirun or prterun uses to learn its rank and the job's shape
  * and to exchange key-value pairs, through libpmix (built only where
  * meson found it). Values are strings published with PMIX_GLOBAL scope;
- * the fence collects them (PMIX_COLLECT_DATA), and a get before a fence
- * is PMIx's direct modex: the launcher fetches the value from the rank's
- * host once that rank has committed it.
+ * the fence collects them (PMIX_COLLECT_DATA). No get precedes a fence:
+ * a direct modex answers with what the rank had committed by then, which
+ * Slurm's server gives as "not found" for a key committed later.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,13 +119,11 @@ static int pmix_fence(int collect) {
   return 0;
 }
 
-static int pmix_get(int rank, const char *key, char *out, size_t cap,
-                    int direct) {
+static int pmix_get(int rank, const char *key, char *out, size_t cap) {
   pmix_proc_t proc;
   pmix_value_t *v = NULL;
   pmix_status_t rc;
   int ok;
-  (void)direct; /* a missing value is fetched from its rank's host */
 
   PMIX_LOAD_PROCID(&proc, pmix_me.nspace, (pmix_rank_t)rank);
   rc = PMIx_Get(&proc, key, NULL, 0, &v);
@@ -169,5 +167,4 @@ const mmp__pmi_ops_t mmp__pmix_ops = {
     .get = pmix_get,
     .abort = pmix_abort,
     .fini = pmix_fini,
-    .direct = 1,
 };

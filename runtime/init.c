@@ -714,6 +714,9 @@ static int runtime_start(const mmp__config_t *cfg) {
     rc = cfg->progress_external ? mmp__engine_external(e)
                                 : mmp__engine_start_thread(e);
   if (rc != 0) {
+    /* The other ranks would wait in the launcher's fence for ever. */
+    if (e->cfg.pmi)
+      mmp__pmi_abort(rc == MMP_EBOOT ? 1 : 2, "mmp_init failed");
     teardown(e);
     return rc;
   }

@@ -52,16 +52,14 @@ typedef struct mmp__pmi_ops_s {
   /* Waits for every rank; `collect`: what every rank put and committed
    * before is here after. Returns 0 or MMP_EBOOT. */
   int (*fence)(int collect);
-  /* Rank `rank`'s value of `key` into out (cap bytes, NUL included).
-   * `direct`: before a fence, waiting for the rank to commit it (only where
-   * mmp__pmi_ops_t.direct). Returns 0, or MMP_EBOOT (missing, too long,
+  /* Rank `rank`'s value of `key`, put before the last fence, into out
+   * (cap bytes, NUL included). Returns 0, or MMP_EBOOT (missing, too long,
    * the launcher failed). */
-  int (*get)(int rank, const char *key, char *out, size_t cap, int direct);
+  int (*get)(int rank, const char *key, char *out, size_t cap);
   /* Asks the launcher to stop the whole job with `code`. */
   void (*abort)(int code, const char *msg);
   /* Disconnects; the process keeps running. */
   void (*fini)(void);
-  int direct; /* get() can wait for a rank's commit without a fence */
 } mmp__pmi_ops_t;
 
 extern const mmp__pmi_ops_t mmp__pmi2_ops;
