@@ -31,8 +31,14 @@ FUZZ      ?=
 # make test: every harness for this many executions, at most 60 s each.
 FUZZ_CI_RUNS ?= 20000
 
+# A cluster's own software, for the realcluster suite (tests/realcluster):
+# OpenSSH, munge and Slurm on the emulated hosts, and Open MPI's mpirun as
+# another PMIx launcher. Their daemons are never started by the install
+# (below): tests/realcluster starts them inside the emulated hosts only.
+CLUSTER_PKGS := openssh-server openssh-client munge slurm-wlm openmpi-bin
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
-        libev-dev libsodium-dev iproute2 nftables
+        libev-dev libsodium-dev iproute2 nftables \
+        libpmix-dev libmunge-dev $(CLUSTER_PKGS)
 # Plots (make plots, and the demo's) are drawn by matplotlib, which Debian
 # installs for its own python3: that one runs the scripts.
 PLOT_PKGS := python3-matplotlib
@@ -58,6 +64,9 @@ plot-deps:
 
 # Installs the Debian packages $(1) that are missing (as root), or prints
 # the apt-get line and fails.
+# While it installs, invoke-rc.d is told to start no service (a
+# policy-rc.d that says no, where the machine has none): an sshd, munged
+# or slurmd started on the machine itself would serve its own network.
 define install_missing
 	missing=""; \
 	if command -v dpkg >/dev/null 2>&1; then \
@@ -78,8 +87,13 @@ define install_missing
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing:$$missing"; \
+	    policy=/usr/sbin/policy-rc.d; made=""; \
+	    if [ ! -e $$policy ]; then \
+	      printf '#!/bin/sh\nexit 101\n' > $$policy && chmod 755 $$policy && made=1; \
+	    fi; \
 	    apt-get update -q >/dev/null && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null || exit 1; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null; \
+	    rc=$$?; [ -z "$$made" ] || rm -f $$policy; [ $$rc = 0 ] || exit 1; \
 	  else \
 	    echo "missing:$$missing"; \
 	    echo "install with: sudo apt-get install -y$$missing"; \
