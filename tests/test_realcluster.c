@@ -401,6 +401,22 @@ int main(int argc, char **argv) {
     return 1;
   /* The jobs must bring their own key: none comes from here. */
   unsetenv("MINIMP_JOB_KEY");
+  /* libpmix 4.2 leaks a few bytes of its own at PMIx_Init (its host name,
+   * in pmix_rte_init and pmix_bfrops_base_value_load) that PMIx_Finalize
+   * does not free; under LeakSanitizer that would fail every rank a PMIx
+   * launcher starts. Only leaks wholly inside libpmix are suppressed. */
+  {
+    char supp[128], opts[1024];
+    const char *old = getenv("LSAN_OPTIONS");
+    FILE *f;
+    snprintf(supp, sizeof(supp), "%s/lsan.supp", tmpdir);
+    f = fopen(supp, "w");
+    if (f == NULL || fputs("leak:libpmix.so\n", f) < 0 || fclose(f) != 0)
+      return 1;
+    snprintf(opts, sizeof(opts), "%s%ssuppressions=%s", old ? old : "",
+             old && *old ? ":" : "", supp);
+    setenv("LSAN_OPTIONS", opts, 1);
+  }
   if (strcmp(argv[1], "ssh") == 0)
     rc = cmocka_run_group_tests_name("ssh", ssh, rc_up, NULL);
   else if (strcmp(argv[1], "slurm") == 0)
