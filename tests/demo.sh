@@ -3,16 +3,16 @@
 # 8 ranks, checked on every rank, with what the automatic choice ran and
 # why; then every broadcast algorithm compared over a few rounds, each
 # algorithm warmed up and the order shuffled each round, with the median
-# and the range; then point-to-point between 2 ranks, through shared
-# memory (the default between the ranks of a host) and over TCP loopback.
+# and the range, and AUTO's median against the best algorithm's per size;
+# then point-to-point between 2 ranks, through shared memory (the default
+# between the ranks of a host) and over TCP loopback.
 # Usage: tests/demo.sh BUILD_DIR
 set -eu
 b=${1:-build}
 run="$b/launcher/minimprun"
 out=${DEMO_OUT:-results/demo}
-# Five rounds: two rows drawn from one distribution fail to overlap with
-# probability 2(n!)^2/(2n)!, 10% at three rounds and under 1% at five, so
-# the verdict below means something (docs/performance.md, "AUTO's row").
+# Five rounds: the medians AUTO is judged by are those of five shuffled
+# runs, so that one disturbed round does not decide the verdict.
 rounds=${DEMO_ROUNDS:-5}
 mkdir -p "$out"
 echo "libminimp: message passing over TCP sockets and, between the ranks of"
@@ -62,29 +62,39 @@ print("%-14s %22s %22s %22s" % ("algorithm", "1 KiB", "64 KiB", "1 MiB"))
 for a in algs:
     print("%-14s %22s %22s %22s" % (a, cell(a, 1024), cell(a, 65536),
                                     cell(a, 1048576)))
-# What AUTO ran most in each round's timed broadcasts (minimp-bench asks
-# mmp_bcast_last after every one), and whether its row overlaps the row
-# of the algorithm it ran most over all rounds.
-def spread(alg, size):
+# AUTO against the best row of the same run: its median over the
+# rounds against the lowest median of any algorithm, per size. What AUTO
+# ran comes from mmp_bcast_last after every timed broadcast (the CSV's
+# "chosen"). A miss is said plainly; it does not fail the demo.
+bound = 1.15
+def med(alg, size):
     v = [float(x["max_us"]) for x in rows
          if x["alg"] == alg and int(x["size"]) == size]
-    return (min(v), max(v)) if v else None
+    return statistics.median(v) if v else None
 print()
+print("AUTO against the best algorithm of this run (median of the rounds):")
+hits = total = 0
 for size, label in ((1024, "1 KiB"), (65536, "64 KiB"), (1048576, "1 MiB")):
     ran = [x["chosen"] for x in rows
            if x["alg"] == "auto" and int(x["size"]) == size]
-    if not ran:
+    others = [(med(a, size), a) for a in algs if a != "auto"]
+    others = [o for o in others if o[0] is not None]
+    if not ran or not others or med("auto", size) is None:
         continue
     top = max(set(ran), key=ran.count)
-    a, b = spread("auto", size), spread(top, size)
-    if b is None:
-        verdict = "no row of its own to compare"
-    elif a[0] <= b[1] and b[0] <= a[1]:
-        verdict = "its row and %s's overlap" % top
-    else:
-        verdict = "its row and %s's do NOT overlap" % top
-    print("auto at %-6s ran %s in %d of %d rounds; %s" %
-          (label, top, ran.count(top), len(ran), verdict))
+    best, best_alg = min(others)
+    auto = med("auto", size)
+    ratio = auto / best if best > 0 else float("inf")
+    ok = ratio <= bound
+    total += 1
+    hits += ok
+    print("  %-6s auto ran %s in %d of %d rounds: %.0f us; best %s %.0f us; "
+          "%.2f x the best: %s" %
+          (label, top, ran.count(top), len(ran), auto, best_alg, best, ratio,
+           "within %.2f x" % bound if ok else
+           "NOT within %.2f x (a miss)" % bound))
+print("AUTO was within %.2f x of the best row at %d of %d sizes." %
+      (bound, hits, total))
 PY
 # The plot needs matplotlib (make demo installs python3-matplotlib).
 if ${PYTHON:-python3} tests/bench/plot_bcast_csv.py "$out"/bcast-*.csv \
