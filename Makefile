@@ -8,7 +8,8 @@
 #   make test    build with ASan+UBSan and run the whole suite, then the
 #                threaded tests under TSan, then a short run of every fuzz
 #                harness (skipped without clang and libFuzzer)
-#   make bench   ping-pong benchmark beside Open MPI (see docs/performance.md)
+#   make bench   ping-pong benchmark beside Open MPI (MINIMP_ANCHORS names
+#                the anchors, or none; docs/testing.md)
 #   make plots   redraw docs/img/ from docs/data/ (matplotlib; SVG and PNG)
 #   make build   release build only, in build/
 #   make fuzz    build the fuzz harnesses with clang and libFuzzer and run

@@ -10,7 +10,7 @@
 # S2P_S sources (equal distribution). Prints medians and ranges over the
 # rounds; writes the raw rows to $OUT/ab.csv.
 #   tests/bench/run_ab.sh OLD_BUILD NEW_BUILD [ROUNDS] [ITERS]
-# Needs root and the anchors (../shared/anchors/build.sh).
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
 old=$1
 new=$2
@@ -21,7 +21,9 @@ sizes=${BCAST_SIZES:-"65536 1048576"}
 s2p_len=${S2P_LEN:-65536}
 s2p_s=${S2P_S:-16}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_mpich bcast_gloo s2p_ompi
 out=${OUT:-results/ab}
 mkdir -p "$out"
 csv="$out/ab.csv"
@@ -52,11 +54,12 @@ r=1
 while [ "$r" -le "$rounds" ]; do
   echo "round $r of $rounds" >&2
   "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
+    anchors_check "run_bcast.sh, round $r" $((3 * $(anchors_count $sizes))) |
     awk -v r="$r" '$2 == "p='"$n"'" && NF == 7 && $1 == "openmpi" {
       print "openmpi,bcast,-," r "," $5 "," $6 "," $7 }' >> "$csv"
-  ANCHORS=${ANCHORS:-/tmp/minimp-anchors} \
-    "$anchors/run_s2p.sh" "$n" "$s2p_len" "$s2p_s" "$iters" 2>/dev/null |
-    awk -v r="$r" -v L="$s2p_len" '{ print "openmpi,s2p,-," r "," L "," $(NF-1) "," $NF }' >> "$csv"
+  "$anchors/run_s2p.sh" "$n" "$s2p_len" "$s2p_s" "$iters" 2>/dev/null |
+    anchors_check "run_s2p.sh, round $r" "$(anchors_count $s2p_s)" |
+    awk -v r="$r" -v L="$s2p_len" '$NF ~ /^[0-9.]+$/ { print "openmpi,s2p,-," r "," L "," $(NF-1) "," $NF }' >> "$csv"
   if [ $((r % 2)) -eq 1 ]; then
     bench old "$old" "$r"
     bench new "$new" "$r"
@@ -78,3 +81,4 @@ for what, size, alg, impl in keys:
     print("%-5s %9d %-9s %-8s %11.1f %11.1f-%11.1f %3d" % (
         what, size, alg, impl, statistics.median(v), min(v), max(v), len(v)))
 PY
+anchors_finish

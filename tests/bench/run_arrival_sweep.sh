@@ -19,8 +19,12 @@
 # under flock /tmp/minimp-cluster.lock so that two cluster users never
 # overlap (MINIMP_CLUSTER_LOCKED=1: the caller holds it). The point at
 # MAXIF_SIZE and SIZE_MAXIF, if in both sweeps, is measured once.
-# Needs root and the anchors: ../shared/anchors/build.sh
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_mpich bcast_gloo
 lock=/tmp/minimp-cluster.lock
 if [ -z "${MINIMP_CLUSTER_LOCKED:-}" ]; then
   echo "waiting for $lock" >&2
@@ -36,12 +40,8 @@ msize=${MAXIF_SIZE:-1048576}
 sizes=${SIZES:-"65536 262144 1048576 4194304"}
 sk=${SIZE_MAXIF:-16}
 algs=${ALGS:-"binomial,pipeline,scatter_ring,symmetric,arrival_b,arrival_nb,auto"}
-here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
 out=${OUT:-results/arrival_sweep}
 csv="$out/sweep-$pat.csv"
-[ -x "${ANCHORS:-/tmp/minimp-anchors}/bcast_ompi" ] ||
-  { echo "no anchors: run $anchors/build.sh" >&2; exit 1; }
 mkdir -p "$out"
 hosts=$(i=0; while [ $i -lt "$n" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
 hosts=${hosts%,}
@@ -66,6 +66,7 @@ points() {
   for m in $mlist; do
     log "$3: anchors, $size B, MAX_IF $m us"
     "$anchors/run_bcast.sh" "$n" "$size" "$iters" "$m" "$pat" 2>&1 |
+      anchors_check "run_bcast.sh, $size B, MAX_IF $m us" 3 |
       tee -a "$raw.anchors" >&2
   done
   # Only complete rows: a failed anchor prints its error after the colon.
@@ -103,4 +104,5 @@ for s in $sizes; do
 done
 ${PYTHON:-python3} "$here/plot_arrival_csv.py" "$csv" "$out/sweep-$pat"
 log "done: $csv, $out/sweep-$pat-maxif.svg, $out/sweep-$pat-size.svg"
+anchors_finish || failed=1
 exit "$failed"

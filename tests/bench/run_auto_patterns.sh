@@ -9,7 +9,8 @@
 # of AUTO against the best fixed algorithm is printed at the end
 # (tests/bench/auto_table.py).
 #   tests/bench/run_auto_patterns.sh BUILD_DIR [PS] [SIZES] [PATTERNS] [LOADS] [ITERS]
-# Needs root, the anchors (../shared/anchors/build.sh) and stress-ng.
+# Needs root, the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh) and
+# stress-ng.
 set -eu
 b=${1:-build}
 ps=${2:-"8 16"}
@@ -22,8 +23,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # NETCLUSTER_PREFIX (and _SWITCH, _SUBNET) keep this cluster apart from
 # another one on the same machine (tests/netcluster).
 pfx=${NETCLUSTER_PREFIX:-h}
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
-abin=${ANCHORS:-/tmp/minimp-anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_gloo
 out=${OUT:-results/auto_patterns}
 mkdir -p "$out"
 csv="$out/auto.csv"
@@ -54,7 +56,8 @@ for p in $ps; do
           --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
           --mca mpi_yield_when_idle 1 $abin/bcast_ompi $size $iters $maxif $apat" \
           2>/dev/null | tail -1)
-        echo "$o" | awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
+        echo "$o" | anchors_check "openmpi, p=$p $load $pat $size" |
+          awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
           'NF == 3 { print pat "," l "," p ",openmpi,-," $1 "," mx "," $2 "," $3 }' >> "$csv"
         d=$(mktemp -d); g=$(mktemp); i=0; gp=
         while [ $i -lt "$p" ]; do
@@ -65,8 +68,9 @@ for p in $ps; do
         done
         # Only Gloo's ranks: a bare wait would wait for stress-ng too.
         wait $gp
-        awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
-          'NF == 3 { print pat "," l "," p ",gloo,-," $1 "," mx "," $2 "," $3 }' "$g" >> "$csv"
+        anchors_check "gloo, p=$p $load $pat $size" < "$g" |
+          awk -v pat="$pat" -v l="$load" -v p="$p" -v mx="$maxif" \
+          'NF == 3 { print pat "," l "," p ",gloo,-," $1 "," mx "," $2 "," $3 }' >> "$csv"
         rm -rf "$d" "$g"
         echo "p=$p $load $pat $size: libminimp" >&2
         ip netns exec ${pfx}0 "$b/launcher/minimprun" --agent "ip netns exec" \
@@ -88,3 +92,4 @@ for p in $ps; do
   "$here/../netcluster" down >/dev/null
 done
 python3 "$here/auto_table.py" "$csv"
+anchors_finish

@@ -1,11 +1,11 @@
 #!/bin/sh
 # Broadcast under process arrival patterns ([Patarasuk & Yuan 2008], section 5) on the
 # emulated cluster, beside the anchors in the same run: for each PATTERN,
-# ../shared/anchors/run_bcast.sh N SIZE ITERS MAXIF PATTERN, then
+# the anchors' run_bcast.sh N SIZE ITERS MAXIF PATTERN, then
 # minimp-bench bcast --method arrival with the same sleeps. Raw outputs go
 # to $OUT; the tables are printed.
 #   tests/bench/run_cluster_arrival.sh BUILD_DIR [N] [SIZE] [ITERS] [MAXIF_US] [PATTERNS] [ALGS]
-# Needs root. The anchors must be built first: ../shared/anchors/build.sh
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
 b=${1:-build}
 n=${2:-16}
@@ -15,7 +15,9 @@ maxif=${5:-1400000}
 patterns=${6:-"rootearly late20 all"}
 algs=${7:-"binomial,pipeline,scatter_ring,symmetric,arrival_b,arrival_nb"}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_mpich bcast_gloo
 out=${OUT:-results/cluster_arrival}
 mkdir -p "$out"
 "$here/../netcluster" up "$n" 100mbit >/dev/null
@@ -24,7 +26,7 @@ hosts=${hosts%,}
 for pat in $patterns; do
   echo "== $pat: anchors" | tee "$out/$pat.anchors"
   "$anchors/run_bcast.sh" "$n" "$size" "$iters" "$maxif" "$pat" 2>/dev/null |
-    tee -a "$out/$pat.anchors"
+    anchors_check "run_bcast.sh, $pat" 3 | tee -a "$out/$pat.anchors"
   echo "== $pat: libminimp"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
@@ -33,3 +35,4 @@ for pat in $patterns; do
     tee "$out/$pat.minimp"
 done
 "$here/../netcluster" down >/dev/null
+anchors_finish

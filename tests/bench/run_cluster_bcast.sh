@@ -8,7 +8,7 @@
 # broadcasts each. Prints
 # medians over the rounds; writes the raw rows to $OUT/bcast.csv.
 #   tests/bench/run_cluster_bcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
-# Needs root. The anchors must be built first: ../shared/anchors/build.sh
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
 b=${1:-build}
 n=${2:-16}
@@ -17,7 +17,9 @@ iters=${4:-10}
 reps=${5:-3}
 rate=${6:-100mbit}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_mpich bcast_gloo
 out=${OUT:-results/cluster_bcast}
 mkdir -p "$out"
 csv="$out/bcast.csv"
@@ -30,6 +32,7 @@ i=1
 while [ "$i" -le "$reps" ]; do
   echo "round $i of $reps" >&2
   "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
+    anchors_check "run_bcast.sh, round $i" $((3 * $(anchors_count $sizes))) |
     awk -v r="$i" '$2 == "p='"$n"'" && NF == 7 {print $1 ",-,-," r "," $5 "," $6 "," $7}' >> "$csv"
   ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
@@ -73,3 +76,4 @@ for size in sorted({int(r["size"]) for r in rows}):
               min(a), max(a), statistics.median(b), min(b), max(b),
               "overlap" if same else "do NOT overlap"))
 PY
+anchors_finish

@@ -10,8 +10,8 @@
 # gather 64 KiB per rank ($COLLS and $AR_SIZES choose). Prints medians over the rounds; the raw rows
 # go to $OUT/coll.csv.
 #   tests/bench/run_cluster_coll.sh BUILD_DIR [N] [ITERS] [REPEATS] [RATE]
-# Needs root. Build the anchors first: tests/bench/build_coll_anchors.sh
-# (and ../shared/anchors/build.sh for nsrsh's Open MPI setup).
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh);
+# build these first: tests/bench/build_coll_anchors.sh.
 # NETCLUSTER_PREFIX (and _SWITCH, _SUBNET) keep this cluster apart from
 # another one on the same machine (tests/netcluster).
 set -eu
@@ -21,8 +21,9 @@ iters=${3:-10}
 reps=${4:-3}
 rate=${5:-100mbit}
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${SHARED_ANCHORS:-$here/../../../shared/anchors}
-anchors=${ANCHORS:-/tmp/minimp-anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin coll_ompi allreduce_gloo
 out=${OUT:-results/cluster_coll}
 ar_sizes=${AR_SIZES:-"4 4096 65536 1048576 16777216"}
 pfx=${NETCLUSTER_PREFIX:-h}
@@ -34,7 +35,7 @@ hosts=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); d
 hosts=${hosts%,}
 hf=$(mktemp)
 i=0; while [ $i -lt "$n" ]; do echo "$pfx$i slots=1" >> "$hf"; i=$((i + 1)); done
-ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $shared/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
+ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
 echo "impl,coll,alg,chosen,rep,size,avg_us,max_us" > "$csv"
 
 colls=${COLLS:-"allreduce reduce alltoall gather"}
@@ -56,17 +57,18 @@ while [ "$r" -le "$reps" ]; do
   jobs | while read -r coll sizes; do
     for s in $sizes; do
       o=$(timeout 600 ip netns exec "${pfx}0" unshare --uts sh -c \
-        "hostname ${pfx}0; $ompi $anchors/coll_ompi $coll $s $iters" </dev/null 2>/dev/null | tail -1)
-      echo "$o" | awk -v r="$r" 'NF == 4 {print "openmpi," $1 ",-,-," r "," $2 "," $3 "," $4}' >> "$csv"
+        "hostname ${pfx}0; $ompi $abin/coll_ompi $coll $s $iters" </dev/null 2>/dev/null | tail -1)
+      echo "$o" | anchors_check "openmpi $coll, $s B, round $r" | awk -v r="$r" 'NF == 4 {print "openmpi," $1 ",-,-," r "," $2 "," $3 "," $4}' >> "$csv"
       if [ "$coll" = allreduce ]; then
         for g in ring ring_chunked halving_doubling bcube; do
           d=$(mktemp -d); f=$(mktemp); i=0
           while [ $i -lt "$n" ]; do
-            timeout 600 ip netns exec "$pfx$i" "$anchors/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" </dev/null >> "$f" 2>/dev/null &
+            timeout 600 ip netns exec "$pfx$i" "$abin/allreduce_gloo" $i "$n" "$d" eth0 $g "$s" "$iters" </dev/null >> "$f" 2>/dev/null &
             i=$((i + 1))
           done
           wait
-          awk -v r="$r" 'NF == 4 {print "gloo,allreduce," $1 ",-," r "," $2 "," $3 "," $4}' "$f" >> "$csv"
+          anchors_check "gloo $g, $s B, round $r" < "$f" |
+            awk -v r="$r" 'NF == 4 {print "gloo,allreduce," $1 ",-," r "," $2 "," $3 "," $4}' >> "$csv"
           rm -rf "$d" "$f"
         done
       fi
@@ -94,3 +96,4 @@ for coll, size, impl, alg in keys:
         statistics.median(float(r["avg_us"]) for r in sel),
         statistics.median(float(r["max_us"]) for r in sel), len(sel)))
 PY
+anchors_finish

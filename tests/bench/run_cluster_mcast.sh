@@ -14,12 +14,12 @@
 #      same rounds (impl "base": a before/after comparison);
 #   4. s-to-p at 64 KiB a source, s = 1, 4, 8, 16 of N, the equal
 #      distribution: the multicast s-to-p, AUTO, the ring, and Open MPI's
-#      MPI_Allgatherv (../shared/anchors/run_s2p.sh).
+#      MPI_Allgatherv (the anchors' run_s2p.sh).
 # PARTS (default "sizes scaling loss s2p") picks which run, in that order;
 # without "scaling" only N hosts are brought up.
 #   tests/bench/run_cluster_mcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
-# Needs root and nft. The anchors must be built first
-# (../shared/anchors/build.sh); they use hosts h0.., so run this with the
+# Needs root and nft; parts sizes and s2p need the anchors (MINIMP_ANCHORS:
+# tests/bench/anchors.sh), which use hosts h0.., so run them with the
 # default NETCLUSTER_PREFIX. Hold /tmp/minimp-bench.lock (flock) around it.
 # Raw rows go to $OUT/mcast.csv; its column x is the loss in percent
 # (part loss) or s (part s2p), else 0.
@@ -31,12 +31,18 @@ iters=${4:-10}
 reps=${5:-3}
 rate=${6:-100mbit}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+parts=${PARTS:-"sizes scaling loss s2p"}
+. "$here/anchors.sh"
+case " $parts " in
+*" sizes "* | *" s2p "*)
+  anchors_init
+  anchors_bin bcast_ompi bcast_mpich bcast_gloo s2p_ompi
+  ;;
+esac
 out=${OUT:-results/cluster_mcast}
 prefix=${NETCLUSTER_PREFIX:-h}
 mkdir -p "$out"
 csv="$out/mcast.csv"
-parts=${PARTS:-"sizes scaling loss s2p"}
 base=${BASE:-}
 case ${LOSS:-group} in
 udp) match="meta l4proto udp" ;;
@@ -64,6 +70,7 @@ minimp() {
 # s2p REP: part 4 at N hosts, the anchor first.
 s2p() {
   "$anchors/run_s2p.sh" "$n" 65536 "1 4 8 16" "$iters" 2>/dev/null |
+    anchors_check "run_s2p.sh, round $1" 4 |
     awk -v r="$1" -v p="$n" 'NF == 6 {print "s2p,openmpi,allgatherv,-," p "," $4 "," r "," $3 "," $5 "," $6}' >> "$csv"
   hl=$(hosts_of "$n")
   ip netns exec "${prefix}0" "$b/launcher/minimprun" --agent "ip netns exec" \
@@ -102,6 +109,7 @@ while [ "$r" -le "$reps" ]; do
     case $part in
     sizes) # 1. Everything at N hosts, anchors first.
       "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
+        anchors_check "run_bcast.sh, round $r" $((3 * $(anchors_count $sizes))) |
         awk -v r="$r" -v p="$n" '$2 == "p='"$n"'" && NF == 7 {print "sizes," $1 ",-,-," p ",0," r "," $5 "," $6 "," $7}' >> "$csv"
       minimp sizes "$n" 0 "$r" all "$commas" ;;
     scaling) # 2. Scaling in p.
@@ -143,3 +151,4 @@ for part, impl, alg, p, loss, size in keys:
         statistics.median(float(r["avg_us"]) for r in sel),
         statistics.median(float(r["max_us"]) for r in sel), len(sel)))
 PY
+anchors_finish

@@ -15,14 +15,17 @@
 #   tests/bench/run_encrypt.sh BUILD_DIR [REPEATS] [N] [ITERS] [RATE]
 # The cluster part needs root; NETCLUSTER_PREFIX and NETCLUSTER_SWITCH keep
 # it apart from another cluster on the same machine (tests/netcluster).
-# PARTS=loopback or PARTS=cluster runs one part only. With ANCHORS set (the
-# directory ../shared/anchors/build.sh filled), each round also runs Open
-# MPI over TCP, plain (it has no encryption of its own), as the reference:
-# its ping-pong on loopback and its 1 MiB broadcast on the cluster; the
-# cluster then needs the anchors' host names, NETCLUSTER_PREFIX=h.
-anchors=${ANCHORS:-}
-anchor_dir=${ANCHOR_SCRIPTS:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/anchors}
+# PARTS=loopback or PARTS=cluster runs one part only. Each round also runs
+# Open MPI over TCP, plain (it has no encryption of its own), as the
+# reference: its ping-pong on loopback and its 1 MiB broadcast on the
+# cluster, which then needs the anchors' host names, NETCLUSTER_PREFIX=h.
+# The anchors come from MINIMP_ANCHORS (tests/bench/anchors.sh);
+# MINIMP_ANCHORS=none leaves Open MPI out.
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init optional
+anchors_bin pp_ompi bcast_ompi
 b=${1:-build}
 reps=${2:-7}
 n=${3:-16}
@@ -30,7 +33,6 @@ iters=${4:-10}
 rate=${5:-100mbit}
 parts=${PARTS:-loopback cluster}
 algs=${ALGS:-auto,scatter_ring}
-here=$(cd "$(dirname "$0")" && pwd)
 pfx=${NETCLUSTER_PREFIX:-h}
 out=${OUT:-results/encrypt}
 mkdir -p "$out"
@@ -53,7 +55,8 @@ case " $parts " in *" loopback "*)
           print "loopback," m "," r ",stream_MBps," $1 "," $3 }' >> "$csv"
     done
     if [ -n "$anchors" ]; then
-      sh "$anchor_dir/run_pingpong.sh" "8 1024 65536 4194304" 2>/dev/null |
+      sh "$anchors/run_pingpong.sh" "8 1024 65536 4194304" 2>/dev/null |
+        anchors_check "run_pingpong.sh, round $r" 4 |
         awk -v r="$r" 'NF == 3 && $1 ~ /^[0-9]+$/ {
           print "loopback,openmpi," r ",half_rtt_us," $1 "," $2
           print "loopback,openmpi," r ",stream_MBps," $1 "," $3 }' >> "$csv"
@@ -86,10 +89,10 @@ case " $parts " in *" cluster "*)
       i=0; while [ $i -lt "$n" ]; do echo "h$i slots=1" >> "$hf"; i=$((i + 1)); done
       ip netns exec h0 unshare --uts sh -c "hostname h0; mpirun.openmpi \
         --allow-run-as-root -np $n --hostfile $hf \
-        --mca plm_rsh_agent $anchor_dir/nsrsh --mca btl tcp,self \
+        --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self \
         --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
-        --mca mpi_yield_when_idle 1 $anchors/bcast_ompi 1048576 $iters 0 all" \
-        2>/dev/null | awk -v r="$r" 'NF == 3 && $1 == 1048576 {
+        --mca mpi_yield_when_idle 1 $abin/bcast_ompi 1048576 $iters 0 all" \
+        2>/dev/null | anchors_check "openmpi bcast, round $r" | awk -v r="$r" 'NF == 3 && $1 == 1048576 {
           print "cluster,openmpi," r ",bcast_avg_us," $1 "," $2 }' >> "$csv"
       rm -f "$hf"
     fi
@@ -124,3 +127,4 @@ for part, what, size in keys:
         print("%-9s %-24s %9d %12.2f  (Open MPI, plain) %3d" %
               (part, what, size, statistics.median(v), len(v)))
 PY
+anchors_finish

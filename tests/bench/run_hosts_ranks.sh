@@ -11,7 +11,7 @@
 # host, consecutive ranks together) unless MAP=node (round robin).
 # Prints medians over the rounds; the raw rows go to $OUT/hosts_ranks.csv.
 #   tests/bench/run_hosts_ranks.sh BUILD_DIR [H] [R] [SIZES] [ITERS] [ROUNDS]
-# Needs root; the anchors must be built first (../shared/anchors/build.sh).
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 # NETCLUSTER_PREFIX (and _SWITCH) keep this cluster apart from another one
 # on the same machine (tests/netcluster).
 set -eu
@@ -24,8 +24,9 @@ rounds=${6:-5}
 algs=${ALGS:-auto,node,pipeline,binomial,hierarchical,scatter_ring}
 map=${MAP:-slot}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
-abin=${ANCHORS:-/tmp/minimp-anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi
 pfx=${NETCLUSTER_PREFIX:-h}
 out=${OUT:-results/hosts_ranks}
 mkdir -p "$out"
@@ -50,7 +51,7 @@ while [ "$r" -le "$rounds" ]; do
       --mca plm_rsh_agent $anchors/nsrsh --mca btl_tcp_if_include eth0 \
       --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
       $abin/bcast_ompi $s $iters" 2>/dev/null | tail -1 |
-      awk -v r="$r" 'NF == 3 {print "openmpi,-,-," r "," $1 "," $2 "," $3}' >> "$csv"
+      anchors_check "openmpi, $s B, round $r" | awk -v r="$r" 'NF == 3 {print "openmpi,-,-," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   ip netns exec "${pfx}0" "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" $minimp_map --iface eth0 --timeout 1200 \
@@ -84,3 +85,4 @@ for impl, alg, size in keys:
         "%.0f-%.0f" % (min(sel), max(sel)),
         "%.2f" % (med / ompi[size]) if size in ompi else "-", len(sel)))
 PY
+anchors_finish

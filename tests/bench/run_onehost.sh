@@ -14,13 +14,16 @@
 # hits them alike; medians over the rounds are printed at the end, and
 # every value is in OUT/onehost.csv.
 #   tests/bench/run_onehost.sh BUILD_DIR [ROUNDS [N]]
-# The anchors must be built first: ../shared/anchors/build.sh
+# Needs the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
 b=${1:-build}
 rounds=${2:-5}
 n=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS:-/tmp/minimp-anchors}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init
+anchors_bin pp_ompi bcast_ompi
 out=${OUT:-results/onehost}
 pp_sizes=${PP_SIZES:-"8 1024 16384 65536 1048576 4194304"}
 bc_sizes=${BC_SIZES:-"1024 65536 1048576"}
@@ -36,11 +39,11 @@ while [ "$i" -le "$rounds" ]; do
   for s in $pp_sizes; do
     it=4000
     [ "$s" -gt 100000 ] && it=200
-    $ompi -np 2 "$anchors/pp_ompi" "$s" "$it" 2>/dev/null |
-      awk -v r="$i" 'NF==3 {print "pingpong,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
+    $ompi -np 2 "$abin/pp_ompi" "$s" "$it" 2>/dev/null |
+      anchors_check "openmpi pingpong, $s B, round $i" | awk -v r="$i" 'NF==3 {print "pingpong,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
     $ompi -np 2 --mca btl tcp,self --mca btl_tcp_if_include lo \
-      "$anchors/pp_ompi" "$s" "$it" 2>/dev/null |
-      awk -v r="$i" 'NF==3 {print "pingpong,openmpi_tcp," r "," $1 "," $2 "," $3}' >> "$csv"
+      "$abin/pp_ompi" "$s" "$it" 2>/dev/null |
+      anchors_check "openmpi pingpong over TCP, $s B, round $i" | awk -v r="$i" 'NF==3 {print "pingpong,openmpi_tcp," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on ring off; do
     MINIMP_SHM=$v "$b/launcher/minimprun" -n 2 "$b/tests/bench/minimp-bench" \
@@ -49,8 +52,8 @@ while [ "$i" -le "$rounds" ]; do
   done
   for s in $bc_sizes; do
     $ompi --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
-      "$anchors/bcast_ompi" "$s" "$bc_iters" 2>/dev/null | tail -1 |
-      awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
+      "$abin/bcast_ompi" "$s" "$bc_iters" 2>/dev/null | tail -1 |
+      anchors_check "openmpi bcast, $s B, round $i" | awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on off; do
     MINIMP_SHM=$v "$b/launcher/minimprun" -n "$n" "$b/tests/bench/minimp-bench" \
@@ -79,3 +82,4 @@ for bench in ("pingpong", "bcast"):
         v2 = statistics.median(float(r["value2"]) for r in sel)
         print("%-9s %-20s %10d %14.2f %14.1f %5d" % (bench, impl, size, v1, v2, len(sel)))
 PY
+anchors_finish

@@ -11,12 +11,16 @@
 # The variants alternate within each round; medians over the rounds are
 # printed at the end, every value is in OUT/onehost_coll.csv.
 #   [BASE=DIR] tests/bench/run_onehost_coll.sh BUILD_DIR [ROUNDS [N]]
-# The anchor must be built first: tests/bench/build_coll_anchors.sh
+# Needs the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh); build this
+# one first: tests/bench/build_coll_anchors.sh.
 set -eu
 b=${1:-build}
 rounds=${2:-5}
 n=${3:-8}
-anchors=${ANCHORS:-/tmp/minimp-anchors}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init
+anchors_bin coll_ompi
 out=${OUT:-results/onehost_coll}
 iters=${ITERS:-200}
 ompi="mpirun.openmpi --allow-run-as-root --oversubscribe -np $n --mca mpi_yield_when_idle 1"
@@ -34,8 +38,8 @@ while [ "$i" -le "$rounds" ]; do
       extra=""
       [ $v = tcp ] && extra="--mca btl tcp,self --mca btl_tcp_if_include lo"
       # shellcheck disable=SC2086
-      $ompi $extra "$anchors/coll_ompi" "$c" "$s" "$iters" 2>/dev/null |
-        tail -1 | awk -v r="$i" -v v="$v" \
+      $ompi $extra "$abin/coll_ompi" "$c" "$s" "$iters" 2>/dev/null |
+        tail -1 | anchors_check "openmpi_$v $c, round $i" | awk -v r="$i" -v v="$v" \
         'NF == 4 {print "openmpi_" v "," $1 ",-,-," $2 "," r "," $3 "," $4}' >> "$csv"
     done
     for bd in $b ${BASE:-}; do
@@ -66,3 +70,4 @@ for coll, size, impl, alg in keys:
         statistics.median(float(r["avg_us"]) for r in sel),
         statistics.median(float(r["max_us"]) for r in sel), len(sel)))
 PY
+anchors_finish

@@ -10,7 +10,7 @@
 #   tests/bench/run_paired.sh build 16 1024 500 9 \
 #     sleep:MINIMP_SPIN_YIELD=0:auto yield:-:auto
 # Needs root, the cluster up (tests/netcluster up N 100mbit) and the
-# anchors built (../shared/anchors/build.sh).
+# anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 # METHOD=ol measures [de Supinski & Karonis 1999]'s max OL_i instead (minimp-bench --method ol,
 # default gap), against Open MPI only, through mpi_ol_bench.c, which this
 # script compiles into BUILD_DIR/tests with mpicc.openmpi.
@@ -20,7 +20,9 @@ shift 5
 method=${METHOD:-barrier}
 case $method in barrier | ol) ;; *) echo "METHOD must be barrier or ol" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+. "$here/anchors.sh"
+anchors_init
+anchors_bin bcast_ompi bcast_mpich bcast_gloo
 hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
 out=$(mktemp)
 hf=$(mktemp)
@@ -37,14 +39,14 @@ ompi_ol() {
     --mca plm_rsh_agent '$anchors/nsrsh' --mca btl tcp,self \
     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
     --mca mpi_yield_when_idle 1 '$olb' $size $iters" 2>&1 |
-    awk -v s="$size" 'NF == 3 && $1 == s {print "openmpi", $3}'
+    anchors_check "openmpi max OL_i, round $r" | awk -v s="$size" 'NF == 3 && $1 == s {print "openmpi", $3}'
 }
 for r in $(seq 1 "$rounds"); do
   if [ "$method" = ol ]; then
     ompi_ol >> "$out"
   else
     "$anchors/run_bcast.sh" "$n" "$size" "$iters" 2>/dev/null |
-      awk '$2 == "p='"$n"'" && NF == 7 {print $1, $6}' >> "$out"
+      anchors_check "run_bcast.sh, round $r" 3 | awk '$2 == "p='"$n"'" && NF == 7 {print $1, $6}' >> "$out"
   fi
   for spec in "$@"; do
     label=${spec%%:*} rest=${spec#*:}
@@ -72,3 +74,4 @@ for k, v in vals.items():
     print("%-14s median %9.1f us%s  rounds: %s" %
           (k, m, ratio, " ".join("%.0f" % x for x in v)))
 PY
+anchors_finish

@@ -5,40 +5,40 @@
 # with MINIMP_SHM=off; tests/bench/run_onehost.sh compares the defaults
 # (shared memory on both sides).
 #   tests/bench/run_pingpong.sh BUILD_DIR [SIZES] [REPEATS]
-# The anchors must be built first: ../shared/anchors/build.sh. Without
-# them (or when one fails) the table has no openmpi rows, and the script
-# says so on stderr and below the table; REQUIRE_ANCHORS=1 makes that an
-# error (exit 1).
+# The anchors come from MINIMP_ANCHORS (tests/bench/anchors.sh);
+# MINIMP_ANCHORS=none measures libminimp alone and says so below the
+# table. An anchor run that fails is named, its round has no openmpi rows,
+# and the script exits 1 after the table.
 set -euo pipefail
 b=${1:-build}
 sizes=${2:-"8 65536 4194304"}
 reps=${3:-5}
 here=$(cd "$(dirname "$0")" && pwd)
-anchors=${ANCHORS_DIR:-$here/../../../shared/anchors}
+. "$here/anchors.sh"
+anchors_init optional
+anchors_bin pp_ompi
 out=${OUT:-results/pingpong}
 mkdir -p "$out"
 csv="$out/pingpong.csv"
 echo "impl,rep,size,half_rtt_us,stream_MBps" > "$csv"
 commas=$(echo "$sizes" | tr ' ' ',')
 missing=
+failed=0
 loud() { printf '\n*** %s ***\n\n' "$*" >&2; }
-if [ ! -x "$anchors/run_pingpong.sh" ]; then
-  missing="no Open MPI anchor: $anchors/run_pingpong.sh is not there (set ANCHORS_DIR, or build ../shared/anchors/build.sh)"
-  loud "$missing; the table has no openmpi rows"
-  [ "${REQUIRE_ANCHORS:-0}" = 0 ] || exit 1
-fi
+[ -n "$anchors" ] || missing="MINIMP_ANCHORS=none: the table has no openmpi rows"
 i=1
 while [ "$i" -le "$reps" ]; do
   # Alternate the two so that drift in the machine hits both alike.
-  if [ -z "$missing" ]; then
+  if [ -n "$anchors" ]; then
     if "$anchors/run_pingpong.sh" "$sizes" > "$out/openmpi-$i.txt" 2> "$out/openmpi-$i.err"; then
-      awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' \
-        "$out/openmpi-$i.txt" >> "$csv"
+      anchors_check "run_pingpong.sh, round $i" "$(anchors_count $sizes)" \
+        < "$out/openmpi-$i.txt" |
+        awk -v r="$i" 'NF==3 {print "openmpi," r "," $1 "," $2 "," $3}' >> "$csv"
     else
       missing="the Open MPI anchor failed in round $i (see $out/openmpi-$i.err)"
-      loud "$missing; the table has no openmpi rows from then on"
+      loud "$missing; that round has no openmpi rows"
       tail -5 "$out/openmpi-$i.err" >&2 || true
-      [ "${REQUIRE_ANCHORS:-0}" = 0 ] || exit 1
+      failed=1
     fi
   fi
   # libminimp as shipped, and with polling turned off (pure sleep).
@@ -66,3 +66,5 @@ if [ -n "$missing" ]; then
   echo
   echo "NOTE: $missing."
 fi
+anchors_finish || failed=1
+exit "$failed"

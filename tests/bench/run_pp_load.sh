@@ -8,12 +8,16 @@
 # (a before/after comparison in the same rounds). Prints the half round
 # trip's median per load and variant, over ROUNDS rounds.
 #   tests/bench/run_pp_load.sh BUILD_DIR [ROUNDS [OTHER_BUILD_DIR]]
-# Run it under flock /tmp/minimp-bench.lock, at normal priority.
+# Run it under flock /tmp/minimp-bench.lock, at normal priority. Needs the
+# anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
 b=${1:-build}
 rounds=${2:-5}
 other=${3:-}
-anchors=${ANCHORS:-/tmp/minimp-anchors}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init
+anchors_bin pp_ompi
 out=$(mktemp)
 stress=
 trap '[ -n "$stress" ] && kill $stress 2>/dev/null; rm -f "$out"' EXIT
@@ -25,8 +29,8 @@ for load in idle loaded; do
   fi
   i=1
   while [ "$i" -le "$rounds" ]; do
-    timeout 60 mpirun.openmpi --allow-run-as-root -np 2 "$anchors/pp_ompi" 8 4000 \
-      2>/dev/null | awk -v l=$load 'NF==3 {print l, "openmpi", $2}' >> "$out"
+    timeout 60 mpirun.openmpi --allow-run-as-root -np 2 "$abin/pp_ompi" 8 4000 \
+      2>/dev/null | anchors_check "openmpi pingpong, $load, round $i" | awk -v l=$load 'NF==3 {print l, "openmpi", $2}' >> "$out"
     for d in "$b" $other; do
       n=this
       [ "$d" = "$b" ] || n=other
@@ -54,3 +58,4 @@ print("%-7s %-16s %10s %5s" % ("load", "impl", "median_us", "n"))
 for (load, impl), v in d.items():
     print("%-7s %-16s %10.2f %5d" % (load, impl, statistics.median(v), len(v)))
 PY
+anchors_finish
