@@ -26,15 +26,16 @@ bin="$root/bin"
 [ -x "$bin/minimp-bench" ] || fail "minimp-bench is not installed in $bin"
 env -u LD_LIBRARY_PATH "$bin/minimp-bench" --version | grep -q '^minimp-bench ' ||
   fail "the installed minimp-bench does not run (its run path?)"
-for page in minimprun.1 minimp-bench.1; do
+for page in minimprun.1 minimp-bench.1 minimpcc.1; do
   [ -f "$root/share/man/man1/$page" ] || fail "man page $page is not installed"
 done
 
 # The wrapper: include path, library and run path, wherever the tree is.
-case " $("$bin/minimpcc" --showme x.c) " in
-  *" -Wl,-rpath,$root/"*) ;;
-  *) fail "minimpcc --showme has no run path into $root" ;;
+case " $(env -u MINIMP_CC CC=cc "$bin/minimpcc" --showme x.c) " in
+  " cc x.c "*" -Wl,-rpath,$root/"*) ;;
+  *) fail "minimpcc --showme does not start with the compiler or has no run path into $root" ;;
 esac
+"$bin/minimpcc" --help | grep -q '^Usage: minimpcc' || fail "minimpcc --help"
 "$bin/minimpcc" $extra "$src/examples/ring.c" -o "$tmp/ring_w"
 "$bin/minimprun" -n 3 "$tmp/ring_w" 5 | grep -q correct ||
   fail "the minimpcc build did not run under the installed minimprun"

@@ -310,10 +310,13 @@ static int help(void) {
   for (i = 0; i < BENCH_NOPTS; i++) {
     const bench_opt_t *d = &bench_opts[i];
     const char *h = d->help;
-    printf("  --%s %s   [%s%s%s%s]\n", d->name, d->arg,
-           d->cmds & CMD_PINGPONG ? "pingpong " : "",
-           d->cmds & CMD_BCAST ? "bcast " : "", d->cmds & CMD_S2P ? "s2p " : "",
-           d->cmds & CMD_COLL ? "collectives" : "");
+    char cmds[64];
+    snprintf(cmds, sizeof(cmds), "%s%s%s%s",
+             d->cmds & CMD_PINGPONG ? " pingpong" : "",
+             d->cmds & CMD_BCAST ? " bcast" : "",
+             d->cmds & CMD_S2P ? " s2p" : "",
+             d->cmds & CMD_COLL ? " collectives" : "");
+    printf("  --%s %s   [%s]\n", d->name, d->arg, cmds + 1);
     while (*h != '\0') {
       const char *nl = strchr(h, '\n');
       int len = nl != NULL ? (int)(nl - h) : (int)strlen(h);
