@@ -292,7 +292,7 @@ static int help(void) {
   int i, c;
 
   printf(
-      "usage: minimp-bench COMMAND [OPTION]...   (under minimprun, e.g.\n"
+      "Usage: minimp-bench COMMAND [OPTION]...   (under minimprun, e.g.\n"
       "       minimprun -n 8 minimp-bench bcast --sizes 64k)\n"
       "       minimp-bench --help | --version\n"
       "\n"
