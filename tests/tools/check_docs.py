@@ -149,7 +149,8 @@ def env_read_by_code(src):
     """{name: first file} of the variables named in the code's strings."""
     found = {}
     for d in CODE_DIRS:
-        for path in sorted(glob.glob(os.path.join(src, d, "*"))):
+        for path in sorted(glob.glob(os.path.join(src, d, "**", "*"),
+                                     recursive=True)):
             if path.endswith((".c", ".h")):
                 text = read(path)
                 # Strings only: comments mention variables in passing.
