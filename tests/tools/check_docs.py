@@ -17,7 +17,8 @@
         docs/guide/troubleshooting.md's table, with its value, a cause and
         what to do.
     check_docs.py tuning SOURCE_DIR
-        Every MINIMP_*, SLURM_* and PBS_* variable named in a string of
+        Every MINIMP_*, SLURM_*, PBS_*, PMIX_* and PMI_* variable named in a
+        string of
         runtime/, transport/, collectives/ or launcher/ is a row of
         docs/guide/tuning.md's table, and every variable of the table is
         one of them.
@@ -34,7 +35,8 @@ import sys
 import tempfile
 
 CODE_DIRS = ("runtime", "transport", "collectives", "launcher")
-ENV_NAME = re.compile(r"\b((?:MINIMP|SLURM|PBS)_[A-Z0-9_]*[A-Z0-9])\b(?!\*)")
+ENV_NAME = re.compile(
+    r"\b((?:MINIMP|SLURM|PBS|PMIX|PMI)_[A-Z0-9_]*[A-Z0-9])\b(?!\*)")
 
 
 def read(path):
