@@ -23,8 +23,9 @@ fail() {
 code() { grep -v '^[[:space:]]*#' "$1"; }
 
 # 1. No script finds the anchors by a path of its own, and every script
-# that runs one (Open MPI's mpirun, an anchor program or script) sources
-# anchors.sh and calls anchors_init.
+# that runs one (an anchor program such as bcast_ompi, or one of the
+# anchors' scripts) sources anchors.sh and calls anchors_init. A script
+# that builds its own MPI program (run_startup_real.sh) needs no anchors.
 scripts=
 for f in "$bench"/*.sh; do
   name=${f##*/}
@@ -32,7 +33,7 @@ for f in "$bench"/*.sh; do
   if code "$f" | grep -q 'shared/anchors\|minimp-anchors\|ANCHORS_DIR'; then
     fail "$name finds the anchors by a path of its own (use anchors.sh)"
   fi
-  if code "$f" | grep -q 'mpirun\|mpiexec\|_ompi\|_gloo\|_mpich\|run_bcast\.sh\|run_s2p\.sh\|run_pingpong\.sh\|nsrsh'; then
+  if code "$f" | grep -q '_ompi\b\|_gloo\b\|_mpich\b\|run_bcast\.sh\|run_s2p\.sh\|run_pingpong\.sh\|nsrsh\|\$anchors\|\$abin'; then
     if code "$f" | grep -q 'anchors_init'; then
       scripts="$scripts $name"
     else
