@@ -273,6 +273,14 @@ MMP_EXTERN int mmp_comm_split(mmp_comm_t *comm, int color, int key,
 MMP_EXTERN int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
                                mmp_comm_t **newcomm);
 
+/*
+ * The rank in the world communicator of rank `rank` of `comm`: how the
+ * members of different communicators are compared (MPI's groups). Local.
+ * Returns it (>= 0), MMP_ENOTINIT, MMP_ECOMM for a NULL `comm`, or
+ * MMP_ERANK when `rank` is not in 0 .. size - 1.
+ */
+MMP_EXTERN int mmp_comm_world_rank(const mmp_comm_t *comm, int rank);
+
 /* Frees a communicator made by the calls above and sets *comm to NULL.
  * The world communicator cannot be freed (MMP_ECOMM). */
 MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
@@ -375,6 +383,18 @@ MMP_EXTERN int mmp_probe(int source, int tag, mmp_comm_t *comm,
 /* Nonblocking probe: *flag is 1 and *status filled if a message matches. */
 MMP_EXTERN int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
                           mmp_status_t *status);
+
+/*
+ * Cancels a receive (mmp_irecv) that no message has matched yet: it
+ * completes at once with MMP_ECANCELED and an empty status, which the
+ * mmp_wait or mmp_test the caller still owes it returns. A receive that
+ * has already matched a message, or completed, is left alone and ends as
+ * it would have (MPI_Cancel's rule: a cancel may come too late). *req
+ * stays the caller's either way. Returns 1 when it was cancelled, 0 when
+ * it came too late, MMP_ENOTSUP for a send or a collective's request,
+ * MMP_EINVAL for NULL, MMP_ENOTINIT.
+ */
+MMP_EXTERN int mmp_cancel(mmp_request_t *req);
 
 /* ---- Collectives ------------------------------------------------------- */
 
@@ -595,6 +615,17 @@ MMP_EXTERN int mmp_op_create(mmp_user_fn fn, int commutative, void *ctx,
                              mmp_op_t *op);
 /* Frees a user operation and sets *op to 0. Returns 0 or MMP_EINVAL. */
 MMP_EXTERN int mmp_op_free(mmp_op_t *op);
+
+/*
+ * inout[i] = in[i] op inout[i] for `count` elements of `type`, in this
+ * process alone (MPI_Reduce_local): the arithmetic the reducing
+ * collectives run, or the user operation's function, called in the
+ * caller's thread. Needs no mmp_init. Returns 0, or MMP_EINVAL (a NULL
+ * buffer with a nonzero count, an unknown type or operation, an operation
+ * the type does not support).
+ */
+MMP_EXTERN int mmp_reduce_local(const void *in, void *inout, size_t count,
+                                mmp_type_t type, mmp_op_t op);
 
 /* The send buffer of the in-place forms: the data is taken from (and the
  * result left in) the receive buffer, as MPI_IN_PLACE. */

@@ -517,3 +517,24 @@ int mmp_iprobe(int source, int tag, mmp_comm_t *comm, int *flag,
   mmp__api_enter();
   return mmp__api_leave(iprobe_body(source, tag, comm, flag, status), __func__);
 }
+
+static int cancel_body(mmp_request_t *r) {
+  mmp__engine_t *e = mmp__eng;
+  int rc;
+
+  if (r == NULL)
+    return MMP_EINVAL;
+  if (e == NULL)
+    return mmp__not_init("mmp_cancel");
+  if (r->kind != MMP__REQ_RECV)
+    return MMP_ENOTSUP;
+  mmp__lock(e);
+  rc = mmp__cancel_locked(e, r);
+  mmp__unlock(e);
+  return rc == 0 ? 1 : 0;
+}
+
+int mmp_cancel(mmp_request_t *req) {
+  mmp__api_enter();
+  return mmp__api_leave(cancel_body(req), __func__);
+}

@@ -352,3 +352,14 @@ int mmp_comm_get_timeout(const mmp_comm_t *comm, unsigned *ms) {
                                memory_order_relaxed);
   return mmp__api_leave(rc, __func__);
 }
+
+int mmp_comm_world_rank(const mmp_comm_t *comm, int rank) {
+  int rc;
+
+  mmp__api_enter();
+  rc = comm_timeout_check(comm, __func__);
+  if (rc == 0)
+    rc = rank >= 0 && rank < comm->size ? mmp__comm_world(comm, rank)
+                                        : MMP_ERANK;
+  return mmp__api_leave(rc, __func__);
+}

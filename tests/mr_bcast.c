@@ -451,6 +451,14 @@ static void test_communicators(void **state) {
   assert_non_null(half);
   assert_int_equal(mmp_comm_size(half), (p + 1 - me % 2) / 2);
   assert_int_equal(mmp_comm_rank(half), mmp_comm_size(half) - 1 - me / 2);
+  /* Its ranks' world ranks: descending, of this rank's parity. */
+  for (i = 0; i < mmp_comm_size(half); i++)
+    assert_int_equal(mmp_comm_world_rank(half, i),
+                     me % 2 + 2 * (mmp_comm_size(half) - 1 - i));
+  assert_int_equal(mmp_comm_world_rank(half, mmp_comm_size(half)), MMP_ERANK);
+  assert_int_equal(mmp_comm_world_rank(half, -1), MMP_ERANK);
+  assert_int_equal(mmp_comm_world_rank(NULL, 0), MMP_ECOMM);
+  assert_int_equal(mmp_comm_world_rank(w, me), me);
   check_bcast(half, &o, 0, 70000, 11);
   /* A duplicate keeps its messages apart from the original's. */
   assert_int_equal(mmp_comm_dup(w, &dup), 0);

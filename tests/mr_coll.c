@@ -620,6 +620,39 @@ static void test_noncommutative_rank_order(void **state) {
   free(want);
 }
 
+/* mmp_reduce_local: the built-in arithmetic, and a user operation with
+ * `in` on the left. */
+static void test_reduce_local(void **state) {
+  int32_t a[3] = {1, -2, 3}, b[3] = {10, 20, 30};
+  uint64_t l[4], r[4], want[4];
+  mmp_type_t mat;
+  mmp_op_t op;
+  (void)state;
+
+  assert_int_equal(mmp_reduce_local(a, b, 3, MMP_INT32, MMP_SUM), 0);
+  assert_int_equal(b[0], 11);
+  assert_int_equal(b[1], 18);
+  assert_int_equal(b[2], 33);
+  assert_int_equal(mmp_reduce_local(a, b, 3, MMP_INT32, MMP_MIN), 0);
+  assert_int_equal(b[1], -2);
+  assert_int_equal(mmp_reduce_local(a, b, 0, MMP_INT32, MMP_SUM), 0);
+  assert_int_equal(mmp_reduce_local(NULL, b, 1, MMP_INT32, MMP_SUM),
+                   MMP_EINVAL);
+  assert_int_equal(mmp_reduce_local(a, b, 3, MMP_FLOAT, MMP_BAND), MMP_EINVAL);
+  assert_int_equal(mmp_reduce_local(a, b, 3, MMP_INT32, 0), MMP_EINVAL);
+  /* Matrix products do not commute: r becomes l x r. */
+  assert_int_equal(mmp_type_contiguous(4, MMP_UINT64, &mat), 0);
+  assert_int_equal(mmp_op_create(matmul, 0, NULL, &op), 0);
+  matrix(1, 0, l);
+  matrix(2, 0, r);
+  memcpy(want, r, sizeof(want));
+  matmul(l, want, 1, mat, NULL);
+  assert_int_equal(mmp_reduce_local(l, r, 1, mat, op), 0);
+  assert_memory_equal(r, want, sizeof(want));
+  assert_int_equal(mmp_op_free(&op), 0);
+  assert_int_equal(mmp_type_free(&mat), 0);
+}
+
 /* ---- Non-blocking, mismatches, bad arguments ----------------------------- */
 
 static void test_nonblocking_in_flight(void **state) {
@@ -927,6 +960,7 @@ int main(void) {
       cmocka_unit_test(test_large_floats_deterministic),
       cmocka_unit_test(test_large_blocks),
       cmocka_unit_test(test_noncommutative_rank_order),
+      cmocka_unit_test(test_reduce_local),
       cmocka_unit_test(test_reduce_knomial_radices),
       cmocka_unit_test(test_nonblocking_in_flight),
       cmocka_unit_test(test_inconsistent_arguments_are_an_error),

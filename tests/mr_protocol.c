@@ -75,6 +75,85 @@ static void test_rndv_send_waits_for_receive(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
+/* A rendezvous send of zero bytes, and one to itself, are synchronous too
+ * (MPI_Ssend's rule): neither completes before its receive is posted. */
+static void test_rndv_zero_and_self_wait_for_receive(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *s = NULL;
+  int flag, v = 7, got = 0;
+  (void)state;
+
+  /* To itself: nothing completes it but the receive below. */
+  assert_int_equal(
+      mmp_isend_ex(&v, sizeof(v), mr_rank(), 3, w, MMP_SEND_RNDV, &s), 0);
+  assert_int_equal(mmp_test(&s, &flag, NULL), 0);
+  assert_int_equal(flag, 0);
+  assert_int_equal(mmp_recv(&got, sizeof(got), mr_rank(), 3, w, NULL), 0);
+  assert_int_equal(mmp_wait(&s, NULL), 0);
+  assert_int_equal(got, 7);
+  if (mr_rank() == 0) {
+    double t0 = mmp_wtime();
+    assert_int_equal(mmp_isend_ex(NULL, 0, 1, 4, w, MMP_SEND_RNDV, &s), 0);
+    while (mmp_wtime() - t0 < 0.2) {
+      assert_int_equal(mmp_test(&s, &flag, NULL), 0);
+      assert_int_equal(flag, 0);
+      usleep(10000);
+    }
+    assert_int_equal(mmp_send(NULL, 0, 1, 5, w), 0);
+    assert_int_equal(mmp_wait(&s, NULL), 0);
+  } else if (mr_rank() == 1) {
+    assert_int_equal(mmp_recv(NULL, 0, 0, 5, w, NULL), 0);
+    assert_int_equal(mmp_recv(NULL, 0, 0, 4, w, NULL), 0);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
+/* mmp_cancel takes back a receive nothing matched; one that matched ends
+ * as usual; sends are not cancelled. */
+static void test_cancel_receive(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *r = NULL, *s = NULL;
+  mmp_status_t st;
+  int v = 0, one = 1;
+  (void)state;
+
+  assert_int_equal(mmp_cancel(NULL), MMP_EINVAL);
+  /* Nothing is sent on tag 9: the receive is cancelled. */
+  assert_int_equal(mmp_irecv(&v, sizeof(v), MMP_ANY_SOURCE, 9, w, &r), 0);
+  assert_int_equal(mmp_cancel(r), 1);
+  assert_int_equal(mmp_wait(&r, &st), MMP_ECANCELED);
+  assert_null(r);
+  assert_int_equal(st.bytes, 0);
+  /* A receive from itself that has matched: too late. */
+  assert_int_equal(mmp_irecv(&v, sizeof(v), mr_rank(), 10, w, &r), 0);
+  assert_int_equal(mmp_isend(&one, sizeof(one), mr_rank(), 10, w, &s), 0);
+  assert_int_equal(mmp_wait(&s, NULL), 0);
+  assert_int_equal(mmp_cancel(r), 0);
+  assert_int_equal(mmp_wait(&r, &st), 0);
+  assert_int_equal(v, 1);
+  assert_int_equal(st.bytes, sizeof(v));
+  /* A send is not a receive. */
+  assert_int_equal(mmp_isend(&one, sizeof(one), mr_rank(), 11, w, &s), 0);
+  assert_int_equal(mmp_cancel(s), MMP_ENOTSUP);
+  assert_int_equal(mmp_recv(&v, sizeof(v), mr_rank(), 11, w, NULL), 0);
+  assert_int_equal(mmp_wait(&s, NULL), 0);
+  /* A cancelled receive leaves the message to the next one. */
+  if (mr_size() > 1) {
+    int peer = (mr_rank() + 1) % mr_size();
+    int from = (mr_rank() + mr_size() - 1) % mr_size();
+    assert_int_equal(mmp_irecv(&v, sizeof(v), from, 12, w, &r), 0);
+    assert_int_equal(mmp_cancel(r), 1);
+    assert_int_equal(mmp_wait(&r, NULL), MMP_ECANCELED);
+    /* Nobody sends before every rank has cancelled. */
+    assert_int_equal(mr_barrier(), 0);
+    v = 100 + mr_rank();
+    assert_int_equal(mmp_send(&v, sizeof(v), peer, 12, w), 0);
+    assert_int_equal(mmp_recv(&v, sizeof(v), from, 12, w, NULL), 0);
+    assert_int_equal(v, 100 + from);
+  }
+  assert_int_equal(mr_barrier(), 0);
+}
+
 static void test_eager_send_completes_without_receive(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   char buf[1024];
@@ -501,6 +580,8 @@ static void test_spin_stops_when_peer_shares_cpu(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rndv_send_waits_for_receive),
+      cmocka_unit_test(test_rndv_zero_and_self_wait_for_receive),
+      cmocka_unit_test(test_cancel_receive),
       cmocka_unit_test(test_eager_send_completes_without_receive),
       cmocka_unit_test(test_order_across_protocols),
       cmocka_unit_test(test_any_source_from_everyone),

@@ -327,3 +327,26 @@ void mmp__reduce_apply(const void *in, void *inout, size_t n, int right,
   u.fn(inout, (void *)(uintptr_t)in, n / ti.size, type, u.ctx);
   memcpy(inout, in, n);
 }
+
+static int reduce_local_body(const void *in, void *inout, size_t count,
+                             mmp_type_t type, mmp_op_t op) {
+  mmp__type_info_t ti;
+  int commutative, rc;
+
+  if ((rc = mmp__op_check(op, type, &commutative)) != 0 ||
+      (rc = mmp__type_info(type, &ti)) != 0)
+    return rc;
+  if (count == 0)
+    return 0;
+  if (in == NULL || inout == NULL || count > SIZE_MAX / ti.size)
+    return MMP_EINVAL;
+  mmp__reduce_apply(in, inout, count * ti.size, 0, mmp__reduce_arg(op, type));
+  return 0;
+}
+
+int mmp_reduce_local(const void *in, void *inout, size_t count, mmp_type_t type,
+                     mmp_op_t op) {
+  mmp__api_enter();
+  return mmp__api_leave(reduce_local_body(in, inout, count, type, op),
+                        __func__);
+}
