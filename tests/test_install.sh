@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # An installed libminimp runs: the build is installed into a temporary
 # tree (meson install --destdir), ring.c is compiled there with minimpcc
-# and with pkg-config, and both run under the installed minimprun with no
-# environment set. The pkg-config build has no run path, so it finds the
+# and with pkg-config, mpi_ring.c with minimpicc and pkg-config, and all
+# run under the installed minimprun with no environment set. The pkg-config build has no run path, so it finds the
 # library only through minimprun, which points its ranks at the library
 # beside it; run alone it must fail to load, or the check proves nothing.
 #   test_install.sh BUILD_DIR SOURCE_DIR [EXTRA_CFLAGS]
@@ -51,4 +51,25 @@ if env -u LD_LIBRARY_PATH "$tmp/ring_p" >/dev/null 2>&1; then
 fi
 env -u LD_LIBRARY_PATH "$bin/minimprun" -n 3 "$tmp/ring_p" 5 |
   grep -q correct || fail "the pkg-config build did not run under minimprun"
-echo "installed tree: minimpcc and pkg-config builds both run"
+
+# The MPI face: minimpicc beside minimpcc, its flags, and pkg-config.
+[ -x "$bin/minimpicc" ] || fail "minimpicc is not installed in $bin"
+case " $("$bin/minimpicc" --showme:compile) " in
+  *" -I$root/include/minimp-mpi "*) ;;
+  *) fail "minimpicc --showme:compile has no -I into $root/include/minimp-mpi" ;;
+esac
+case " $("$bin/minimpicc" --showme:link) " in
+  *" -lminimp-mpi -lminimp "*) ;;
+  *) fail "minimpicc --showme:link does not link libminimp-mpi" ;;
+esac
+"$bin/minimpicc" $extra "$src/examples/mpi_ring.c" -o "$tmp/mpi_ring_w"
+"$bin/minimprun" -n 3 "$tmp/mpi_ring_w" 5 | grep -q correct ||
+  fail "the minimpicc build of mpi_ring did not run under minimprun"
+pc=$(find "$root" -name libminimp-mpi.pc | head -1)
+[ -n "$pc" ] || fail "libminimp-mpi.pc is not installed"
+flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config \
+  --define-variable=prefix="$root" --cflags --libs libminimp-mpi)
+${CC:-cc} $extra "$src/examples/mpi_ring.c" -o "$tmp/mpi_ring_p" $flags
+env -u LD_LIBRARY_PATH "$bin/minimprun" -n 3 "$tmp/mpi_ring_p" 5 |
+  grep -q correct || fail "the pkg-config build of mpi_ring did not run"
+echo "installed tree: minimpcc, minimpicc and pkg-config builds all run"

@@ -10,7 +10,10 @@
 set -u
 build=$1
 src=$2
+# A clone has shared/ beside it; a git worktree one level further up.
 osu=${OSU_SRC:-$src/../shared/peers/osu-micro-benchmarks-5.3}
+[ -n "${OSU_SRC:-}" ] || [ -d "$osu" ] ||
+  osu=$src/../../shared/peers/osu-micro-benchmarks-5.3
 if [ ! -f "$osu/configure" ] || [ ! -f "$osu/mpi/pt2pt/osu_latency.c" ]; then
   echo "osu_smoke: skipped: no OSU micro-benchmarks 5.3 sources at $osu" \
     "(set OSU_SRC to them)"
