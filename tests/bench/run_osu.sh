@@ -1,0 +1,138 @@
+#!/bin/sh
+# The OSU micro-benchmarks 5.3, unmodified, on libminimp-mpi beside Open
+# MPI, in alternating rounds; medians for docs/performance.md ("The OSU
+# micro-benchmarks").
+#   tests/bench/run_osu.sh BUILD_DIR onehost [REPEATS]
+#     osu_latency (8 B) on libminimp-mpi beside minimp-bench pingpong in
+#     the same round, with shared memory and over TCP loopback
+#     (MINIMP_SHM=off), and Open MPI's osu_latency (its defaults, and
+#     forced onto TCP).
+#   tests/bench/run_osu.sh BUILD_DIR cluster [REPEATS] [N] [RATE] [BENCHES]
+#     osu_bcast and osu_allreduce (BENCHES) from 1 KiB to 1 MiB on N
+#     emulated hosts (tests/netcluster, default 16 at 100mbit), each
+#     library's build of the same sources on the same cluster.
+# OSU_SRC names the sources (default ../shared/peers beside the tree);
+# both builds go to $OUT (default results/osu) once. Needs root for the
+# cluster; honours NETCLUSTER_PREFIX and NETCLUSTER_SWITCH.
+set -eu
+b=$(cd "${1:-build}" && pwd)
+mode=${2:-onehost}
+reps=${3:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+osu=${OSU_SRC:-$here/../../../shared/peers/osu-micro-benchmarks-5.3}
+[ -d "$osu" ] || osu=$here/../../../../shared/peers/osu-micro-benchmarks-5.3
+shared=${SHARED_ANCHORS:-$(dirname "$(dirname "$osu")")/anchors}
+out=$(mkdir -p "${OUT:-results/osu}" && cd "${OUT:-results/osu}" && pwd)
+run="$b/launcher/minimprun"
+
+# Builds OSU in $out/$1 with C compiler $2 and C++ driver $3.
+build_osu() {
+  [ -x "$out/$1/mpi/collective/osu_bcast" ] && return 0
+  rm -rf "${out:?}/$1"
+  cp -r "$osu" "$out/$1"
+  (cd "$out/$1" && touch aclocal.m4 && sleep 1 && touch configure &&
+    find . -name Makefile.in -exec touch {} + && sleep 1 &&
+    ./configure CC="$2" CXX="$3" >configure.log 2>&1 &&
+    make -j2 >make.log 2>&1) || { echo "run_osu: building $1 failed" >&2; exit 1; }
+}
+build_osu minimp "$b/mpi/minimpicc" "$b/mpi/minimpicc"
+build_osu openmpi mpicc.openmpi mpicxx.openmpi
+M=$out/minimp/mpi
+O=$out/openmpi/mpi
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The value of OSU's row for size $1 (column 2) in the output on stdin.
+row() { awk -v s="$1" '$1 == s {print $2; exit}'; }
+
+median() { # label file: medians per key (column 1) of column 2
+  python3 - "$@" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    k, v = line.split()[:2]
+    rows.setdefault(k, []).append(float(v))
+for k, v in rows.items():
+    print("%-34s %10.2f  (n=%d: %s)" % (k, statistics.median(v), len(v),
+          " ".join("%.2f" % x for x in v)))
+PY
+}
+
+if [ "$mode" = onehost ]; then
+  res="$out/onehost.txt"
+  : >"$res"
+  r=1
+  while [ "$r" -le "$reps" ]; do
+    echo "round $r of $reps" >&2
+    for shm in on off; do
+      e="MINIMP_SHM=$shm"
+      v=$(env $e "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong \
+        --sizes 8 | awk '$1 == 8 {print $2}')
+      echo "minimp-bench_pingpong_shm=$shm $v" >>"$res"
+      v=$(env $e "$run" -n 2 "$M/pt2pt/osu_latency" | row 8)
+      echo "osu_latency_libminimp-mpi_shm=$shm $v" >>"$res"
+    done
+    v=$(mpirun.openmpi --allow-run-as-root -np 2 "$O/pt2pt/osu_latency" | row 8)
+    echo "osu_latency_openmpi_default $v" >>"$res"
+    v=$(mpirun.openmpi --allow-run-as-root -np 2 --mca btl tcp,self \
+      "$O/pt2pt/osu_latency" | row 8)
+    echo "osu_latency_openmpi_tcp $v" >>"$res"
+    r=$((r + 1))
+  done
+  echo "8-byte latency, us (half round trip), medians over $reps rounds:"
+  median "$res"
+  echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
+
+n=${4:-16}
+rate=${5:-100mbit}
+benches=${6:-"osu_bcast osu_allreduce"}
+pfx=${NETCLUSTER_PREFIX:-h}
+"$here/../netcluster" up "$n" "$rate" >/dev/null
+trap '"$here/../netcluster" down >/dev/null' EXIT
+hosts=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); done)
+hosts=${hosts%,}
+hf=$(mktemp)
+i=0; while [ $i -lt "$n" ]; do echo "$pfx$i slots=1" >>"$hf"; i=$((i + 1)); done
+ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $shared/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
+args=${OSU_ARGS:-"-m 1024:1048576 -i 200 -x 20"}
+csv="$out/cluster.csv"
+echo "impl,bench,rep,size,avg_us" >"$csv"
+r=1
+while [ "$r" -le "$reps" ]; do
+  echo "round $r of $reps" >&2
+  for bench in $benches; do
+    # Alternate which library goes first.
+    for impl in $(if [ $((r % 2)) = 1 ]; then echo openmpi minimp; else echo minimp openmpi; fi); do
+      if [ "$impl" = openmpi ]; then
+        o=$(timeout 1200 ip netns exec "${pfx}0" unshare --uts sh -c \
+          "hostname ${pfx}0; $ompi $O/collective/$bench $args" </dev/null 2>/dev/null)
+      else
+        o=$(ip netns exec "${pfx}0" "$run" --agent "ip netns exec" \
+          --host "$hosts" --iface eth0 --timeout 1200 \
+          "$M/collective/$bench" $args </dev/null 2>/dev/null)
+      fi
+      echo "$o" | awk -v i="$impl" -v b="$bench" -v r="$r" \
+        '$1 ~ /^[0-9]+$/ && NF >= 2 {print i "," b "," r "," $1 "," $2}' >>"$csv"
+    done
+  done
+  r=$((r + 1))
+done
+rm -f "$hf"
+python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for bench in sorted({r["bench"] for r in rows}):
+    print("\n%s (avg us per call, medians over rounds)" % bench)
+    print("%10s %14s %14s %8s" % ("size", "libminimp-mpi", "openmpi", "ratio"))
+    sizes = sorted({int(r["size"]) for r in rows if r["bench"] == bench})
+    for s in sizes:
+        med = {}
+        for impl in ("minimp", "openmpi"):
+            v = [float(r["avg_us"]) for r in rows if r["bench"] == bench
+                 and r["impl"] == impl and int(r["size"]) == s]
+            med[impl] = statistics.median(v) if v else float("nan")
+        print("%10d %14.1f %14.1f %8.2f" % (s, med["minimp"], med["openmpi"],
+              med["minimp"] / med["openmpi"]))
+PY
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
