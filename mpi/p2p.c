@@ -13,6 +13,7 @@
  * MPI_Testall complete some requests without returning any, as the
  * standard requires.
  */
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,24 +103,31 @@ static int poll(struct mmpi_req_s *r) {
   return flag || rc != 0;
 }
 
-/* Hands a completed request's status to the caller (all but MPI_ERROR
- * when `with_error` is 0: single completions leave it alone), then frees
- * it or makes it inactive. Returns its error code. */
-static int give_back(MPI_Request *handle, MPI_Status *st, int with_error) {
-  struct mmpi_req_s *r = *handle;
-  int code = r->code;
-
+/* Copies a completed request's status to the caller's (all but
+ * MPI_ERROR when `with_error` is 0: single completions leave it alone).
+ * Returns its error code. */
+static int copy_status(const struct mmpi_req_s *r, MPI_Status *st,
+                       int with_error) {
   if (st != MPI_STATUS_IGNORE) {
     int e = st->MPI_ERROR;
     *st = r->st;
     if (!with_error)
       st->MPI_ERROR = e;
   }
+  return r->code;
+}
+
+/* Hands a completed request of the caller's (on the heap) back: its
+ * status, then frees it or makes it inactive. Returns its error code. */
+static int give_back(MPI_Request *handle, MPI_Status *st, int with_error) {
+  struct mmpi_req_s *r = *handle;
+  int code = copy_status(r, st, with_error);
+
   if (r->persistent) {
     r->state = MMPI__RQ_INACTIVE;
   } else {
-    if (r->on_heap)
-      free(r);
+    assert(r->on_heap);
+    free(r);
     *handle = MPI_REQUEST_NULL;
   }
   return code;
@@ -144,11 +152,9 @@ static void complete_null(struct mmpi_req_s *r) {
 }
 
 int mmpi__req_wait_local(struct mmpi_req_s *r, MPI_Status *st, const char *fn) {
-  MPI_Request h = r;
-
   if (r->state == MMPI__RQ_ACTIVE)
     complete(r);
-  return mmpi__raise(r->comm, give_back(&h, st, 0), fn);
+  return mmpi__raise(r->comm, copy_status(r, st, 0), fn);
 }
 
 /* ---- Argument checks ------------------------------------------------------
