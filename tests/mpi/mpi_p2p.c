@@ -69,9 +69,8 @@ static void test_non_overtaking(void **state) {
     int n;
     /* Tag 1 first: the odd ones in order, then the even ones in order. */
     for (i = 1; i < N; i += 2) {
-      assert_int_equal(MPI_Recv(buf, (int)big, MPI_CHAR, 0, 1, MPI_COMM_WORLD,
-                                &st),
-                       0);
+      assert_int_equal(
+          MPI_Recv(buf, (int)big, MPI_CHAR, 0, 1, MPI_COMM_WORLD, &st), 0);
       MPI_Get_count(&st, MPI_CHAR, &n);
       assert_int_equal(n, i % 3 == 2 ? (int)big : i + 1);
       assert_int_equal(buf[0], i);
