@@ -205,7 +205,8 @@ plots: plot-deps
 
 format:
 	clang-format -i include/*.h transport/*.[ch] runtime/*.[ch] \
-	  launcher/*.c tests/*.[ch] tests/bench/*.c examples/*.c
+	  launcher/*.c tests/*.[ch] tests/bench/*.c examples/*.c \
+	  mpi/*.[ch] tests/mpi/*.[ch]
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
