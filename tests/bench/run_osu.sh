@@ -12,16 +12,20 @@
 #     emulated hosts (tests/netcluster, default 16 at 100mbit), each
 #     library's build of the same sources on the same cluster.
 # OSU_SRC names the sources (default ../shared/peers beside the tree);
-# both builds go to $OUT (default results/osu) once. Needs root for the
-# cluster; honours NETCLUSTER_PREFIX and NETCLUSTER_SWITCH.
+# both builds go to $OUT (default results/osu) once. Open MPI is the
+# system's (mpicc.openmpi); the cluster runs reach its hosts through the
+# anchors' nsrsh, found through MINIMP_ANCHORS (tests/bench/anchors.sh).
+# Needs root for the cluster; honours NETCLUSTER_PREFIX and
+# NETCLUSTER_SWITCH.
 set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/anchors.sh"
+anchors_init
 b=$(cd "${1:-build}" && pwd)
 mode=${2:-onehost}
 reps=${3:-5}
-here=$(cd "$(dirname "$0")" && pwd)
 osu=${OSU_SRC:-$here/../../../shared/peers/osu-micro-benchmarks-5.3}
 [ -d "$osu" ] || osu=$here/../../../../shared/peers/osu-micro-benchmarks-5.3
-shared=${SHARED_ANCHORS:-$(dirname "$(dirname "$osu")")/anchors}
 out=$(mkdir -p "${OUT:-results/osu}" && cd "${OUT:-results/osu}" && pwd)
 run="$b/launcher/minimprun"
 
@@ -94,7 +98,7 @@ hosts=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); d
 hosts=${hosts%,}
 hf=$(mktemp)
 i=0; while [ $i -lt "$n" ]; do echo "$pfx$i slots=1" >>"$hf"; i=$((i + 1)); done
-ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $shared/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
+ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
 args=${OSU_ARGS:-"-m 1024:1048576 -i 200 -x 20"}
 csv="$out/cluster.csv"
 echo "impl,bench,rep,size,avg_us" >"$csv"
