@@ -41,6 +41,7 @@
 
 #include "collectives/core/collectives.h"
 #include "minimp.h"
+#include "coll_ref.h"
 #include "mr_common.h"
 
 /* ---- References ---------------------------------------------------------- */
@@ -351,69 +352,6 @@ static void test_every_algorithm_both_modes(void **state) {
 
 /* ---- Every type and operation ------------------------------------------- */
 
-/* The value of rank r's element e as a 64-bit integer: small, signed. */
-static int64_t ival(int type, int op, int r, size_t e) {
-  uint64_t s = (uint64_t)type * 131 + (uint64_t)op * 17 + (uint64_t)r * 7 + e;
-  int64_t v = (int64_t)(mr_next(&s) % 9) - 4;
-
-  if (op == MMP_PROD)
-    v = v % 2 + (v < 0 ? -1 : 1); /* -2 .. 2 without 0: no wrap at p 16 */
-  if (type == MMP_BYTE || type == MMP_UINT8 || type == MMP_UINT16 ||
-      type == MMP_UINT32 || type == MMP_UINT64)
-    v = v < 0 ? -v : v;
-  return v;
-}
-
-static int64_t iop(int op, int64_t a, int64_t b) {
-  switch (op) {
-  case MMP_SUM:
-    return a + b;
-  case MMP_PROD:
-    return a * b;
-  case MMP_MIN:
-    return a < b ? a : b;
-  case MMP_MAX:
-    return a > b ? a : b;
-  case MMP_BAND:
-    return a & b;
-  case MMP_BOR:
-    return a | b;
-  case MMP_BXOR:
-    return a ^ b;
-  case MMP_LAND:
-    return a && b;
-  default:
-    return a || b;
-  }
-}
-
-static void put(void *buf, int type, size_t e, int64_t v) {
-  switch (type) {
-  case MMP_BYTE:
-  case MMP_UINT8:
-  case MMP_INT8:
-    ((int8_t *)buf)[e] = (int8_t)v;
-    break;
-  case MMP_INT16:
-  case MMP_UINT16:
-    ((int16_t *)buf)[e] = (int16_t)v;
-    break;
-  case MMP_INT32:
-  case MMP_UINT32:
-    ((int32_t *)buf)[e] = (int32_t)v;
-    break;
-  case MMP_INT64:
-  case MMP_UINT64:
-    ((int64_t *)buf)[e] = v;
-    break;
-  case MMP_FLOAT:
-    ((float *)buf)[e] = (float)v;
-    break;
-  default:
-    ((double *)buf)[e] = (double)v;
-  }
-}
-
 static void test_every_type_and_operation(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), type, op, r, ran = 0;
@@ -426,11 +364,11 @@ static void test_every_type_and_operation(void **state) {
       size_t e;
       int rc;
       for (e = 0; e < N; e++) {
-        int64_t acc = ival(type, op, 0, e);
+        int64_t acc = ref_val(type, op, 0, e);
         for (r = 1; r < p; r++)
-          acc = iop(op, acc, ival(type, op, r, e));
-        put(in, type, e, ival(type, op, me, e));
-        put(want, type, e, acc);
+          acc = ref_op(op, acc, ref_val(type, op, r, e));
+        ref_put(in, type, e, ref_val(type, op, me, e));
+        ref_put(want, type, e, acc);
       }
       rc = mmp_allreduce(in, out, N, type, op, w);
       if (rc == MMP_EINVAL)
