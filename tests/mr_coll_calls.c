@@ -11,7 +11,9 @@
  *   MMP_EINVAL on every rank: only the root knows the counts);
  * - alltoallv, ialltoallv: a count for every pair (some 0), gapped
  *   displacements, every algorithm, and in place (symmetric counts);
- *   Bruck with equal counts, since it moves equal blocks only;
+ *   Bruck with equal counts, since it moves equal blocks only; under
+ *   AUTO with rank 0's blocks just short of the size where AUTO's choice
+ *   changes and the others' at it;
  * - iallgatherv: every algorithm, packed and gapped (the s-to-p row
  *   refuses gaps when asked for, on every rank);
  * - scatter, reduce_scatter, ireduce_scatter_block: the plain forms;
@@ -317,6 +319,67 @@ static void test_alltoallv(void **state) {
     alltoallv_case(algs[a], 1, 0, seed);
     alltoallv_case(algs[a], 1, 1, seed + 1);
   }
+}
+
+/* AUTO's alltoall for a block of `count` bytes (mmp_coll_select). */
+static int a2a_auto(size_t count) {
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+
+  assert_int_equal(mmp_coll_select(mmp_comm_world(), MMP_COLL_ALLTOALL, count,
+                                   MMP_BYTE, 0, &o),
+                   0);
+  return o.algorithm;
+}
+
+/* An alltoallv under AUTO where rank 0 receives blocks just short of the
+ * size at which AUTO's alltoall changes algorithm and the others blocks
+ * of that size: each rank knows only its own counts, yet every rank must
+ * run the same algorithm (they ran different ones and failed with
+ * MMP_EMISMATCH). */
+static void test_alltoallv_auto_ranks_disagree_on_size(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), j, small = a2a_auto(1);
+  size_t lo = 1, hi = (size_t)1 << 22, np = (size_t)p;
+  size_t *sc = malloc(4 * np * sizeof(size_t)), *sd, *rcn, *rd, at;
+  uint8_t *sbuf, *rbuf;
+  (void)state;
+
+  assert_non_null(sc);
+  if (a2a_auto(hi) == small) { /* one algorithm at every size here */
+    free(sc);
+    skip();
+  }
+  while (hi - lo > 1) { /* the smallest size AUTO prices otherwise */
+    size_t mid = lo + (hi - lo) / 2;
+    if (a2a_auto(mid) == small)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  sd = sc + np;
+  rcn = sc + 2 * np;
+  rd = sc + 3 * np;
+  for (j = 0, at = 0; j < p; j++) {
+    sc[j] = j == 0 ? lo : hi;
+    sd[j] = at;
+    at += sc[j];
+  }
+  sbuf = malloc(at);
+  for (j = 0, at = 0; j < p; j++) {
+    rcn[j] = me == 0 ? lo : hi;
+    rd[j] = at;
+    at += rcn[j];
+  }
+  rbuf = malloc(at);
+  assert_true(sbuf != NULL && rbuf != NULL);
+  for (j = 0; j < p; j++)
+    fill_block(sbuf + sd[j], sc[j], me, j, 600);
+  assert_int_equal(mmp_alltoallv(sbuf, sc, sd, rbuf, rcn, rd, MMP_BYTE, w), 0);
+  for (j = 0; j < p; j++)
+    expect_block(rbuf + rd[j], rcn[j], j, me, 600, "alltoallv auto");
+  free(sc);
+  free(sbuf);
+  free(rbuf);
 }
 
 /* ---- iallgatherv --------------------------------------------------------- */
@@ -649,6 +712,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gatherv_scatterv),
       cmocka_unit_test(test_alltoallv),
+      cmocka_unit_test(test_alltoallv_auto_ranks_disagree_on_size),
       cmocka_unit_test(test_iallgatherv),
       cmocka_unit_test(test_plain_forms),
       cmocka_unit_test(test_every_type_op_and_algorithm),

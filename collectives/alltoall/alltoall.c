@@ -51,12 +51,18 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
   d.base = ti.base;
   d.esize = ti.size;
   d.count = v ? 0 : count;
-  if (rc == 0)
+  /* An alltoallv's counts differ from rank to rank, and each rank knows
+   * only its own: a choice by size could differ between ranks (they
+   * would fail with MMP_EMISMATCH). AUTO runs the linear exchange there,
+   * which the model prices below pairwise at every size, Bruck (equal
+   * blocks only) aside. */
+  if (rc == 0 && v && o->algorithm == 0) {
+    mmp_coll_opts_t vo = *o;
+    vo.algorithm = MMP_ALLTOALL_LINEAR;
+    rc = mmp__coll_resolve(comm, &d, &vo, (double)rhi / p, 0);
+  } else if (rc == 0) {
     rc = mmp__coll_resolve(comm, &d, o, (double)rhi / p, 0);
-  /* Bruck moves equal blocks only. */
-  if (rc == 0 && v && d.alg == MMP_ALLTOALL_BRUCK &&
-      o->algorithm != MMP_ALLTOALL_BRUCK)
-    d.alg = MMP_ALLTOALL_PAIRWISE;
+  }
   if (rc == 0)
     rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, rhi,
                              in_place ? NULL : sendbuf, in_place ? 0 : shi, &s);
