@@ -337,6 +337,7 @@ typedef struct spec_s {
 } spec_t;
 
 static int P, ME;
+static int verbose;
 
 /* Ranks of a CREATE spec's list for a parent of n ranks (parent ranks,
  * in order). */
@@ -508,29 +509,94 @@ typedef struct op_s {
   int root_draw, type, op, radix, groups, window, delay_us;
 } op_t;
 
-/* Sizes worth drawing: around powers of two and the limits. */
-static size_t interesting[96];
+/* Sizes worth drawing: around powers of two, the limits, the multicast
+ * payload, and the sizes where AUTO changes algorithm or segment. */
+#define MAX_INTERESTING 512
+static uint64_t interesting[MAX_INTERESTING];
 static int ninteresting;
 static int mcast_ok; /* the multicast channel may run */
 
 static void add_around(size_t x) {
   size_t d;
 
-  for (d = 0; d < 3 && ninteresting < 96; d++)
+  for (d = 0; d < 3 && ninteresting < MAX_INTERESTING; d++)
     if (x + d >= 1)
       interesting[ninteresting++] = x + d - 1;
 }
 
+/* AUTO's choice for `bytes` in family `fam` (FAM_BCAST, or FAM_COLL + a
+ * collective priced for doubles summed or a block of bytes), as one
+ * number: algorithm and segment. */
+static uint64_t auto_choice(int fam, size_t bytes) {
+  mmp_comm_t *w = mmp_comm_world();
+
+  if (fam == FAM_BCAST) {
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+    MR_CHECK(mmp_bcast_select(w, bytes, &o) == 0, "bcast select");
+    return (uint64_t)o.algorithm << 40 ^ (uint64_t)o.segment;
+  } else {
+    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+    int coll = fam - FAM_COLL, red = coll <= MMP_COLL_REDUCE_SCATTER;
+    MR_CHECK(mmp_coll_select(w, coll, red ? bytes / 8 : bytes,
+                             red ? MMP_DOUBLE : MMP_BYTE, red ? MMP_SUM : 0,
+                             &o) == 0,
+             "coll select");
+    return (uint64_t)o.algorithm << 40 ^ (uint64_t)o.segment;
+  }
+}
+
+/* Adds the sizes up to 1 MiB where AUTO's choice of family `fam` changes:
+ * between powers of two that differ, the first size of the new choice. */
+static void add_switches(int fam) {
+  size_t lo = 1, hi;
+
+  for (hi = 2; hi <= (size_t)1 << 20; lo = hi, hi <<= 1) {
+    size_t a = lo, b = hi;
+    uint64_t ca = auto_choice(fam, a);
+    if (ca == auto_choice(fam, b))
+      continue;
+    while (b - a > 1) {
+      size_t mid = a + (b - a) / 2;
+      if (auto_choice(fam, mid) == ca)
+        a = mid;
+      else
+        b = mid;
+    }
+    add_around(b);
+  }
+}
+
+/* Rank 0 finds the sizes and tells every rank, so that all draw alike. */
 static void sizes_init(void) {
   size_t b;
+  int f;
 
-  for (b = 1; b <= (size_t)1 << 18; b <<= 1)
-    add_around(b);
-  add_around((size_t)mmp__eng->cfg.eager_limit);
-  add_around((size_t)mmp__eng->cfg.shm_eager_limit);
-  if (mmp__mcast_payload(mmp__eng) > 0) {
-    add_around(mmp__mcast_payload(mmp__eng));
-    add_around(2 * mmp__mcast_payload(mmp__eng));
+  if (ME == 0) {
+    for (b = 1; b <= (size_t)1 << 18; b <<= 1)
+      add_around(b);
+    add_around((size_t)mmp__eng->cfg.eager_limit);
+    add_around((size_t)mmp__eng->cfg.shm_eager_limit);
+    if (mmp__mcast_payload(mmp__eng) > 0) {
+      add_around(mmp__mcast_payload(mmp__eng));
+      add_around(2 * mmp__mcast_payload(mmp__eng));
+    }
+    if (P > 1) {
+      add_switches(FAM_BCAST);
+      for (f = FAM_COLL + 1; f < FAM_COLL + MMP_COLL_COUNT; f++)
+        add_switches(f);
+    }
+  }
+  MR_CHECK(
+      mmp_bcast(&ninteresting, sizeof(ninteresting), 0, mmp_comm_world()) == 0,
+      "sizes");
+  MR_CHECK(mmp_bcast(interesting, sizeof(interesting), 0, mmp_comm_world()) ==
+               0,
+           "sizes");
+  if (verbose && ME == 0) {
+    printf("diff: %d sizes:", ninteresting);
+    for (f = 0; f < ninteresting; f++)
+      printf(" %llu", (unsigned long long)interesting[f]);
+    printf("\n");
   }
 }
 
@@ -545,8 +611,8 @@ static size_t draw_bytes(rng_t *g, size_t cap, int big) {
   if (r < 150)
     return (size_t)below(g, 17);
   if (r < 600) {
-    x = interesting[below(g, (uint64_t)ninteresting)];
-    return x <= cap ? x : (size_t)below(g, cap + 1);
+    x = (size_t)interesting[below(g, (uint64_t)ninteresting)];
+    return x <= cap || (big && chance(g, 10)) ? x : (size_t)below(g, cap + 1);
   }
   x = (size_t)1 << below(g, 19);
   return (size_t)below(g, x < cap ? x + 1 : cap + 1);
@@ -652,7 +718,6 @@ typedef struct slot_s {
 static slot_t slots[MAX_THREADS + 1];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *prog;
-static int verbose;
 
 static void replay_hint(uint64_t step_seed) {
   const char *shm = getenv("MINIMP_SHM");
