@@ -18,7 +18,9 @@
 # CHAOS_HOSTS (8), CHAOS_MAX_BYTES (1048576), CHAOS_PEER_TIMEOUT_MS (2000,
 # the ranks' MINIMP_PEER_TIMEOUT_MS), CHAOS_STRICT (1), CHAOS_KEEP=1 leaves
 # the cluster up, SOAK_CHAOS_MEASURE=0 leaves the network measurement to the
-# first automatic choice inside the workload. One line per round, then
+# first automatic choice inside the workload, SOAK_MCAST=1 draws the
+# multicast broadcast and s-to-p too (with MINIMP_MCAST_TIMEOUT_MS 3000
+# unless set, below the limit of 10 s). One line per round, then
 # "chaos: P of N rounds passed".
 # Exits 0 when every round passed, 1 otherwise, 77 without root or
 # namespaces (the cluster cannot run here).
@@ -53,6 +55,10 @@ rand() {
 }
 
 hostlist=$("$NETCLUSTER" hostlist "$HOSTS")
+# minimprun passes every MINIMP_* variable on to the ranks.
+if [ "${SOAK_MCAST:-0}" = 1 ]; then
+  export MINIMP_MCAST_TIMEOUT_MS="${MINIMP_MCAST_TIMEOUT_MS:-3000}"
+fi
 
 # The pid of the workload's rank inside namespace $1: the program itself,
 # not minimprun on host 0, whose arguments name it too.
@@ -98,7 +104,8 @@ while [ "$round" -le "$ROUNDS" ]; do
     --host "$hostlist" --iface eth0 --timeout 60 \
     -x MINIMP_PEER_TIMEOUT_MS="$PTO" -x MINIMP_CONNECT=eager \
     ${ASAN_OPTIONS:+-x ASAN_OPTIONS} \
-    ${SOAK_CHAOS_MEASURE:+-x SOAK_CHAOS_MEASURE} -n "$HOSTS" \
+    ${SOAK_CHAOS_MEASURE:+-x SOAK_CHAOS_MEASURE} \
+    ${SOAK_MCAST:+-x SOAK_MCAST} -n "$HOSTS" \
     "$PROG" chaos 0 "$MAXB" "$((SEED + round))" >"$out" 2>"$err" &
   job=$!
   tstart=$(now)

@@ -12,6 +12,8 @@
 # Defaults: 1000000 messages of up to 1048576 bytes, seed 1; SOAK_HOSTS
 # (16) hosts at 100 Mbit/s with SOAK_PER (1) ranks each; SOAK_TIMEOUT (86400) seconds for minimprun.
 # NETCLUSTER_PREFIX / NETCLUSTER_SWITCH name the cluster (tests/netcluster).
+# SOAK_MCAST=1 draws the multicast broadcast and s-to-p too; every
+# MINIMP_* variable (MINIMP_SHM=off, say) reaches the ranks.
 # Prints every rank's line and the "soak total" line; exits as minimprun
 # (0 when every byte and the RSS check passed), 77 without namespaces.
 set -u
@@ -31,5 +33,6 @@ trap "exit 143" INT TERM
 hostlist=$("$NETCLUSTER" hostlist "$HOSTS" "$PER")
 ip netns exec "${PREFIX}0" "$MINIMPRUN" --agent "ip netns exec" \
   --host "$hostlist" --iface eth0 --timeout "${SOAK_TIMEOUT:-86400}" \
-  ${ASAN_OPTIONS:+-x ASAN_OPTIONS} -n $((HOSTS * PER)) \
+  ${ASAN_OPTIONS:+-x ASAN_OPTIONS} ${SOAK_MCAST:+-x SOAK_MCAST} \
+  -n $((HOSTS * PER)) \
   "$PROG" soak "$MESSAGES" "$MAXB" "$SEED"
