@@ -295,8 +295,10 @@ void mmp__comm_hold_locked(mmp_comm_t *c) {
 }
 
 void mmp__comm_release_locked(mmp_comm_t *c) {
-  if (--c->holds == 0 && c->freed)
+  if (--c->holds == 0 && c->freed) {
+    mmp__mcast_comm_freed_locked(mmp__eng, c->ctx);
     comm_destroy(c);
+  }
 }
 
 static int comm_free_body(mmp_comm_t **comm) {
@@ -311,6 +313,10 @@ static int comm_free_body(mmp_comm_t **comm) {
     mmp__lock(e);
     held = (*comm)->holds > 0;
     (*comm)->freed = held;
+    /* What the multicast channel keeps for it goes with it (when the
+     * last collective holding it lets go, if one still does). */
+    if (!held)
+      mmp__mcast_comm_freed_locked(e, (*comm)->ctx);
     mmp__unlock(e);
   }
   if (!held)

@@ -767,6 +767,11 @@ void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
 /* Lock held. Stops it; (ctx, seq) is finished on this rank: its datagrams
  * are replays from now on. Idempotent. */
 void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
+/* Lock held. The communicator of context `comm_ctx` (its collectives'
+ * datagrams carry comm_ctx + 1) is gone on this rank: forgets what the
+ * channel kept for it, and drops its later datagrams (counted as stale)
+ * until 64 other communicators have gone since. */
+void mmp__mcast_comm_freed_locked(mmp__engine_t *e, uint32_t comm_ctx);
 /* Lock held, loop context. Sends one datagram to the group (h->src is
  * filled in). 0, MMP_EAGAIN (socket buffer full), MMP_ENOTSUP, MMP_EIO. */
 int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
@@ -807,6 +812,7 @@ typedef struct mmp__mcast_stats_s {
   uint64_t other_comm;       /* authentic, but from a rank outside this
                                 rank's communicator of its context: another
                                 communicator's */
+  uint64_t contexts;         /* contexts whose collectives it tracks */
   int open;                  /* 1 open, -1 unusable, -2 misconfigured, 0 not
                                 tried */
   char group[64];            /* "a.b.c.d:port" or "[ff15::...]:port" */

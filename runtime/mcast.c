@@ -31,6 +31,10 @@
 /* Early datagrams kept at most, bytes: a receiver that comes late to a
  * broadcast takes the rest from repairs. */
 #define MCAST_EARLY_MAX (16u * 1024 * 1024)
+/* Contexts of freed communicators remembered, so that their stragglers
+ * (a repair another rank asked for, a late NACK) are dropped at once
+ * rather than kept as early datagrams of a collective nobody will run. */
+#define MCAST_GONE 64u
 
 /* Where a context's collectives stand on this rank: the highest
  * sequence number finished, and the last MCAST_RECENT finished (not every
@@ -72,6 +76,8 @@ struct mmp__mcast_s {
   uint64_t repair_unicast, repair_multicast;
   uint64_t duplicate;
   uint64_t other_comm;
+  uint32_t gone[MCAST_GONE]; /* contexts of freed communicators, a ring */
+  unsigned ngone, gone_at;
 };
 
 static int cmp_addr_rank(const void *a, const void *b) {
@@ -120,18 +126,33 @@ static int alone_table(struct mmp__mcast_s *m) {
   return 0;
 }
 
+/* The record of `ctx` (made if `create`), moved to the front: every
+ * datagram looks its context up, and the busy ones come first. */
 static mcast_ctx_t *ctx_find(struct mmp__mcast_s *m, uint32_t ctx, int create) {
-  mcast_ctx_t *c;
+  mcast_ctx_t *c, **pp;
 
-  for (c = m->ctxs; c != NULL; c = c->next)
-    if (c->ctx == ctx)
+  for (pp = &m->ctxs; (c = *pp) != NULL; pp = &c->next)
+    if (c->ctx == ctx) {
+      *pp = c->next;
+      c->next = m->ctxs;
+      m->ctxs = c;
       return c;
+    }
   if (!create || (c = calloc(1, sizeof(*c))) == NULL)
     return NULL;
   c->ctx = ctx;
   c->next = m->ctxs;
   m->ctxs = c;
   return c;
+}
+
+static int ctx_gone(const struct mmp__mcast_s *m, uint32_t ctx) {
+  unsigned i;
+
+  for (i = 0; i < m->ngone; i++)
+    if (m->gone[i] == ctx)
+      return 1;
+  return 0;
 }
 
 /* 0 if world rank `src` is known to be no member of this rank's
@@ -244,7 +265,7 @@ static void on_datagram(void *arg, const mmp__dgram_hdr_t *h,
   /* A collective listening takes its datagrams, replays included (they
    * are idempotent); for the others, the window decides. Datagrams of
    * another communicator of the same context never get that far. */
-  if (h->src >= (uint32_t)e->cfg.size) {
+  if (h->src >= (uint32_t)e->cfg.size || ctx_gone(m, h->ctx)) {
     m->stale++;
   } else if (!member(m, h->ctx, h->src)) {
     m->other_comm++;
@@ -449,15 +470,47 @@ void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l) {
   mmp__list_remove(&l->node);
   l->node.next = l->node.prev = NULL;
   finish(m, l->ctx, l->seq);
-  /* Whatever else was kept for it is now a replay. */
+  /* Whatever else was kept for it is now a replay (only its context's
+   * window moved). */
   mmp__list_foreach_safe(it, tmp, &m->early) {
     early_t *x = mmp__container_of(it, early_t, node);
-    if (!live(m, x->h.ctx, x->h.seq)) {
+    if (x->h.ctx == l->ctx && !live(m, x->h.ctx, x->h.seq)) {
       mmp__list_remove(&x->node);
       m->early_bytes -= x->n;
       free(x);
     }
   }
+}
+
+void mmp__mcast_comm_freed_locked(mmp__engine_t *e, uint32_t comm_ctx) {
+  struct mmp__mcast_s *m = e->mcast;
+  uint32_t ctx = comm_ctx + 1; /* its collectives' */
+  mcast_ctx_t *c, **pp;
+  mmp__list_t *it, *tmp;
+
+  MMP__ASSERT_LOCKED(e);
+  if (m == NULL)
+    return;
+  for (pp = &m->ctxs; (c = *pp) != NULL; pp = &c->next)
+    if (c->ctx == ctx) {
+      *pp = c->next;
+      free(c->members);
+      free(c);
+      break;
+    }
+  mmp__list_foreach_safe(it, tmp, &m->early) {
+    early_t *x = mmp__container_of(it, early_t, node);
+    if (x->h.ctx == ctx) {
+      mmp__list_remove(&x->node);
+      m->early_bytes -= x->n;
+      m->stale++;
+      free(x);
+    }
+  }
+  m->gone[m->gone_at] = ctx;
+  m->gone_at = (m->gone_at + 1) % MCAST_GONE;
+  if (m->ngone < MCAST_GONE)
+    m->ngone++;
 }
 
 int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
@@ -511,6 +564,7 @@ void mmp__mcast_duplicate_locked(mmp__engine_t *e) {
 
 int mmp__mcast_stats(mmp__mcast_stats_t *out) {
   mmp__engine_t *e = mmp__eng;
+  const mcast_ctx_t *c;
 
   memset(out, 0, sizeof(*out));
   if (e == NULL)
@@ -525,6 +579,8 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out) {
     out->repair_multicast = e->mcast->repair_multicast;
     out->duplicate = e->mcast->duplicate;
     out->other_comm = e->mcast->other_comm;
+    for (c = e->mcast->ctxs; c != NULL; c = c->next)
+      out->contexts++;
     out->open = e->mcast->state;
     if (e->mcast->u != NULL)
       mmp__udp_ops.group_name(e->mcast->u, out->group, sizeof(out->group));

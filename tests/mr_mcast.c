@@ -319,6 +319,45 @@ static void test_mcast_disjoint_comms(void **state) {
   free(b);
 }
 
+/* A job that makes and frees many communicators, each broadcasting by
+ * multicast: what the channel keeps for a communicator's context goes
+ * with the communicator (it was kept for ever, and every datagram and
+ * every collective's end searched all of it). */
+static void test_mcast_freed_comms_forgotten(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *d = NULL;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp__mcast_stats_t before, after;
+  uint8_t b[3000], want[3000];
+  int i, k;
+  (void)state;
+
+  if (mcast_unused() || mr_size() == 1)
+    skip();
+  o.algorithm = MMP_BCAST_MULTICAST;
+  assert_int_equal(mmp__mcast_stats(&before), 0);
+  for (i = 0; i < 40; i++) {
+    assert_int_equal(mmp_comm_dup(w, &d), 0);
+    for (k = 0; k < 2; k++) {
+      mr_fill(want, sizeof(want), 5000 + (uint64_t)(i * 2 + k));
+      if (mmp_comm_rank(d) == k % mr_size())
+        memcpy(b, want, sizeof(b));
+      else
+        memset(b, 0, sizeof(b));
+      o.mode = k ? MMP_SEND_RNDV : MMP_SEND_EAGER;
+      assert_int_equal(mmp_bcast_ex(b, sizeof(b), k % mr_size(), d, &o), 0);
+      assert_memory_equal(b, want, sizeof(b));
+    }
+    assert_int_equal(mmp_comm_free(&d), 0);
+  }
+  assert_int_equal(mmp_barrier(w), 0);
+  assert_int_equal(mmp__mcast_stats(&after), 0);
+  if (after.contexts > before.contexts)
+    fail_msg("the channel keeps %llu contexts, %llu before 40 communicators "
+             "came and went",
+             (unsigned long long)after.contexts,
+             (unsigned long long)before.contexts);
+}
+
 /* ---- Multicast s-to-p (MMP_S2P_MULTICAST) -------------------------------- */
 
 /* Source j of s: every (p / s)-th rank, the last ones when s = p. Its
@@ -659,6 +698,7 @@ int main(void) {
       cmocka_unit_test(test_mcast_sizes_every_root),
       cmocka_unit_test(test_mcast_several_in_flight),
       cmocka_unit_test(test_mcast_disjoint_comms),
+      cmocka_unit_test(test_mcast_freed_comms_forgotten),
       cmocka_unit_test(test_mcast_rejects_forgeries),
       cmocka_unit_test(test_mcast_s2p),
       cmocka_unit_test(test_mcast_s2p_in_flight),

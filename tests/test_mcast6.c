@@ -107,7 +107,7 @@ static void test_mcast6_bcast_and_s2p(void **state) {
   (void)state;
   unsetenv("MINIMP_MCAST_GROUP");
   capture_start();
-  run_job(3, 7);
+  run_job(3, 8);
   assert_true(capture_check() > 0);
 }
 
@@ -115,7 +115,7 @@ static void test_mcast6_bcast_and_s2p(void **state) {
 static void test_mcast6_user_range(void **state) {
   (void)state;
   setenv("MINIMP_MCAST_GROUP", "ff15::6:0/112", 1);
-  run_job(2, 7);
+  run_job(2, 8);
   unsetenv("MINIMP_MCAST_GROUP");
 }
 
