@@ -60,6 +60,8 @@
 #include "mr_common.h"
 #include "runtime/internal.h"
 
+extern char **environ;
+
 #define MAXP 64
 #define MAX_SPECS 3
 #define MAX_OPS 8
@@ -612,7 +614,11 @@ static size_t draw_bytes(rng_t *g, size_t cap, int big) {
     return (size_t)below(g, 17);
   if (r < 600) {
     x = (size_t)interesting[below(g, (uint64_t)ninteresting)];
-    return x <= cap || (big && chance(g, 10)) ? x : (size_t)below(g, cap + 1);
+    /* Every draw is made whatever the sizes are, so that a step draws
+     * the same from its seed even where the list differs. */
+    big = big && chance(g, 10);
+    r = (int)below(g, (uint64_t)cap + 1);
+    return x <= cap || big ? x : (size_t)r;
   }
   x = (size_t)1 << below(g, 19);
   return (size_t)below(g, x < cap ? x + 1 : cap + 1);
@@ -719,11 +725,46 @@ static slot_t slots[MAX_THREADS + 1];
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *prog;
 
+/* The network model of the run, as the variables of a saved profile: a
+ * replay with them makes the same automatic choices and draws from the
+ * same sizes (rank 0 finds some of them from the model). */
+static char model_vars[512];
+
+static void model_vars_init(void) {
+  mmp_netmodel_t nm;
+
+  MR_CHECK(mmp_comm_netmodel(mmp_comm_world(), &nm) == 0, "netmodel");
+  snprintf(model_vars, sizeof(model_vars),
+           " -x MINIMP_NET_ALPHA_US=%.17g -x MINIMP_NET_BETA_NS=%.17g"
+           " -x MINIMP_NET_BURST_BYTES=%.17g -x MINIMP_NET_SHARED_CPUS=%d"
+           " -x MINIMP_NET_GAMMA_NS=%.17g -x MINIMP_NET_NODE_ALPHA_US=%.17g"
+           " -x MINIMP_NET_NODE_BETA_NS=%.17g -x MINIMP_NET_GAP_US=%.17g",
+           nm.alpha * 1e6, nm.beta * 1e9, nm.burst, nm.shared_cpus,
+           nm.gamma * 1e9, nm.alpha_node * 1e6, nm.beta_node * 1e9,
+           nm.gap * 1e6);
+}
+
+/* How to run step `step_seed` again: the same ranks (and hosts), the
+ * same MINIMP_* variables of the job's own, and the model. */
 static void replay_hint(uint64_t step_seed) {
-  const char *shm = getenv("MINIMP_SHM");
+  static const char *const launcher_set[] = {
+      "MINIMP_RANK=",  "MINIMP_LOCAL_RANK=", "MINIMP_LOCAL_SIZE=",
+      "MINIMP_SIZE=",  "MINIMP_BOOT_ADDR=",  "MINIMP_JOB_KEY=",
+      "MINIMP_IFACE=", "MINIMP_ENCRYPT=",    "MINIMP_NET_"};
+  char vars[1024] = "";
+  size_t at = 0, i;
+  int k;
+
+  for (k = 0; environ[k] != NULL && at < sizeof(vars) - 1; k++) {
+    int own = strncmp(environ[k], "MINIMP_", 7) == 0;
+    for (i = 0; own && i < sizeof(launcher_set) / sizeof(*launcher_set); i++)
+      own = strncmp(environ[k], launcher_set[i], strlen(launcher_set[i])) != 0;
+    if (own)
+      at +=
+          (size_t)snprintf(vars + at, sizeof(vars) - at, " -x %s", environ[k]);
+  }
   printf("rank %d: replay: minimprun -n %d%s%s %s --replay 0x%016llx\n", ME, P,
-         shm != NULL ? " -x MINIMP_SHM=" : "", shm != NULL ? shm : "", prog,
-         (unsigned long long)step_seed);
+         vars, model_vars, prog, (unsigned long long)step_seed);
 }
 
 static void fail(const run_t *r, uint64_t step_seed, const char *fmt, ...) {
@@ -1676,6 +1717,9 @@ int main(int argc, char **argv) {
     set_bcast_alg(&bo, "multicast", NULL, NULL);
     mcast_ok = mmp_bcast_ex(b, sizeof(b), 0, mmp_comm_world(), &bo) == 0;
   }
+  model_vars_init();
+  if (verbose && ME == 0)
+    printf("diff: model:%s\n", model_vars);
   sizes_init();
   if (!have_seed) {
     uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
