@@ -13,7 +13,8 @@
  * made apart), which is safe because their members are disjoint: a rank
  * is in at most one communicator of an id, ever. Whatever every rank of
  * the job hears (the multicast group) tells them apart by the sender
- * (runtime/mcast.c).
+ * (runtime/mcast.c), and a rank drops at once what comes for a context it
+ * reserved without a communicator of it (mmp__comm_ctx_mine_locked).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +165,35 @@ static int exchange(mmp__engine_t *e, mmp_comm_t *comm, int color, int key,
   for (i = 0; i < comm->size; i++)
     if (all[i].next_ctx > *ctx)
       *ctx = all[i].next_ctx;
+  return 0;
+}
+
+/* Reserves `ctx` (agreed by exchange) and lists `c`, this rank's
+ * communicator of it or NULL, in one step: from then on, traffic of that
+ * context for no communicator of this rank is known to be another's
+ * (mmp__comm_ctx_mine_locked), and never before `c` is listed. */
+static void reserve(mmp__engine_t *e, uint32_t ctx, mmp_comm_t *c) {
   mmp__lock(e);
-  if (e->next_ctx < *ctx + 2)
-    e->next_ctx = *ctx + 2;
+  if (e->next_ctx < ctx + 2)
+    e->next_ctx = ctx + 2;
+  if (c != NULL)
+    mmp__list_insert_tail(&e->comms, &c->live);
+  else
+    mmp__mcast_not_mine_locked(e, ctx);
   mmp__unlock(e);
+}
+
+int mmp__comm_ctx_mine_locked(mmp__engine_t *e, uint32_t comm_ctx) {
+  const mmp__list_t *it;
+
+  MMP__ASSERT_LOCKED(e);
+  if (comm_ctx == e->world.ctx || comm_ctx >= e->next_ctx)
+    return 1;
+  mmp__list_foreach(it, &e->comms) {
+    const mmp_comm_t *c = mmp__container_of(it, mmp_comm_t, live);
+    if (c->ctx == comm_ctx)
+      return 1;
+  }
   return 0;
 }
 
@@ -195,15 +221,18 @@ static int comm_split_body(mmp_comm_t *comm, int color, int key,
     goto out;
   }
   rc = exchange(e, comm, color, key, all, &ctx);
-  if (rc != 0 || color == MMP_UNDEFINED)
+  if (rc != 0)
     goto out;
-  for (i = 0; i < comm->size; i++)
-    if (all[i].color == color)
-      grp[n++] = all[i];
-  qsort(grp, (size_t)n, sizeof(*grp), cmp_rec);
-  for (i = 0; i < n; i++)
-    members[i] = grp[i].rank;
-  rc = make_comm(e, comm, members, n, ctx, newcomm);
+  if (color != MMP_UNDEFINED) {
+    for (i = 0; i < comm->size; i++)
+      if (all[i].color == color)
+        grp[n++] = all[i];
+    qsort(grp, (size_t)n, sizeof(*grp), cmp_rec);
+    for (i = 0; i < n; i++)
+      members[i] = grp[i].rank;
+    rc = make_comm(e, comm, members, n, ctx, newcomm);
+  }
+  reserve(e, ctx, *newcomm);
 out:
   free(all);
   free(grp);
@@ -263,8 +292,10 @@ static int comm_create_body(mmp_comm_t *comm, int n, const int *ranks,
   }
   if (rc == 0)
     rc = exchange(e, comm, 0, 0, all, &ctx);
-  if (rc == 0)
+  if (rc == 0) {
     rc = make_comm(e, comm, ranks, n, ctx, newcomm);
+    reserve(e, ctx, *newcomm);
+  }
   free(seen);
   free(all);
   return rc;
@@ -296,6 +327,7 @@ void mmp__comm_hold_locked(mmp_comm_t *c) {
 
 void mmp__comm_release_locked(mmp_comm_t *c) {
   if (--c->holds == 0 && c->freed) {
+    mmp__list_remove(&c->live);
     mmp__mcast_comm_freed_locked(mmp__eng, c->ctx);
     comm_destroy(c);
   }
@@ -315,8 +347,10 @@ static int comm_free_body(mmp_comm_t **comm) {
     (*comm)->freed = held;
     /* What the multicast channel keeps for it goes with it (when the
      * last collective holding it lets go, if one still does). */
-    if (!held)
+    if (!held) {
+      mmp__list_remove(&(*comm)->live);
       mmp__mcast_comm_freed_locked(e, (*comm)->ctx);
+    }
     mmp__unlock(e);
   }
   if (!held)

@@ -708,6 +708,7 @@ static int runtime_start(const mmp__config_t *cfg) {
   e->world.rank = cfg->rank;
   e->world.size = cfg->size;
   e->next_ctx = 2;
+  mmp__list_init(&e->comms);
   if (rc == 0 && !cfg->singleton)
     rc = boot_phase(e);
   if (rc == 0)

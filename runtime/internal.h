@@ -333,6 +333,7 @@ struct mmp_comm_s {
   atomic_int coll_err;    /* 0, or the error every collective on it returns
                              (MMP_ETIMEDOUT once one timed out) */
   atomic_uint timeout_ms; /* mmp_comm_set_timeout; 0: none */
+  mmp__list_t live;       /* on engine.comms until freed (lock) */
 };
 
 /* Tags in a communicator's collective context (ctx + 1), which user
@@ -415,7 +416,9 @@ typedef struct mmp__engine_s {
   int deadline_posted;       /* deadline_task is queued (lock) */
   char listen_name[128];
   mmp_comm_t world;
-  uint32_t next_ctx;
+  uint32_t next_ctx;    /* lowest context id no communicator of this rank
+                           has used (lock) */
+  mmp__list_t comms;    /* live communicators but world (lock) */
   uint64_t unexp_bytes; /* eager payload buffered unexpected */
   uint64_t unexp_peak;
   uint64_t unexp_rts_peak; /* most RTS entries one peer had unmatched */
@@ -793,6 +796,10 @@ void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);
  * its collective already held that piece (a duplicate), for
  * mmp__mcast_stats. */
 void mmp__mcast_duplicate_locked(mmp__engine_t *e);
+/* Lock held. This rank reserved context `comm_ctx` without a
+ * communicator of it: what the channel kept of that context's datagrams
+ * is another communicator's, dropped and counted. */
+void mmp__mcast_not_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
 /* Loop context, at finalize: closes the channel; *done becomes 1 once it
  * is closed. Then mmp__mcast_free. */
 void mmp__mcast_close(mmp__engine_t *e, int *done);
@@ -813,6 +820,7 @@ typedef struct mmp__mcast_stats_s {
                                 rank's communicator of its context: another
                                 communicator's */
   uint64_t contexts;         /* contexts whose collectives it tracks */
+  uint64_t early_bytes;      /* payload kept for collectives not started */
   int open;                  /* 1 open, -1 unusable, -2 misconfigured, 0 not
                                 tried */
   char group[64];            /* "a.b.c.d:port" or "[ff15::...]:port" */
@@ -912,6 +920,10 @@ int mmp__comm_nodes_from(mmp_comm_t *c, const mmp_comm_t *parent,
 void mmp__comm_hold_locked(mmp_comm_t *c);
 void mmp__comm_release_locked(mmp_comm_t *c);
 
+/* Lock held. 0 if this rank has no live communicator of context
+ * `comm_ctx` and never will (it is below next_ctx): traffic of that
+ * context is another communicator's. */
+int mmp__comm_ctx_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
 /* Frees what the layers above keep about `c` (mmp__comm_ext_ops_t). */
 void mmp__comm_ext_free(mmp_comm_t *c);
 

@@ -264,10 +264,12 @@ static void on_datagram(void *arg, const mmp__dgram_hdr_t *h,
   mmp__lock(e);
   /* A collective listening takes its datagrams, replays included (they
    * are idempotent); for the others, the window decides. Datagrams of
-   * another communicator of the same context never get that far. */
+   * another communicator (of a context this rank has no communicator of,
+   * or of the same context) never get that far. */
   if (h->src >= (uint32_t)e->cfg.size || ctx_gone(m, h->ctx)) {
     m->stale++;
-  } else if (!member(m, h->ctx, h->src)) {
+  } else if (h->ctx == 0 || !mmp__comm_ctx_mine_locked(e, h->ctx - 1) ||
+             !member(m, h->ctx, h->src)) {
     m->other_comm++;
   } else if ((l = find_listener(m, h->ctx, h->seq)) != NULL) {
     if (mmp__comm_has(l->comm, (int)h->src))
@@ -562,6 +564,24 @@ void mmp__mcast_duplicate_locked(mmp__engine_t *e) {
     e->mcast->duplicate++;
 }
 
+void mmp__mcast_not_mine_locked(mmp__engine_t *e, uint32_t comm_ctx) {
+  struct mmp__mcast_s *m = e->mcast;
+  mmp__list_t *it, *tmp;
+
+  MMP__ASSERT_LOCKED(e);
+  if (m == NULL)
+    return;
+  mmp__list_foreach_safe(it, tmp, &m->early) {
+    early_t *x = mmp__container_of(it, early_t, node);
+    if (x->h.ctx == comm_ctx + 1) {
+      mmp__list_remove(&x->node);
+      m->early_bytes -= x->n;
+      m->other_comm++;
+      free(x);
+    }
+  }
+}
+
 int mmp__mcast_stats(mmp__mcast_stats_t *out) {
   mmp__engine_t *e = mmp__eng;
   const mcast_ctx_t *c;
@@ -579,6 +599,7 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out) {
     out->repair_multicast = e->mcast->repair_multicast;
     out->duplicate = e->mcast->duplicate;
     out->other_comm = e->mcast->other_comm;
+    out->early_bytes = e->mcast->early_bytes;
     for (c = e->mcast->ctxs; c != NULL; c = c->next)
       out->contexts++;
     out->open = e->mcast->state;

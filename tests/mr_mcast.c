@@ -319,6 +319,58 @@ static void test_mcast_disjoint_comms(void **state) {
   free(b);
 }
 
+/* A rank outside a communicator (split with MMP_UNDEFINED) hears its
+ * multicast datagrams too: it has no communicator of that context and
+ * never will, so it drops them at once, counted as another
+ * communicator's, rather than keep them for a collective that never
+ * comes (up to 16 MiB, each searched at every collective's start and
+ * end). */
+static void test_mcast_outsider_keeps_nothing(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *sub = NULL;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp__mcast_stats_t before, after;
+  int me = mr_rank(), out = mr_size() - 1, round, i;
+  enum { N = 4097, ROUNDS = 8 };
+  uint8_t b[N];
+  (void)state;
+
+  if (mcast_unused() || mr_size() < 3)
+    skip();
+  assert_int_equal(mmp__mcast_stats(&before), 0);
+  assert_int_equal(mmp_comm_split(w, me == out ? MMP_UNDEFINED : 0, me, &sub),
+                   0);
+  assert_true((sub == NULL) == (me == out));
+  o.algorithm = MMP_BCAST_MULTICAST;
+  for (round = 0; sub != NULL && round < ROUNDS; round++) {
+    uint8_t v = (uint8_t)(0x30 + round);
+    memset(b, mmp_comm_rank(sub) == 0 ? v : 0, N);
+    assert_int_equal(mmp_bcast_ex(b, N, 0, sub, &o), 0);
+    for (i = 0; i < N; i++)
+      if (b[i] != v)
+        fail_msg("round %d: byte %d is 0x%02x, want 0x%02x", round, i, b[i], v);
+  }
+  /* The outsider looks while the others broadcast, before the barrier:
+   * after it, their next test's datagrams may come early. */
+  if (me == out) {
+    for (i = 0; i < 200; i++) {
+      assert_int_equal(mmp__mcast_stats(&after), 0);
+      if (after.other_comm > before.other_comm)
+        break;
+      usleep(10000);
+    }
+    if (after.other_comm == before.other_comm ||
+        after.early_bytes > before.early_bytes)
+      fail_msg("outside the communicator: %llu datagrams dropped as another "
+               "communicator's, %llu bytes kept (%llu before)",
+               (unsigned long long)(after.other_comm - before.other_comm),
+               (unsigned long long)after.early_bytes,
+               (unsigned long long)before.early_bytes);
+  } else {
+    assert_int_equal(mmp_comm_free(&sub), 0);
+  }
+  assert_int_equal(mmp_barrier(w), 0);
+}
+
 /* A job that makes and frees many communicators, each broadcasting by
  * multicast: what the channel keeps for a communicator's context goes
  * with the communicator (it was kept for ever, and every datagram and
@@ -699,6 +751,7 @@ int main(void) {
       cmocka_unit_test(test_mcast_several_in_flight),
       cmocka_unit_test(test_mcast_disjoint_comms),
       cmocka_unit_test(test_mcast_freed_comms_forgotten),
+      cmocka_unit_test(test_mcast_outsider_keeps_nothing),
       cmocka_unit_test(test_mcast_rejects_forgeries),
       cmocka_unit_test(test_mcast_s2p),
       cmocka_unit_test(test_mcast_s2p_in_flight),
