@@ -504,6 +504,84 @@ static int config_slurm_boot(char *out, size_t len) {
   return 0;
 }
 
+/* The count of node `node` in a Slurm tasks-per-node list such as
+ * "2(x3),1" (counts in node order, "(xN)" repeating one N times) into
+ * *out; *uniform: every node has that count. Returns 0, or -1 when the
+ * list is malformed or has no such node. */
+static int config_tasks_on(const char *list, long node, long *out,
+                           int *uniform) {
+  const char *p = list;
+  long first = -1, at = 0, found = -1;
+
+  *out = -1;
+  *uniform = 1;
+  while (*p != '\0') {
+    long count = 0, times = 1;
+    const char *d = p;
+    while (*p >= '0' && *p <= '9' && p - d < 8)
+      count = count * 10 + (*p++ - '0');
+    if (p == d || count < 1)
+      return -1;
+    if (strncmp(p, "(x", 2) == 0) {
+      p += 2;
+      d = p;
+      for (times = 0; *p >= '0' && *p <= '9' && p - d < 8; p++)
+        times = times * 10 + (*p - '0');
+      if (p == d || times < 1 || *p++ != ')')
+        return -1;
+    }
+    if (*p == ',' && p[1] != '\0')
+      p++;
+    else if (*p != '\0')
+      return -1;
+    if (node >= at && node < at + times)
+      found = count;
+    *uniform = *uniform && (first < 0 || count == first);
+    first = first < 0 ? count : first;
+    at += times;
+  }
+  *out = found;
+  return found >= 1 ? 0 : -1;
+}
+
+/*
+ * A rank srun started: the ranks on its node, from the step's tasks per
+ * node (SLURM_STEP_TASKS_PER_NODE, else SLURM_TASKS_PER_NODE) at its
+ * node (SLURM_NODEID; not needed where every node has as many). Without
+ * them cfg->local_size stays the job's size. `have_lr`: cfg->local_rank
+ * came from SLURM_LOCALID, and must be below the count. Returns 0 or
+ * MMP_EENV (logged: a list that does not parse or does not hold this
+ * node or this rank).
+ */
+static int config_slurm_local(mmp__config_t *cfg, int have_lr) {
+  const char *var = "SLURM_STEP_TASKS_PER_NODE";
+  const char *list = getenv(var), *ids = getenv("SLURM_NODEID");
+  int known = ids != NULL && *ids != '\0', uniform;
+  long node = 0, count;
+
+  if (list == NULL || *list == '\0')
+    list = getenv(var = "SLURM_TASKS_PER_NODE");
+  if (list == NULL || *list == '\0')
+    return 0;
+  if (known && mmp__parse_long(ids, 0, (1L << 24) - 1, &node) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "SLURM_NODEID='%s' is not a node number", ids);
+    return MMP_EENV;
+  }
+  if (config_tasks_on(list, node, &count, &uniform) == 0 && !known && !uniform)
+    return 0; /* unequal counts, and which node is ours it does not say */
+  if (count < 1 || count > cfg->size || (have_lr && cfg->local_rank >= count)) {
+    MMP__LOG(MMP__LOG_ERROR,
+             "%s='%s' does not give a task count for node %ld "
+             "(SLURM_NODEID) of at most SLURM_NTASKS=%d%s: it should "
+             "list counts in node order, such as \"2(x3),1\"",
+             var, list, node, cfg->size,
+             have_lr ? " and above SLURM_LOCALID" : "");
+    return MMP_EENV;
+  }
+  cfg->local_size = (int)count;
+  return 0;
+}
+
 int mmp__config_identity(mmp__config_t *cfg) {
   int have_rank, have_size, have_lr, have_ls, rc = 0;
   const char *boot = getenv("MINIMP_BOOT_ADDR");
@@ -578,6 +656,10 @@ int mmp__config_identity(mmp__config_t *cfg) {
   if (!have_lr && getenv("SLURM_LOCALID") != NULL)
     rc |=
         env_int("SLURM_LOCALID", 0, (1 << 24) - 1, &cfg->local_rank, &have_lr);
+  /* Not the job's size: that would take every rank for this host's and
+   * choose waits for an oversubscribed machine (mmp__config_resolve). */
+  if (rc == 0 && !have_ls && strcmp(rank_var, "SLURM_PROCID") == 0)
+    rc = config_slurm_local(cfg, have_lr);
   if (rc != 0)
     return MMP_EENV;
   {
