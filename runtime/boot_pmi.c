@@ -4,7 +4,9 @@
  * one started the process, the job identity, the job key, where to listen,
  * and the exchange of address records, put by every rank under
  * "mmp-addr-RANK", collected by one fence and read back in rank order,
- * the way MPI libraries exchange their business cards.
+ * the way MPI libraries exchange their business cards; and the rounds in
+ * which the ranks of a node set up shared memory (runtime/local.c), among
+ * themselves alone.
  *
  * The key. MINIMP_JOB_KEY, when set, is used as it is; srun copies it to
  * every node in its launch request, which Slurm authenticates but does not
@@ -19,6 +21,7 @@
  * credential is genuine and ours.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +260,36 @@ void mmp__pmi_free_records(uint8_t **values, size_t *lens) {
     free(values[0]); /* the block */
   free(values);
   free(lens);
+}
+
+int mmp__pmi_round_ok(const int *ranks, int n) {
+  /* Round 2's value is a character per rank (runtime/local.c). */
+  return pmi_ops != NULL && n >= 2 && n < MMP__PMI_MAX_VALUE &&
+         pmi_ops->node_ok(ranks, n);
+}
+
+int mmp__pmi_round(const char *name, const char *value, const int *ranks, int n,
+                   int me, char *values) {
+  char key[MMP__PMI_MAX_KEY];
+  int rc, i;
+
+  assert(me >= 0 && me < n && strlen(value) < MMP__PMI_MAX_VALUE);
+  if (!mmp__pmi_round_ok(ranks, n))
+    return MMP_EINVAL;
+  snprintf(key, sizeof(key), "%s-%d", name, ranks[me]);
+  rc = pmi_ops->node_put(key, value);
+  if (rc == 0)
+    rc = pmi_ops->node_fence(ranks, n);
+  for (i = 0; rc == 0 && i < n; i++) {
+    char *out = values + (size_t)i * MMP__PMI_MAX_VALUE;
+    if (i == me) {
+      strcpy(out, value);
+      continue;
+    }
+    snprintf(key, sizeof(key), "%s-%d", name, ranks[i]);
+    rc = pmi_ops->node_get(ranks[i], key, out, MMP__PMI_MAX_VALUE);
+  }
+  return rc;
 }
 
 int mmp__pmi_fence(void) {

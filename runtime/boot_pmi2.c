@@ -13,6 +13,11 @@
  * Replies are read with a bounded length and parsed without trusting
  * them: one that is malformed, too long or says rc != 0 fails the call
  * with MMP_EBOOT and a message naming the command.
+ *
+ * The ranks of a node are those the job attribute PMI_process_mapping
+ * places there; their rounds go through node attributes
+ * (info-putnodeattr, and info-getnodeattr with wait=TRUE), which the
+ * node's own launcher (slurmstepd) serves without any other node.
  */
 #include <assert.h>
 #include <errno.h>
@@ -30,6 +35,10 @@
 
 static int pmi2_fd = -1;
 static char pmi2_jobid[MMP__PMI_MAX_VALUE];
+/* The ranks the launcher placed on this node, ascending; NULL when its
+ * PMI_process_mapping did not say. */
+static int *pmi2_local;
+static int pmi2_nlocal;
 
 static int pmi2_write_all(const char *p, size_t n) {
   while (n > 0) {
@@ -165,34 +174,114 @@ fail:
   return MMP_EBOOT;
 }
 
+/* One block of PMI_process_mapping, "(START,NODES,PER)": nodes START to
+ * START + NODES - 1 take PER consecutive ranks each. */
+typedef struct pmi2_block_s {
+  long start, nodes, per;
+} pmi2_block_t;
+
+/* The blocks hold at most a value's worth of text. */
+#define PMI2_MAX_BLOCKS (MMP__PMI_MAX_VALUE / 8)
+
+/* Parses "(vector,(S,N,P),...)" into b. Returns how many blocks, or -1
+ * when it does not parse. */
+static int pmi2_blocks(const char *map, pmi2_block_t *b) {
+  const char *p;
+  int n = 0, used;
+
+  if (strncmp(map, "(vector", 7) != 0)
+    return -1;
+  for (p = map + 7; *p == ','; p += used) {
+    long v[3];
+    used = 0;
+    if (n == PMI2_MAX_BLOCKS ||
+        sscanf(p, ",(%ld,%ld,%ld)%n", &v[0], &v[1], &v[2], &used) != 3 ||
+        used == 0 || v[0] < 0 || v[0] >= (1L << 24) || v[1] < 1 ||
+        v[1] > (1L << 24) || v[2] < 1 || v[2] > (1L << 24))
+      return -1;
+    b[n].start = v[0];
+    b[n].nodes = v[1];
+    b[n++].per = v[2];
+  }
+  return n > 0 && strcmp(p, ")") == 0 ? n : -1;
+}
+
+/* Walks the ranks in order through the blocks, and through them again
+ * from the first while ranks remain (a cyclic placement is one block of
+ * PER 1): each call gives the next rank's node. */
+typedef struct pmi2_walk_s {
+  const pmi2_block_t *b;
+  int nb, k; /* blocks, the current one */
+  long j, t; /* node within it, rank within that node */
+} pmi2_walk_t;
+
+static long pmi2_next(pmi2_walk_t *w) {
+  const pmi2_block_t *b = &w->b[w->k];
+  long node = b->start + w->j;
+
+  if (++w->t == b->per) {
+    w->t = 0;
+    if (++w->j == b->nodes) {
+      w->j = 0;
+      w->k = (w->k + 1) % w->nb;
+    }
+  }
+  return node;
+}
+
+/* The ranks on the node of rank `rank` (pmi2_local, ascending), from
+ * walks over `size` ranks. Returns how many, or -1 without memory. */
+static int pmi2_local_ranks(const pmi2_block_t *b, int nb, long rank,
+                            long size) {
+  pmi2_walk_t w = {b, nb, 0, 0, 0};
+  long r, node = -1, n = 0;
+
+  for (r = 0; r <= rank; r++)
+    node = pmi2_next(&w);
+  memset(&w, 0, sizeof(w));
+  w.b = b;
+  w.nb = nb;
+  for (r = 0; r < size; r++)
+    n += pmi2_next(&w) == node;
+  pmi2_local = malloc((size_t)n * sizeof(*pmi2_local));
+  if (pmi2_local == NULL)
+    return -1;
+  memset(&w, 0, sizeof(w));
+  w.b = b;
+  w.nb = nb;
+  for (r = 0, n = 0; r < size; r++)
+    if (pmi2_next(&w) == node)
+      pmi2_local[n++] = (int)r;
+  pmi2_nlocal = (int)n;
+  return pmi2_nlocal;
+}
+
 /*
- * Local rank and size from the job attribute PMI_process_mapping,
- * "(vector,(START,NODES,PER),...)": blocks of NODES nodes with PER
- * consecutive ranks each, in rank order. Leaves -1 where it does not
- * parse or does not cover the rank.
+ * Which ranks share this rank's node, its local rank and the local size,
+ * from the job attribute PMI_process_mapping, "(vector,(START,NODES,PER),
+ * ...)" as MPICH defines it. Left unknown (-1, no pmi2_local) where it
+ * does not parse, which only costs shared memory (logged).
  */
 static void pmi2_mapping(mmp__pmi_info_t *info) {
-  char req[128], reply[PMI2_MAX_REPLY], map[MMP__PMI_MAX_VALUE], *p;
-  long first = 0;
+  char req[128], reply[PMI2_MAX_REPLY], map[MMP__PMI_MAX_VALUE];
+  pmi2_block_t b[PMI2_MAX_BLOCKS];
+  int nb, i;
 
   snprintf(req, sizeof(req), "cmd=info-getjobattr;key=PMI_process_mapping;");
   if (pmi2_call(req, "info-getjobattr-response", reply, "info-getjobattr") !=
           0 ||
       pmi2_field(reply, "value", map, sizeof(map)) != 0 ||
-      strncmp(map, "(vector", 7) != 0)
+      (nb = pmi2_blocks(map, b)) < 0 ||
+      pmi2_local_ranks(b, nb, info->rank, info->size) < 0) {
+    MMP__LOG(MMP__LOG_INFO,
+             "PMI-2: no usable PMI_process_mapping from the launcher: the "
+             "ranks of this host use TCP");
     return;
-  for (p = strchr(map, '('); (p = strchr(p + 1, '(')) != NULL;) {
-    long start, nodes, per;
-    if (sscanf(p, "(%ld,%ld,%ld)", &start, &nodes, &per) != 3 || nodes < 1 ||
-        per < 1 || nodes > (1L << 24) || per > (1L << 24))
-      return;
-    if (info->rank < first + nodes * per) {
-      info->local_rank = (int)((info->rank - first) % per);
-      info->local_size = (int)per;
-      return;
-    }
-    first += nodes * per;
   }
+  for (i = 0; pmi2_local[i] != info->rank; i++)
+    ;
+  info->local_rank = i;
+  info->local_size = pmi2_nlocal;
 }
 
 static int pmi2_init(mmp__pmi_info_t *info) {
@@ -278,6 +367,55 @@ static int pmi2_get(int rank, const char *key, char *out, size_t cap) {
   return rc;
 }
 
+static int pmi2_node_put(const char *key, const char *value) {
+  char req[MMP__PMI_MAX_KEY + MMP__PMI_MAX_VALUE + 64], reply[PMI2_MAX_REPLY];
+
+  snprintf(req, sizeof(req), "cmd=info-putnodeattr;key=%s;value=%s;", key,
+           value);
+  return pmi2_call(req, "info-putnodeattr-response", reply, "info-putnodeattr");
+}
+
+/* Nothing to wait for here: each node_get waits for its value. */
+static int pmi2_node_fence(const int *ranks, int n) {
+  (void)ranks;
+  (void)n;
+  return 0;
+}
+
+/* A node attribute, waiting until its rank has put it: the node's own
+ * launcher (one slurmstepd per node) answers, and nobody else waits. */
+static int pmi2_node_get(int rank, const char *key, char *out, size_t cap) {
+  char req[MMP__PMI_MAX_KEY + 64], reply[PMI2_MAX_REPLY], found[8];
+  int rc;
+
+  snprintf(req, sizeof(req), "cmd=info-getnodeattr;key=%s;wait=TRUE;", key);
+  rc = pmi2_call(req, "info-getnodeattr-response", reply, "info-getnodeattr");
+  if (rc == 0 && (pmi2_field(reply, "found", found, sizeof(found)) != 0 ||
+                  strcmp(found, "TRUE") != 0 ||
+                  pmi2_field(reply, "value", out, cap) != 0)) {
+    MMP__LOG(MMP__LOG_ERROR, "PMI-2: rank %d put no valid '%s' on this node",
+             rank, key);
+    rc = MMP_EBOOT;
+  }
+  return rc;
+}
+
+/* Node attributes reach only the ranks the launcher placed on this node:
+ * every one of `ranks` must be one of them. */
+static int pmi2_node_ok(const int *ranks, int n) {
+  int i, j = 0;
+
+  if (pmi2_local == NULL)
+    return 0;
+  for (i = 0; i < n; i++) {
+    while (j < pmi2_nlocal && pmi2_local[j] < ranks[i])
+      j++;
+    if (j == pmi2_nlocal || pmi2_local[j] != ranks[i])
+      return 0;
+  }
+  return 1;
+}
+
 static void pmi2_abort(int code, const char *msg) {
   char req[512], clean[256];
   size_t i;
@@ -297,6 +435,9 @@ static void pmi2_abort(int code, const char *msg) {
 static void pmi2_fini(void) {
   char reply[PMI2_MAX_REPLY];
 
+  free(pmi2_local);
+  pmi2_local = NULL;
+  pmi2_nlocal = 0;
   if (pmi2_fd < 0)
     return;
   (void)pmi2_call("cmd=finalize;", "finalize-response", reply, "finalize");
@@ -311,6 +452,10 @@ const mmp__pmi_ops_t mmp__pmi2_ops = {
     .commit = pmi2_commit,
     .fence = pmi2_fence,
     .get = pmi2_get,
+    .node_put = pmi2_node_put,
+    .node_fence = pmi2_node_fence,
+    .node_get = pmi2_node_get,
+    .node_ok = pmi2_node_ok,
     .abort = pmi2_abort,
     .fini = pmi2_fini,
 };

@@ -4,7 +4,8 @@
  * Open MPI's mpirun or prterun uses to learn its rank and the job's shape
  * and to exchange key-value pairs, through libpmix (built only where
  * meson found it). Values are strings published with PMIX_GLOBAL scope;
- * the fence collects them (PMIX_COLLECT_DATA). No get precedes a fence:
+ * the fence collects them (PMIX_COLLECT_DATA); a round among the ranks of
+ * a node fences over those ranks alone. No get precedes a fence:
  * a direct modex answers with what the rank had committed by then, which
  * Slurm's server gives as "not found" for a key committed later.
  */
@@ -102,21 +103,28 @@ static int pmix_commit(void) {
   return 0;
 }
 
-static int pmix_fence(int collect) {
-  pmix_proc_t wild;
+/* A fence over `procs` (n of them). */
+static int pmix_fence_over(const pmix_proc_t *procs, size_t n, int collect) {
   pmix_info_t info;
   bool yes = true;
   pmix_status_t rc;
 
-  PMIX_LOAD_PROCID(&wild, pmix_me.nspace, PMIX_RANK_WILDCARD);
   PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-  rc = PMIx_Fence(&wild, 1, collect ? &info : NULL, collect ? 1 : 0);
+  rc = PMIx_Fence(procs, n, collect ? &info : NULL, collect ? 1 : 0);
   PMIX_INFO_DESTRUCT(&info);
   if (rc != PMIX_SUCCESS) {
-    MMP__LOG(MMP__LOG_ERROR, "PMIx_Fence failed: %s", PMIx_Error_string(rc));
+    MMP__LOG(MMP__LOG_ERROR, "PMIx_Fence over %zu %s failed: %s", n,
+             n == 1 ? "set" : "ranks", PMIx_Error_string(rc));
     return MMP_EBOOT;
   }
   return 0;
+}
+
+static int pmix_fence(int collect) {
+  pmix_proc_t wild;
+
+  PMIX_LOAD_PROCID(&wild, pmix_me.nspace, PMIX_RANK_WILDCARD);
+  return pmix_fence_over(&wild, 1, collect);
 }
 
 static int pmix_get(int rank, const char *key, char *out, size_t cap) {
@@ -147,6 +155,34 @@ static int pmix_get(int rank, const char *key, char *out, size_t cap) {
   return 0;
 }
 
+static int pmix_node_put(const char *key, const char *value) {
+  int rc = pmix_put(key, value);
+
+  return rc == 0 ? pmix_commit() : rc;
+}
+
+/* A fence over these ranks alone: Slurm's server runs it among the nodes
+ * that host them, here one, and no other rank waits. */
+static int pmix_node_fence(const int *ranks, int n) {
+  pmix_proc_t *procs = malloc((size_t)n * sizeof(*procs));
+  int rc;
+
+  if (procs == NULL)
+    return MMP_EBOOT;
+  for (int i = 0; i < n; i++)
+    PMIX_LOAD_PROCID(&procs[i], pmix_me.nspace, (pmix_rank_t)ranks[i]);
+  rc = pmix_fence_over(procs, (size_t)n, 1);
+  free(procs);
+  return rc;
+}
+
+/* Any set of ranks: a fence may span nodes. */
+static int pmix_node_ok(const int *ranks, int n) {
+  (void)ranks;
+  (void)n;
+  return 1;
+}
+
 static void pmix_abort(int code, const char *msg) {
   if (pmix_up)
     (void)PMIx_Abort(code, msg != NULL && *msg ? msg : "aborted", NULL, 0);
@@ -165,6 +201,10 @@ const mmp__pmi_ops_t mmp__pmix_ops = {
     .commit = pmix_commit,
     .fence = pmix_fence,
     .get = pmix_get,
+    .node_put = pmix_node_put,
+    .node_fence = pmix_node_fence,
+    .node_get = pmix_get,
+    .node_ok = pmix_node_ok,
     .abort = pmix_abort,
     .fini = pmix_fini,
 };

@@ -6,6 +6,9 @@
  * record in the launcher's key-value store, every rank fences, and each
  * gets the others' records; the launcher's own fence is the barrier of
  * mmp_finalize and its abort stops the job. No rendezvous service runs.
+ * The ranks of a host that share memory set it up in rounds among
+ * themselves alone (mmp__pmi_round): a PMIx fence over just those ranks,
+ * or PMI-2's node attributes, which their node's launcher serves.
  *
  * The job key is MINIMP_JOB_KEY when the environment has it; otherwise
  * rank 0 draws one and publishes it sealed by munge (the credential
@@ -56,6 +59,17 @@ typedef struct mmp__pmi_ops_s {
    * (cap bytes, NUL included). Returns 0, or MMP_EBOOT (missing, too long,
    * the launcher failed). */
   int (*get)(int rank, const char *key, char *out, size_t cap);
+  /* A round among some ranks of this node (mmp__pmi_round): publishes
+   * `value` under `key` for them. Returns 0 or MMP_EBOOT. */
+  int (*node_put)(const char *key, const char *value);
+  /* Waits until each of `ranks` (n of them, ascending, this rank
+   * included) has put its value of this round. Returns 0 or MMP_EBOOT. */
+  int (*node_fence)(const int *ranks, int n);
+  /* Rank `rank`'s value of `key` from node_put, as get. */
+  int (*node_get)(int rank, const char *key, char *out, size_t cap);
+  /* 1 if node_put, node_fence and node_get serve a round among `ranks`,
+   * 0 if not (they are not all on this node as the launcher sees it). */
+  int (*node_ok)(const int *ranks, int n);
   /* Asks the launcher to stop the whole job with `code`. */
   void (*abort)(int code, const char *msg);
   /* Disconnects; the process keeps running. */
@@ -98,6 +112,21 @@ void mmp__pmi_toward(struct sockaddr_storage *out);
 int mmp__pmi_exchange(const mmp__config_t *cfg, const char *rec,
                       uint8_t ***values, size_t **lens);
 void mmp__pmi_free_records(uint8_t **values, size_t *lens);
+
+/*
+ * A round among `ranks` (n >= 2 of them, ascending, this rank being
+ * ranks[me]), which all make it with the same arguments but `value`: this
+ * rank publishes `value` (text, shorter than MMP__PMI_MAX_VALUE) under
+ * "NAME-RANK", waits for the others, and finds each other's value in
+ * values + i * MMP__PMI_MAX_VALUE. Only those ranks take part: nobody else
+ * waits. Returns 0, MMP_EINVAL (the launcher cannot serve a round among
+ * these ranks: mmp__pmi_round_ok) or MMP_EBOOT; logged.
+ */
+int mmp__pmi_round(const char *name, const char *value, const int *ranks, int n,
+                   int me, char *values);
+
+/* 1 if mmp__pmi_round serves `ranks` (n of them, ascending), else 0. */
+int mmp__pmi_round_ok(const int *ranks, int n);
 
 /* mmp_finalize's barrier. Returns 0 or MMP_EBOOT. */
 int mmp__pmi_fence(void);
