@@ -26,6 +26,11 @@
  *                    memory and a node number, everything between hosts
  *                    still crosses eth0, and nothing goes over lo; the
  *                    model, AUTO and a node broadcast see the hosts
+ *   hosts BYTES      the same where the launcher placed the ranks as it
+ *                    chose and every host has its own name (srun on
+ *                    tests/realcluster): the hosts are told apart by name;
+ *                    AUTO's choice is checked where every host has as many
+ *                    ranks
  *   stop R           after an exchange, rank R stops itself (SIGSTOP); the
  *                    others wait on it and must see MMP_EPEERLOST
  *   wait R           after an exchange, everyone waits on rank R forever
@@ -45,19 +50,31 @@
 
 #define CHECK MR_CHECK
 
-static unsigned long long counter(const char *dev, const char *what) {
-  char path[128];
-  unsigned long long v = 0;
-  FILE *f;
+/* The bytes `dev` sent, from /proc/net/dev, which is always this
+ * process's network namespace's (/sys/class/net is the one sysfs was
+ * mounted in, which a host whose mount namespace is its own, as
+ * tests/realcluster's are, may not have remounted). */
+static unsigned long long counter(const char *dev) {
+  char line[512], name[64];
+  unsigned long long v[9], found = 0;
+  FILE *f = fopen("/proc/net/dev", "r");
 
-  snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s", dev, what);
-  f = fopen(path, "r");
   if (f == NULL)
     return 0;
-  if (fscanf(f, "%llu", &v) != 1)
-    v = 0;
+  snprintf(name, sizeof(name), "%s:", dev);
+  while (fgets(line, sizeof(line), f) != NULL) {
+    char *p = line + strspn(line, " ");
+    if (strncmp(p, name, strlen(name)) != 0)
+      continue;
+    /* Received: bytes and 7 more; then sent bytes. */
+    if (sscanf(p + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu %llu",
+               &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+               &v[8]) == 9)
+      found = v[8];
+    break;
+  }
   fclose(f);
-  return v;
+  return found;
 }
 
 static void exchange(size_t n, int tag) {
@@ -83,10 +100,51 @@ static void exchange(size_t n, int tag) {
   free(q);
 }
 
-/* Ranks per host: minimprun places them by slot, `per` to a host. */
-static int per_host(void) {
+/* Which host each rank runs on (hosts numbered in the order of their
+ * first rank), how many hosts, and how many ranks on each. */
+static int *host_of, *on_host, nhosts;
+
+/* minimprun places ranks by slot, MINIMP_LOCAL_SIZE to a host. */
+static void layout_by_slot(void) {
   const char *s = getenv("MINIMP_LOCAL_SIZE");
-  return s != NULL && atoi(s) > 0 ? atoi(s) : 1;
+  int p = mr_size(), per = s != NULL && atoi(s) > 0 ? atoi(s) : 1;
+
+  host_of = calloc((size_t)p, sizeof(*host_of));
+  on_host = calloc((size_t)p, sizeof(*on_host));
+  CHECK(host_of != NULL && on_host != NULL, "memory");
+  for (int j = 0; j < p; j++)
+    on_host[host_of[j] = j / per]++;
+  nhosts = (p + per - 1) / per;
+}
+
+/* Every rank's host name, gathered: ranks with one name share a host. */
+static void layout_by_name(void) {
+  enum { L = 64 };
+  int p = mr_size(), j, k;
+  char *names = calloc((size_t)p, L), mine[L] = "";
+
+  host_of = calloc((size_t)p, sizeof(*host_of));
+  on_host = calloc((size_t)p, sizeof(*on_host));
+  CHECK(names != NULL && host_of != NULL && on_host != NULL, "memory");
+  CHECK(gethostname(mine, L - 1) == 0, "host name");
+  CHECK(mmp_allgather(mine, L, names, L, MMP_BYTE, mmp_comm_world()) == 0,
+        "allgather");
+  for (j = 0; j < p; j++) {
+    for (k = 0; k < j && strcmp(names + k * L, names + j * L) != 0; k++)
+      ;
+    host_of[j] = k < j ? host_of[k] : nhosts++;
+    on_host[host_of[j]]++;
+  }
+  free(names);
+}
+
+/* World ranks' index among their host's ranks. */
+static int index_on_host(int rank) {
+  int i = 0;
+
+  for (int j = 0; j < rank; j++)
+    i += host_of[j] == host_of[rank];
+  return i;
 }
 
 /* The emulated cluster's subnet with its trailing dot, as tests/netcluster
@@ -100,7 +158,7 @@ static const char *subnet(void) {
 }
 
 static void check_addresses(void) {
-  int r = mr_rank(), p = mr_size(), j, per = per_host();
+  int r = mr_rank(), p = mr_size(), j;
   char mine[128], other[128];
   const char *net = subnet();
 
@@ -113,14 +171,14 @@ static void check_addresses(void) {
     CHECK(strncmp(other, net, strlen(net)) == 0, "rank %d on %s", j, other);
     /* Only the ranks of our host share our address. */
     CHECK((strncmp(other, mine, strcspn(mine, ":") + 1) == 0) ==
-              (j / per == r / per),
+              (host_of[j] == host_of[r]),
           "rank %d on %s, we on %s", j, other, mine);
   }
 }
 
 static void mode_exchange(size_t n) {
-  unsigned long long eth0 = counter("eth0", "tx_bytes");
-  unsigned long long lo = counter("lo", "tx_bytes");
+  unsigned long long eth0 = counter("eth0");
+  unsigned long long lo = counter("lo");
   int p = mr_size();
 
   check_addresses();
@@ -128,8 +186,8 @@ static void mode_exchange(size_t n) {
   /* A send completes once the kernel holds its bytes; after the barrier
    * every rank has received everything, so it has all left this host. */
   CHECK(mmp_barrier(mmp_comm_world()) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
-  lo = counter("lo", "tx_bytes") - lo;
+  eth0 = counter("eth0") - eth0;
+  lo = counter("lo") - lo;
   /* Everything we sent to the p-1 other hosts left through eth0. */
   CHECK(eth0 >= (unsigned long long)n * (unsigned long long)(p - 1),
         "eth0 carried %llu bytes", eth0);
@@ -149,12 +207,12 @@ static unsigned long long counted_bcast(uint8_t *buf, const uint8_t *want,
   memcpy(buf, want, n);
   if (mr_rank() != root)
     memset(buf, 0, n);
-  eth0 = counter("eth0", "tx_bytes");
+  eth0 = counter("eth0");
   CHECK(mmp_barrier(w) == 0, "barrier");
   CHECK(mmp_bcast_ex(buf, n, root, w, o) == 0, "node broadcast (groups %d)",
         o->groups);
   CHECK(mmp_barrier(w) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
+  eth0 = counter("eth0") - eth0;
   /* Every rank of a host has read the counter before the next broadcast
    * sends anything (a slow rank would count the next one's bytes too). */
   CHECK(mmp_barrier(w) == 0, "barrier");
@@ -172,13 +230,22 @@ static unsigned long long counted_bcast(uint8_t *buf, const uint8_t *want,
 static void node_bcast(size_t n) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT, sel;
-  int r = mr_rank(), p = mr_size(), per = per_host(), root = per + 1;
+  int r = mr_rank(), p = mr_size(), root = 0, most = 0, even = 1, h, j;
   uint8_t *buf = malloc(n), *want = malloc(n);
   unsigned long long eth0;
   mmp_netmodel_t nm;
 
+  for (h = 0; h < nhosts; h++) {
+    most = on_host[h] > most ? on_host[h] : most;
+    even = even && on_host[h] == on_host[0];
+  }
+  /* The root is no host's first: the second host's second rank, else the
+   * first host's (rank 0, a first, stands for none found). */
+  for (j = 0; j < p; j++)
+    if (index_on_host(j) == 1 && (root == 0 || host_of[j] == 1))
+      root = j;
   CHECK(mmp_comm_netmodel(w, &nm) == 0, "model");
-  CHECK(nm.nodes == p / per && nm.node_size == per, "layout %d x %d", nm.nodes,
+  CHECK(nm.nodes == nhosts && nm.node_size == most, "layout %d x %d", nm.nodes,
         nm.node_size);
   CHECK(nm.beta_node < nm.beta / 4, "beta %.3g within a node, %.3g between",
         nm.beta_node, nm.beta);
@@ -187,7 +254,7 @@ static void node_bcast(size_t n) {
    * 1 MiB on 4 hosts x 4 ranks the two are within a few percent, and the
    * measured alpha decides between node, the pipeline and arrival_nb. */
   CHECK(mmp_bcast_select(w, 256 << 10, &sel) == 0, "select");
-  CHECK(sel.algorithm == MMP_BCAST_NODE,
+  CHECK(!even || sel.algorithm == MMP_BCAST_NODE,
         "AUTO runs %s at 256 KiB (model: alpha %.3g s, beta %.3g s/B, gap "
         "%.3g s, node alpha %.3g s, node beta %.3g s/B, shared %d)",
         mmp_bcast_alg_name(sel.algorithm), nm.alpha, nm.beta, nm.gap,
@@ -227,48 +294,55 @@ static void node_bcast(size_t n) {
 
 static void mode_nodes(size_t n) {
   mmp_comm_t *w = mmp_comm_world();
-  int r = mr_rank(), p = mr_size(), per = per_host(), j;
+  int r = mr_rank(), p = mr_size(), per = on_host[host_of[r]], j, k;
   unsigned long long eth0, lo, remote = (unsigned long long)(p - per) * n;
   mmp__shm_stats_t st;
 
   check_addresses();
   /* The node numbers are the hosts, in rank order, on every rank. */
-  CHECK(mmp__comm_node_count(w) == p / per, "%d nodes",
-        mmp__comm_node_count(w));
+  CHECK(mmp__comm_node_count(w) == nhosts, "%d nodes", mmp__comm_node_count(w));
   for (j = 0; j < p; j++) {
-    CHECK(mmp__comm_node_of(w, j) == j / per, "rank %d on node %d", j,
+    CHECK(mmp__comm_node_of(w, j) == host_of[j], "rank %d on node %d", j,
           mmp__comm_node_of(w, j));
     if (j != r)
-      CHECK(mmp__debug_peer_shm(j) == (j / per == r / per),
+      CHECK(mmp__debug_peer_shm(j) == (host_of[j] == host_of[r]),
             "rank %d's transport", j);
   }
   {
-    /* A communicator numbers its own nodes: one rank of each host makes
-     * p / per nodes of one rank; the first two hosts' ranks, two nodes. */
+    /* A communicator numbers its own nodes: the i-th rank of each host
+     * makes a node of one rank per host that has an i-th; the first two
+     * hosts' ranks, two nodes. */
     mmp_comm_t *c;
-    CHECK(mmp_comm_split(w, r % per, r, &c) == 0, "split");
-    CHECK(mmp__comm_node_count(c) == p / per, "%d nodes across",
+    int i = index_on_host(r), want = 0;
+    for (k = 0; k < nhosts; k++)
+      want += on_host[k] > i;
+    CHECK(mmp_comm_split(w, i, r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == want, "%d nodes across",
           mmp__comm_node_count(c));
     for (j = 0; j < mmp_comm_size(c); j++)
       CHECK(mmp__comm_node_of(c, j) == j, "across: rank %d on node %d", j,
             mmp__comm_node_of(c, j));
     CHECK(mmp_comm_free(&c) == 0, "free");
-    CHECK(mmp_comm_split(w, r / (2 * per), r, &c) == 0, "split");
-    CHECK(mmp__comm_node_count(c) == 2, "%d nodes in two hosts",
-          mmp__comm_node_count(c));
-    for (j = 0; j < mmp_comm_size(c); j++)
-      CHECK(mmp__comm_node_of(c, j) == j / per, "two hosts: rank %d on %d", j,
-            mmp__comm_node_of(c, j));
+    CHECK(mmp_comm_split(w, host_of[r] / 2, r, &c) == 0, "split");
+    CHECK(mmp__comm_node_count(c) == (host_of[r] / 2 * 2 + 1 < nhosts ? 2 : 1),
+          "%d nodes in two hosts", mmp__comm_node_count(c));
+    for (j = 0, k = 0; k < p; k++) {
+      if (host_of[k] / 2 != host_of[r] / 2)
+        continue;
+      CHECK(mmp__comm_node_of(c, j) == host_of[k] % 2,
+            "two hosts: rank %d on %d", j, mmp__comm_node_of(c, j));
+      j++;
+    }
     CHECK(mmp_comm_free(&c) == 0, "free");
   }
   /* Every rank of the host reads the counters before any sends. */
-  eth0 = counter("eth0", "tx_bytes");
-  lo = counter("lo", "tx_bytes");
+  eth0 = counter("eth0");
+  lo = counter("lo");
   CHECK(mmp_barrier(w) == 0, "barrier");
   exchange(n, 1);
   CHECK(mmp_barrier(w) == 0, "barrier");
-  eth0 = counter("eth0", "tx_bytes") - eth0;
-  lo = counter("lo", "tx_bytes") - lo;
+  eth0 = counter("eth0") - eth0;
+  lo = counter("lo") - lo;
   CHECK(mmp__debug_shm_stats(&st) == 0, "shm stats");
   /* This host's ranks sent n bytes to each rank of the other hosts, all of
    * it through eth0; the bytes within the host went through shared memory
@@ -570,9 +644,13 @@ int main(int argc, char **argv) {
     setenv("MINIMP_MCAST", "on", 1);
   if (argc < 3 || mmp_init(&argc, &argv) != 0)
     return 3;
+  if (strcmp(argv[1], "hosts") == 0)
+    layout_by_name();
+  else
+    layout_by_slot();
   if (strcmp(argv[1], "exchange") == 0)
     mode_exchange((size_t)atol(argv[2]));
-  else if (strcmp(argv[1], "nodes") == 0)
+  else if (strcmp(argv[1], "nodes") == 0 || strcmp(argv[1], "hosts") == 0)
     mode_nodes((size_t)atol(argv[2]));
   else if (strcmp(argv[1], "stop") == 0)
     mode_wait_on(atoi(argv[2]), 1);
@@ -591,5 +669,7 @@ int main(int argc, char **argv) {
   else
     return 4;
   fflush(stdout);
+  free(host_of);
+  free(on_host);
   return mmp_finalize() == 0 ? 0 : 5;
 }
