@@ -94,9 +94,6 @@ int mmp__pmi_identity(mmp__config_t *cfg) {
   cfg->local_size = info.local_size >= 1 ? info.local_size : info.size;
   if (iface != NULL)
     strcpy(cfg->iface, iface);
-  /* Setting up shared memory takes two more exchanges among the ranks of
-   * a host, which only the rendezvous serves: here they talk TCP. */
-  cfg->shm = MMP__SHM_OFF;
   snprintf(cfg->boot_addr, sizeof(cfg->boot_addr), "%s", pmi_ops->name);
   return 0;
 }

@@ -17,7 +17,8 @@
  * and says which it could; then removes its names, which nobody needs any
  * more, and starts the pairs that both sides mapped. Any pair that fails
  * on the way stays on TCP, and the rendezvous only ever waits for ranks of
- * the same node.
+ * the same node. Ranks that a PMIx or PMI-2 launcher started make the same
+ * rounds through it, again among the node's ranks alone (pmi.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "pmi.h"
 
 void (*mmp__debug_init_hook)(const char *stage);
 
@@ -240,9 +242,9 @@ static void local_hook(const char *stage) {
     mmp__debug_init_hook(stage);
 }
 
-/* Loop context. The set-up failed (the rendezvous lost a rank of ours):
- * every member's names go, since a dead member cannot remove its own. */
-static void local_abandon(local_t *l) {
+/* Loop context. The set-up failed (`why`): every member's names go,
+ * since a dead member cannot remove its own. */
+static void local_abandon(local_t *l, const char *why) {
   mmp__engine_t *e = l->e;
   void (*done)(void *, int) = l->done;
   void *arg = l->arg;
@@ -251,8 +253,7 @@ static void local_abandon(local_t *l) {
     mmp__shm_remove(e->cfg.key, l->group[i]);
   if (e->shm.tp != NULL)
     mmp__shm_unlink(e->shm.tp);
-  MMP__LOG(MMP__LOG_ERROR, "setting up shared memory failed: a rank of this "
-                           "host left the job");
+  MMP__LOG(MMP__LOG_ERROR, "setting up shared memory failed: %s", why);
   local_free(l);
   done(arg, MMP_EBOOT);
 }
@@ -302,83 +303,8 @@ static void local_finish(local_t *l) {
   done(arg, 0);
 }
 
-static void local_put_done(void *arg, int status, size_t count,
-                           const uint8_t *const *values, const size_t *lens) {
-  (void)count;
-  (void)values;
-  (void)lens;
-  if (status < 0)
-    ((local_t *)arg)->failed = 1;
-}
-
-static void local_got2(void *arg, int status, size_t count,
-                       const uint8_t *const *values, const size_t *lens) {
-  local_get_t *g = arg;
-  local_t *l = g->l;
-
-  if (status < 0 || count != 1)
-    l->failed = 1;
-  else
-    l->theirs[g->i] = lens[0] == (size_t)l->n && values[0][l->me] == '1';
-  if (--l->waits > 0)
-    return;
-  if (l->failed)
-    local_abandon(l);
-  else
-    local_finish(l);
-}
-
-/* Issues one GET of `name` per other member; `cb` counts them in. */
-static int local_gather(local_t *l, const char *name, mmp__boot_done_cb cb) {
-  mmp__engine_t *e = l->e;
-
-  l->waits = l->n - 1;
-  for (int i = 0; i < l->n; i++) {
-    if (i == l->me)
-      continue;
-    l->gets[i].l = l;
-    l->gets[i].i = i;
-    if (mmp__boot_get(e->boot, l->group[i], name, cb, &l->gets[i]) != 0)
-      return MMP_EBOOT;
-  }
-  return 0;
-}
-
-/* Round 1 is in: map the segments of the members that made one, then say
- * which we mapped. */
-static void local_got1(void *arg, int status, size_t count,
-                       const uint8_t *const *values, const size_t *lens) {
-  local_get_t *g = arg;
-  local_t *l = g->l;
-  mmp__engine_t *e = l->e;
-  int i;
-
-  if (status < 0 || count != 1)
-    l->failed = 1;
-  else
-    l->created[g->i] = lens[0] == 1 && values[0][0] == '1';
-  if (--l->waits > 0)
-    return;
-  if (l->failed) {
-    local_abandon(l);
-    return;
-  }
-  for (i = 0; i < l->n; i++) {
-    l->mapped[i] = i == l->me ? l->created[i]
-                              : l->created[l->me] && l->created[i] &&
-                                    mmp__shm_attach(e->shm.tp, l->group[i],
-                                                    l->samepid[i]) == 0;
-    l->put[i] = l->mapped[i] ? '1' : '0';
-  }
-  local_hook("shm-attached");
-  if (mmp__boot_put(e->boot, "shm2", l->put, (size_t)l->n, local_put_done, l) !=
-          0 ||
-      local_gather(l, "shm2", local_got2) != 0)
-    local_abandon(l);
-}
-
-/* Round 1: make our segment and say whether we could. */
-static void local_shm_begin(local_t *l) {
+/* Round 1: make our segment (created[me]). */
+static void local_create(local_t *l) {
   mmp__engine_t *e = l->e;
   mmp__tp_callbacks_t cb;
   mmp__tp_config_t tc;
@@ -404,37 +330,175 @@ static void local_shm_begin(local_t *l) {
              mmp_strerror(rc));
   l->created[l->me] = rc == 0;
   local_hook("shm-created");
-  if (mmp__boot_put(e->boot, "shm1", rc == 0 ? "1" : "0", 1, local_put_done,
-                    l) != 0 ||
-      local_gather(l, "shm1", local_got1) != 0)
-    local_abandon(l);
 }
 
-/* Our node's members that use shared memory, into a new set-up; NULL when
- * we are alone (or out of memory, which then costs only the speed-up). */
-static local_t *local_group(mmp__engine_t *e, const ident_t *ids) {
+/* Round 1 is in (created[]): map the segments of the members that made
+ * one, and say which we mapped (put, one character per member). */
+static void local_attach(local_t *l) {
+  mmp__engine_t *e = l->e;
+
+  for (int i = 0; i < l->n; i++) {
+    l->mapped[i] = i == l->me ? l->created[i]
+                              : l->created[l->me] && l->created[i] &&
+                                    mmp__shm_attach(e->shm.tp, l->group[i],
+                                                    l->samepid[i]) == 0;
+    l->put[i] = l->mapped[i] ? '1' : '0';
+  }
+  local_hook("shm-attached");
+}
+
+/* What member i published in round 1 and 2. */
+static int local_said_created(const uint8_t *v, size_t len) {
+  return len == 1 && v[0] == '1';
+}
+
+static int local_said_mapped(const local_t *l, const uint8_t *v, size_t len) {
+  return len == (size_t)l->n && v[l->me] == '1';
+}
+
+/* ---- Rounds through the rendezvous (minimprun, mmp_init_ex) ------------- */
+
+static void local_put_done(void *arg, int status, size_t count,
+                           const uint8_t *const *values, const size_t *lens) {
+  (void)count;
+  (void)values;
+  (void)lens;
+  if (status < 0)
+    ((local_t *)arg)->failed = 1;
+}
+
+static void local_got2(void *arg, int status, size_t count,
+                       const uint8_t *const *values, const size_t *lens) {
+  local_get_t *g = arg;
+  local_t *l = g->l;
+
+  if (status < 0 || count != 1)
+    l->failed = 1;
+  else
+    l->theirs[g->i] = local_said_mapped(l, values[0], lens[0]);
+  if (--l->waits > 0)
+    return;
+  if (l->failed)
+    local_abandon(l, "a rank of this host left the job");
+  else
+    local_finish(l);
+}
+
+/* Issues one GET of `name` per other member; `cb` counts them in. */
+static int local_gather(local_t *l, const char *name, mmp__boot_done_cb cb) {
+  mmp__engine_t *e = l->e;
+
+  l->waits = l->n - 1;
+  for (int i = 0; i < l->n; i++) {
+    if (i == l->me)
+      continue;
+    l->gets[i].l = l;
+    l->gets[i].i = i;
+    if (mmp__boot_get(e->boot, l->group[i], name, cb, &l->gets[i]) != 0)
+      return MMP_EBOOT;
+  }
+  return 0;
+}
+
+static void local_got1(void *arg, int status, size_t count,
+                       const uint8_t *const *values, const size_t *lens) {
+  local_get_t *g = arg;
+  local_t *l = g->l;
+  mmp__engine_t *e = l->e;
+
+  if (status < 0 || count != 1)
+    l->failed = 1;
+  else
+    l->created[g->i] = local_said_created(values[0], lens[0]);
+  if (--l->waits > 0)
+    return;
+  if (l->failed) {
+    local_abandon(l, "a rank of this host left the job");
+    return;
+  }
+  local_attach(l);
+  if (mmp__boot_put(e->boot, "shm2", l->put, (size_t)l->n, local_put_done, l) !=
+          0 ||
+      local_gather(l, "shm2", local_got2) != 0)
+    local_abandon(l, "the rendezvous failed");
+}
+
+static void local_boot_rounds(local_t *l) {
+  local_create(l);
+  if (mmp__boot_put(l->e->boot, "shm1", l->created[l->me] ? "1" : "0", 1,
+                    local_put_done, l) != 0 ||
+      local_gather(l, "shm1", local_got1) != 0)
+    local_abandon(l, "the rendezvous failed");
+}
+
+/* ---- Rounds through the launcher (srun --mpi=pmix or pmi2) -------------- */
+
+/*
+ * The same two rounds through the launcher's key-value store among this
+ * node's members alone (mmp__pmi_round), blocking this thread, which runs
+ * the loop during init. A member that fails here makes its init fail,
+ * which stops the job through the launcher, so none waits for ever.
+ */
+static void local_pmi_rounds(local_t *l) {
+  char *v = malloc((size_t)l->n * MMP__PMI_MAX_VALUE);
+  int i, rc = MMP_ENOMEM;
+
+  if (v != NULL) {
+    local_create(l);
+    rc = mmp__pmi_round("mmp-shm1", l->created[l->me] ? "1" : "0", l->group,
+                        l->n, l->me, v);
+  }
+  for (i = 0; rc == 0 && i < l->n; i++) {
+    const char *s = v + (size_t)i * MMP__PMI_MAX_VALUE;
+    l->created[i] = local_said_created((const uint8_t *)s, strlen(s));
+  }
+  if (rc == 0) {
+    local_attach(l);
+    rc = mmp__pmi_round("mmp-shm2", l->put, l->group, l->n, l->me, v);
+  }
+  for (i = 0; rc == 0 && i < l->n; i++) {
+    const char *s = v + (size_t)i * MMP__PMI_MAX_VALUE;
+    l->theirs[i] = local_said_mapped(l, (const uint8_t *)s, strlen(s));
+  }
+  free(v);
+  if (rc == 0)
+    local_finish(l);
+  else
+    local_abandon(l, "the launcher's rounds among this host's ranks failed");
+}
+
+/* ---- Set-up ------------------------------------------------------------- */
+
+/* Our node's members that use shared memory, into *out (a new set-up), or
+ * NULL when we are alone. Returns 0 or MMP_ENOMEM: a member that cannot
+ * take part must make init fail, not leave the others waiting for it. */
+static int local_group(mmp__engine_t *e, const ident_t *ids, local_t **out) {
   const ident_t *mine = &ids[e->cfg.rank];
   local_t *l;
   int i, n = 0;
 
+  *out = NULL;
   if (e->cfg.shm == MMP__SHM_OFF)
-    return NULL;
+    return 0;
   for (i = 0; i < e->cfg.size; i++)
     n += local_same_node(mine, &ids[i]) && strcmp(ids[i].f[ID_SHM], "1") == 0;
-  if (n < 2 || (l = calloc(1, sizeof(*l))) == NULL)
-    return NULL;
+  if (n < 2)
+    return 0;
+  if ((l = calloc(1, sizeof(*l))) == NULL)
+    return MMP_ENOMEM;
   l->group = malloc((size_t)n * sizeof(*l->group));
   l->samepid = calloc((size_t)n, 1);
   l->created = calloc((size_t)n, 1);
   l->mapped = calloc((size_t)n, 1);
   l->theirs = calloc((size_t)n, 1);
-  l->put = calloc((size_t)n, 1);
+  /* NUL-terminated: the launcher's rounds take text. */
+  l->put = calloc((size_t)n + 1, 1);
   l->gets = calloc((size_t)n, sizeof(*l->gets));
   if (l->group == NULL || l->samepid == NULL || l->created == NULL ||
       l->mapped == NULL || l->theirs == NULL || l->put == NULL ||
       l->gets == NULL) {
     local_free(l);
-    return NULL;
+    return MMP_ENOMEM;
   }
   for (i = 0; i < e->cfg.size; i++) {
     if (!local_same_node(mine, &ids[i]) || strcmp(ids[i].f[ID_SHM], "1") != 0)
@@ -445,7 +509,8 @@ static local_t *local_group(mmp__engine_t *e, const ident_t *ids) {
     l->group[l->n++] = i;
   }
   l->e = e;
-  return l;
+  *out = l;
+  return 0;
 }
 
 /*
@@ -469,7 +534,7 @@ static void local_cpus(mmp__engine_t *e, const ident_t *ids) {
 void mmp__local_setup(mmp__engine_t *e, const char *const *ident,
                       void (*done)(void *arg, int rc), void *arg) {
   ident_t *ids = malloc((size_t)e->cfg.size * sizeof(*ids));
-  local_t *l;
+  local_t *l = NULL;
   int rc;
 
   MMP__ASSERT_LOOP(e);
@@ -484,13 +549,27 @@ void mmp__local_setup(mmp__engine_t *e, const char *const *ident,
   local_cpus(e, ids);
   rc = local_number_nodes(e, ids);
   mmp__unlock(e);
-  l = rc == 0 ? local_group(e, ids) : NULL;
+  if (rc == 0)
+    rc = local_group(e, ids, &l);
   free(ids);
+  /* Every member sees the same records, hence the same group, and so
+   * makes the same choice here: all take part in the rounds, or none. */
+  if (l != NULL && e->cfg.pmi && !mmp__pmi_round_ok(l->group, l->n)) {
+    MMP__LOG(MMP__LOG_INFO,
+             "the launcher does not place this host's %d ranks on one of its "
+             "nodes (or does not say where it places them): they use TCP",
+             l->n);
+    local_free(l);
+    l = NULL;
+  }
   if (l == NULL) {
     done(arg, rc);
     return;
   }
   l->done = done;
   l->arg = arg;
-  local_shm_begin(l);
+  if (e->cfg.pmi)
+    local_pmi_rounds(l);
+  else
+    local_boot_rounds(l);
 }

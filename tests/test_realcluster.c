@@ -16,8 +16,11 @@
  *          says so;
  *   pmix   srun --mpi=pmix -N 4 -n 16 and srun --mpi=pmi2 alone (no
  *          minimprun): the ranks exchange addresses through the launcher's
- *          put, fence and get, the job key sealed by munge; mmp_abort
- *          stops the step; Open MPI's mpirun serves as a PMIx launcher too.
+ *          put, fence and get, the job key sealed by munge; the ranks of a
+ *          host share memory, set up through the launcher, and number the
+ *          nodes as the hosts are (srun -N 2 -n 8, as Slurm places them and
+ *          cyclic); mmp_abort stops the step; Open MPI's mpirun serves as
+ *          a PMIx launcher too.
  *
  * After every job no process but the cluster's daemons is left on any
  * host (`tests/realcluster leftovers`). The cluster is taken down at the
@@ -25,7 +28,7 @@
  * root or network namespaces the program exits 77 (skipped).
  *
  * Run as: test_realcluster ssh|slurm|pmix REALCLUSTER MINIMPRUN HELPER
- *         [MINIMPRUN_SKEW]
+ *         MINIMPRUN_SKEW CLUSTER_PROG
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,7 +40,7 @@
 
 #define RC_HOSTS 4
 
-static const char *script, *minimprun, *helper, *skew;
+static const char *script, *minimprun, *helper, *skew, *cluster_prog;
 static char tmpdir[64];
 
 /* Runs `args` (NULL-terminated) on `host` through `tests/realcluster exec`
@@ -327,6 +330,43 @@ static void test_pmix_ranks_have_no_key_in_their_environment(void **state) {
   rc_assert_clean(10);
 }
 
+/* tests/cluster_prog's "hosts" check on every rank of `srun MPI -N 2 -n 8`
+ * (with `cyclic`, 4 ranks a host, interleaved): the ranks of a host share
+ * memory and carry their bytes through it (none over lo), the bytes to
+ * other hosts cross eth0, and the node numbers are the hosts'. */
+static void srun_hosts_check(const char *mpi, int cyclic) {
+  spawn_result_t r;
+
+  if (cyclic)
+    RUN(0, 90, &r, "srun", mpi, "-N", "2", "-n", "8", "--ntasks-per-node=4",
+        "--distribution=cyclic", cluster_prog, "hosts", "262144");
+  else
+    RUN(0, 90, &r, "srun", mpi, "-N", "2", "-n", "8", cluster_prog, "hosts",
+        "262144");
+  assert_int_equal(r.status, 0);
+  if (cluster_count(r.out, ": nodes ok") != 8)
+    fail_msg("not every rank passed:\n%s%s", r.out, r.err);
+  rc_assert_clean(10);
+}
+
+/* Slurm places 7 ranks on the first node (8 CPUs), 1 on the second. */
+static void test_pmix_ranks_of_a_host_share_memory(void **state) {
+  (void)state;
+  srun_hosts_check("--mpi=pmix", 0);
+}
+
+static void test_pmi2_ranks_of_a_host_share_memory(void **state) {
+  (void)state;
+  srun_hosts_check("--mpi=pmi2", 0);
+}
+
+/* Ranks 0, 2, 4, 6 on the first host: PMI_process_mapping read
+ * cyclically. */
+static void test_pmi2_cyclic_ranks_of_a_host_share_memory(void **state) {
+  (void)state;
+  srun_hosts_check("--mpi=pmi2", 1);
+}
+
 static void test_pmix_abort_stops_the_step(void **state) {
   spawn_result_t r;
   (void)state;
@@ -371,15 +411,18 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_pmix_srun_alone_runs_16_ranks_on_4_hosts),
       cmocka_unit_test(test_pmi2_srun_alone_runs_16_ranks_on_4_hosts),
       cmocka_unit_test(test_pmix_ranks_have_no_key_in_their_environment),
+      cmocka_unit_test(test_pmix_ranks_of_a_host_share_memory),
+      cmocka_unit_test(test_pmi2_ranks_of_a_host_share_memory),
+      cmocka_unit_test(test_pmi2_cyclic_ranks_of_a_host_share_memory),
       cmocka_unit_test(test_pmix_abort_stops_the_step),
       cmocka_unit_test(test_pmix_open_mpi_mpirun_is_a_pmix_launcher),
   };
   int rc;
 
-  if (argc < 5 || (strcmp(argv[1], "ssh") == 0 && argc < 6)) {
+  if (argc < 7) {
     fprintf(stderr,
             "usage: %s ssh|slurm|pmix REALCLUSTER MINIMPRUN HELPER "
-            "[MINIMPRUN_SKEW]\n",
+            "MINIMPRUN_SKEW CLUSTER_PROG\n",
             argv[0]);
     return 2;
   }
@@ -387,9 +430,10 @@ int main(int argc, char **argv) {
   script = realpath(argv[2], NULL);
   minimprun = realpath(argv[3], NULL);
   helper = realpath(argv[4], NULL);
-  skew = argc > 5 ? realpath(argv[5], NULL) : NULL;
-  if (script == NULL || minimprun == NULL || helper == NULL ||
-      (argc > 5 && skew == NULL)) {
+  skew = realpath(argv[5], NULL);
+  cluster_prog = realpath(argv[6], NULL);
+  if (script == NULL || minimprun == NULL || helper == NULL || skew == NULL ||
+      cluster_prog == NULL) {
     perror("test_realcluster: a path given does not exist");
     return 2;
   }
