@@ -10,6 +10,11 @@
 #                harness (skipped without clang and libFuzzer)
 #   make bench   ping-pong benchmark beside Open MPI (MINIMP_ANCHORS names
 #                the anchors, or none; docs/testing.md)
+#   make report  run the benchmarks of docs/performance.md beside the
+#                anchors, each under the bench lock on an idle machine; save
+#                the rows in docs/data/history/ and rewrite the generated
+#                tables of docs/performance.md and README.md (QUICK=1: fewer
+#                rounds and sizes, under 20 minutes; tests/bench/report.py)
 #   make plots   redraw docs/img/ from docs/data/ (matplotlib; SVG and PNG)
 #   make build   release build only, in build/
 #   make fuzz    build the fuzz harnesses with clang and libFuzzer and run
@@ -52,7 +57,7 @@ PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 FUZZ_PKGS := clang
 FUZZ_RT   := libclang-rt-dev
 
-.PHONY: all deps plot-deps build demo test test-san test-tsan bench plots \
+.PHONY: all deps plot-deps build demo test test-san test-tsan bench report plots \
         format clean fuzz fuzz-deps test-fuzz
 
 all: build
@@ -186,6 +191,11 @@ test: test-san test-tsan test-fuzz
 
 bench: build
 	@bash tests/bench/run_pingpong.sh $(BUILD)
+
+# Refuses (naming what is wrong) without the anchors (MINIMP_ANCHORS), root
+# or an idle machine; docs/performance.md says how its tables are made.
+report: build
+	@$(PYTHON) tests/bench/report.py run --build $(BUILD) $(if $(QUICK),--quick)
 
 # The figures of docs/ from the data beside them; each also as PNG (not
 # committed: docs/img/*.png is ignored) to look at.

@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The performance report: runs the benchmarks behind docs/performance.md's
+tables beside the anchors, saves the raw results, and writes the tables.
+
+  report.py run [--build DIR] [--quick] [--only NAME,...]
+      `make report` (QUICK=1: --quick). Refuses, with exit status 2, when
+      the anchors are missing (MINIMP_ANCHORS, tests/bench/anchors.sh) or
+      the machine is not root; each benchmark then runs under the bench
+      lock (benchlock, or flock on /tmp/minimp-bench.lock where benchlock
+      is not installed), which lets it start only on an idle machine, and
+      refuses (exit status 3) when the 1-minute load average is still above
+      REPORT_MAX_LOAD (default 1.0). Saves every row to
+      docs/data/history/<date>-<commit>[-quick].json, then renders it.
+  report.py render RESULT.json [--doc FILE]...
+      Rewrites the generated regions of each FILE (docs/performance.md and
+      README.md by default) from a saved result; everything outside the
+      regions is left as it is.
+  report.py section NAME --build DIR --out DIR [--quick]
+      One benchmark, run by `run` under the bench lock: writes
+      OUT/NAME.json.
+
+A generated region is the text between
+  <!-- report:NAME begin ... -->  and  <!-- report:NAME end -->
+on lines of their own. NAME is a table below (TABLES); a region whose
+benchmark the result does not hold is left alone.
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_DOCS = ["docs/performance.md", "README.md"]
+HISTORY = "docs/data/history"
+
+# ---- The benchmarks ------------------------------------------------------
+
+# Each: the script and its arguments (full, quick), extra environment, the
+# CSV file it writes into $OUT, and a line saying what it measures. The
+# 16-host broadcast needs the anchors' host names (h0...), which their
+# run_bcast.sh hard-codes: it runs with NETCLUSTER_PREFIX=h.
+BENCHES = {
+    "pingpong": {
+        "what": "2 ranks on loopback, TCP on both sides",
+        "cmd": ["bash", "tests/bench/run_pingpong.sh", "{build}",
+                "8 1024 65536 4194304", "{rounds}"],
+        "rounds": (9, 3),
+        "env": {},
+        "csv": "pingpong.csv",
+    },
+    "onehost": {
+        "what": "one host, shared memory beside Open MPI's defaults",
+        "cmd": ["sh", "tests/bench/run_onehost.sh", "{build}", "{rounds}",
+                "8"],
+        "rounds": (7, 2),
+        "env": {"PP_SIZES": "8 65536 1048576 4194304"},
+        "quick_env": {"BC_ITERS": "100"},
+        "csv": "onehost.csv",
+    },
+    "bcast16": {
+        "what": "broadcast on 16 emulated hosts, 100 Mbit/s links",
+        "cmd": ["sh", "tests/bench/run_cluster_bcast.sh", "{build}", "16",
+                "1024 65536 1048576", "10", "{rounds}", "100mbit"],
+        "rounds": (3, 1),
+        "env": {"NETCLUSTER_PREFIX": "h", "NETCLUSTER_SWITCH": "sw"},
+        "csv": "bcast.csv",
+        "root": True,
+    },
+    "coll16": {
+        "what": "allreduce, reduce, alltoall and gather on 16 emulated hosts",
+        "cmd": ["sh", "tests/bench/run_cluster_coll.sh", "{build}", "16",
+                "5", "{rounds}", "100mbit"],
+        "rounds": (3, 1),
+        "env": {},
+        "quick_env": {"AR_SIZES": "4096 1048576", "COLLS": "allreduce reduce"},
+        "csv": "coll.csv",
+        "root": True,
+    },
+}
+
+ANCHOR_PROGRAMS = ["pp_ompi", "bcast_ompi", "bcast_mpich", "bcast_gloo",
+                   "coll_ompi", "allreduce_gloo"]
+
+
+def die(status, msg):
+    print("report: " + msg, file=sys.stderr)
+    sys.exit(status)
+
+
+def check_anchors(names):
+    """Refuses (exit 2) unless MINIMP_ANCHORS and the programs are there."""
+    a = os.environ.get("MINIMP_ANCHORS", "")
+    if a in ("", "none"):
+        die(2, "MINIMP_ANCHORS is %s: the report measures beside the "
+            "anchors; set it to their folder (the one with build.sh, "
+            "run_bcast.sh and nsrsh; docs/testing.md)" %
+            ("not set" if a == "" else "'none'"))
+    for f in ("build.sh", "run_bcast.sh", "nsrsh"):
+        if not os.path.isfile(os.path.join(a, f)):
+            die(2, "MINIMP_ANCHORS='%s' is not the anchors' folder: it has "
+                "no %s" % (a, f))
+    abin = os.environ.get("ANCHORS", "/tmp/minimp-anchors")
+    missing = [p for p in ANCHOR_PROGRAMS
+               if not os.access(os.path.join(abin, p), os.X_OK)]
+    if missing:
+        die(2, "anchor programs missing in %s (ANCHORS): %s; build them with "
+            "'sh %s/build.sh' and 'sh tests/bench/build_coll_anchors.sh'" %
+            (abin, " ".join(missing), a))
+    if any(BENCHES[n].get("root") for n in names) and os.geteuid() != 0:
+        die(2, "the emulated cluster needs root (tests/netcluster)")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", SRC] + list(args), check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            mem_kib = int(f.readline().split()[1])
+    except OSError:
+        mem_kib = 0
+    return {"cpus": os.cpu_count(), "cpu": model,
+            "memory_gib": round(mem_kib / 1048576),
+            "kernel": platform.release()}
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def section(args):
+    """One benchmark, under the bench lock already: NAME.json in --out."""
+    b = BENCHES[args.name]
+    quick = 1 if args.quick else 0
+    limit = float(os.environ.get("REPORT_MAX_LOAD", "1.0"))
+    before = loadavg()
+    if before[0] > limit:
+        die(3, "the machine is busy: 1-minute load average %.2f is above "
+            "%.2f (REPORT_MAX_LOAD); %s not measured. Run the report when "
+            "nothing else runs" % (before[0], limit, args.name))
+    out = os.path.join(args.out, args.name)
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, OUT=out, **b["env"])
+    if quick:
+        env.update(b.get("quick_env", {}))
+    rounds = b["rounds"][quick]
+    cmd = [c.format(build=args.build, rounds=rounds) for c in b["cmd"]]
+    print("report: %s: %s (load average %s)" %
+          (args.name, " ".join(cmd), " ".join("%.2f" % x for x in before)),
+          file=sys.stderr)
+    t0 = time.time()
+    p = subprocess.run(cmd, cwd=SRC, env=env, stdout=subprocess.PIPE,
+                       text=True)
+    t1 = time.time()
+    after = loadavg()
+    sys.stdout.write(p.stdout)
+    rows = read_csv(os.path.join(out, b["csv"]))
+    res = {"what": b["what"], "command": cmd,
+           "env": {k: env[k] for k in list(b["env"]) +
+                   list(b.get("quick_env", {}) if quick else [])},
+           "rounds": rounds, "exit": p.returncode,
+           "started": datetime.datetime.utcfromtimestamp(t0).strftime(
+               "%Y-%m-%dT%H:%M:%SZ"),
+           "seconds": round(t1 - t0), "load_before": before,
+           "load_after": after, "rows": rows}
+    with open(os.path.join(args.out, args.name + ".json"), "w") as f:
+        json.dump(res, f)
+    if p.returncode != 0:
+        die(1, "%s: %s exited with %d (rows missing: see above)" %
+            (args.name, cmd[1], p.returncode))
+
+
+def lock_prefix():
+    if shutil.which("benchlock"):
+        return ["benchlock"]
+    return ["flock", "/tmp/minimp-bench.lock"]
+
+
+def run(args):
+    names = args.only.split(",") if args.only else list(BENCHES)
+    for n in names:
+        if n not in BENCHES:
+            die(2, "no benchmark %s (there are: %s)" % (n, " ".join(BENCHES)))
+    check_anchors(names)
+    build = os.path.abspath(args.build)
+    if not os.access(os.path.join(build, "tests/bench/minimp-bench"),
+                     os.X_OK):
+        die(2, "no release build in %s: make build first" % build)
+    commit = git("rev-parse", "--short", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no") != ""
+    date = datetime.datetime.utcnow()
+    out = os.path.join(SRC, "results", "report")
+    os.makedirs(out, exist_ok=True)
+    result = {"commit": commit + ("+" if dirty else ""),
+              "date": date.strftime("%Y-%m-%d"),
+              "quick": bool(args.quick), "machine": machine(),
+              "benches": {}}
+    for n in names:
+        p = subprocess.run(lock_prefix() + [
+            sys.executable, os.path.abspath(__file__), "section", n,
+            "--build", build, "--out", out] +
+            (["--quick"] if args.quick else []), cwd=SRC)
+        if p.returncode != 0:
+            die(p.returncode, "stopped at %s; nothing written to docs/" % n)
+        with open(os.path.join(out, n + ".json")) as f:
+            result["benches"][n] = json.load(f)
+    os.makedirs(os.path.join(SRC, HISTORY), exist_ok=True)
+    path = os.path.join(HISTORY, "%s-%s%s.json" % (
+        result["date"], commit, "-quick" if args.quick else ""))
+    with open(os.path.join(SRC, path), "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    print("report: rows saved in %s" % path, file=sys.stderr)
+    for doc in DEFAULT_DOCS:
+        render_file(os.path.join(SRC, doc), result, path)
+        print("report: %s rewritten" % doc, file=sys.stderr)
+
+
+# ---- The tables ----------------------------------------------------------
+
+def size_name(n):
+    n = int(n)
+    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= k and n % k == 0:
+            return "%d %s" % (n // k, unit)
+    return "%d B" % n
+
+
+def fmt_us(us):
+    """A time: in µs below 1 ms, in ms above; three figures or more."""
+    if us is None:
+        return ""
+    if us >= 1000:
+        ms = us / 1000
+        return ("%.0f ms" if ms >= 100 else "%.1f ms" if ms >= 10
+                else "%.2f ms") % ms
+    return ("%.0f µs" if us >= 100 else "%.1f µs" if us >= 10
+            else "%.2f µs") % us
+
+
+def fmt_bw(mbps):
+    if mbps is None:
+        return ""
+    return "%.2f GB/s" % (mbps / 1000) if mbps >= 1000 else "%.1f MB/s" % mbps
+
+
+def ratio(a, b):
+    return "" if a is None or b is None or b == 0 else "%.2f" % (a / b)
+
+
+def med(rows, col, **match):
+    sel = [float(r[col]) for r in rows
+           if all(r.get(k) == str(v) for k, v in match.items())]
+    return statistics.median(sel) if sel else None
+
+
+def table(head, body):
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return lines
+
+
+def sizes_of(rows, **match):
+    return sorted({int(r["size"]) for r in rows
+                   if all(r.get(k) == str(v) for k, v in match.items())})
+
+
+def t_pingpong(b):
+    rows = b["rows"]
+    body = []
+    for s in sizes_of(rows):
+        ol = med(rows, "half_rtt_us", impl="openmpi", size=s)
+        ml = med(rows, "half_rtt_us", impl="minimp_default", size=s)
+        ob = med(rows, "stream_MBps", impl="openmpi", size=s)
+        mb = med(rows, "stream_MBps", impl="minimp_default", size=s)
+        body.append([size_name(s), fmt_us(ol), fmt_us(ml), ratio(ml, ol),
+                     fmt_bw(ob), fmt_bw(mb), ratio(mb, ob)])
+    return table(["size", "Open MPI half round trip",
+                  "libminimp half round trip", "ratio", "Open MPI streaming",
+                  "libminimp streaming", "ratio"], body)
+
+
+def t_onehost_pp(b):
+    rows = [r for r in b["rows"] if r["bench"] == "pingpong"]
+    impls = ["openmpi_default", "minimp_shm_on", "minimp_shm_ring",
+             "minimp_shm_off"]
+    body = []
+    for s in sizes_of(rows):
+        lat = [med(rows, "value1", impl=i, size=s) for i in impls]
+        bw = [med(rows, "value2", impl=i, size=s) for i in impls]
+        body.append([size_name(s)] + [fmt_us(x) for x in lat] +
+                    [ratio(lat[1], lat[0])] +
+                    [fmt_bw(bw[0]), fmt_bw(bw[1]), ratio(bw[1], bw[0])])
+    return table(["size", "Open MPI (defaults)", "libminimp (shared memory)",
+                  "libminimp (rings only)", "libminimp (TCP loopback)",
+                  "shared memory ÷ Open MPI", "Open MPI streaming",
+                  "libminimp streaming (shared memory)", "ratio"], body)
+
+
+def t_onehost_bcast(b):
+    rows = [r for r in b["rows"] if r["bench"] == "bcast"]
+    body = []
+    for s in sizes_of(rows):
+        o = med(rows, "value1", impl="openmpi_default", size=s)
+        on = med(rows, "value1", impl="minimp_shm_on", size=s)
+        off = med(rows, "value1", impl="minimp_shm_off", size=s)
+        body.append([size_name(s), fmt_us(o), fmt_us(on), fmt_us(off),
+                     ratio(on, o)])
+    return table(["size", "Open MPI (defaults)", "libminimp (shared memory)",
+                  "libminimp (TCP loopback)", "shared memory ÷ Open MPI"],
+                 body)
+
+
+def auto_and_best(rows, **match):
+    """AUTO's median and pick, and the fastest algorithm's (name, median)."""
+    mine = [r for r in rows if r["impl"] == "minimp" and
+            all(r.get(k) == str(v) for k, v in match.items())]
+    auto = med(mine, "avg_us", alg="auto")
+    picks = sorted({r["chosen"] for r in mine
+                    if r["alg"] == "auto" and r["chosen"] not in ("", "-")})
+    best = None
+    for alg in sorted({r["alg"] for r in mine} - {"auto"}):
+        m = med(mine, "avg_us", alg=alg)
+        if best is None or m < best[1]:
+            best = (alg, m)
+    return auto, ", ".join(picks), best
+
+
+def t_bcast16(b):
+    rows = b["rows"]
+    body = []
+    for s in sizes_of(rows):
+        auto, pick, best = auto_and_best(rows, size=s)
+        an = {a: med(rows, "avg_us", impl=a, size=s)
+              for a in ("openmpi", "mpich", "gloo")}
+        body.append([size_name(s),
+                     fmt_us(auto) + (" (%s)" % pick if pick else ""),
+                     "%s (%s)" % (fmt_us(best[1]), best[0]) if best else "",
+                     fmt_us(an["openmpi"]), fmt_us(an["mpich"]),
+                     fmt_us(an["gloo"]), ratio(auto, an["openmpi"])])
+    return table(["size", "libminimp AUTO (its pick)", "best libminimp",
+                  "Open MPI", "MPICH", "Gloo", "AUTO ÷ Open MPI"], body)
+
+
+def t_coll16(b):
+    rows = b["rows"]
+    body = []
+    for coll in ("allreduce", "reduce", "alltoall", "gather"):
+        for s in sizes_of(rows, coll=coll):
+            auto, pick, best = auto_and_best(rows, coll=coll, size=s)
+            o = med(rows, "avg_us", impl="openmpi", coll=coll, size=s)
+            gloo = None
+            for g in sorted({r["alg"] for r in rows if r["impl"] == "gloo"}):
+                m = med(rows, "avg_us", impl="gloo", coll=coll, size=s,
+                        alg=g)
+                if m is not None and (gloo is None or m < gloo[1]):
+                    gloo = (g, m)
+            body.append([coll, size_name(s),
+                         fmt_us(auto) + (" (%s)" % pick if pick else ""),
+                         "%s (%s)" % (fmt_us(best[1]), best[0])
+                         if best else "",
+                         fmt_us(o),
+                         "%s (%s)" % (fmt_us(gloo[1]), gloo[0])
+                         if gloo else "",
+                         ratio(auto, o)])
+    return table(["collective", "size", "libminimp AUTO (its pick)",
+                  "best libminimp", "Open MPI", "best Gloo",
+                  "AUTO ÷ Open MPI"], body)
+
+
+def t_headline(res):
+    """README's table: one figure per benchmark the result holds."""
+    B = res["benches"]
+    body = []
+    if "pingpong" in B:
+        r = B["pingpong"]["rows"]
+        for col, s, what, f in (
+                ("half_rtt_us", 8, "8 B half round trip, TCP loopback",
+                 fmt_us),
+                ("stream_MBps", 4194304, "4 MiB streaming, TCP loopback",
+                 fmt_bw)):
+            m = med(r, col, impl="minimp_default", size=s)
+            o = med(r, col, impl="openmpi", size=s)
+            if m is not None:
+                body.append([what, f(m), f(o), ratio(m, o)])
+    if "onehost" in B:
+        r = B["onehost"]["rows"]
+        m = med(r, "value1", bench="pingpong", impl="minimp_shm_on", size=8)
+        o = med(r, "value1", bench="pingpong", impl="openmpi_default", size=8)
+        if m is not None:
+            body.append(["8 B half round trip, shared memory", fmt_us(m),
+                         fmt_us(o), ratio(m, o)])
+    if "bcast16" in B:
+        r = B["bcast16"]["rows"]
+        for s in sizes_of(r):
+            auto, _, _ = auto_and_best(r, size=s)
+            o = med(r, "avg_us", impl="openmpi", size=s)
+            body.append(["broadcast %s, 16 hosts (AUTO)" % size_name(s),
+                         fmt_us(auto), fmt_us(o), ratio(auto, o)])
+    if "coll16" in B:
+        r = B["coll16"]["rows"]
+        for s in sizes_of(r, coll="allreduce"):
+            auto, _, _ = auto_and_best(r, coll="allreduce", size=s)
+            o = med(r, "avg_us", impl="openmpi", coll="allreduce", size=s)
+            body.append(["allreduce %s, 16 hosts (AUTO)" % size_name(s),
+                         fmt_us(auto), fmt_us(o), ratio(auto, o)])
+    return table(["", "libminimp", "Open MPI 4.1", "ratio"], body)
+
+
+def load_text(b):
+    return "%s before, %s after" % (
+        " ".join("%.2f" % x for x in b["load_before"]),
+        " ".join("%.2f" % x for x in b["load_after"]))
+
+
+def provenance(res, names, path):
+    """The line above a table: when, what, how idle the machine was."""
+    benches = [res["benches"][n] for n in names]
+    rounds = ", ".join("%d rounds" % b["rounds"] if len(names) == 1 else
+                       "%s %d rounds" % (n, b["rounds"])
+                       for n, b in zip(names, benches))
+    loads = "; ".join(load_text(b) if len(names) == 1 else
+                      "%s %s" % (n, load_text(b))
+                      for n, b in zip(names, benches))
+    return ("Measured %s at `%s`%s, %s, medians; load average (1, 5, "
+            "15 min) %s. Rows: `%s`." % (
+                res["date"], res["commit"],
+                " (`make report QUICK=1`)" if res["quick"] else
+                " (`make report`)", rounds, loads, path))
+
+
+# Region name: (benchmarks it needs, the function making its lines).
+TABLES = {
+    "pingpong": (["pingpong"], t_pingpong),
+    "onehost-pingpong": (["onehost"], t_onehost_pp),
+    "onehost-bcast": (["onehost"], t_onehost_bcast),
+    "bcast16": (["bcast16"], t_bcast16),
+    "coll16": (["coll16"], t_coll16),
+    "headline": (None, None),
+    "machine": (None, None),
+}
+
+
+def region_lines(name, res, path):
+    if name == "machine":
+        if not res["benches"]:
+            return None
+        m = res["machine"]
+        return ["The machine: %d CPUs (%s), %d GiB, Linux %s. Commit `%s`, "
+                "%s." % (m["cpus"], m["cpu"] or "unknown model",
+                         m["memory_gib"], m["kernel"], res["commit"],
+                         res["date"])]
+    if name == "headline":
+        names = [n for n in BENCHES if n in res["benches"]]
+        if not names:
+            return None
+        return [provenance(res, names, path), ""] + t_headline(res)
+    needs, fn = TABLES[name]
+    if not all(n in res["benches"] for n in needs):
+        return None
+    return [provenance(res, needs, path), ""] + fn(res["benches"][needs[0]])
+
+
+BEGIN = re.compile(r"^<!-- report:([a-z0-9-]+) begin\b.*-->$")
+END = "<!-- report:%s end -->"
+
+
+def render(text, res, path):
+    """The text with every region that `res` has figures for rewritten."""
+    out = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i])
+        out.append(lines[i])
+        i += 1
+        if not m:
+            continue
+        name = m.group(1)
+        if name not in TABLES:
+            raise ValueError("unknown generated region %s" % name)
+        j = i
+        while j < len(lines) and lines[j] != END % name:
+            j += 1
+        if j == len(lines):
+            raise ValueError("region %s has no end line" % name)
+        new = region_lines(name, res, path)
+        out += lines[i:j] if new is None else new
+        i = j
+    return "\n".join(out)
+
+
+def render_file(doc, res, path):
+    with open(doc) as f:
+        text = f.read()
+    new = render(text, res, path)
+    if new != text:
+        with open(doc, "w") as f:
+            f.write(new)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="report.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--build", default="build")
+    r.add_argument("--quick", action="store_true")
+    r.add_argument("--only", default="")
+    s = sub.add_parser("section")
+    s.add_argument("name", choices=list(BENCHES))
+    s.add_argument("--build", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--quick", action="store_true")
+    g = sub.add_parser("render")
+    g.add_argument("result")
+    g.add_argument("--doc", action="append")
+    args = ap.parse_args()
+    if args.cmd == "run":
+        run(args)
+    elif args.cmd == "section":
+        section(args)
+    else:
+        with open(args.result) as f:
+            res = json.load(f)
+        rel = os.path.relpath(os.path.abspath(args.result), SRC)
+        for doc in args.doc or [os.path.join(SRC, d) for d in DEFAULT_DOCS]:
+            try:
+                render_file(doc, res, rel)
+            except ValueError as e:
+                die(1, "%s: %s" % (doc, e))
+
+
+if __name__ == "__main__":
+    main()
