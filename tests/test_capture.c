@@ -4,7 +4,7 @@
  * test moves into a network namespace of its own, captures every IPv4
  * packet on its loopback with a packet socket, and runs a job of three
  * ranks there through minimprun, one rank on "this" host and two on
- * hosts reached through daemons (launch_helper as the agent), so that the
+ * hosts reached through daemons (scripted_job as the agent), so that the
  * rendezvous, the control connections and the ranks' own connections all
  * cross the capture. It reassembles each TCP stream and checks that no
  * stream holds the job key (raw, reversed, hex in either case, base64),

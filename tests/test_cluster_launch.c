@@ -148,7 +148,7 @@ static void test_cluster_launch_rank_killed_from_outside(void **state) {
   /* Namespaces share the PID space, so pick h5's rank by its namespace. */
   snprintf(cmd, sizeof(cmd),
            "(sleep 1.5; for p in $(ip netns pids %s); do "
-           "grep -qx launch_helper /proc/$p/comm && kill -9 $p; done) "
+           "grep -qx scripted_job /proc/$p/comm && kill -9 $p; done) "
            ">/dev/null 2>&1 &",
            cluster_host(5));
   assert_int_equal(spawn_sh(cmd), 0);

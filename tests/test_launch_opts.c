@@ -5,9 +5,9 @@
  * --report-bindings, the hosts of a Slurm allocation (SLURM_JOB_NODELIST,
  * SLURM_TASKS_PER_NODE) and of PBS_NODEFILE, --ignore-allocation,
  * MINIMP_AGENT, and a clear error for every malformed value. Where the
- * daemons matter, "hosts" are started through launch_helper standing in for
+ * daemons matter, "hosts" are started through scripted_job standing in for
  * ssh, and the default Slurm agent through a stub srun first in PATH that
- * hands the host it was given to launch_helper; every rank still runs here.
+ * hands the host it was given to scripted_job; every rank still runs here.
  *
  * Run as: test_launch_opts MINIMPRUN LAUNCH_HELPER
  */
@@ -44,7 +44,7 @@ static void run(spawn_result_t *r, const char *const *args) {
     run((r), a_);                                                              \
   } while (0)
 
-/* Through the daemons, launch_helper as the agent. */
+/* Through the daemons, scripted_job as the agent. */
 #define REMOTE(r, ...) RUN((r), "--agent", agent, "--iface", "lo", __VA_ARGS__)
 
 static void test_opts_npernode(void **state) {
@@ -289,7 +289,7 @@ static void test_opts_slurm_allocation_srun_agent(void **state) {
   (void)state;
 
   /* srun's stand-in: reports its options, then starts the command on the
-   * host named after --nodelist through launch_helper. */
+   * host named after --nodelist through scripted_job. */
   snprintf(stub, sizeof(stub), "%s agent", helper);
   assert_int_equal(spawn_srun_stub(tmp,
                                    "echo \"srun-stub: $*\" | cut -d' ' "

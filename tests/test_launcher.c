@@ -8,8 +8,8 @@
  *
  * Then hosts: --host and --hostfile with local names (placement, local
  * ranks, --map-by node, hostfile errors, oversubscription), and remote
- * start through the per-host daemons with launch_helper standing in for
- * ssh ("launch_helper agent HOST CMD..."), so that every daemon and rank
+ * start through the per-host daemons with scripted_job standing in for
+ * ssh ("scripted_job agent HOST CMD..."), so that every daemon and rank
  * still runs here: placement per host, failures and timeouts across hosts,
  * a lost daemon, a failing agent, standard input to a remote rank 0, and
  * the job key kept off every command line.
@@ -469,7 +469,7 @@ static void test_launch_oversubscription(void **state) {
   assert_non_null(strstr(r.err, "empty entry"));
 }
 
-/* ---- Remote hosts through daemons (launch_helper as the agent) ---------- */
+/* ---- Remote hosts through daemons (scripted_job as the agent) ---------- */
 
 #define REMOTE(r, input, ...)                                                  \
   LAUNCH((r), (input), "--agent", agent, "--iface", "lo", __VA_ARGS__)

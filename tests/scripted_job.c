@@ -33,7 +33,7 @@
  * It is also a stand-in for an rsh-like agent, so that minimprun's remote
  * start runs without ssh or root:
  *
- *   launch_helper agent HOST CMD ARGS...
+ *   scripted_job agent HOST CMD ARGS...
  *
  * runs CMD ARGS here with MMP_TEST_HOST=HOST in its environment, as
  * "ssh HOST CMD ARGS" would run it there.
@@ -245,7 +245,7 @@ static int be_agent(int argc, char **argv) {
     return 255;
   setenv("MMP_TEST_HOST", argv[2], 1);
   execvp(argv[3], argv + 3);
-  fprintf(stderr, "launch_helper agent: cannot run %s: %s\n", argv[3],
+  fprintf(stderr, "scripted_job agent: cannot run %s: %s\n", argv[3],
           strerror(errno));
   return errno == ENOENT ? 127 : 126;
 }
