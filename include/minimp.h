@@ -160,8 +160,11 @@ MMP_EXTERN int mmp_finalize(void);
 MMP_EXTERN int mmp_initialized(void);
 
 /*
- * Aborts the whole job: minimprun (or the rendezvous host) stops every rank
- * and exits with `code`. Never returns.
+ * Aborts the whole job: minimprun stops every rank and exits with `code`.
+ * Every other rank's operations with other ranks fail with MMP_EABORTED
+ * from the moment it learns of the abort, which is how the ranks of an
+ * embedded job (no launcher to stop them) learn that it is over. Never
+ * returns.
  */
 MMP_EXTERN MMP_NORETURN void mmp_abort(int code);
 

@@ -319,6 +319,10 @@ static void run_on_abort(void *ctx, int rank, int code, const char *message) {
   snprintf(msg, sizeof(msg), "%s called mmp_abort(%d)%s%s",
            run_who(r, who, sizeof(who)), code, message[0] != '\0' ? ": " : "",
            message);
+  /* Every rank's operations fail with MMP_EABORTED before the stop. */
+  if (j->boot != NULL && !j->failed)
+    mmp__boot_server_broadcast(j->boot, MMP__BOOT_EV_ABORTED, rank, code,
+                               message, -1);
   run_rank_fail(j, r, code >= 1 && code <= 255 ? code : 1, msg);
 }
 

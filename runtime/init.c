@@ -86,10 +86,11 @@ static int op_run(mmp__engine_t *e, op_t *op, mmp__task_fn fn) {
 /* ---- Bootstrap client callbacks (loop context, lock not held) --------- */
 
 /* Loop context, lock not held. The rendezvous says `rank` is gone: its
- * operations fail now, not when this rank notices by itself, which can be
- * after the launcher has killed it (docs/launcher.md, "When something
- * fails"). */
-static void boot_rank_gone(mmp__engine_t *e, int rank, const char *why) {
+ * operations fail now with `err`, not when this rank notices by itself,
+ * which can be after the launcher has killed it (docs/launcher.md, "When
+ * something fails"). */
+static void boot_rank_gone(mmp__engine_t *e, int rank, int err,
+                           const char *why) {
   mmp__tp_conn_t *conn = NULL;
 
   if (rank < 0 || rank >= e->cfg.size || rank == e->cfg.rank)
@@ -98,30 +99,54 @@ static void boot_rank_gone(mmp__engine_t *e, int rank, const char *why) {
   if (e->peers[rank].state != MMP__P_DOWN &&
       e->peers[rank].state != MMP__P_CLOSED) {
     conn = e->peers[rank].conn;
-    mmp__p2p_fail_peer_locked(e, rank, MMP_EPEERLOST);
+    mmp__p2p_fail_peer_locked(e, rank, err);
   }
   mmp__unlock(e);
   if (conn != NULL)
-    e->peers[rank].via->ops->abort(conn, MMP_EPEERLOST, why);
+    e->peers[rank].via->ops->abort(conn, err, why);
+}
+
+/* Loop context, lock not held. `rank` called mmp_abort(code): the job is
+ * over for every rank, and with no launcher to stop it (an embedded job)
+ * nobody else would end it. Every operation with another rank fails now
+ * with MMP_EABORTED, and every later one, also with a rank already lost
+ * (docs/guide/troubleshooting.md, MMP_EABORTED). */
+static void job_aborted(mmp__engine_t *e, int rank, int code, const char *msg) {
+  char text[640];
+  int i;
+
+  mmp__abort_text(text, sizeof(text), rank, code, msg);
+  MMP__LOG(MMP__LOG_WARN, "%s", text);
+  for (i = 0; i < e->cfg.size; i++) {
+    if (i == e->cfg.rank)
+      continue;
+    boot_rank_gone(e, i, MMP_EABORTED, "the job was aborted");
+    mmp__lock(e);
+    if (e->peers[i].state == MMP__P_DOWN)
+      e->peers[i].down_err = MMP_EABORTED;
+    mmp__unlock(e);
+  }
 }
 
 static void boot_event(void *ctx, uint32_t kind, int rank, int code,
                        const char *msg) {
   mmp__engine_t *e = ctx;
+  char text[640];
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   if (kind == MMP__BOOT_EV_RANK_FAILED && rank >= 0 && rank < e->cfg.size &&
       rank != e->cfg.rank) {
     MMP__LOG(MMP__LOG_WARN, "rank %d failed: %s", rank, msg);
-    boot_rank_gone(e, rank, "rank reported failed");
+    boot_rank_gone(e, rank, MMP_EPEERLOST, "rank reported failed");
   } else if (kind == MMP__BOOT_EV_ABORT) {
-    char text[640];
     mmp__abort_text(text, sizeof(text), rank, code, msg);
     MMP__LOG(MMP__LOG_WARN, "%s", text);
     /* The rank that made the launcher stop the job is lost (dead, or
      * aborting), whatever this rank has seen of it. */
-    boot_rank_gone(e, rank, "the launcher is stopping the job");
+    boot_rank_gone(e, rank, MMP_EPEERLOST, "the launcher is stopping the job");
+  } else if (kind == MMP__BOOT_EV_ABORTED) {
+    job_aborted(e, rank, code, msg);
   }
 }
 
@@ -361,7 +386,10 @@ static void boot_server_abort(void *ctx, int rank, int code, const char *msg) {
   mmp__engine_t *e = ctx;
   MMP__LOG(MMP__LOG_ERROR, "rank %d aborted the job (code %d): %s", rank, code,
            msg);
-  mmp__boot_server_broadcast(e->bootsrv, MMP__BOOT_EV_ABORT, rank, code, msg,
+  /* This rank first: nobody else knows yet, so none of its operations has
+   * failed for another rank closing on the news. */
+  job_aborted(e, rank, code, msg);
+  mmp__boot_server_broadcast(e->bootsrv, MMP__BOOT_EV_ABORTED, rank, code, msg,
                              -1);
 }
 

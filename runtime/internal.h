@@ -299,7 +299,7 @@ typedef struct mmp__peer_s {
   struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
   int bye_pending;             /* finalize: send BYE once the queues drain */
   int dirty;                   /* on engine.dirty */
-  int down_err;
+  int down_err;                /* why it is MMP__P_DOWN (mmp__peer_err) */
 } mmp__peer_t;
 
 enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };

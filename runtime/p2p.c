@@ -46,6 +46,13 @@ static void report_suspect(mmp__engine_t *e, int peer, const char *why);
 
 /* ---- Small helpers ------------------------------------------------------ */
 
+/* What an operation with a peer that is down or closed fails with: why it
+ * went down (MMP_EABORTED once the job was aborted), else MMP_EPEERLOST. */
+static int peer_err(const mmp__peer_t *p) {
+  return p->state == MMP__P_DOWN && p->down_err != 0 ? p->down_err
+                                                     : MMP_EPEERLOST;
+}
+
 static int comm_local(const mmp_comm_t *comm, int world) {
   if (comm == NULL || comm->local_of == NULL)
     return world;
@@ -285,7 +292,7 @@ static int frame_submit(mmp__engine_t *e, int peer, mmp__out_t *tmp, int ctrl,
   MMP__ASSERT_LOCKED(e);
   assert(peer != e->cfg.rank); /* self-sends never make frames */
   if (p->state == MMP__P_DOWN || p->state == MMP__P_CLOSED)
-    return MMP_EPEERLOST;
+    return peer_err(p);
   if (p->state == MMP__P_UP && mmp__list_empty(q) && !tmp->needs_credit &&
       !started_head(p) && p->via->ops->write_direct(p->conn, &tmp->w) == 1)
     return 1;
@@ -726,7 +733,7 @@ static int isend_start(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
     return send_self(e, r, mode);
   if (e->peers[peer].state == MMP__P_DOWN ||
       e->peers[peer].state == MMP__P_CLOSED)
-    return MMP_EPEERLOST;
+    return peer_err(&e->peers[peer]);
   return send_remote(e, r, mode);
 }
 
@@ -886,6 +893,7 @@ int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
                             uint32_t ctx, void *buf, size_t cap, int peer,
                             int tag, unsigned flags, mmp_request_t *r) {
   mmp__list_t *it;
+  int lost;
 
   MMP__ASSERT_LOCKED(e);
   assert(peer == MMP_ANY_SOURCE || (peer >= 0 && peer < e->cfg.size));
@@ -904,9 +912,9 @@ int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
   if (peer != MMP_ANY_SOURCE && peer != e->cfg.rank &&
       (e->peers[peer].state == MMP__P_DOWN ||
        e->peers[peer].state == MMP__P_CLOSED))
-    return MMP_EPEERLOST;
-  if (watches_comm(r) && mmp__comm_lost_locked(e, comm) >= 0)
-    return MMP_EPEERLOST;
+    return peer_err(&e->peers[peer]);
+  if (watches_comm(r) && (lost = mmp__comm_lost_locked(e, comm)) >= 0)
+    return peer_err(&e->peers[lost]);
   r->state = MMP__RQ_POSTED;
   mmp__list_insert_tail(&e->posted, &r->node);
   return 0;

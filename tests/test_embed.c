@@ -7,18 +7,19 @@
  * whose ranks all set MINIMP_ENCRYPT=1 runs; one where they disagree
  * fails at init on every rank. And with no launcher to stop the job, a
  * rank that dies makes receives from any source fail, and an
- * arrival-aware broadcast waiting for it. Bad arguments fail at once with
- * a message that names the argument.
- * For embedders: the log callback receives the library's lines and the
- * level filters them; a collective that a rank never joins times out
- * within its bound (blocking, and polled with external progress) and
- * leaves the communicator failing collectives while point-to-point works;
- * so do the arrival-aware broadcasts, at the root and at receivers; a
- * communicator's own timeout (mmp_comm_set_timeout) ends receives, probes
- * and collectives that name none, before MINIMP_COLL_TIMEOUT_MS would;
- * with errors fatal, minimprun exits non-zero naming the rank and error;
- * the progress calls answer as documented in each progress mode, and bad
- * MINIMP_PROGRESS, MINIMP_ERRORS and MINIMP_COLL_TIMEOUT_MS fail init.
+ * arrival-aware broadcast waiting for it; a rank that calls mmp_abort
+ * makes every other rank's operations fail with MMP_EABORTED. Bad arguments
+ * fail at once with a message that names the argument. For embedders: the log
+ * callback receives the library's lines and the level filters them; a
+ * collective that a rank never joins times out within its bound (blocking, and
+ * polled with external progress) and leaves the communicator failing
+ * collectives while point-to-point works; so do the arrival-aware broadcasts,
+ * at the root and at receivers; a communicator's own timeout
+ * (mmp_comm_set_timeout) ends receives, probes and collectives that name none,
+ * before MINIMP_COLL_TIMEOUT_MS would; with errors fatal, minimprun exits
+ * non-zero naming the rank and error; the progress calls answer as documented
+ * in each progress mode, and bad MINIMP_PROGRESS, MINIMP_ERRORS and
+ * MINIMP_COLL_TIMEOUT_MS fail init.
  *
  * Run as: test_embed MINIMPRUN ERRORS_HELPER
  */
@@ -226,6 +227,17 @@ static void test_embed_slurm_derived_rendezvous(void **state) {
 }
 
 /* Rank 0 of the job below; exit codes 40.. name what went wrong. */
+/* Joins rank `rank` of a 3-rank job at `addr` (rank 0 hosts it), with a
+ * saved network model (measuring one is a collective of its own) and
+ * alarm(secs), so that a hang is a failure, not a stuck test. */
+static int init3(int rank, const char *addr, unsigned secs) {
+  alarm(secs);
+  setenv("MINIMP_NET_ALPHA_US", "50", 1);
+  setenv("MINIMP_NET_BETA_NS", "1", 1);
+  return mmp_init_ex(rank, 3, addr, key, NULL,
+                     rank == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0);
+}
+
 static int lost_root(void) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
@@ -261,12 +273,7 @@ static void test_embed_lost_rank_fails_any_source_waits(void **state) {
       mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
       char buf[1000];
       int rc;
-      alarm(20); /* a hang is a failure, not a stuck test */
-      /* A saved network model: measuring it is a collective of its own. */
-      setenv("MINIMP_NET_ALPHA_US", "50", 1);
-      setenv("MINIMP_NET_BETA_NS", "1", 1);
-      if (mmp_init_ex(i, 3, addr, key, NULL,
-                      i == 0 ? MMP_INIT_HOST_RENDEZVOUS : 0) != 0)
+      if (init3(i, addr, 20) != 0)
         _exit(30);
       if (i == 2) /* a round trip with rank 0, then die without a word */
         _exit(mmp_send(&i, sizeof(i), 0, 1, mmp_comm_world()) == 0 &&
@@ -284,6 +291,88 @@ static void test_embed_lost_rank_fails_any_source_waits(void **state) {
   }
   for (i = 0; i < 3; i++)
     assert_int_equal(exit_code(p[i]), 0);
+}
+
+/* Rank 2 of the abort test calls mmp_abort(ABORT_CODE) once ranks 0 and 1
+ * have each posted a receive from the other that nothing answers. */
+#define ABORT_CODE 7
+
+/* Child body of ranks 0 and 1. Exit codes 50.. */
+static int aborted_main(int rank) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *r;
+  int v = 0, other = 1 - rank, rc;
+
+  /* Without MMP_EABORTED the receive would end here, not by alarm(). */
+  if (mmp_comm_set_timeout(w, 10000) != 0)
+    return 50;
+  if (mmp_irecv(&v, sizeof(v), other, 9, w, &r) != 0)
+    return 51;
+  if (mmp_send(&v, sizeof(v), 2, 1, w) != 0)
+    return 52;
+  /* Pending when the job is aborted: fails, though `other` is alive.
+   * Rank 0 hosts the rendezvous and learns of the abort before anyone
+   * else; rank 1 may see rank 0 close its connection on the news first. */
+  rc = mmp_wait(&r, NULL);
+  if (rc != MMP_EABORTED && (rank == 0 || rc != MMP_EPEERLOST)) {
+    fprintf(stderr, "rank %d: pending receive: %s\n", rank, mmp_err_name(rc));
+    return 53;
+  }
+  /* Once the news is in (rank 1: within the 2 s rank 2 waits before it
+   * exits), every later operation with another rank fails with it. */
+  if (rank == 1)
+    sleep(2);
+  rc = mmp_send(&v, sizeof(v), other, 10, w);
+  if (rc != MMP_EABORTED) {
+    fprintf(stderr, "rank %d: later send: %s\n", rank, mmp_err_name(rc));
+    return 54;
+  }
+  rc = mmp_recv(&v, sizeof(v), MMP_ANY_SOURCE, 11, w, NULL);
+  if (rc != MMP_EABORTED) {
+    fprintf(stderr, "rank %d: later receive: %s\n", rank, mmp_err_name(rc));
+    return 55;
+  }
+  rc = mmp_barrier(w);
+  if (rc != MMP_EABORTED) {
+    fprintf(stderr, "rank %d: later barrier: %s\n", rank, mmp_err_name(rc));
+    return 56;
+  }
+  /* Rank 0 hosts the rendezvous: it stays until rank 1 is done. */
+  if (rank == 0)
+    sleep(3);
+  return 0;
+}
+
+/* A rank that calls mmp_abort in a job with no launcher: the others'
+ * operations, pending and later, fail with MMP_EABORTED, not only those
+ * with the aborting rank. */
+static void test_embed_abort_fails_every_operation(void **state) {
+  char addr[64];
+  pid_t p[3];
+  int i, code[3];
+  (void)state;
+
+  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
+  for (i = 2; i >= 0; i--) {
+    p[i] = fork();
+    assert_true(p[i] >= 0);
+    if (p[i] == 0) {
+      int v;
+      if (init3(i, addr, 30) != 0)
+        _exit(30);
+      if (i < 2)
+        _exit(aborted_main(i));
+      if (mmp_recv(&v, sizeof(v), 0, 1, mmp_comm_world(), NULL) != 0 ||
+          mmp_recv(&v, sizeof(v), 1, 1, mmp_comm_world(), NULL) != 0)
+        _exit(31);
+      mmp_abort(ABORT_CODE);
+    }
+  }
+  for (i = 0; i < 3; i++)
+    code[i] = exit_code(p[i]);
+  assert_int_equal(code[0], 0);
+  assert_int_equal(code[1], 0);
+  assert_int_equal(code[2], ABORT_CODE);
 }
 
 /* What one mmp_init_ex call in a child returned, said and took. */
@@ -952,6 +1041,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
       cmocka_unit_test(test_embed_lost_rank_fails_allreduce),
+      cmocka_unit_test(test_embed_abort_fails_every_operation),
       cmocka_unit_test(test_embed_log_fn_and_level),
       cmocka_unit_test(test_embed_progress_calls),
       cmocka_unit_test(test_embed_collective_times_out),

@@ -100,7 +100,8 @@ typedef enum mmp__boot_type {
 /* EVENT kinds. */
 enum {
   MMP__BOOT_EV_RANK_FAILED = 1, /* `rank` died or lost its connection */
-  MMP__BOOT_EV_ABORT = 2        /* the job is being aborted with `code` */
+  MMP__BOOT_EV_ABORT = 2,       /* the job is being aborted with `code` */
+  MMP__BOOT_EV_ABORTED = 3      /* `rank` called mmp_abort(`code`) */
 };
 
 typedef struct mmp__boot_hdr_s {
