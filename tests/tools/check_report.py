@@ -4,7 +4,8 @@
 a saved result renders into the right table between its region's comment
 lines, the text around the regions stays byte for byte, a region the
 result has no benchmark for stays as it was, rendering twice changes
-nothing, and malformed regions are refused. Then the regions of the
+nothing, and malformed regions are refused; `run` refuses without the
+anchors before it starts anything. Then the regions of the
 committed docs/performance.md and README.md are checked to be well formed.
 
   check_report.py SRC
@@ -133,6 +134,17 @@ with tempfile.TemporaryDirectory() as tmp:
         rc5, err5, got = render(tmp, text, empty)
         check(rc5 == 0, "%s: %s" % (name, err5.strip()))
         check(got == text, "%s: an empty result changed it" % name)
+
+# `run` refuses before it measures anything without the anchors.
+for value in (None, "none", "/nonexistent"):
+    env = {k: v for k, v in os.environ.items() if k != "MINIMP_ANCHORS"}
+    if value is not None:
+        env["MINIMP_ANCHORS"] = value
+    p = subprocess.run([sys.executable, REPORT, "run"], env=env,
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "MINIMP_ANCHORS" in p.stderr,
+          "report.py run with MINIMP_ANCHORS=%s: status %d, %r" %
+          (value, p.returncode, p.stderr.strip()))
 
 for f in failures:
     print("FAIL: " + f)
