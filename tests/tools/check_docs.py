@@ -277,7 +277,9 @@ class World:
                                   recursive=True):
                 self.internal |= set(re.findall(r"\bmmp__\w+", read(path)))
         self.env = set(env_read_by_code(src))
-        self.top = set(os.listdir(src)) - {"build"}
+        # What the checkout holds, not what runs left in it (results/ of
+        # make bench or make report, which docs name as output to come).
+        self.top = set(os.listdir(src)) - {"build", "results"}
         self.helps = {}
 
     def options(self, prog):
