@@ -447,8 +447,9 @@ def load_text(b):
 def provenance(res, names, path):
     """The line above a table: when, what, how idle the machine was."""
     benches = [res["benches"][n] for n in names]
-    rounds = ", ".join("%d rounds" % b["rounds"] if len(names) == 1 else
-                       "%s %d rounds" % (n, b["rounds"])
+    def nr(b):
+        return "%d round%s" % (b["rounds"], "" if b["rounds"] == 1 else "s")
+    rounds = ", ".join(nr(b) if len(names) == 1 else "%s %s" % (n, nr(b))
                        for n, b in zip(names, benches))
     loads = "; ".join(load_text(b) if len(names) == 1 else
                       "%s %s" % (n, load_text(b))
