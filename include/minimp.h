@@ -285,7 +285,10 @@ MMP_EXTERN int mmp_comm_create(mmp_comm_t *comm, int n, const int *ranks,
 MMP_EXTERN int mmp_comm_world_rank(const mmp_comm_t *comm, int rank);
 
 /* Frees a communicator made by the calls above and sets *comm to NULL.
- * The world communicator cannot be freed (MMP_ECOMM). */
+ * Requests still out on it (point-to-point or collective, not yet freed
+ * by mmp_wait or a completing mmp_test) complete as usual: the
+ * communicator goes when the last of them is freed. No new operation may
+ * name it. The world communicator cannot be freed (MMP_ECOMM). */
 MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
 
 /*

@@ -155,6 +155,7 @@ static int isend_ex_body(const void *buf, size_t len, int dest, int tag,
     free(r);
     return rc;
   }
+  mmp__comm_ref(comm);
   *req = r;
   return 0;
 }
@@ -255,6 +256,7 @@ static int irecv_body(void *buf, size_t cap, int source, int tag,
     free(r);
     return rc;
   }
+  mmp__comm_ref(comm);
   *req = r;
   return 0;
 }
@@ -305,11 +307,19 @@ static int wait_body(mmp_request_t **req, mmp_status_t *status) {
     return mmp__not_init("mmp_wait");
   *req = NULL;
   rc = req_finish(e, r, status);
+  mmp__req_user_free(r);
+  return rc;
+}
+
+void mmp__req_user_free(mmp_request_t *r) {
+  mmp_comm_t *c = (mmp_comm_t *)r->comm;
+
   assert(r->on_heap); /* requests handed to users are always on the heap */
   if (r->dtor != NULL)
     r->dtor(r); /* a collective frees its schedule */
   free(r);
-  return rc;
+  /* Last: the destructor may still reach the communicator. */
+  mmp__comm_unref(c);
 }
 
 int mmp_wait(mmp_request_t **req, mmp_status_t *status) {

@@ -112,6 +112,7 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   c->ctx = ctx;
   c->rank = me;
   c->size = n;
+  atomic_init(&c->refs, 1);
   atomic_init(&c->timeout_ms,
               atomic_load_explicit(&parent->timeout_ms, memory_order_relaxed));
   /* What the layers above know of the parent carries over (the measured
@@ -333,28 +334,45 @@ void mmp__comm_release_locked(mmp_comm_t *c) {
   }
 }
 
+/* The handle and the user's requests are gone: internal work still
+ * holding `c` frees it on its last release, else it goes now. */
+static void comm_last_ref(mmp__engine_t *e, mmp_comm_t *c) {
+  int held = 0;
+
+  if (e != NULL) {
+    mmp__lock(e);
+    held = c->holds > 0;
+    c->freed = held;
+    /* What the multicast channel keeps for it goes with it (when the
+     * last collective holding it lets go, if one still does). */
+    if (!held) {
+      mmp__list_remove(&c->live);
+      mmp__mcast_comm_freed_locked(e, c->ctx);
+    }
+    mmp__unlock(e);
+  }
+  if (!held)
+    comm_destroy(c);
+}
+
+void mmp__comm_unref(mmp_comm_t *c) {
+  mmp__engine_t *e = mmp__eng;
+
+  /* The world is never freed; its count only moves. */
+  if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1 &&
+      (e == NULL || c != &e->world))
+    comm_last_ref(e, c);
+}
+
 static int comm_free_body(mmp_comm_t **comm) {
   mmp__engine_t *e = mmp__eng;
-  int held = 0;
 
   if (comm == NULL || *comm == NULL)
     return MMP_EINVAL;
   if (e != NULL && *comm == &e->world)
     return MMP_ECOMM;
-  if (e != NULL) {
-    mmp__lock(e);
-    held = (*comm)->holds > 0;
-    (*comm)->freed = held;
-    /* What the multicast channel keeps for it goes with it (when the
-     * last collective holding it lets go, if one still does). */
-    if (!held) {
-      mmp__list_remove(&(*comm)->live);
-      mmp__mcast_comm_freed_locked(e, (*comm)->ctx);
-    }
-    mmp__unlock(e);
-  }
-  if (!held)
-    comm_destroy(*comm);
+  /* Requests still out on it keep it until mmp_wait frees them. */
+  mmp__comm_unref(*comm);
   *comm = NULL;
   return 0;
 }

@@ -735,6 +735,7 @@ static int runtime_start(const mmp__config_t *cfg) {
   e->world.ctx = 0;
   e->world.rank = cfg->rank;
   e->world.size = cfg->size;
+  atomic_init(&e->world.refs, 1);
   e->next_ctx = 2;
   mmp__list_init(&e->comms);
   if (rc == 0 && !cfg->singleton)

@@ -324,6 +324,10 @@ struct mmp_comm_s {
   const mmp__comm_ext_ops_t *coll_ops; /* how to free/inherit `coll` */
   int holds; /* internal work that outlives its request (lock) */
   int freed; /* mmp_comm_free came while held: free on the last release */
+  /* The user's handle (1 until mmp_comm_free) and every request handed
+   * to the user on it, until mmp_wait frees it (mmp__comm_unref): the
+   * free is deferred until both are gone, as MPI's MPI_Comm_free is. */
+  atomic_int refs;
   int rank;
   int size;
   int *world_of; /* comm rank -> world rank; NULL means identity */
@@ -924,6 +928,18 @@ void mmp__comm_release_locked(mmp_comm_t *c);
  * `comm_ctx` and never will (it is below next_ctx): traffic of that
  * context is another communicator's. */
 int mmp__comm_ctx_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
+
+/* A request handed to the user takes a reference on its communicator
+ * (refs) when it starts, and drops it when it is freed: mmp_comm_free of
+ * a communicator with requests still out only marks it. Lock NOT held. */
+static inline void mmp__comm_ref(mmp_comm_t *c) {
+  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+void mmp__comm_unref(mmp_comm_t *c);
+/* Frees a request handed to the user: its destructor, its reference on
+ * its communicator, its memory. Lock NOT held. */
+void mmp__req_user_free(mmp_request_t *r);
+
 /* Frees what the layers above keep about `c` (mmp__comm_ext_ops_t). */
 void mmp__comm_ext_free(mmp_comm_t *c);
 

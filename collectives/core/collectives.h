@@ -673,7 +673,8 @@ int mmp__poison_len_ok(uint64_t len, uint64_t seg);
  * once per process) or MMP_ECOMM. */
 /* Sets up `r`, a zeroed heap request, as a collective's request on `comm`:
  * waits on it poll by `len` bytes (the progress engine's bulk rule), its
- * status names `source`, and `dtor` frees its owner `arg` with it. */
+ * status names `source`, and `dtor` frees its owner `arg` with it. It
+ * holds a reference on `comm` until mmp__req_user_free. */
 static inline void mmp__coll_req_init(mmp_request_t *r, mmp_comm_t *comm,
                                       size_t len, int source, void *arg,
                                       void (*dtor)(mmp_request_t *)) {
@@ -688,6 +689,7 @@ static inline void mmp__coll_req_init(mmp_request_t *r, mmp_comm_t *comm,
   atomic_init(&r->done, 0);
   r->status.source = source;
   r->status.tag = MMP_ANY_TAG;
+  mmp__comm_ref(comm);
 }
 
 static inline int mmp__coll_ready(const mmp_comm_t *comm) {

@@ -84,10 +84,7 @@ static void mc_req_free(mmp_request_t *r) {
   MMP__ASSERT_UNLOCKED(c->e);
   assert(c->left == 0);
   for (i = 0; i < c->nsub; i++) {
-    mmp_request_t *q = c->sub[i].req;
-    if (q->dtor != NULL)
-      q->dtor(q);
-    free(q);
+    mmp__req_user_free(c->sub[i].req);
   }
   free(c->sub);
   free(c);
