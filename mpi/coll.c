@@ -37,10 +37,25 @@ typedef struct lay_s {
   int *ucnt;         /* block i's elements */
   MPI_Datatype type; /* every block's, or */
   const MPI_Datatype *types; /* block i's (alltoallw) */
+  int held; /* packed: the types are referenced until lay_fini, as the
+               unpacking at completion uses them (MPI_Type_free may
+               come before) */
 } lay_t;
 
 static inline MPI_Datatype lay_type(const lay_t *l, int i) {
   return l->types != NULL ? l->types[i] : l->type;
+}
+
+/* References (retain 1) or lets go of (0) the types of `l`. */
+static void lay_hold(lay_t *l, int retain) {
+  int i;
+
+  for (i = 0; i < (l->types != NULL ? l->p : 1); i++)
+    if (retain)
+      mmpi__type_retain(lay_type(l, i));
+    else
+      mmpi__type_release(lay_type(l, i));
+  l->held = retain;
 }
 
 /*
@@ -96,10 +111,13 @@ static int lay_init(lay_t *l, int p, const void *buf, const int *counts,
   l->base = l->tmp;
   for (i = 0, total = 0; i < p; total += l->cnt[i], i++)
     l->dsp[i] = total;
+  lay_hold(l, 1);
   return MPI_SUCCESS;
 }
 
 static void lay_fini(lay_t *l) {
+  if (l->held)
+    lay_hold(l, 0);
   free(l->cnt);
   free(l->tmp);
   l->cnt = NULL;
@@ -204,8 +222,7 @@ static int nonblocking(int rc, struct mmpi_req_s *r, MPI_Comm comm,
     if (r != NULL) {
       if (r->mr != NULL)
         (void)mmp_wait(&r->mr, MMP_STATUS_IGNORE);
-      mmpi__req_release(r);
-      free(r);
+      mmpi__req_free(r);
     }
     if (request != NULL)
       *request = MPI_REQUEST_NULL;
@@ -285,6 +302,16 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
  * ----------------------------------------------------------------
  */
 
+/* A reduction references its type and operation until it completes:
+ * MPI_Type_free and MPI_Op_free may come before (libminimp's element
+ * type and user operation must outlive it). */
+static void red_hold(struct mmpi_req_s *r, MPI_Datatype t, MPI_Op op) {
+  mmpi__type_retain(t);
+  mmpi__op_retain(op);
+  r->rtype = t;
+  r->rop = op;
+}
+
 /* For a reduction planned with packing: the input (nin elements) packed
  * into cx->s, and cx->r ready for nout elements of output (0: none here). */
 static int red_pack(struct mmpi_req_s *r, const void *in, int nin, void *out,
@@ -320,6 +347,7 @@ static int reduce_start(const void *sendbuf, void *recvbuf, int count,
     return MPI_ERR_BUFFER; /* MPI_IN_PLACE is the root's alone */
   if ((rc = mmpi__red_plan(t, count, op, &plan)) != MPI_SUCCESS)
     return rc;
+  red_hold(r, t, op);
   if (!plan.pack) {
     sp = in_place ? MMP_IN_PLACE : at(sendbuf, plan.shift);
     rp = out ? at(recvbuf, plan.shift) : NULL;
@@ -390,6 +418,7 @@ static int rs_start(const void *sendbuf, void *recvbuf, const int *counts,
    * element. */
   if ((rc = mmpi__red_plan(t, 1, op, &plan)) != MPI_SUCCESS)
     return rc;
+  red_hold(r, t, op);
   mult = plan.count;
   if (counts != NULL) {
     if ((cnt = malloc((size_t)comm->size * sizeof(size_t))) == NULL)

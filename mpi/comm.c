@@ -524,17 +524,20 @@ static int delete_attr(MPI_Comm comm, int keyval) {
   mmpi__attr_t **p, *a;
   int rc;
 
-  for (p = &comm->attrs; *p != NULL; p = &(*p)->next)
-    if ((*p)->keyval == keyval) {
-      a = *p;
-      if ((rc = attr_delete_cb(comm, a)) != MPI_SUCCESS)
-        return rc;
-      *p = a->next;
-      keyval_unref(keyval);
-      free(a);
-      return MPI_SUCCESS;
-    }
-  return MPI_ERR_KEYVAL;
+  for (a = comm->attrs; a != NULL && a->keyval != keyval; a = a->next)
+    ;
+  if (a == NULL)
+    return MPI_ERR_KEYVAL;
+  if ((rc = attr_delete_cb(comm, a)) != MPI_SUCCESS)
+    return rc;
+  /* Found again: the callback may have deleted or set other attributes
+   * of comm (the lock is recursive), which moves the list around it. */
+  for (p = &comm->attrs; *p != a; p = &(*p)->next)
+    ;
+  *p = a->next;
+  keyval_unref(keyval);
+  free(a);
+  return MPI_SUCCESS;
 }
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
@@ -591,6 +594,7 @@ static int comm_wrap(mmp_comm_t *mc, MPI_Comm parent, MPI_Comm *out) {
   int *w = NULL, i, rc = MPI_SUCCESS;
 
   if (c != NULL) {
+    atomic_init(&c->refs, 1);
     c->mc = mc;
     c->rank = mmp_comm_rank(mc);
     c->size = mmp_comm_size(mc);
@@ -618,11 +622,27 @@ static int comm_wrap(mmp_comm_t *mc, MPI_Comm parent, MPI_Comm *out) {
   return MPI_SUCCESS;
 }
 
-/* Frees a communicator made by comm_wrap (its attributes already gone). */
+/* Frees a communicator made by comm_wrap (its attributes already gone),
+ * or only marks it freed while requests on it are under way: the last
+ * one frees it (mmpi__comm_release). libminimp defers its own free the
+ * same way. */
 static void comm_destroy(MPI_Comm c) {
+  if (c->mc != NULL)
+    (void)mmp_comm_free(&c->mc);
+  c->freed = 1;
+  mmpi__comm_release(c);
+}
+
+void mmpi__comm_retain(MPI_Comm c) {
+  if (!c->predefined)
+    atomic_fetch_add(&c->refs, 1);
+}
+
+void mmpi__comm_release(MPI_Comm c) {
+  if (c->predefined || atomic_fetch_sub(&c->refs, 1) != 1)
+    return;
   mmpi__group_release(c->group);
   mmpi__errh_release(c->eh);
-  (void)mmp_comm_free(&c->mc);
   free(c);
 }
 

@@ -180,7 +180,8 @@ int mmpi__raise(MPI_Comm comm, int code, const char *fn) {
 
   if (code == MPI_SUCCESS)
     return code;
-  if (!mmpi__comm_ok(comm))
+  /* A freed communicator's requests still raise on it. */
+  if (!mmpi__comm_ok(comm) && (comm == MPI_COMM_NULL || !comm->freed))
     comm = MPI_COMM_WORLD;
   eh = comm->eh != NULL ? comm->eh : MPI_ERRORS_ARE_FATAL;
   if (eh->kind == MMPI__EH_FATAL)

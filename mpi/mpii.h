@@ -79,6 +79,11 @@ struct mmpi_comm_s {
   MPI_Errhandler eh;
   mmpi__attr_t *attrs; /* in the order set (mmpi__mu) */
   char name[MPI_MAX_OBJECT_NAME];
+  /* Made by this library: the handle until MPI_Comm_free, and each
+   * request on the heap on it until freed. The object outlives the free
+   * while requests use it (MPI_Comm_free is deferred). */
+  atomic_int refs;
+  int freed; /* MPI_Comm_free came: its requests raise on it still */
 };
 
 /* Sets up MPI_COMM_WORLD and MPI_COMM_SELF once libminimp runs. Returns
@@ -90,6 +95,9 @@ void mmpi__comm_fini(void);
 static inline int mmpi__comm_ok(MPI_Comm c) {
   return c != MPI_COMM_NULL && c->mc != NULL;
 }
+/* A reference on `c` for a request (nothing for the predefined ones). */
+void mmpi__comm_retain(MPI_Comm c);
+void mmpi__comm_release(MPI_Comm c);
 /* A group of n world ranks (copied). NULL when out of memory. */
 MPI_Group mmpi__group_new(int n, const int *world);
 void mmpi__group_release(MPI_Group g);
@@ -247,6 +255,8 @@ struct mmpi_op_s {
   MPI_User_function *fn; /* user operations */
   mmp_op_t native;       /* libminimp's operation of the same name, or 0 */
   mmp_op_t mop;          /* user operations: libminimp's handle */
+  atomic_int refs;       /* user operations: the handle, and reductions
+                            under way with it (MPI_Op_free is deferred) */
 };
 enum {
   MMPI__OP_MAX = 1,
@@ -268,6 +278,10 @@ enum {
  * the same order on every rank. Returns 0 or an MPI error code. */
 int mmpi__ops_init(void);
 void mmpi__ops_fini(void);
+/* A reference on a user operation for a reduction under way (nothing for
+ * the predefined ones). */
+void mmpi__op_retain(MPI_Op op);
+void mmpi__op_release(MPI_Op op);
 
 /* How a reduction runs on libminimp: `count` elements of `type` with
  * `op`, at the caller's buffers offset by `shift` bytes, or packed into
@@ -313,6 +327,11 @@ struct mmpi_req_s {
   void (*finish)(struct mmpi_req_s *r);
   void *arg;
   void (*arg_free)(void *arg);
+  /* What a reduction under way uses, referenced until it completes: the
+   * type (libminimp's element type of a derived one) and operation. */
+  MPI_Datatype rtype;
+  MPI_Op rop;
+  int comm_ref; /* holds a reference on comm (heap requests) */
   /* Persistent operations: the arguments of each start. */
   const void *pbuf;
   int pcount;
@@ -334,6 +353,9 @@ void mmpi__req_init(struct mmpi_req_s *r, int kind, MPI_Comm comm);
 int mmpi__req_wait_local(struct mmpi_req_s *r, MPI_Status *st, const char *fn);
 /* Frees what a request owns (packed buffers, type references). */
 void mmpi__req_release(struct mmpi_req_s *r);
+/* Frees a heap request (what it owns released) and its reference on its
+ * communicator. */
+void mmpi__req_free(struct mmpi_req_s *r);
 /* Waits for every request freed while active (MPI_Request_free) and
  * every buffered send: at MPI_Finalize. */
 void mmpi__p2p_fini(void);

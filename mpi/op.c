@@ -280,6 +280,7 @@ int MPI_Op_create(MPI_User_function *user_fn_, int commute, MPI_Op *op) {
     return mmpi__raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, __func__);
   o->commute = commute != 0;
   o->fn = user_fn_;
+  atomic_init(&o->refs, 1);
   if ((rc = mmp_op_create(user_fn, o->commute, o, &o->mop)) != 0) {
     free(o);
     return mmpi__raise(MPI_COMM_NULL, mmpi__code(rc), __func__);
@@ -288,11 +289,23 @@ int MPI_Op_create(MPI_User_function *user_fn_, int commute, MPI_Op *op) {
   return MPI_SUCCESS;
 }
 
+void mmpi__op_retain(MPI_Op op) {
+  if (op->id == 0)
+    atomic_fetch_add(&op->refs, 1);
+}
+
+void mmpi__op_release(MPI_Op op) {
+  if (op->id == 0 && atomic_fetch_sub(&op->refs, 1) == 1) {
+    (void)mmp_op_free(&op->mop);
+    free(op);
+  }
+}
+
 int MPI_Op_free(MPI_Op *op) {
   if (op == NULL || *op == MPI_OP_NULL || (*op)->id != 0)
     return mmpi__raise(MPI_COMM_NULL, MPI_ERR_OP, __func__);
-  (void)mmp_op_free(&(*op)->mop);
-  free(*op);
+  /* Reductions under way with it keep it until they complete. */
+  mmpi__op_release(*op);
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
 }

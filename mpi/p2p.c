@@ -42,6 +42,10 @@ struct mmpi_req_s *mmpi__req_new(int kind, MPI_Comm comm) {
   if (r != NULL) {
     mmpi__req_init(r, kind, comm);
     r->on_heap = 1;
+    if (mmpi__comm_ok(comm)) {
+      mmpi__comm_retain(comm);
+      r->comm_ref = 1;
+    }
   }
   return r;
 }
@@ -58,6 +62,22 @@ void mmpi__req_release(struct mmpi_req_s *r) {
   r->arg = NULL;
   r->arg_free = NULL;
   r->finish = NULL;
+  if (r->rtype != NULL)
+    mmpi__type_release(r->rtype);
+  if (r->rop != NULL)
+    mmpi__op_release(r->rop);
+  r->rtype = NULL;
+  r->rop = NULL;
+}
+
+void mmpi__req_free(struct mmpi_req_s *r) {
+  assert(r->on_heap);
+  mmpi__req_release(r);
+  if (r->persistent && r->ptype != NULL)
+    mmpi__type_release(r->ptype);
+  if (r->comm_ref)
+    mmpi__comm_release(r->comm);
+  free(r);
 }
 
 /* Records the completion of r's libminimp request: status, unpacking,
@@ -126,8 +146,7 @@ static int give_back(MPI_Request *handle, MPI_Status *st, int with_error) {
   if (r->persistent) {
     r->state = MMPI__RQ_INACTIVE;
   } else {
-    assert(r->on_heap);
-    free(r);
+    mmpi__req_free(r);
     *handle = MPI_REQUEST_NULL;
   }
   return code;
@@ -283,28 +302,39 @@ int MPI_Buffer_attach(void *buffer, int size) {
   return mmpi__raise(MPI_COMM_NULL, rc, __func__);
 }
 
-/* Waits for every buffered send; the lock is held. */
+/* Lock NOT held. Waits for every buffered send, without the lock (a
+ * send may wait on a user operation run in the progress thread, which
+ * takes it), then forgets them. */
 static void bsend_drain(void) {
-  size_t i;
+  bseg_t *seg;
+  size_t i, n;
 
-  for (i = 0; i < bb.n; i++)
-    (void)mmp_wait(&bb.seg[i].mr, MMP_STATUS_IGNORE);
-  bb.n = 0;
+  pthread_mutex_lock(&mmpi__mu);
+  seg = bb.seg;
+  n = bb.n;
+  bb.seg = NULL;
+  bb.n = bb.cap = 0;
+  pthread_mutex_unlock(&mmpi__mu);
+  for (i = 0; i < n; i++)
+    (void)mmp_wait(&seg[i].mr, MMP_STATUS_IGNORE);
+  free(seg);
 }
 
 int MPI_Buffer_detach(void *buffer_addr, int *size) {
+  void *buf;
+
   if (buffer_addr == NULL || size == NULL)
     return mmpi__raise(MPI_COMM_NULL, MPI_ERR_ARG, __func__);
+  /* Detached first, so that no new buffered send lands in it, then every
+   * message still in it is sent. */
   pthread_mutex_lock(&mmpi__mu);
-  bsend_drain();
-  memcpy(buffer_addr, &bb.buf, sizeof(bb.buf));
+  buf = bb.buf;
   *size = (int)bb.size;
   bb.buf = NULL;
   bb.size = 0;
-  free(bb.seg);
-  bb.seg = NULL;
-  bb.cap = 0;
   pthread_mutex_unlock(&mmpi__mu);
+  bsend_drain();
+  memcpy(buffer_addr, &buf, sizeof(buf));
   return MPI_SUCCESS;
 }
 
@@ -407,7 +437,7 @@ static int istart(const void *buf, int count, MPI_Datatype t, int peer, int tag,
   rc = recv ? recv_start((void *)buf, count, t, peer, tag, comm, r)
             : send_start(buf, count, t, peer, tag, comm, mode, r);
   if (rc != MPI_SUCCESS) {
-    free(r);
+    mmpi__req_free(r);
     *request = MPI_REQUEST_NULL;
     return mmpi__raise(comm, rc, fn);
   }
@@ -939,55 +969,87 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag) {
   return MPI_SUCCESS;
 }
 
-/* Requests freed while active, completed in the background (mmpi__mu). */
+/* Requests freed while active, completed in the background (mmpi__mu).
+ * They are polled and waited for without the lock: completing one may
+ * run a user operation (op.c), which takes it in the progress thread. */
 static struct mmpi_req_s **orphans;
 static size_t norphans, orphans_cap;
 
-/* Lock held. Frees the orphans that have finished. */
-static void orphans_reap(void) {
-  size_t i, k = 0;
-
-  for (i = 0; i < norphans; i++) {
-    if (poll(orphans[i])) {
-      free(orphans[i]);
-      continue;
-    }
-    orphans[k++] = orphans[i];
+/* Lock held. Room for one more orphan; MPI_ERR_NO_MEM if none. */
+static int orphans_room(void) {
+  if (norphans == orphans_cap) {
+    size_t cap = orphans_cap ? 2 * orphans_cap : 16;
+    struct mmpi_req_s **o = realloc(orphans, cap * sizeof(*o));
+    if (o == NULL)
+      return MPI_ERR_NO_MEM;
+    orphans = o;
+    orphans_cap = cap;
   }
-  norphans = k;
+  return MPI_SUCCESS;
+}
+
+/* Lock NOT held. Takes the list of orphans (their number in *n). */
+static struct mmpi_req_s **orphans_take(size_t *n) {
+  struct mmpi_req_s **mine;
+
+  pthread_mutex_lock(&mmpi__mu);
+  mine = orphans;
+  *n = norphans;
+  orphans = NULL;
+  norphans = orphans_cap = 0;
+  pthread_mutex_unlock(&mmpi__mu);
+  return mine;
+}
+
+/* Lock NOT held. Frees the orphans that have finished: takes the list,
+ * polls it, and puts back those still running. */
+static void orphans_reap(void) {
+  struct mmpi_req_s **mine;
+  size_t n, i;
+
+  mine = orphans_take(&n);
+  for (i = 0; i < n; i++)
+    if (poll(mine[i])) {
+      mmpi__req_free(mine[i]);
+      mine[i] = NULL;
+    }
+  pthread_mutex_lock(&mmpi__mu);
+  for (i = 0; i < n; i++)
+    if (mine[i] != NULL) {
+      if (orphans_room() != MPI_SUCCESS) {
+        /* Out of memory: this one is waited for here. */
+        pthread_mutex_unlock(&mmpi__mu);
+        complete(mine[i]);
+        mmpi__req_free(mine[i]);
+        pthread_mutex_lock(&mmpi__mu);
+        continue;
+      }
+      orphans[norphans++] = mine[i];
+    }
+  pthread_mutex_unlock(&mmpi__mu);
+  free(mine);
 }
 
 int MPI_Request_free(MPI_Request *request) {
   struct mmpi_req_s *r;
-  int rc = MPI_SUCCESS;
+  int rc;
 
   if (request == NULL || *request == MPI_REQUEST_NULL)
     return mmpi__raise(MPI_COMM_NULL, MPI_ERR_REQUEST, __func__);
   r = *request;
   if (r->state != MMPI__RQ_ACTIVE) {
-    mmpi__req_release(r);
-    if (r->persistent && r->ptype != NULL)
-      mmpi__type_release(r->ptype);
-    free(r);
+    mmpi__req_free(r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
   }
   /* Active: it completes in the background, and is freed then. */
-  pthread_mutex_lock(&mmpi__mu);
   orphans_reap();
-  if (norphans == orphans_cap) {
-    size_t cap = orphans_cap ? 2 * orphans_cap : 16;
-    struct mmpi_req_s **o = realloc(orphans, cap * sizeof(*o));
-    if (o == NULL) {
-      rc = MPI_ERR_NO_MEM;
-    } else {
-      orphans = o;
-      orphans_cap = cap;
-    }
-  }
+  pthread_mutex_lock(&mmpi__mu);
+  rc = orphans_room();
   if (rc == MPI_SUCCESS) {
     if (r->persistent && r->ptype != NULL)
       mmpi__type_release(r->ptype);
+    r->ptype = NULL;
     r->persistent = 0;
     orphans[norphans++] = r;
     *request = MPI_REQUEST_NULL;
@@ -997,21 +1059,20 @@ int MPI_Request_free(MPI_Request *request) {
 }
 
 void mmpi__p2p_fini(void) {
-  size_t i;
+  struct mmpi_req_s **mine;
+  size_t i, n;
 
-  pthread_mutex_lock(&mmpi__mu);
+  mine = orphans_take(&n);
   /* A freed receive that nothing matched never will now. */
-  for (i = 0; i < norphans; i++) {
-    if (orphans[i]->kind == MMPI__K_RECV)
-      (void)mmp_cancel(orphans[i]->mr);
-    complete(orphans[i]);
-    free(orphans[i]);
+  for (i = 0; i < n; i++) {
+    if (mine[i]->kind == MMPI__K_RECV)
+      (void)mmp_cancel(mine[i]->mr);
+    complete(mine[i]);
+    mmpi__req_free(mine[i]);
   }
-  free(orphans);
-  orphans = NULL;
-  norphans = orphans_cap = 0;
+  free(mine);
   bsend_drain();
-  free(bb.seg);
+  pthread_mutex_lock(&mmpi__mu);
   memset(&bb, 0, sizeof(bb));
   pthread_mutex_unlock(&mmpi__mu);
 }
