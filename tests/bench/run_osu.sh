@@ -10,7 +10,15 @@
 #   tests/bench/run_osu.sh BUILD_DIR cluster [REPEATS] [N] [RATE] [BENCHES]
 #     osu_bcast and osu_allreduce (BENCHES) from 1 KiB to 1 MiB on N
 #     emulated hosts (tests/netcluster, default 16 at 100mbit), each
-#     library's build of the same sources on the same cluster.
+#     library's build of the same sources on the same cluster. BENCHES
+#     may name any of OSU_ALL below, or be "all": the collectives and
+#     osu_multi_lat run on the N hosts, osu_latency, osu_bw and osu_bibw
+#     (two processes by definition) on the first two. OSU_ARGS are the
+#     collectives' options (default -m 1024:1048576 -i 200 -x 20),
+#     OSU_PT2PT_ARGS the point-to-point ones (-i and -x only; default
+#     none), OSU_TIMEOUT the seconds one program may take (1200). Each
+#     program's completion is reported per library; the script fails if
+#     one did not complete.
 # OSU_SRC names the sources (default ../shared/peers beside the tree);
 # both builds go to $OUT (default results/osu) once. Open MPI is the
 # system's (mpicc.openmpi); the cluster runs reach its hosts through the
@@ -91,6 +99,19 @@ fi
 n=${4:-16}
 rate=${5:-100mbit}
 benches=${6:-"osu_bcast osu_allreduce"}
+# Every program of OSU 5.3 the layer is checked with (5.3 has no
+# osu_iallreduce: that came with 5.4).
+OSU_ALL="osu_latency osu_bw osu_bibw osu_multi_lat osu_bcast osu_allgather
+ osu_allgatherv osu_allreduce osu_reduce osu_reduce_scatter osu_gather
+ osu_scatter osu_alltoall osu_barrier osu_ibcast"
+[ "$benches" = all ] && benches=$OSU_ALL
+for bench in $benches; do
+  case " $(echo $OSU_ALL) " in
+  *" $bench "*) ;;
+  *) echo "run_osu: $bench is not one of: $(echo $OSU_ALL)" >&2; exit 2 ;;
+  esac
+done
+tmo=${OSU_TIMEOUT:-1200}
 pfx=${NETCLUSTER_PREFIX:-h}
 "$here/../netcluster" up "$n" "$rate" >/dev/null
 trap '"$here/../netcluster" down >/dev/null' EXIT
@@ -98,45 +119,74 @@ hosts=$(i=0; while [ $i -lt "$n" ]; do printf '%s%d,' "$pfx" $i; i=$((i + 1)); d
 hosts=${hosts%,}
 hf=$(mktemp)
 i=0; while [ $i -lt "$n" ]; do echo "$pfx$i slots=1" >>"$hf"; i=$((i + 1)); done
-ompi="mpirun.openmpi --allow-run-as-root -np $n --hostfile $hf --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
-args=${OSU_ARGS:-"-m 1024:1048576 -i 200 -x 20"}
+ompi="mpirun.openmpi --allow-run-as-root --hostfile $hf --mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1"
+cargs=${OSU_ARGS:-"-m 1024:1048576 -i 200 -x 20"}
+pargs=${OSU_PT2PT_ARGS:-}
 csv="$out/cluster.csv"
-echo "impl,bench,rep,size,avg_us" >"$csv"
+done_txt="$out/cluster-completion.txt"
+echo "impl,bench,rep,size,value" >"$csv"
+: >"$done_txt"
 r=1
 while [ "$r" -le "$reps" ]; do
   echo "round $r of $reps" >&2
   for bench in $benches; do
+    # Where it is, its options, and on how many hosts it runs.
+    case $bench in
+    osu_latency | osu_bw | osu_bibw) dir=pt2pt args=$pargs np=2 ;;
+    osu_multi_lat) dir=pt2pt args=$pargs np=$n ;;
+    *) dir=collective args=$cargs np=$n ;;
+    esac
+    hl=$(echo "$hosts" | cut -d, -f1-"$np")
     # Alternate which library goes first.
     for impl in $(if [ $((r % 2)) = 1 ]; then echo openmpi minimp; else echo minimp openmpi; fi); do
+      echo "  $bench $impl" >&2
+      err="$out/last-$impl-$bench.err"
       if [ "$impl" = openmpi ]; then
-        o=$(timeout 1200 ip netns exec "${pfx}0" unshare --uts sh -c \
-          "hostname ${pfx}0; $ompi $O/collective/$bench $args" </dev/null 2>/dev/null)
+        if o=$(timeout "$tmo" ip netns exec "${pfx}0" unshare --uts sh -c \
+          "hostname ${pfx}0; $ompi -np $np $O/$dir/$bench $args" \
+          </dev/null 2>"$err"); then rc=0; else rc=$?; fi
       else
-        o=$(ip netns exec "${pfx}0" "$run" --agent "ip netns exec" \
-          --host "$hosts" --iface eth0 --timeout 1200 \
-          "$M/collective/$bench" $args </dev/null 2>/dev/null)
+        if o=$(ip netns exec "${pfx}0" "$run" --agent "ip netns exec" \
+          --host "$hl" --iface eth0 --timeout "$tmo" \
+          "$M/$dir/$bench" $args </dev/null 2>"$err"); then rc=0; else rc=$?; fi
       fi
-      echo "$o" | awk -v i="$impl" -v b="$bench" -v r="$r" \
-        '$1 ~ /^[0-9]+$/ && NF >= 2 {print i "," b "," r "," $1 "," $2}' >>"$csv"
+      # Rows: size and value; osu_barrier's one row has no size (0).
+      rows=$(echo "$o" | awk -v i="$impl" -v b="$bench" -v r="$r" '
+        $1 ~ /^[0-9]+$/ && NF >= 2 {print i "," b "," r "," $1 "," $2}
+        b == "osu_barrier" && NF == 1 && $1 ~ /^[0-9.]+$/ {print i "," b "," r ",0," $1}')
+      [ -z "$rows" ] || echo "$rows" >>"$csv"
+      echo "$bench $impl $r rc=$rc rows=$(echo "$rows" | grep -c . || true)" >>"$done_txt"
     done
   done
   r=$((r + 1))
 done
 rm -f "$hf"
+echo "Completion on $n hosts (rounds that exited 0 with OSU's rows, of all):"
+failed=0
+for bench in $benches; do
+  for impl in minimp openmpi; do
+    ok=$(awk -v b="$bench" -v i="$impl" '$1 == b && $2 == i && $4 == "rc=0" && $5 != "rows=0"' "$done_txt" | grep -c . || true)
+    all=$(awk -v b="$bench" -v i="$impl" '$1 == b && $2 == i' "$done_txt" | grep -c . || true)
+    [ "$ok" = "$all" ] || failed=1
+    printf '  %-20s %-8s %s/%s\n' "$bench" "$impl" "$ok" "$all"
+  done
+done
 python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 for bench in sorted({r["bench"] for r in rows}):
-    print("\n%s (avg us per call, medians over rounds)" % bench)
+    what = "MB/s" if bench in ("osu_bw", "osu_bibw") else "avg us per call"
+    print("\n%s (%s, medians over rounds)" % (bench, what))
     print("%10s %14s %14s %8s" % ("size", "libminimp-mpi", "openmpi", "ratio"))
     sizes = sorted({int(r["size"]) for r in rows if r["bench"] == bench})
     for s in sizes:
         med = {}
         for impl in ("minimp", "openmpi"):
-            v = [float(r["avg_us"]) for r in rows if r["bench"] == bench
+            v = [float(r["value"]) for r in rows if r["bench"] == bench
                  and r["impl"] == impl and int(r["size"]) == s]
             med[impl] = statistics.median(v) if v else float("nan")
         print("%10d %14.1f %14.1f %8.2f" % (s, med["minimp"], med["openmpi"],
               med["minimp"] / med["openmpi"]))
 PY
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit "$failed"
