@@ -3,8 +3,9 @@
  * Internal interface of libminimp's runtime layer: configuration, the
  * progress engine (loop ownership and the background progress thread),
  * peers, requests, matching and the eager/rendezvous protocols. Nothing here
- * is visible to users; the collectives layer uses only the point-to-point
- * calls declared at the end.
+ * is visible to users. What the collectives layer may use (requests,
+ * communicators, point-to-point calls, deadlines, multicast) is declared
+ * in runtime/coll_api.h, which this header includes.
  *
  * Locking. One mutex, engine.lock, protects every field below that is not
  * marked otherwise: matching queues, requests, peers and send queues. The
@@ -33,23 +34,9 @@
 #include "transport/udp.h"
 #include "transport/util.h"
 
-/* ---- Configuration (config.c) ------------------------------------------ */
+#include "runtime/coll_api.h"
 
-/* The collectives layer's tuning, parsed with the rest at init. */
-typedef struct mmp__coll_config_s {
-  int64_t bcast_sym_min;     /* MINIMP_BCAST_SYM_MIN bytes; -1: default */
-  int64_t arrival_window_us; /* MINIMP_BCAST_ARRIVAL_WINDOW_US; -1: model */
-  int net_profile;           /* MINIMP_NET_ALPHA_US and _BETA_NS were set */
-  double net_alpha_us;
-  double net_beta_ns;
-  double net_burst;         /* MINIMP_NET_BURST_BYTES; 0 if unset */
-  int net_shared;           /* MINIMP_NET_SHARED_CPUS */
-  double net_gamma_ns;      /* MINIMP_NET_GAMMA_NS; -1 if unset */
-  double net_node_alpha_us; /* MINIMP_NET_NODE_ALPHA_US; -1 if unset */
-  double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
-  double net_gap_us;        /* MINIMP_NET_GAP_US; 0 if unset */
-  unsigned timeout_ms;      /* MINIMP_COLL_TIMEOUT_MS; 0: collectives wait on */
-} mmp__coll_config_t;
+/* ---- Configuration (config.c) ------------------------------------------ */
 
 typedef struct mmp__config_s {
   int rank;
@@ -105,11 +92,6 @@ typedef struct mmp__config_s {
   mmp__coll_config_t coll;
 } mmp__config_t;
 
-/* MINIMP_MCAST: never open the multicast channel (OFF); detect it at the
- * first multicast use on a communicator (AUTO, ON; ON also warns when it
- * is found unusable). */
-enum { MMP__MCAST_OFF = 0, MMP__MCAST_ON = 1, MMP__MCAST_AUTO = 2 };
-
 /* MINIMP_SHM: ranks on the same host use shared memory (ON), with every
  * byte through the rings (RING), or TCP like the others (OFF). */
 enum { MMP__SHM_OFF = 0, MMP__SHM_ON = 1, MMP__SHM_RING = 2 };
@@ -149,76 +131,7 @@ void mmp__config_resolve(mmp__config_t *cfg);
  * whose CPUs are, or are not, shared by more ranks than it has. */
 void mmp__config_shared(mmp__config_t *cfg, int shared);
 
-/* ---- Requests ----------------------------------------------------------- */
-
-enum mmp__req_kind {
-  MMP__REQ_SEND = 1,
-  MMP__REQ_RECV = 2,
-  MMP__REQ_COLL = 3 /* completed by a collective schedule */
-};
-
-/* Called with engine.lock held, in whichever thread completes the request
- * (often loop context). It must not block; it may post more operations
- * with the *_locked calls. */
-typedef void (*mmp__req_cb)(mmp_request_t *r, void *arg);
-
-enum mmp__req_state {
-  MMP__RQ_NEW = 0,
-  MMP__RQ_POSTED,    /* recv: in the posted queue */
-  MMP__RQ_QUEUED,    /* send: frame waiting in the peer's send queue */
-  MMP__RQ_WAIT_CTS,  /* rndv send: RTS out, waiting for the receiver */
-  MMP__RQ_SENDING,   /* rndv send: DATA frames going out */
-  MMP__RQ_WAIT_DATA, /* rndv recv: CTS out, waiting for DATA */
-  MMP__RQ_RECEIVING, /* recv: eager payload arriving into the buffer */
-  MMP__RQ_CLAIMED,   /* recv: matched an eager message still arriving */
-  MMP__RQ_SELF,      /* rndv self-send: waiting for the local receive */
-  MMP__RQ_DONE
-};
-
-/* A cancellable one-shot deadline, embedded in its owner (see
- * mmp__deadline_start_locked). Zero-initialised it is not armed. */
-typedef struct mmp__deadline_s {
-  mmp__list_t node; /* on engine.deadlines while armed */
-  uint64_t due;     /* uv_hrtime() nanoseconds */
-  void (*cb)(void *arg);
-  void *arg;
-  int armed;
-} mmp__deadline_t;
-
-struct mmp_request_s {
-  mmp__list_t node; /* posted queue, or a peer's data queue */
-  int kind;
-  int state;
-  atomic_int done; /* set last, with release order, when complete */
-  int on_heap;     /* freed by wait/test; blocking calls use the stack */
-  const mmp_comm_t *comm;
-  uint32_t ctx; /* communicator context id */
-  int peer;     /* world rank, or MMP_ANY_SOURCE for receives */
-  int src;      /* recv: world rank it matched */
-  int tag;
-  void *buf;
-  size_t len;             /* send length, or receive capacity */
-  unsigned mode;          /* MMP_SEND_EAGER or MMP_SEND_RNDV once decided */
-  uint64_t cookie;        /* ours, while registered */
-  uint64_t remote_cookie; /* the peer's, for CTS and DATA */
-  uint64_t msg_len;       /* recv: length announced by the sender */
-  uint64_t allowed;       /* rndv: bytes that will be transferred */
-  uint64_t sent;          /* rndv send: bytes handed to DATA frames */
-  uint64_t xfer;          /* rndv recv: bytes landed */
-  int nwrites;            /* transport writes still referencing this request */
-  int err;                /* first error seen */
-  mmp__req_cb cb;         /* internal requests: completion callback */
-  void *cb_arg;
-  void (*dtor)(mmp_request_t *r); /* runs before a user request is freed */
-  struct mmp__unexp_s *claimed;
-  mmp_status_t status;
-  /* An opaque word an eager message carries besides its bytes (the
-   * EAGER frame's a1; 0: none): sends set it through
-   * mmp__isend_note_locked, receives find the sender's here. */
-  uint64_t note;
-  mmp__deadline_t tmo; /* user receive: its communicator's timeout */
-  unsigned rflags;     /* recv: MMP__RECV_* */
-};
+/* ---- Requests (the request itself: runtime/coll_api.h) ----------------- */
 
 /* An arrived (or self-sent) message that no receive matched yet. */
 enum mmp__unexp_kind { MMP__U_EAGER = 1, MMP__U_RTS, MMP__U_SELF };
@@ -303,53 +216,6 @@ typedef struct mmp__peer_s {
 } mmp__peer_t;
 
 enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };
-
-/* ---- Communicators ------------------------------------------------------ */
-
-/* State a layer above keeps per communicator (the collectives' network
- * model and choices), which the runtime only carries: it frees it with
- * the communicator and lets a communicator made from another derive its
- * own from the parent's. */
-typedef struct mmp__comm_ext_ops_s {
-  /* State for a new communicator made from one holding `parent`; NULL
-   * (none yet, or out of memory) is fine. Lock NOT held. */
-  void *(*inherit)(const void *parent);
-  void (*free)(void *state); /* NULL is fine */
-} mmp__comm_ext_ops_t;
-
-struct mmp_comm_s {
-  uint32_t ctx;      /* point-to-point context; collectives use ctx + 1 */
-  uint32_t coll_seq; /* sequence number of the next collective (lock) */
-  void *coll;        /* the collectives layer's state, or NULL */
-  const mmp__comm_ext_ops_t *coll_ops; /* how to free/inherit `coll` */
-  int holds; /* internal work that outlives its request (lock) */
-  int freed; /* mmp_comm_free came while held: free on the last release */
-  /* The user's handle (1 until mmp_comm_free) and every request handed
-   * to the user on it, until mmp_wait frees it (mmp__comm_unref): the
-   * free is deferred until both are gone, as MPI's MPI_Comm_free is. */
-  atomic_int refs;
-  int rank;
-  int size;
-  int *world_of; /* comm rank -> world rank; NULL means identity */
-  int *local_of; /* world rank -> comm rank or -1; NULL means identity */
-  int *node_of;  /* comm rank -> node; NULL: one rank per node */
-  int nnodes;
-  atomic_int coll_err;    /* 0, or the error every collective on it returns
-                             (MMP_ETIMEDOUT once one timed out) */
-  atomic_uint timeout_ms; /* mmp_comm_set_timeout; 0: none */
-  mmp__list_t live;       /* on engine.comms until freed (lock) */
-};
-
-/* Tags in a communicator's collective context (ctx + 1), which user
- * messages never carry: 23 bits of the collective's sequence number and 8
- * bits of phase, always >= 0. */
-#define MMP__COLL_TAG(seq, phase)                                              \
-  ((int)((((uint32_t)(seq)&0x7fffffu) << 8) | ((uint32_t)(phase)&0xffu)))
-
-/* Phases. Algorithms use 1..MMP__PHASE_MAX. */
-#define MMP__PHASE_FIRST 0 /* the header-carrying first message */
-#define MMP__PHASE_MAX 239
-#define MMP__PHASE_SYS 240 /* communicator creation */
 
 /* ---- Engine ------------------------------------------------------------- */
 
@@ -436,13 +302,6 @@ typedef struct mmp__engine_s {
   int finalizing;             /* inside mmp_finalize */
   int closing;                /* past the finalize fence: BYE goes out */
 } mmp__engine_t;
-
-/* The process-wide engine while initialised, else NULL. */
-extern mmp__engine_t *mmp__eng;
-
-/* What a public call made before a successful mmp_init returns:
- * MMP_ENOTINIT, after logging once per process that `fn` was called. */
-int mmp__not_init(const char *fn);
 
 /* The line a rank logs when the job is aborted: by `rank` (its own
  * `msg`, if not empty), or by the launcher when rank is -1. Writes at most
@@ -550,31 +409,9 @@ void mmp__engine_stop_thread(mmp__engine_t *e);
  * runs the loop empty and closes it. */
 void mmp__engine_fini(mmp__engine_t *e);
 
-/*
- * Blocks until pred(arg) is true, driving the loop when nobody else does.
- * pred runs with engine.lock held. Must not be called with the lock held or
- * in loop context.
- */
-void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg);
-
 /* Loop context, after mmp__engine_stop_thread. Runs the loop once as its
  * only user. */
 void mmp__run_loop(mmp__engine_t *e, uv_run_mode mode);
-
-/*
- * While `on`, this thread's waits sleep at once where they would poll and
- * yield (more ranks than CPUs): waits for bulk transfers, whose polling
- * would take the CPU from the ranks moving the bytes, and the broadcast
- * model's ring, which must be timed as the selection rules were checked
- * (docs/progress.md). Returns the previous setting.
- */
-int mmp__progress_sleepy(int on);
-/* Requests moving more than this many bytes are waited for sleepily. */
-#define MMP__BULK_BYTES (4u * 1024)
-/* mmp__progress_until for a wait on a request of `len` bytes: sleepily
- * past MMP__BULK_BYTES, as every wait for a request does. */
-void mmp__progress_wait(mmp__engine_t *e, size_t len, int (*pred)(void *),
-                        void *arg);
 
 /* Lock NOT held. Makes a non-blocking pass over the loop if no thread
  * owns it (external progress: passes while bytes move). */
@@ -594,33 +431,8 @@ void mmp__engine_call(mmp__engine_t *e, mmp__task_fn fn, void *arg);
 void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
                              void *arg);
 
-/* Lock held. Wakes whoever must notice a change: cv waiters and, outside
- * loop context, the loop's owner. */
-void mmp__engine_notify_locked(mmp__engine_t *e);
-
 /* Returns 1 when the calling thread is running the loop. */
 int mmp__in_loop(void);
-
-/*
- * Lock held. Runs cb(arg) once, in loop context with engine.lock held,
- * `ms` milliseconds from now. For the collectives layer, whose dynamic
- * algorithms wait a little before deciding. The timer cannot be cancelled
- * and frees itself after cb returns; nothing may touch it afterwards.
- * Returns 0 or MMP_ENOMEM (then cb never runs).
- */
-int mmp__timer_start_locked(mmp__engine_t *e, uint64_t ms,
-                            void (*cb)(void *arg), void *arg);
-
-/*
- * Lock held. Arms `d` (caller's memory, not armed) to run cb(arg) in loop
- * context with engine.lock held, `ms` milliseconds from now, unless
- * mmp__deadline_stop_locked comes first. The owner may free `d` once it
- * is not armed: after cb started, or after the stop.
- */
-void mmp__deadline_start_locked(mmp__engine_t *e, mmp__deadline_t *d,
-                                unsigned ms, void (*cb)(void *arg), void *arg);
-/* Lock held. Disarms `d` if it is armed; cb will not run. */
-void mmp__deadline_stop_locked(mmp__engine_t *e, mmp__deadline_t *d);
 
 /* ---- Point-to-point (p2p.c) -------------------------------------------- */
 
@@ -673,54 +485,6 @@ int mmp__p2p_all_closed_locked(mmp__engine_t *e);
 /* Lock held. 1 when every send queue and data queue is empty. */
 int mmp__p2p_quiet_locked(mmp__engine_t *e);
 
-/*
- * Lock NOT held. The point-to-point core the public calls and the
- * collectives use. `peer` is a world rank (or MMP_ANY_SOURCE for
- * receives); `ctx` a context id. `req` is caller-provided storage (heap or
- * stack) initialised by the call.
- */
-int mmp__isend(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-               const void *buf, size_t len, int peer, int tag, unsigned mode,
-               mmp_request_t *req);
-int mmp__irecv(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-               void *buf, size_t cap, int peer, int tag, mmp_request_t *req);
-/* The same with engine.lock already held (collectives post from completion
- * callbacks). `req->cb`/`cb_arg` and `on_heap` are kept; set them first. */
-int mmp__isend_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-                      const void *buf, size_t len, int peer, int tag,
-                      unsigned mode, mmp_request_t *req);
-/* As mmp__isend_locked with mode MMP_SEND_EAGER, the message carrying
- * `note`, which the matching receive finds in req->note (the collectives'
- * poison: why this rank's sends go out empty). Lock held. */
-int mmp__isend_note_locked(mmp__engine_t *e, const mmp_comm_t *comm,
-                           uint32_t ctx, const void *buf, size_t len, int peer,
-                           int tag, uint64_t note, mmp_request_t *req);
-int mmp__irecv_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-                      void *buf, size_t cap, int peer, int tag,
-                      mmp_request_t *req);
-/* A receive from one peer that fails too when any member of its
- * communicator is lost, as one from any source does: the peer may be a
- * live rank that gave up on that loss before it knew it had to send (a
- * member of an arrival-aware broadcast's round). What the peer sends
- * later is the collective's to drop (mmp__recv_sink_locked). */
-#define MMP__RECV_COMM_LOSS 0x1u
-/* A collective's sink (mmp__recv_sink_locked); never set by callers. */
-#define MMP__RECV_SINK 0x2u
-/* Lock held. Takes and drops, from now until finalize, every message of
- * collective `seq` in context `ctx` (a communicator's ctx + 1), whatever
- * its phase and sender, those already here first: for a collective this
- * rank ended for a lost rank, whose receives failed or were never posted,
- * so that no live sender waits for a CTS from it and nothing is left
- * unexpected. A sequence number comes back only after 2^23 collectives on
- * one communicator. */
-void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq);
-/* mmp__irecv_locked with MMP__RECV_* flags. Lock held. */
-int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
-                            uint32_t ctx, void *buf, size_t cap, int peer,
-                            int tag, unsigned flags, mmp_request_t *req);
-/* Lock held. Cancels a receive still waiting to be matched (it completes
- * with MMP_ECANCELED). MMP_EAGAIN if it already matched or is a send. */
-int mmp__cancel_locked(mmp__engine_t *e, mmp_request_t *req);
 /* The same, completing it with `err` (< 0) instead. */
 int mmp__cancel_err_locked(mmp__engine_t *e, mmp_request_t *req, int err);
 /* Lock held. Cancels every internal receive (one with a completion
@@ -728,33 +492,8 @@ int mmp__cancel_err_locked(mmp__engine_t *e, mmp_request_t *req, int err);
  * connection is closed, nothing can match them any more, and their
  * owners free themselves from the callbacks. */
 void mmp__p2p_cancel_internal_locked(mmp__engine_t *e);
-/* Lock held. Completes any request (collective requests use it). */
-void mmp__req_complete_locked(mmp__engine_t *e, mmp_request_t *req, int err);
-
-/* Lock held. Looks for a matching unexpected message; fills *st. */
-int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
-                       int peer, int tag, mmp_status_t *st);
 
 /* ---- Multicast (mcast.c) ----------------------------------------------- */
-
-/*
- * A collective's interest in the datagrams of (ctx, seq). `cb` runs with
- * engine.lock held, in loop context (or inside
- * mmp__mcast_listen_locked, for datagrams that came before it): for each
- * authentic datagram of this job with that context and sequence number
- * that another member of `comm` sent.
- */
-typedef struct mmp__mcast_listener_s {
-  mmp__list_t node;
-  /* The communicator whose collective listens: only its members'
-   * datagrams reach cb (another communicator may share ctx). */
-  const mmp_comm_t *comm;
-  uint32_t ctx;
-  uint32_t seq;
-  void (*cb)(void *arg, const mmp__dgram_hdr_t *h, const uint8_t *payload,
-             size_t n);
-  void *arg;
-} mmp__mcast_listener_t;
 
 /* Lock NOT held, not loop context. Opens the job's multicast channel on
  * first use (MINIMP_MCAST, docs/transport.md), in the family of the
@@ -768,42 +507,16 @@ size_t mmp__mcast_payload(mmp__engine_t *e);
 /* The IP and UDP header bytes in front of each datagram (by the
  * channel's family); 0 when the channel is not open. */
 size_t mmp__mcast_ip_udp(mmp__engine_t *e);
-/* Lock held, channel open. Starts delivering (l->ctx, l->seq) to l->cb,
- * beginning with the datagrams that came before. */
-void mmp__mcast_listen_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
-/* Lock held. Stops it; (ctx, seq) is finished on this rank: its datagrams
- * are replays from now on. Idempotent. */
-void mmp__mcast_unlisten_locked(mmp__engine_t *e, mmp__mcast_listener_t *l);
 /* Lock held. The communicator of context `comm_ctx` (its collectives'
  * datagrams carry comm_ctx + 1) is gone on this rank: forgets what the
  * channel kept for it, and drops its later datagrams (counted as stale)
  * until 64 other communicators have gone since. */
 void mmp__mcast_comm_freed_locked(mmp__engine_t *e, uint32_t comm_ctx);
-/* Lock held, loop context. Sends one datagram to the group (h->src is
- * filled in). 0, MMP_EAGAIN (socket buffer full), MMP_ENOTSUP, MMP_EIO. */
-int mmp__mcast_send_locked(mmp__engine_t *e, const mmp__dgram_hdr_t *h,
-                           const void *payload, size_t n);
-/* Lock held, loop context. The same to world rank `rank` alone (unicast
- * UDP to its host). MMP_ENOTSUP also where no address reaches that rank
- * alone (another rank of the job shares its address, or it has no IPv4
- * one): the caller multicasts instead. */
-int mmp__mcast_send_to_locked(mmp__engine_t *e, int rank,
-                              const mmp__dgram_hdr_t *h, const void *payload,
-                              size_t n);
-/* Lock held. Bytes of this rank's datagrams the kernel holds unsent
- * (queued at the interface): how long what it sends now will wait. */
-uint64_t mmp__mcast_unsent_locked(mmp__engine_t *e);
-/* Lock held. Counts a repair datagram the layer above sent, to one rank
- * (`unicast`) or to the group, for mmp__mcast_stats. */
-void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);
-/* Lock held. Counts an authentic DATA datagram the layer above ignored:
- * its collective already held that piece (a duplicate), for
- * mmp__mcast_stats. */
-void mmp__mcast_duplicate_locked(mmp__engine_t *e);
 /* Lock held. This rank reserved context `comm_ctx` without a
  * communicator of it: what the channel kept of that context's datagrams
  * is another communicator's, dropped and counted. */
 void mmp__mcast_not_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
+
 /* Loop context, at finalize: closes the channel; *done becomes 1 once it
  * is closed. Then mmp__mcast_free. */
 void mmp__mcast_close(mmp__engine_t *e, int *done);
@@ -854,28 +567,6 @@ void mmp__local_setup(mmp__engine_t *e, const char *const *ident,
 
 /* ---- Communicators (comm.c) -------------------------------------------- */
 
-/* Waits for an internal request (not on the heap) and returns its
- * result. Lock NOT held. */
-int mmp__wait_internal(mmp__engine_t *e, mmp_request_t *r);
-
-/* Lock held. The world rank of a member of `comm` (of the job when NULL)
- * that was lost, or -1. A receive from any source there fails at once
- * (it could wait for that rank for ever); an orderly close does not count. */
-int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm);
-
-/*
- * Waits for *rp, an internal request of the caller's (malloc'd, no
- * callback), until it completes or a member of `comm` is lost. Returns its
- * result, or MMP_EPEERLOST if a member was lost first: the operation may
- * wait for a live rank that gave up on the same loss, so it is not waited
- * for. A receive not yet matched is then cancelled; a transfer already
- * under way finishes in the background, and the runtime frees the request
- * and *own (may be NULL: the buffer it uses, malloc'd) when it does, and
- * sets *rp (and *own) to NULL. Lock NOT held.
- */
-int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
-                    mmp_request_t **rp, void **own);
-
 /* The timeout an operation on `c` that names none of its own takes:
  * mmp_comm_set_timeout's, or for collectives (`coll`) the environment's
  * MINIMP_COLL_TIMEOUT_MS (docs/embedding.md). 0: none. */
@@ -887,42 +578,11 @@ static inline unsigned mmp__comm_timeout(const mmp__engine_t *e,
   return ms > 0 ? ms : coll ? e->cfg.coll.timeout_ms : 0;
 }
 
-/* Comm rank -> world rank. */
-static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
-  return c->world_of != NULL ? c->world_of[r] : r;
-}
-
-/*
- * The node of communicator rank `rank`, for collectives that treat the
- * ranks of one node apart. Ranks share a node when they run on one kernel
- * in the same network and IPC namespaces (docs/transport.md, "When the
- * shared-memory path is chosen"), whether or not MINIMP_SHM lets them use
- * shared memory. Nodes are numbered densely from 0 in the order of their
- * lowest communicator rank, so every rank of `c` computes the same
- * numbers. Where nothing is known (no boot id), every rank is its own
- * node. Any thread; no lock.
- */
-static inline int mmp__comm_node_of(const mmp_comm_t *c, int rank) {
-  assert(rank >= 0 && rank < c->size);
-  return c->node_of != NULL ? c->node_of[rank] : rank;
-}
-
-/* How many nodes the ranks of `c` run on: 1 + the largest node number. */
-static inline int mmp__comm_node_count(const mmp_comm_t *c) {
-  return c->node_of != NULL ? c->nnodes : c->size;
-}
-
 /* Sets c->node_of and c->nnodes from the nodes of `parent`'s ranks:
  * members[i] is the parent rank that becomes rank i of `c`. Returns 0 or
  * MMP_ENOMEM. */
 int mmp__comm_nodes_from(mmp_comm_t *c, const mmp_comm_t *parent,
                          const int *members, int n);
-
-/* Lock held. Work that may outlive its request (arrival_nb's root keeps
- * receiving ARRIVED messages) holds `c`, so that mmp_comm_free only marks
- * it and the last release frees it. */
-void mmp__comm_hold_locked(mmp_comm_t *c);
-void mmp__comm_release_locked(mmp_comm_t *c);
 
 /* Lock held. 0 if this rank has no live communicator of context
  * `comm_ctx` and never will (it is below next_ctx): traffic of that
@@ -943,27 +603,11 @@ void mmp__req_user_free(mmp_request_t *r);
 /* Frees what the layers above keep about `c` (mmp__comm_ext_ops_t). */
 void mmp__comm_ext_free(mmp_comm_t *c);
 
-/* 1 if world rank `w` belongs to `c` (any communicator when NULL). */
-static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
-  return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
-}
+/* ---- Errors (errors.c; the brackets of public calls: runtime/coll_api.h) */
 
-/* ---- Errors (errors.c) ------------------------------------------------- */
-
-/*
- * Bracket a public call that may fail: mmp__api_enter() on entry, and
- * return mmp__api_leave(rc, __func__). When the outermost such call of the
- * thread fails and errors are fatal (mmp_set_errors_fatal), it logs the
- * function and the error and aborts the job; otherwise it returns rc.
- */
-void mmp__api_enter(void);
-int mmp__api_leave(int rc, const char *fn);
 /* mmp_abort(code) with `why` as the reason the launcher reports. Never
  * returns. */
 MMP_NORETURN void mmp__abort_with(int code, const char *why);
-/* The blocking form of a non-blocking call that returned rc and *req:
- * waits for *req if rc is 0, then leaves as mmp__api_leave. */
-int mmp__api_wait(int rc, mmp_request_t **req, const char *fn);
 
 /* ---- Test introspection (debug.c) -------------------------------------- */
 

@@ -576,10 +576,10 @@ static mmp_request_t *drain_new(uint32_t ctx, int peer, int tag) {
 }
 
 /* 1 if sink `k` (MMP__RECV_SINK) takes a message of context `ctx` and tag
- * `tag`: one of its collective's, whatever the phase. */
+ * `tag`: one whose tag agrees with the sink's under its mask. */
 static int sink_takes(const mmp_request_t *k, uint32_t ctx, int tag) {
   return ctx == k->ctx && tag >= 0 &&
-         ((uint32_t)tag >> 8) == ((uint32_t)k->tag >> 8);
+         ((uint32_t)tag & k->tag_mask) == ((uint32_t)k->tag & k->tag_mask);
 }
 
 /* Lock held. Finds and removes the first posted receive matching; a sink
@@ -853,14 +853,16 @@ static int watches_comm(const mmp_request_t *r) {
   return r->peer == MMP_ANY_SOURCE || (r->rflags & MMP__RECV_COMM_LOSS);
 }
 
-void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, uint32_t seq) {
+void mmp__recv_sink_locked(mmp__engine_t *e, uint32_t ctx, int tag,
+                           uint32_t mask) {
   mmp_request_t *k;
   mmp__list_t *it, *tmp;
 
   MMP__ASSERT_LOCKED(e);
-  if ((k = drain_new(ctx, MMP_ANY_SOURCE, MMP__COLL_TAG(seq, 0))) == NULL)
+  if ((k = drain_new(ctx, MMP_ANY_SOURCE, tag)) == NULL)
     return; /* out of memory: late messages stay unexpected */
   k->rflags = MMP__RECV_SINK;
+  k->tag_mask = mask;
   /* What came already goes first, in order. */
   mmp__list_foreach_safe(it, tmp, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);

@@ -86,7 +86,8 @@ static int coll_send(mmp_comm_t *w, const void *buf, size_t len, uint32_t seq,
 /* Lock NOT held. Collective SEQ ends for a lost rank: its sink. */
 static void give_up(mmp_comm_t *w) {
   mmp__lock(mmp__eng);
-  mmp__recv_sink_locked(mmp__eng, w->ctx + 1, SEQ);
+  mmp__recv_sink_locked(mmp__eng, w->ctx + 1, MMP__COLL_TAG(SEQ, 0),
+                        MMP__COLL_SEQ_MASK);
   mmp__unlock(mmp__eng);
 }
 

@@ -163,6 +163,14 @@ static void arr_drive(arr_t *a);
 static void arr_free(arr_t *a);
 static void adapt_record(arr_t *a);
 
+/* The job's ranks: what a poison note names. */
+static int world_size(const mmp__engine_t *e) {
+  mmp__rt_facts_t f;
+
+  mmp__rt_facts(e, &f);
+  return f.world_size;
+}
+
 /* Nothing of this rank's part is under way: no ARRIVED receive posted, no
  * control message or timer outstanding. */
 static int arr_idle(const arr_t *a) {
@@ -718,7 +726,8 @@ static int recv_static(arr_t *a) {
   arr_sub_t *sub;
   int poison, rc, lost;
   /* A parent in poison mode says why: a failure upstream is no mismatch. */
-  int cause = mmp__sched_note_decode(a->group->req.note, a->e->cfg.size, &lost);
+  int cause =
+      mmp__sched_note_decode(a->group->req.note, world_size(a->e), &lost);
 
   if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
       mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
@@ -838,7 +847,8 @@ static void arr_finish(arr_t *a) {
    * would otherwise wait for its CTS for ever. Nothing of this rank's part
    * is posted any more. */
   if (a->err == MMP_EPEERLOST)
-    mmp__recv_sink_locked(a->e, a->comm->ctx + 1, a->seq);
+    mmp__recv_sink_locked(a->e, a->comm->ctx + 1, MMP__COLL_TAG(a->seq, 0),
+                          MMP__COLL_SEQ_MASK);
   creq->status.error = a->err;
   creq->status.bytes = a->err == 0 ? a->len : 0;
   mmp__req_complete_locked(a->e, creq, a->err);
@@ -993,14 +1003,16 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
 static int arrival_times(const mmp__bcast_run_t *run, uint64_t *window,
                          uint64_t *pace) {
   size_t len = (size_t)run->d->len;
+  mmp__rt_facts_t f;
   mmp_netmodel_t nm;
   int rc;
 
   if ((rc = mmp__netmodel_get(run->comm, &nm)) != 0)
     return rc;
   *pace = (uint64_t)((nm.alpha + (double)len * nm.beta) * 1e6);
-  if (run->cfg->coll.arrival_window_us >= 0)
-    *window = (uint64_t)run->cfg->coll.arrival_window_us;
+  mmp__rt_facts(run->e, &f);
+  if (f.coll->arrival_window_us >= 0)
+    *window = (uint64_t)f.coll->arrival_window_us;
   else
     *window = (uint64_t)(mmp__arrival_window(run->comm->size, len, &nm) * 1e6);
   return 0;

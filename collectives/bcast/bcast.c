@@ -49,9 +49,11 @@ static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
  */
 int mmp__auto_mcast_net(mmp_comm_t *comm, const mmp_netmodel_t *nm,
                         mmp__mcast_net_t *mc) {
+  mmp__rt_facts_t f;
+
   memset(mc, 0, sizeof(*mc));
-  if (mmp__eng->cfg.mcast != MMP__MCAST_ON ||
-      !mmp__bcast_mcast_considered(comm->size, nm))
+  mmp__rt_facts(mmp__eng, &f);
+  if (f.mcast != MMP__MCAST_ON || !mmp__bcast_mcast_considered(comm->size, nm))
     return 0;
   return mmp__mcast_net(comm, mc);
 }
@@ -106,11 +108,11 @@ static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
  * fit the receivers' eager buffers (half, for whatever else is
  * unexpected) and one frame, else arrival_b. */
 static int arrival_alg(size_t len) {
-  const mmp__config_t *cfg = &mmp__eng->cfg;
+  mmp__rt_facts_t f;
 
-  return len <= cfg->eager_buffer / 2 && len <= cfg->max_frame
-             ? MMP_BCAST_ARRIVAL_NB
-             : MMP_BCAST_ARRIVAL_B;
+  mmp__rt_facts(mmp__eng, &f);
+  return len <= f.eager_buffer / 2 && len <= f.max_frame ? MMP_BCAST_ARRIVAL_NB
+                                                         : MMP_BCAST_ARRIVAL_B;
 }
 
 /* Lets d->alg's row settle what `o` left open (AUTO's pick when
@@ -126,7 +128,6 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
   env.comm = comm;
   env.p = comm->size;
   env.auto_pick = auto_pick;
-  env.cfg = &mmp__eng->cfg;
   env.alg_of = mmp__bcast_alg;
   env.choose = mmp__bcast_choose;
   env.choose_flat = mmp__bcast_choose_flat;
@@ -144,7 +145,7 @@ static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
 static unsigned bcast_timeout(const mmp_comm_t *comm,
                               const mmp_bcast_opts_t *o) {
   return o->timeout_ms > 0 ? o->timeout_ms
-                           : mmp__comm_timeout(mmp__eng, comm, 1);
+                           : mmp__rt_coll_timeout(mmp__eng, comm);
 }
 
 /* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN) for the static
@@ -195,7 +196,7 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
                         const mmp__bcast_desc_t *stat, int pays, int peek,
                         mmp__bcast_desc_t *arr) {
   size_t len = (size_t)stat->len;
-  const mmp__config_t *cfg = &mmp__eng->cfg;
+  mmp__rt_facts_t f;
   double *hist =
       malloc(MMP__ADAPT_HISTORY * (size_t)comm->size * sizeof(double));
   double window, took[MMP__ADAPT_HISTORY], arr_took[MMP__ADAPT_HISTORY];
@@ -217,8 +218,9 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
     return rc;
   }
   n = mmp__coll_adapt_read(comm, len, hist, took, arr_took, &prev, was);
-  window = cfg->coll.arrival_window_us >= 0
-               ? cfg->coll.arrival_window_us * 1e-6
+  mmp__rt_facts(mmp__eng, &f);
+  window = f.coll->arrival_window_us >= 0
+               ? f.coll->arrival_window_us * 1e-6
                : mmp__arrival_window(comm->size, len, &nm);
   nb = arr->alg == MMP_BCAST_ARRIVAL_NB;
   /* The model as this root's own static broadcasts bore it out, and as
@@ -307,7 +309,6 @@ static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
   run.comm = comm;
   run.buf = buf;
   run.mode = o->mode;
-  run.cfg = &mmp__eng->cfg;
   run.alg_of = mmp__bcast_alg;
   run.build = mmp__bcast_build;
   run.adaptive = 1;
@@ -376,7 +377,6 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     run.buf = buf;
     run.d = &d;
     run.mode = o->mode;
-    run.cfg = &mmp__eng->cfg;
     run.alg_of = mmp__bcast_alg;
     run.build = mmp__bcast_build;
     run.timeout_ms = bcast_timeout(comm, o);

@@ -77,8 +77,6 @@
 #include "collectives/core/collectives.h"
 
 #define PH_ACK 1
-#define PH_GATHER 2 /* detection: each rank's verdict to rank 0 */
-#define PH_VERDICT 3
 #define PH_WATCH 4 /* a receive from the root that nothing ever matches */
 
 /* The pace where there is no model: a communicator of one rank, which
@@ -110,11 +108,6 @@
 #define UNICAST_TRIES 2u
 /* A NACK's flag: it also asks for every datagram after its bitmap. */
 #define NACK_F_TAIL 1u
-/* Availability probes: one every PROBE_MS, at least PROBE_MIN from each
- * rank, so that the agreed loss rests on about PROBE_MIN (p - 1) probes
- * a rank, p of those in all. */
-#define PROBE_MS 2u
-#define PROBE_MIN 8
 
 /* The root's record of a datagram's repairs. */
 struct rep_s {
@@ -687,321 +680,21 @@ static void mc_req_free(mmp_request_t *r) {
   mmp__unlock(e);
 }
 
-/* ---- Availability -------------------------------------------------------- */
-
-typedef struct probe_s {
-  mmp__engine_t *e;
-  mmp_comm_t *comm;
-  mmp__mcast_listener_t l;
-  mmp__deadline_t tick;
-  uint8_t *heard; /* by comm rank */
-  uint32_t *got;  /* by comm rank: probes heard, then the highest index + 1 */
-  int nheard;
-  int sent;
-  int stop;
-  uint32_t pmax; /* smallest payload_max heard, ours included */
-} probe_t;
-
-static void probe_heard(void *arg, const mmp__dgram_hdr_t *h,
-                        const uint8_t *payload, size_t n) {
-  probe_t *pr = arg;
-  const mmp_comm_t *c = pr->comm;
-  int r;
-
-  if (h->kind != MMP__DG_PROBE || n < 8 || !mmp__comm_has(c, (int)h->src))
-    return;
-  r = c->local_of != NULL ? c->local_of[h->src] : (int)h->src;
-  if (r < 0 || r >= c->size)
-    return;
-  /* The loss AUTO prices: probes missing below the highest index heard.
-   * A replayed index counts once more at most, which only lowers it. */
-  pr->got[2 * r]++;
-  if (mmp__get_u32(payload + 4) < UINT32_MAX - 1 &&
-      mmp__get_u32(payload + 4) + 1 > pr->got[2 * r + 1])
-    pr->got[2 * r + 1] = mmp__get_u32(payload + 4) + 1;
-  if (pr->heard[r])
-    return;
-  pr->heard[r] = 1;
-  pr->nheard++;
-  if (mmp__get_u32(payload) < pr->pmax)
-    pr->pmax = mmp__get_u32(payload);
-  mmp__engine_notify_locked(pr->e);
-}
-
-/* Loop context, lock held: a probe every PROBE_MS until told to stop. */
-static void probe_tick(void *arg) {
-  probe_t *pr = arg;
-  mmp__dgram_hdr_t h;
-  uint8_t pm[8];
-
-  if (pr->stop)
-    return;
-  memset(&h, 0, sizeof(h));
-  h.kind = MMP__DG_PROBE;
-  h.ctx = pr->l.ctx;
-  h.seq = pr->l.seq;
-  mmp__put_u32(pm, (uint32_t)mmp__mcast_payload(pr->e));
-  mmp__put_u32(pm + 4, (uint32_t)pr->sent);
-  /* A probe the kernel refused was never on the network: its index is
-   * used again, so that it does not count as lost. */
-  if (mmp__mcast_send_locked(pr->e, &h, pm, sizeof(pm)) == 0)
-    pr->sent++;
-  mmp__engine_notify_locked(pr->e);
-  mmp__deadline_start_locked(pr->e, &pr->tick, PROBE_MS, probe_tick, pr);
-}
-
-typedef struct probe_wait_s {
-  probe_t *pr;
-  uint64_t until;
-} probe_wait_t;
-
-static int probe_enough(void *arg) {
-  probe_wait_t *w = arg;
-
-  return (w->pr->nheard >= w->pr->comm->size - 1 && w->pr->sent >= PROBE_MIN) ||
-         uv_hrtime() >= w->until;
-}
-
-/* What the ranks agree on after detection, as agree() combines it. */
-enum { AG_OK, AG_PL, AG_LOST, AG_SENT, AG_BAD, AG_WORDS };
-
-/* Rank 0's verdict from one rank's words: the AND of the first, the
- * least of the second, the sums of the others (saturating): probes lost
- * and sent, ranks whose MINIMP_MCAST_GROUP is of the wrong family. */
-static void agree_fold(uint32_t *v, const uint8_t *in) {
-  uint32_t x;
-  int k;
-
-  if (mmp__get_u32(in + 4 * AG_OK) == 0)
-    v[AG_OK] = 0;
-  if (mmp__get_u32(in + 4 * AG_PL) < v[AG_PL])
-    v[AG_PL] = mmp__get_u32(in + 4 * AG_PL);
-  for (k = AG_LOST; k < AG_WORDS; k++) {
-    x = mmp__get_u32(in + 4 * k);
-    v[k] = v[k] > UINT32_MAX - x ? UINT32_MAX : v[k] + x;
-  }
-}
-
-/* Lock NOT held: a blocking exchange over the point-to-point path. Rank 0
- * gathers every rank's AG_WORDS words and sends back the verdict
- * (agree_fold), which every rank then holds in v. */
-static int agree(mmp_comm_t *comm, uint32_t seq, uint32_t v[AG_WORDS]) {
-  enum { N = 4 * AG_WORDS };
-  mmp__engine_t *e = mmp__eng;
-  uint8_t mine[N], *all = NULL;
-  mmp_request_t r, *rs = NULL;
-  int i, k, rc = 0;
-
-  memset(&r, 0, sizeof(r)); /* no completion callback */
-  for (k = 0; k < AG_WORDS; k++)
-    mmp__put_u32(mine + 4 * k, v[k]);
-  if (comm->rank != 0) {
-    rc = mmp__isend(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, 0),
-                    MMP__COLL_TAG(seq, PH_GATHER), MMP_SEND_EAGER, &r);
-    if (rc == 0)
-      rc = mmp__wait_internal(e, &r);
-    memset(&r, 0, sizeof(r));
-    if (rc == 0)
-      rc = mmp__irecv(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, 0),
-                      MMP__COLL_TAG(seq, PH_VERDICT), &r);
-    if (rc == 0)
-      rc = mmp__wait_internal(e, &r);
-    for (k = 0; k < AG_WORDS; k++)
-      v[k] = mmp__get_u32(mine + 4 * k);
-    return rc;
-  }
-  all = calloc((size_t)comm->size, N);
-  rs = calloc((size_t)comm->size, sizeof(*rs));
-  if (all == NULL || rs == NULL) {
-    free(all);
-    free(rs);
-    return MMP_ENOMEM;
-  }
-  for (i = 1; i < comm->size && rc == 0; i++)
-    rc = mmp__irecv(e, comm, comm->ctx + 1, all + N * i, N,
-                    mmp__comm_world(comm, i), MMP__COLL_TAG(seq, PH_GATHER),
-                    &rs[i]);
-  for (i = 1; i < comm->size; i++) {
-    int w = mmp__wait_internal(e, &rs[i]);
-    if (rc == 0 && w != 0)
-      rc = w;
-    agree_fold(v, all + N * i);
-  }
-  if (rc != 0)
-    v[AG_OK] = 0;
-  for (k = 0; k < AG_WORDS; k++)
-    mmp__put_u32(mine + 4 * k, v[k]);
-  memset(rs, 0, (size_t)comm->size * sizeof(*rs));
-  for (i = 1; i < comm->size; i++) {
-    int w =
-        mmp__isend(e, comm, comm->ctx + 1, mine, N, mmp__comm_world(comm, i),
-                   MMP__COLL_TAG(seq, PH_VERDICT), MMP_SEND_EAGER, &rs[i]);
-    if (w == 0)
-      w = mmp__wait_internal(e, &rs[i]);
-    if (rc == 0)
-      rc = w;
-  }
-  free(all);
-  free(rs);
-  return rc;
-}
-
-/* This rank's tally of probes lost and sent to it, from pr->got. */
-static void probe_tally(const probe_t *pr, uint32_t v[AG_WORDS]) {
-  int r;
-
-  for (r = 0; r < pr->comm->size; r++)
-    if (pr->got[2 * r + 1] > pr->got[2 * r]) {
-      v[AG_LOST] += pr->got[2 * r + 1] - pr->got[2 * r];
-      v[AG_SENT] += pr->got[2 * r + 1];
-    } else {
-      v[AG_SENT] += pr->got[2 * r];
-    }
-}
-
-/* Lock NOT held: the probes, once every rank has the channel open. 1 if
- * this rank heard every other within 500 ms. */
-static int probe_run(mmp_comm_t *comm, probe_t *pr, uint32_t seq) {
-  mmp__engine_t *e = pr->e;
-  probe_wait_t w;
-  int ok;
-
-  pr->l.comm = comm;
-  pr->l.ctx = comm->ctx + 1;
-  pr->l.seq = seq;
-  pr->l.cb = probe_heard;
-  pr->l.arg = pr;
-  mmp__lock(e);
-  pr->heard[comm->rank] = 1;
-  mmp__mcast_listen_locked(e, &pr->l);
-  mmp__deadline_start_locked(e, &pr->tick, 0, probe_tick, pr);
-  mmp__unlock(e);
-  w.pr = pr;
-  w.until = uv_hrtime() + 500 * 1000000ull;
-  mmp__progress_until(e, probe_enough, &w);
-  mmp__lock(e);
-  ok = pr->nheard >= comm->size - 1;
-  mmp__unlock(e);
-  return ok;
-}
-
-/* The verdict kept for the communicator, and its log line. */
-static int usable_keep(mmp_comm_t *comm, mmp__coll_state_t *st,
-                       const uint32_t v[AG_WORDS], int bad) {
-  mmp__engine_t *e = mmp__eng;
-
-  st->mcast = v[AG_BAD] > 0 ? -2 : v[AG_OK] && v[AG_PL] >= 64 ? 1 : -1;
-  st->mcast_payload = v[AG_PL];
-  st->mcast_loss = v[AG_SENT] > 0 ? (double)v[AG_LOST] / v[AG_SENT] : 0;
-  st->mcast_extra = mmp__mcast_ip_udp(e) + ETH_HDR;
-  /* A misconfigured rank has said why already (mmp__mcast_open). */
-  if (st->mcast == -2 && !bad)
-    MMP__LOG(MMP__LOG_ERROR,
-             "multicast is misconfigured on %u of the %d ranks of this "
-             "communicator: MINIMP_MCAST_GROUP is not of the family of "
-             "their addresses (IPv4 or IPv6)",
-             v[AG_BAD], comm->size);
-  else if (st->mcast == -1)
-    MMP__LOG(e->cfg.mcast == MMP__MCAST_ON ? MMP__LOG_WARN : MMP__LOG_DEBUG,
-             "multicast is not usable on this communicator of %d ranks "
-             "(some rank did not hear every other)",
-             comm->size);
-  else if (st->mcast > 0)
-    MMP__LOG(MMP__LOG_DEBUG,
-             "multicast on a communicator of %d ranks: %u-byte datagrams, "
-             "%u of %u probes lost",
-             comm->size, v[AG_PL], v[AG_LOST], v[AG_SENT]);
-  return st->mcast > 0 ? 0 : st->mcast == -2 ? MMP_EINVAL : MMP_ENOTSUP;
-}
-
-int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload) {
-  mmp__coll_state_t *st = mmp__coll_state(comm);
-  mmp__engine_t *e = mmp__eng;
-  probe_t pr;
-  uint32_t v[AG_WORDS], seq, ok, bad;
-  int rc;
-
-  if (st == NULL)
-    return MMP_ENOMEM;
-  if (st->mcast != 0) {
-    *payload = st->mcast_payload;
-    return st->mcast > 0 ? 0 : st->mcast == -2 ? MMP_EINVAL : MMP_ENOTSUP;
-  }
-  if (comm->size == 1) {
-    st->mcast = -1;
-    return MMP_ENOTSUP;
-  }
-  mmp__lock(e);
-  seq = comm->coll_seq++;
-  mmp__unlock(e);
-  rc = mmp__mcast_open(e);
-  ok = rc == 0;
-  bad = rc == MMP_EINVAL;
-  memset(&pr, 0, sizeof(pr));
-  pr.e = e;
-  pr.comm = comm;
-  pr.pmax = (uint32_t)mmp__mcast_payload(e);
-  /* Everyone starts listening at about the same time: a barrier over
-   * TCP first, so that no rank gives up on one that was merely late. A
-   * rank misconfigured says so here, and nobody probes. */
-  memset(v, 0, sizeof(v));
-  v[AG_OK] = 1;
-  v[AG_PL] = pr.pmax;
-  v[AG_BAD] = bad;
-  rc = agree(comm, seq, v);
-  if (rc == 0 && ok && v[AG_BAD] == 0) {
-    pr.heard = calloc((size_t)comm->size, 1);
-    pr.got = calloc(2 * (size_t)comm->size, sizeof(*pr.got));
-    if (pr.heard == NULL || pr.got == NULL)
-      rc = MMP_ENOMEM;
-    else
-      ok = probe_run(comm, &pr, seq);
-  }
-  /* A second sequence number keeps the verdict apart from the barrier. */
-  memset(v, 0, sizeof(v));
-  v[AG_OK] = ok;
-  v[AG_PL] = pr.pmax;
-  v[AG_BAD] = bad;
-  if (rc == 0) {
-    mmp__lock(e);
-    seq = comm->coll_seq++;
-    if (pr.got != NULL)
-      probe_tally(&pr, v);
-    mmp__unlock(e);
-    rc = agree(comm, seq, v);
-  }
-  if (pr.heard != NULL) {
-    mmp__lock(e);
-    pr.stop = 1;
-    mmp__deadline_stop_locked(e, &pr.tick);
-    mmp__mcast_unlisten_locked(e, &pr.l);
-    mmp__unlock(e);
-  }
-  free(pr.heard);
-  free(pr.got);
-  if (rc != 0)
-    return rc;
-  *payload = v[AG_PL];
-  return usable_keep(comm, st, v, (int)bad);
-}
-
 int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out) {
-  mmp__coll_state_t *st;
-  size_t pl = 0;
-  int rc = mmp__mcast_usable(comm, &pl);
+  mmp__mcast_verdict_t v;
+  int rc = mmp__mcast_usable(comm, &v);
 
   memset(out, 0, sizeof(*out));
-  st = mmp__coll_state(comm);
   /* Misconfigured was logged as an error on every rank; AUTO does
    * without multicast, as where it is unusable. */
-  if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && st != NULL && st->mcast == -2))
+  if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && comm->mcast.state == -2))
     return 0;
   if (rc != 0)
     return rc;
   out->usable = 1;
-  out->payload = pl;
-  out->loss = st->mcast_loss;
-  out->extra = st->mcast_extra;
+  out->payload = v.payload;
+  out->loss = v.loss;
+  out->extra = v.extra;
   return 0;
 }
 
@@ -1015,18 +708,23 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   double beta = DEFAULT_BETA, burst = 0;
   mmp_netmodel_t nm;
   size_t pl, extra = MMP__DGRAM_IP_UDP + ETH_HDR;
+  mmp__mcast_verdict_t v;
+  mmp__rt_facts_t f;
   mc_t *m;
   int rc, i;
 
   *out = NULL;
   MMP__ASSERT_UNLOCKED(e);
+  mmp__rt_facts(e, &f);
   /* A broadcast to nobody needs no channel: it completes at once. */
   if (comm->size == 1)
     pl = 1024;
-  else if ((rc = mmp__mcast_usable(comm, &pl)) != 0)
+  else if ((rc = mmp__mcast_usable(comm, &v)) != 0)
     return rc;
-  else
-    extra = mmp__coll_state(comm)->mcast_extra;
+  else {
+    pl = v.payload;
+    extra = v.extra;
+  }
   /* The pace comes from the model, measured now (collectively, once per
    * communicator) if nobody has yet. */
   if (comm->size > 1 && (rc = mmp__netmodel_get(comm, &nm)) != 0)
@@ -1055,7 +753,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->extra = extra;
   m->npk = (uint32_t)((m->len + pl - 1) / pl);
   m->eager = run->mode == MMP_SEND_EAGER ||
-             (run->mode == MMP_SEND_AUTO && m->len <= run->cfg->eager_limit);
+             (run->mode == MMP_SEND_AUTO && m->len <= f.eager_limit);
   m->bits = calloc(((size_t)m->npk + 7) / 8 + 1, 1);
   if (m->bits == NULL || (m->me == m->root && m->eager && m->len > 0 &&
                           (m->copy = malloc(m->len)) == NULL)) {
@@ -1083,8 +781,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->burst0 = burst < (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + extra)
                   ? burst
                   : (double)WINDOW_MAX * (double)(pl + MMP__DGRAM_HDR + extra);
-  m->limit_ms =
-      run->timeout_ms > 0 ? run->timeout_ms : run->cfg->mcast_timeout_ms;
+  m->limit_ms = run->timeout_ms > 0 ? run->timeout_ms : f.mcast_timeout_ms;
   m->idle_ms = NACK_GAP_MS;
   m->nacker = WHO_NONE;
   for (i = 1; i <= 2; i++)

@@ -203,11 +203,13 @@ static int symmetric_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
                              const mmp__bcast_env_t *env) {
   size_t min = MMP__SYMMETRIC_MIN_DEFAULT,
          seg = env->auto_pick ? 0 : o->segment;
+  mmp__rt_facts_t f;
   mmp_netmodel_t nm;
   int rc;
 
-  if (!env->auto_pick && env->cfg->coll.bcast_sym_min >= 0)
-    min = (size_t)env->cfg->coll.bcast_sym_min;
+  mmp__rt_facts(mmp__eng, &f);
+  if (!env->auto_pick && f.coll->bcast_sym_min >= 0)
+    min = (size_t)f.coll->bcast_sym_min;
   if (d->len < min) {
     d->alg = MMP_BCAST_FLAT;
     seg = 0;

@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/internal.h"
+#include "runtime/coll_api.h"
 
 /* ---- Groups: the ranks an algorithm runs over ------------------------- */
 
@@ -512,7 +512,6 @@ typedef struct mmp__bcast_env_s {
   mmp_comm_t *comm; /* for the network model (collective on first use) */
   int p;
   int auto_pick; /* AUTO chose the algorithm */
-  const mmp__config_t *cfg;
   /* The row of algorithm `id`, or NULL: mmp__bcast_alg. */
   const struct mmp__bcast_alg_s *(*alg_of)(int id);
   /* The best static algorithm for q ranks: mmp__bcast_choose. */
@@ -534,7 +533,6 @@ typedef struct mmp__bcast_run_s {
   void *buf;
   const mmp__bcast_desc_t *d;
   unsigned mode;
-  const mmp__config_t *cfg;
   /* The row of algorithm `id`, or NULL (bcast_algs.c). */
   const struct mmp__bcast_alg_s *(*alg_of)(int id);
   /* Builds a static broadcast for the whole communicator (bcast_algs.c). */
@@ -961,23 +959,7 @@ typedef struct mmp__coll_state_s {
     int alg;
   } log[MMP__COLL_LOG];
   unsigned nlog;
-  int mcast;            /* multicast here: 1 usable, -1 not, -2 some rank's
-                           MINIMP_MCAST_GROUP is of the wrong family, 0 not
-                           tried */
-  size_t mcast_payload; /* payload bytes of a datagram all ranks take */
-  double mcast_loss;    /* probe datagrams lost, the agreed fraction */
-  size_t mcast_extra;   /* mmp__mcast_net_t's extra */
 } mmp__coll_state_t;
-
-/*
- * Lock NOT held. Whether multicast works on `comm`, detected on the first
- * call, collectively: every rank must call it at the same point
- * (bcast_multicast.c). 0 with *payload the datagram payload every rank
- * uses, MMP_ENOTSUP, MMP_EINVAL on every rank where some rank's
- * MINIMP_MCAST_GROUP is not of its addresses' family (mmp__mcast_open),
- * or an error of the point-to-point exchange.
- */
-int mmp__mcast_usable(mmp_comm_t *comm, size_t *payload);
 
 /* Lock NOT held. Multicast on `comm` as AUTO prices it: runs the
  * availability check as mmp__mcast_usable does (collective on the first

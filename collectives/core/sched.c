@@ -45,6 +45,14 @@ static void sop_done(mmp_request_t *r, void *arg);
 static void sched_fail(mmp__sched_t *s, int err, int rank);
 static void free_plan(mmp__sop_t *ops, mmp__sexec_t *x, int nops);
 
+/* The job's ranks: what a poison note names. */
+static int world_size(const mmp__engine_t *e) {
+  mmp__rt_facts_t f;
+
+  mmp__rt_facts(e, &f);
+  return f.world_size;
+}
+
 /* ---- Building ----------------------------------------------------------- */
 
 static mmp__sched_t *sched_alloc(int p, int me, void *buf, size_t len,
@@ -87,7 +95,7 @@ int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
   rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
   if (rc != 0)
     return rc;
-  (*out)->timeout_ms = mmp__comm_timeout(e, comm, 1);
+  (*out)->timeout_ms = mmp__rt_coll_timeout(e, comm);
   /* The sequence number is taken only once nothing can fail. */
   mmp__lock(e);
   (*out)->seq = comm->coll_seq++;
@@ -721,7 +729,8 @@ void mmp__sched_abandon_locked(mmp__sched_t *s, int err) {
  * and a rendezvous sender waiting for this rank's CTS for ever. */
 static void sched_sink_if_lost(const mmp__sched_t *s, int err) {
   if (err == MMP_EPEERLOST)
-    mmp__recv_sink_locked(s->e, s->ctx, s->seq);
+    mmp__recv_sink_locked(s->e, s->ctx, MMP__COLL_TAG(s->seq, 0),
+                          MMP__COLL_SEQ_MASK);
 }
 
 static void sched_abort(mmp__sched_t *s, int err, int rank) {
@@ -866,7 +875,7 @@ static int fail_world(const mmp__sched_t *s, int peer) {
  * poison mode and says why. Returns 1 if there was one. */
 static int note_arrived(mmp__sched_t *s, const mmp__sop_t *op,
                         const mmp__sexec_t *x) {
-  int rank, err = mmp__sched_note_decode(x->req.note, s->e->cfg.size, &rank);
+  int rank, err = mmp__sched_note_decode(x->req.note, world_size(s->e), &rank);
 
   if (err == 0)
     return 0;

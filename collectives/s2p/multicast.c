@@ -107,7 +107,6 @@ static int start_one(const mmp__s2p_run_t *run, const mmp__bcast_alg_t *b,
   br.buf = run->buf + x->off[j];
   br.d = &d;
   br.mode = run->mode;
-  br.cfg = &run->e->cfg;
   br.alg_of = run->bcast_of;
   br.timeout_ms = run->timeout_ms;
   br.pace_share = x->ns;

@@ -95,7 +95,7 @@ static int s2p_start_dynamic(const s2p_args_t *a, const mmp__s2p_t *x,
   run.mode = a->o->mode;
   run.timeout_ms = a->o->timeout_ms > 0
                        ? a->o->timeout_ms
-                       : mmp__comm_timeout(mmp__eng, a->comm, 1);
+                       : mmp__rt_coll_timeout(mmp__eng, a->comm);
   run.bcast_of = mmp__bcast_alg;
   if (out != NULL) {
     run.fini = s2p_out_fini;

@@ -414,6 +414,7 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
 static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
   mmp__engine_t *e = mmp__eng;
   double model[MODEL_FIGURES] = {0}, large = 0, burst = 0, gap = 0;
+  mmp__rt_facts_t facts;
   layout_t l;
   uint32_t seq;
   int rc, mixed;
@@ -460,7 +461,8 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
     /* Measured, so never 0 (unknown); never above a whole message. */
     model[7] = fmin(fmax(model[7], 1e-7), model[0]);
     mmp__lock(e);
-    model[3] = e->cfg.cpus_shared;
+    mmp__rt_facts(e, &facts);
+    model[3] = facts.cpus_shared;
     mmp__unlock(e);
     /* The reductions' arithmetic (coll_gamma.c). */
     model[4] = mmp__measure_gamma();
@@ -524,11 +526,14 @@ static void fit_layout(const mmp_comm_t *comm, mmp_netmodel_t *nm) {
 }
 
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
-  const mmp__coll_config_t *cc = &mmp__eng->cfg.coll;
+  mmp__rt_facts_t facts;
+  const mmp__coll_config_t *cc;
   mmp__coll_state_t *st;
   int rc;
 
   MMP__ASSERT_UNLOCKED(mmp__eng); /* measuring waits on the network */
+  mmp__rt_facts(mmp__eng, &facts);
+  cc = facts.coll;
   if (cc->net_profile) {
     out->alpha = cc->net_alpha_us * 1e-6;
     out->beta = cc->net_beta_ns * 1e-9;
