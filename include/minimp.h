@@ -910,8 +910,8 @@ MMP_EXTERN int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
 /* Non-blocking barrier: *req completes once every rank has called it. */
 MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
 
-/* An algorithm's name ("ring", "rabenseifner", ...) for collective
- * `coll` (the MMP_COLL_* below); NULL for an unknown number. */
+/* The collectives, as the calls that list and select algorithms name
+ * them. */
 enum {
   MMP_COLL_ALLREDUCE = 1,
   MMP_COLL_REDUCE = 2,
@@ -920,8 +920,25 @@ enum {
   MMP_COLL_SCATTER = 5,
   MMP_COLL_ALLGATHER = 6,
   MMP_COLL_ALLTOALL = 7,
+  MMP_COLL_BCAST = 8,
+  MMP_COLL_S2P = 9,
+  MMP_COLL_BARRIER = 10,
+  /* One past the data collectives of mmp_coll_opts_t (1..7). */
   MMP_COLL_COUNT = 8
 };
+
+/* The options an algorithm takes (mmp_alg_info_t.options): the fields of
+ * its options it reads. mode and timeout_ms apply to every algorithm. */
+#define MMP_OPT_SEGMENT 0x1u /* segment: bytes per segment */
+#define MMP_OPT_RADIX 0x2u   /* radix: a tree's children per level */
+#define MMP_OPT_GROUPS 0x4u  /* groups: how many groups it forms */
+#define MMP_OPT_INNER 0x8u   /* inner: the algorithm inside each group */
+#define MMP_OPT_OUTER 0x10u  /* outer: the algorithm between their leaders */
+#define MMP_OPT_ROWS 0x20u   /* rows: a logical grid's rows */
+#define MMP_OPT_WINDOW 0x40u /* window: exchanges in flight */
+
+/* An algorithm's name ("ring", "rabenseifner", ...) for collective
+ * `coll` (the MMP_COLL_* above); NULL for an unknown number. */
 MMP_EXTERN const char *mmp_coll_alg_name(int coll, int alg);
 /* The number of an algorithm name of `coll`, or MMP_EINVAL. */
 MMP_EXTERN int mmp_coll_alg_from_name(int coll, const char *name);

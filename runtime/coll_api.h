@@ -218,6 +218,13 @@ struct mmp_comm_s {
   mmp__list_t live;           /* on engine.comms until freed (lock) */
 };
 
+/* A request handed to the user takes a reference on its communicator
+ * (refs) when it starts, and drops it when it is freed: mmp_comm_free of
+ * a communicator with requests still out only marks it. Lock NOT held. */
+static inline void mmp__comm_ref(mmp_comm_t *c) {
+  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
 /* Tags in a communicator's collective context (ctx + 1), which user
  * messages never carry: 23 bits of the collective's sequence number and 8
  * bits of phase, always >= 0. */

@@ -589,12 +589,6 @@ int mmp__comm_nodes_from(mmp_comm_t *c, const mmp_comm_t *parent,
  * context is another communicator's. */
 int mmp__comm_ctx_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
 
-/* A request handed to the user takes a reference on its communicator
- * (refs) when it starts, and drops it when it is freed: mmp_comm_free of
- * a communicator with requests still out only marks it. Lock NOT held. */
-static inline void mmp__comm_ref(mmp_comm_t *c) {
-  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
-}
 void mmp__comm_unref(mmp_comm_t *c);
 /* Frees a request handed to the user: its destructor, its reference on
  * its communicator, its memory. Lock NOT held. */

@@ -22,7 +22,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
+#include "collectives/core/state.h"
 #include "mr_common.h"
 
 #define LEN (256 * 1024)
@@ -61,7 +62,11 @@ static void auto_bcast(int root, long late_us, uint64_t seed) {
  * sequence number (a receiver logs when its first message arrives, so
  * broadcasts in flight at once log in any order). */
 static int my_log(uint32_t *seq, int *alg) {
-  int n = mmp__coll_log_get(mmp_comm_world(), seq, alg, MMP__COLL_LOG), i, j;
+  const mmp__alg_t *row[MMP__COLL_LOG];
+  int n = mmp__coll_log_get(mmp_comm_world(), seq, row, MMP__COLL_LOG), i, j;
+
+  for (i = 0; i < n; i++)
+    alg[i] = mmp__alg_index(&mmp__bcast_family, row[i]);
 
   for (i = 1; i < n; i++)
     for (j = i; j > 0 && seq[j - 1] > seq[j]; j--) {

@@ -19,7 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
+#include "collectives/core/state.h"
 #include "mr_common.h"
 
 #define LEN (64 * 1024)
@@ -58,14 +59,15 @@ static int selected(void) {
 /* The last broadcast this rank logged. */
 static int last_ran(void) {
   uint32_t seq[MMP__COLL_LOG];
-  int alg[MMP__COLL_LOG], n, i, last = 0;
+  const mmp__alg_t *alg[MMP__COLL_LOG];
+  int n, i, last = 0;
 
   n = mmp__coll_log_get(mmp_comm_world(), seq, alg, MMP__COLL_LOG);
   assert_true(n > 0);
   for (i = 1; i < n; i++)
     if (seq[i] > seq[last])
       last = i;
-  return alg[last];
+  return mmp__alg_index(&mmp__bcast_family, alg[last]);
 }
 
 /* Every rank ran `want` for the last broadcast (rank 0 says what). */
@@ -89,9 +91,9 @@ static void assert_all_ran(int want) {
 static void test_rested_and_drained(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_netmodel_t nm;
-  int rested, drained, groups, i;
+  mmp__desc_t d;
+  int rested, drained, i;
   long refill_us;
-  size_t seg;
   (void)state;
 
   if (mr_size() < 3)
@@ -99,8 +101,12 @@ static void test_rested_and_drained(void **state) {
   assert_int_equal(mmp_comm_netmodel(w, &nm), 0);
   assert_true(nm.burst > 0);
   refill_us = (long)(nm.burst * nm.beta * 1e6);
-  mmp__bcast_choose_auto(mr_size(), LEN, &nm, &rested, &seg, &groups);
-  mmp__bcast_choose_drained(mr_size(), LEN, &nm, &drained, &seg, &groups);
+  memset(&d, 0, sizeof(d));
+  mmp__bcast_choose_auto(mr_size(), LEN, &nm, NULL, &d);
+  rested = mmp__alg_index(&mmp__bcast_family, d.alg);
+  memset(&d, 0, sizeof(d));
+  mmp__bcast_choose_drained(mr_size(), LEN, &nm, &d);
+  drained = mmp__alg_index(&mmp__bcast_family, d.alg);
   /* The profile is chosen so that the two prices disagree. */
   assert_int_not_equal(rested, drained);
 

@@ -39,7 +39,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/core/state.h"
 #include "minimp.h"
 #include "coll_ref.h"
 #include "mr_common.h"
@@ -775,12 +775,12 @@ static void test_auto_cache_matches_model(void **state) {
         if (n && !reducing)
           continue;
         /* Uncached: the model's answer. */
-        memset(st->coll_auto, 0, sizeof(st->coll_auto));
+        memset(st->autos, 0, sizeof(st->autos));
         assert_int_equal(
             mmp_coll_select(w, coll, counts[k], t, op, &fresh[coll][k][n]), 0);
-        hits = st->coll_auto_hits;
+        hits = st->auto_hits;
         assert_int_equal(mmp_coll_select(w, coll, counts[k], t, op, &o), 0);
-        assert_int_equal(st->coll_auto_hits, hits + 1);
+        assert_int_equal(st->auto_hits, hits + 1);
         assert_int_equal(o.algorithm, fresh[coll][k][n].algorithm);
         assert_int_equal(o.segment, fresh[coll][k][n].segment);
       }
@@ -805,10 +805,10 @@ static void test_auto_cache_matches_model(void **state) {
   assert_int_equal(
       mmp_coll_select(w, MMP_COLL_ALLREDUCE, 1000, MMP_FLOAT, MMP_SUM, &o), 0);
   st->net_gen++;
-  hits = st->coll_auto_hits;
+  hits = st->auto_hits;
   assert_int_equal(
       mmp_coll_select(w, MMP_COLL_ALLREDUCE, 1000, MMP_FLOAT, MMP_SUM, &o), 0);
-  assert_int_equal(st->coll_auto_hits, hits);
+  assert_int_equal(st->auto_hits, hits);
   assert_int_equal(mmp_op_free(&nc), 0);
 }
 

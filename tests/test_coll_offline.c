@@ -32,7 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/core/call.h"
+#include "collectives/registry.h"
+#include "collectives/select/auto.h"
+
+/* The row of collective MMP_COLL_<coll> named `name`. */
+#define R(coll, name) mmp__alg_find(mmp__family_of(MMP_COLL_##coll), #name)
 
 static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0, 0.3e-9};
 static long messages_seen, runs;
@@ -112,10 +117,11 @@ static int reducing(int coll) {
 /* ---- One run: every rank's schedule ---------------------------------- */
 
 typedef struct run_s {
-  int coll, alg, p, root, op, noncomm;
+  int coll, p, root, op, noncomm;
+  const mmp__alg_t *alg;
   size_t count, esize, seg;
   mmp__sched_t **s;
-  mmp__coll_arg_t *a;
+  mmp__arg_t *a;
   size_t **lay; /* per rank: cnt, dsp, scnt, sdsp (4p) */
   uint8_t **mem;
   uint64_t *want; /* reductions: the reference, computed once */
@@ -140,7 +146,7 @@ static void fill_elems(uint8_t *at, int op, int r, size_t e0, size_t n) {
 static void setup_rank(run_t *w, int r) {
   int p = w->p, i, root = r == w->root;
   size_t len = w->count * w->esize, blk = len, *c = w->lay[r], at;
-  mmp__coll_arg_t *a = &w->a[r];
+  mmp__arg_t *a = &w->a[r];
   mmp__sched_t *s = NULL;
 
   memset(a, 0, sizeof(*a));
@@ -175,7 +181,7 @@ static void setup_rank(run_t *w, int r) {
       assert_int_equal(mmp__sched_offline(p, r, NULL, gather ? blk * p : 0, &s),
                        0);
       at = gather ? 0 : mmp__sched_input(s, NULL, blk * p);
-    } else if (w->alg == MMP_GATHER_FLAT) {
+    } else if (strcmp(w->alg->name, "flat") == 0) {
       assert_int_equal(mmp__sched_offline(p, r, NULL, gather ? 0 : blk, &s), 0);
       at = gather ? mmp__sched_input(s, NULL, blk) : 0;
       c[r] = blk;
@@ -194,9 +200,9 @@ static void setup_rank(run_t *w, int r) {
   case MMP_COLL_ALLGATHER:
     /* Uneven blocks with gaps, except where s-to-p needs them packed. */
     for (i = 0, at = 0; i < p; i++) {
-      c[i] = w->alg == MMP_ALLGATHER_S2P ? blk : blk + (size_t)(i % 3);
+      c[i] = w->alg == R(ALLGATHER, s2p) ? blk : blk + (size_t)(i % 3);
       c[p + i] = at;
-      at += c[i] + (w->alg == MMP_ALLGATHER_S2P ? 0 : (size_t)(i % 2));
+      at += c[i] + (w->alg == R(ALLGATHER, s2p) ? 0 : (size_t)(i % 2));
     }
     assert_int_equal(mmp__sched_offline(p, r, NULL, at, &s), 0);
     break;
@@ -276,16 +282,16 @@ static void check_rank(run_t *w, int r) {
     for (e = 0; e < n; e++) {
       memcpy(x, w->want + 2 * e, sizeof(x));
       if (memcmp(m + w->a[r].off + e * w->esize, x, w->esize) != 0)
-        fail_msg("%s p %d n %zu rank %d: element %zu is wrong",
-                 mmp_coll_alg_name(w->coll, w->alg), p, n, r, e);
+        fail_msg("%s p %d n %zu rank %d: element %zu is wrong", w->alg->name, p,
+                 n, r, e);
     }
     return;
   case MMP_COLL_REDUCE_SCATTER:
     for (e = 0; e < n; e++) {
       memcpy(x, w->want + 2 * ((size_t)r * n + e), sizeof(x));
       if (memcmp(m + c[p + r] + e * w->esize, x, w->esize) != 0)
-        fail_msg("%s p %d n %zu rank %d: element %zu is wrong",
-                 mmp_coll_alg_name(w->coll, w->alg), p, n, r, e);
+        fail_msg("%s p %d n %zu rank %d: element %zu is wrong", w->alg->name, p,
+                 n, r, e);
     }
     return;
   case MMP_COLL_GATHER:
@@ -296,8 +302,7 @@ static void check_rank(run_t *w, int r) {
       for (k = 0; k < c[i]; k++)
         if (m[c[p + i] + k] != block_byte(i, -1, k))
           fail_msg("%s %s p %d n %zu rank %d: block %d byte %zu is wrong",
-                   mmp__coll_table(w->coll)->name,
-                   mmp_coll_alg_name(w->coll, w->alg), p, n, r, i, k);
+                   mmp__family_of(w->coll)->name, w->alg->name, p, n, r, i, k);
     return;
   case MMP_COLL_SCATTER:
     if (r == w->root)
@@ -305,22 +310,22 @@ static void check_rank(run_t *w, int r) {
     for (k = 0; k < c[r]; k++)
       if (m[c[p + r] + k] != block_byte(w->root, r, k))
         fail_msg("scatter %s p %d n %zu rank %d: byte %zu is wrong",
-                 mmp_coll_alg_name(w->coll, w->alg), p, n, r, k);
+                 w->alg->name, p, n, r, k);
     return;
   case MMP_COLL_ALLTOALL:
     for (i = 0; i < p; i++)
       for (k = 0; k < c[i]; k++)
         if (m[c[p + i] + k] != block_byte(i, r, k))
           fail_msg("alltoall %s p %d n %zu rank %d: block %d byte %zu",
-                   mmp_coll_alg_name(w->coll, w->alg), p, n, r, i, k);
+                   w->alg->name, p, n, r, i, k);
     return;
   }
 }
 
-static void run(int coll, int alg, int p, size_t count, int op, int root,
-                size_t seg_elems) {
+static void run(int coll, const mmp__alg_t *alg, int p, size_t count, int op,
+                int root, size_t seg_elems) {
   run_t w;
-  mmp__coll_desc_t d;
+  mmp__desc_t d;
   mmp__sim_report_t rep;
   size_t want = 0, *hold;
   int *who, r, rc;
@@ -348,7 +353,7 @@ static void run(int coll, int alg, int p, size_t count, int op, int root,
   d.esize = w.esize;
   d.seg = seg_elems * w.esize;
   /* Rows that take a radix run at several, by p and count. */
-  if (mmp__coll_alg(coll, alg)->radix != NULL) {
+  if (alg->takes & MMP_OPT_RADIX) {
     static const int radices[] = {2, 3, 4, 5, 16};
     d.radix = radices[(p + (int)(count % 5)) % 5];
   }
@@ -356,11 +361,11 @@ static void run(int coll, int alg, int p, size_t count, int op, int root,
     w.lay[r] = calloc(4 * (size_t)p + 1, sizeof(size_t));
     assert_non_null(w.lay[r]);
     setup_rank(&w, r);
-    rc = mmp__coll_build(w.s[r], &d, &w.a[r]);
+    rc = mmp__desc_build(w.s[r], &d, &w.a[r]);
     if (rc != 0)
       fail_msg("%s %s p %d n %zu: rank %d builds %s",
-               mmp__coll_table(coll)->name, mmp_coll_alg_name(coll, alg), p,
-               count, r, mmp_err_name(rc));
+               mmp__family_of(coll)->name, alg->name, p, count, r,
+               mmp_err_name(rc));
     fill_rank(&w, r);
     if (w.s[r]->len + w.s[r]->in_len + w.s[r]->scratch_len > want)
       want = w.s[r]->len + w.s[r]->in_len + w.s[r]->scratch_len;
@@ -375,8 +380,8 @@ static void run(int coll, int alg, int p, size_t count, int op, int root,
       mmp__sched_simulate_ex(w.s, p, want, who, hold, p, w.mem, &rep), 0);
   if (!rep.ok)
     fail_msg("%s %s p %d n %zu root %d op %d seg %zu: %s",
-             mmp__coll_table(coll)->name, mmp_coll_alg_name(coll, alg), p,
-             count, root, op, seg_elems, rep.what);
+             mmp__family_of(coll)->name, alg->name, p, count, root, op,
+             seg_elems, rep.what);
   if (reducing(coll))
     expect(&w);
   for (r = 0; r < p; r++)
@@ -409,26 +414,26 @@ static void counts_of(int p, size_t out[5]) {
 /* Every algorithm of `coll` at p: both operations where it keeps rank
  * order, every count, two roots, segments for some. */
 static void every_alg_at(int coll, int p, int ncounts) {
-  const mmp__coll_table_t *t = mmp__coll_table(coll);
+  const mmp__family_t *t = mmp__family_of(coll);
   size_t counts[5];
-  int alg, k, op;
+  int i, k, op;
 
   counts_of(p, counts);
-  for (alg = 1; alg < t->count; alg++) {
-    const mmp__coll_alg_t *row = t->rows[alg];
+  for (i = 0; i < t->nrows; i++) {
+    const mmp__alg_t *row = t->rows[i];
     for (k = 0; k < ncounts; k++)
       for (op = OP_SUM; op <= OP_AFFINE; op++) {
         int root = (k + op) % 2 ? p / 2 : p - 1;
         if (op == OP_AFFINE &&
-            (!reducing(coll) || !(row->flags & MMP__COLL_F_ORDERED)))
+            (!reducing(coll) || !(row->flags & MMP__ALG_ORDERED)))
           continue;
         if (!reducing(coll) && coll != MMP_COLL_GATHER &&
             coll != MMP_COLL_SCATTER)
           root = 0;
-        run(coll, alg, p, counts[k], op, root, 0);
+        run(coll, row, p, counts[k], op, root, 0);
         /* In segments of two elements. */
         if (reducing(coll) && k == 4 && p % 3 == 0)
-          run(coll, alg, p, counts[k], op, root, 2);
+          run(coll, row, p, counts[k], op, root, 2);
       }
   }
 }
@@ -436,7 +441,7 @@ static void every_alg_at(int coll, int p, int ncounts) {
 static void every_collective(int p_lo, int p_hi, int ncounts) {
   int coll, p;
 
-  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_ALLTOALL; coll++)
     for (p = p_lo; p <= p_hi; p++)
       every_alg_at(coll, p, ncounts);
 }
@@ -447,49 +452,47 @@ static void every_collective(int p_lo, int p_hi, int ncounts) {
  * logarithmic reductions and trees also at 6142. */
 static void test_large_p(void **state) {
   static const struct {
-    int coll, alg, p, op, root;
+    int coll;
+    const char *alg;
+    int p, op, root;
     size_t count;
   } runs_large[] = {
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_RECURSIVE_DOUBLING, 1000, OP_SUM, 0,
-       3},
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_RABENSEIFNER, 1000, OP_AFFINE, 0,
-       1100},
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_REDUCE_BCAST, 1000, OP_AFFINE, 0, 3},
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_HIERARCHICAL, 1000, OP_AFFINE, 0, 3},
-      {MMP_COLL_REDUCE, MMP_REDUCE_BINOMIAL, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_REDUCE, MMP_REDUCE_PIPELINE, 1000, OP_AFFINE, 17, 3},
-      {MMP_COLL_REDUCE, MMP_REDUCE_RABENSEIFNER, 1000, OP_SUM, 17, 1100},
-      {MMP_COLL_REDUCE, MMP_REDUCE_HIERARCHICAL, 1000, OP_AFFINE, 17, 3},
-      {MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_REDUCE_SCATTER, MMP_REDUCE_SCATTER_HALVING, 1000, OP_SUM, 0, 1},
-      {MMP_COLL_GATHER, MMP_GATHER_FLAT, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_GATHER, MMP_GATHER_BINOMIAL, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_SCATTER, MMP_SCATTER_FLAT, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_SCATTER, MMP_SCATTER_BINOMIAL, 1000, OP_SUM, 17, 3},
-      {MMP_COLL_ALLGATHER, MMP_ALLGATHER_BRUCK, 1000, OP_SUM, 0, 1},
-      {MMP_COLL_ALLGATHER, MMP_ALLGATHER_RECURSIVE_DOUBLING, 1000, OP_SUM, 0,
-       1},
-      {MMP_COLL_ALLTOALL, MMP_ALLTOALL_BRUCK, 1000, OP_SUM, 0, 1},
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_RECURSIVE_DOUBLING, 6142, OP_AFFINE, 0,
-       2},
-      {MMP_COLL_ALLREDUCE, MMP_ALLREDUCE_RABENSEIFNER, 6142, OP_AFFINE, 0,
-       4100},
-      {MMP_COLL_REDUCE, MMP_REDUCE_BINOMIAL, 6142, OP_AFFINE, 5000, 2},
-      {MMP_COLL_REDUCE, MMP_REDUCE_HIERARCHICAL, 6142, OP_SUM, 77, 2},
-      {MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL, 6142, OP_AFFINE, 5000, 2},
-      {MMP_COLL_GATHER, MMP_GATHER_BINOMIAL, 6142, OP_SUM, 3, 1},
-      {MMP_COLL_SCATTER, MMP_SCATTER_BINOMIAL, 6142, OP_SUM, 6141, 1},
+      {MMP_COLL_ALLREDUCE, "recursive_doubling", 1000, OP_SUM, 0, 3},
+      {MMP_COLL_ALLREDUCE, "rabenseifner", 1000, OP_AFFINE, 0, 1100},
+      {MMP_COLL_ALLREDUCE, "reduce_bcast", 1000, OP_AFFINE, 0, 3},
+      {MMP_COLL_ALLREDUCE, "hierarchical", 1000, OP_AFFINE, 0, 3},
+      {MMP_COLL_REDUCE, "binomial", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_REDUCE, "pipeline", 1000, OP_AFFINE, 17, 3},
+      {MMP_COLL_REDUCE, "rabenseifner", 1000, OP_SUM, 17, 1100},
+      {MMP_COLL_REDUCE, "hierarchical", 1000, OP_AFFINE, 17, 3},
+      {MMP_COLL_REDUCE, "knomial", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_REDUCE_SCATTER, "halving", 1000, OP_SUM, 0, 1},
+      {MMP_COLL_GATHER, "flat", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_GATHER, "binomial", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_SCATTER, "flat", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_SCATTER, "binomial", 1000, OP_SUM, 17, 3},
+      {MMP_COLL_ALLGATHER, "bruck", 1000, OP_SUM, 0, 1},
+      {MMP_COLL_ALLGATHER, "recursive_doubling", 1000, OP_SUM, 0, 1},
+      {MMP_COLL_ALLTOALL, "bruck", 1000, OP_SUM, 0, 1},
+      {MMP_COLL_ALLREDUCE, "recursive_doubling", 6142, OP_AFFINE, 0, 2},
+      {MMP_COLL_ALLREDUCE, "rabenseifner", 6142, OP_AFFINE, 0, 4100},
+      {MMP_COLL_REDUCE, "binomial", 6142, OP_AFFINE, 5000, 2},
+      {MMP_COLL_REDUCE, "hierarchical", 6142, OP_SUM, 77, 2},
+      {MMP_COLL_REDUCE, "knomial", 6142, OP_AFFINE, 5000, 2},
+      {MMP_COLL_GATHER, "binomial", 6142, OP_SUM, 3, 1},
+      {MMP_COLL_SCATTER, "binomial", 6142, OP_SUM, 6141, 1},
   };
   size_t i;
   (void)state;
 
   for (i = 0; i < sizeof(runs_large) / sizeof(runs_large[0]); i++) {
     double t0 = mmp_wtime();
-    run(runs_large[i].coll, runs_large[i].alg, runs_large[i].p,
-        runs_large[i].count, runs_large[i].op, runs_large[i].root, 0);
+    const mmp__family_t *f = mmp__family_of(runs_large[i].coll);
+    run(runs_large[i].coll, mmp__alg_find(f, runs_large[i].alg),
+        runs_large[i].p, runs_large[i].count, runs_large[i].op,
+        runs_large[i].root, 0);
     if (getenv("COLL_OFFLINE_TIMES") != NULL)
-      printf("%s %s p %d: %.2f s\n", mmp__coll_table(runs_large[i].coll)->name,
-             mmp_coll_alg_name(runs_large[i].coll, runs_large[i].alg),
+      printf("%s %s p %d: %.2f s\n", f->name, runs_large[i].alg,
              runs_large[i].p, mmp_wtime() - t0);
   }
 }
@@ -511,42 +514,45 @@ static void test_every_algorithm_around_32_and_64(void **state) {
     printf("p 31..33, 64: %.2f s\n", mmp_wtime() - t0);
 }
 
-/* The tables agree with the public numbers and names. */
+/* Every table passes its check, and agrees with the public numbers and
+ * names. */
 static void test_tables(void **state) {
   int coll, alg;
   (void)state;
 
-  mmp__coll_tables_check();
-  for (coll = 1; coll < MMP_COLL_COUNT; coll++) {
+  for (coll = 1; mmp__family_of(coll) != NULL; coll++) {
+    const mmp__family_t *f = mmp__family_of(coll);
+    assert_int_equal(mmp__family_check(f), 0);
     assert_string_equal(mmp_coll_alg_name(coll, 0), "auto");
-    for (alg = 1; alg < mmp__coll_table(coll)->count; alg++)
+    for (alg = 1; alg <= f->nrows; alg++)
       assert_int_equal(
           mmp_coll_alg_from_name(coll, mmp_coll_alg_name(coll, alg)), alg);
-    assert_null(mmp_coll_alg_name(coll, mmp__coll_table(coll)->count));
+    assert_null(mmp_coll_alg_name(coll, f->nrows + 1));
   }
+  assert_int_equal(coll, MMP_COLL_BARRIER + 1);
   assert_int_equal(mmp_coll_alg_from_name(MMP_COLL_ALLREDUCE, "nope"),
                    MMP_EINVAL);
-  assert_null(mmp_coll_alg_name(MMP_COLL_COUNT, 1));
+  assert_null(mmp_coll_alg_name(coll, 1));
 }
 
 /* The receives of rank 0, the root, in a k-nomial reduce of one element
  * over p ranks at `radix`. */
 static int knomial_root_receives(int p, int radix) {
   mmp__sched_t *s;
-  mmp__coll_desc_t d;
-  mmp__coll_arg_t a;
+  mmp__desc_t d;
+  mmp__arg_t a;
   int i, n = 0;
 
   assert_int_equal(mmp__sched_offline(p, 0, NULL, 8, &s), 0);
   memset(&d, 0, sizeof(d));
   d.coll = MMP_COLL_REDUCE;
-  d.alg = MMP_REDUCE_KNOMIAL;
+  d.alg = R(REDUCE, knomial);
   d.esize = 8;
   d.count = 1;
   d.radix = radix;
   memset(&a, 0, sizeof(a));
   a.len = 8;
-  assert_int_equal(mmp__coll_build(s, &d, &a), 0);
+  assert_int_equal(mmp__desc_build(s, &d, &a), 0);
   for (i = 0; i < s->nops; i++)
     n += s->ops[i].kind == MMP__SOP_RECV;
   mmp__sched_free(s);
@@ -563,50 +569,82 @@ static void test_knomial_shape(void **state) {
   assert_int_equal(knomial_root_receives(13, 3), 5); /* 1, 2, 3, 6, 9 */
 }
 
+/* AUTO's pick of MMP_COLL_<coll> for p ranks and m bytes under `nm`. */
+static const mmp__alg_t *choose(int coll, int p, size_t m, int noncomm,
+                                const mmp_netmodel_t *nm) {
+  const mmp__family_t *f = mmp__family_of(coll);
+  mmp__query_t q;
+  mmp__desc_t d;
+
+  memset(&q, 0, sizeof(q));
+  q.p = p;
+  q.len = m;
+  q.esize = 1;
+  q.noncomm = noncomm;
+  q.nm = nm;
+  memset(&d, 0, sizeof(d));
+  f->pick(f, &q, &d);
+  return d.alg;
+}
+
+/* The radix the k-nomial reduce's resolve settles for p ranks and m
+ * bytes under `nm`, without one asked for. */
+static int knomial_radix(int p, double m, const mmp_netmodel_t *nm) {
+  mmp__env_t env;
+  mmp__desc_t d;
+
+  memset(&env, 0, sizeof(env));
+  env.nm = nm;
+  env.p = p;
+  env.m = m;
+  env.auto_pick = 1;
+  memset(&d, 0, sizeof(d));
+  d.alg = R(REDUCE, knomial);
+  assert_int_equal(d.alg->resolve(&d, &env), 0);
+  return d.radix;
+}
+
 /* AUTO under the emulated cluster's model: what docs/algorithms.md
  * says it picks. */
 static void test_auto_choices(void **state) {
   (void)state;
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLREDUCE, 16, 4, 0, &net),
-                   MMP_ALLREDUCE_RECURSIVE_DOUBLING);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLREDUCE, 16, 16 << 20, 0, &net),
-                   MMP_ALLREDUCE_RING);
+  assert_ptr_equal(choose(MMP_COLL_ALLREDUCE, 16, 4, 0, &net),
+                   R(ALLREDUCE, recursive_doubling));
+  assert_ptr_equal(choose(MMP_COLL_ALLREDUCE, 16, 16 << 20, 0, &net),
+                   R(ALLREDUCE, ring));
   /* Non-commutative: rank order only. */
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLREDUCE, 16, 16 << 20, 1, &net),
-                   MMP_ALLREDUCE_RABENSEIFNER);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 4, 0, &net),
-                   MMP_REDUCE_BINOMIAL);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &net),
-                   MMP_REDUCE_PIPELINE);
+  assert_ptr_equal(choose(MMP_COLL_ALLREDUCE, 16, 16 << 20, 1, &net),
+                   R(ALLREDUCE, rabenseifner));
+  assert_ptr_equal(choose(MMP_COLL_REDUCE, 16, 4, 0, &net),
+                   R(REDUCE, binomial));
+  assert_ptr_equal(choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &net),
+                   R(REDUCE, pipeline));
   /* Where a message behind another costs a gap well below the latency,
    * the k-nomial reduce for short vectors, at its widest radix at p = 16
    * (one level: alpha + 14 g), also for non-commutative operations. */
   {
     mmp_netmodel_t gapped = net;
-    const mmp__coll_alg_t *kn =
-        mmp__coll_alg(MMP_COLL_REDUCE, MMP_REDUCE_KNOMIAL);
     gapped.gap = 10e-6;
-    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 4, 0, &gapped),
-                     MMP_REDUCE_KNOMIAL);
-    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 4, 1, &gapped),
-                     MMP_REDUCE_KNOMIAL);
-    assert_int_equal(kn->radix(16, 4, &gapped), 16);
+    assert_ptr_equal(choose(MMP_COLL_REDUCE, 16, 4, 0, &gapped),
+                     R(REDUCE, knomial));
+    assert_ptr_equal(choose(MMP_COLL_REDUCE, 16, 4, 1, &gapped),
+                     R(REDUCE, knomial));
+    assert_int_equal(knomial_radix(16, 4, &gapped), 16);
     /* Without a measured gap the tree is the binomial one at best. */
-    assert_int_equal(kn->radix(16, 4, &net), 2);
-    assert_int_equal(mmp__coll_choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &gapped),
-                     MMP_REDUCE_PIPELINE);
+    assert_int_equal(knomial_radix(16, 4, &net), 2);
+    assert_ptr_equal(choose(MMP_COLL_REDUCE, 16, 1 << 20, 0, &gapped),
+                     R(REDUCE, pipeline));
   }
-  assert_int_equal(
-      mmp__coll_choose(MMP_COLL_REDUCE_SCATTER, 16, 1 << 20, 1, &net),
-      MMP_REDUCE_SCATTER_PAIRWISE);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_GATHER, 16, 64, 0, &net),
-                   MMP_GATHER_BINOMIAL);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLTOALL, 16, 16, 0, &net),
-                   MMP_ALLTOALL_BRUCK);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLTOALL, 16, 4096, 0, &net),
-                   MMP_ALLTOALL_LINEAR);
-  assert_int_equal(mmp__coll_choose(MMP_COLL_ALLTOALL, 16, 65536, 0, &net),
-                   MMP_ALLTOALL_PAIRWISE);
+  assert_ptr_equal(choose(MMP_COLL_REDUCE_SCATTER, 16, 1 << 20, 1, &net),
+                   R(REDUCE_SCATTER, pairwise));
+  assert_ptr_equal(choose(MMP_COLL_GATHER, 16, 64, 0, &net),
+                   R(GATHER, binomial));
+  assert_ptr_equal(choose(MMP_COLL_ALLTOALL, 16, 16, 0, &net),
+                   R(ALLTOALL, bruck));
+  assert_ptr_equal(choose(MMP_COLL_ALLTOALL, 16, 4096, 0, &net),
+                   R(ALLTOALL, linear));
+  assert_ptr_equal(choose(MMP_COLL_ALLTOALL, 16, 65536, 0, &net),
+                   R(ALLTOALL, pairwise));
 }
 
 static int report(void **state) {

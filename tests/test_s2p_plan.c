@@ -19,6 +19,9 @@
 
 #include "collectives/s2p/s2p.h"
 
+/* The s-to-p row of that name. */
+#define S(name) mmp__alg_find(&mmp__s2p_family, #name)
+
 static const mmp_netmodel_t net = {50e-6, 8e-9}; /* 100 Mbit/s-ish */
 
 /* Fills x for distribution d with s sources of `len` bytes. */
@@ -35,16 +38,24 @@ static void make(mmp__s2p_t *x, int p, int rows, int d, int s, size_t len) {
   free(lens);
 }
 
-static void check_plan(int alg, const mmp__s2p_t *x, int d) {
+/* Every row built from rounds, in turn: row i onwards (i < nrows), or
+ * -1 after the last. */
+static int next_planned(int i) {
+  while (i < mmp__s2p_family.nrows && mmp__s2p_family.rows[i]->plan == NULL)
+    i++;
+  return i < mmp__s2p_family.nrows ? i : -1;
+}
+
+static void check_plan(const mmp__alg_t *alg, const mmp__s2p_t *x, int d) {
   mmp__s2p_plan_t pl;
   int rc;
 
   assert_int_equal(mmp__s2p_plan_init(&pl, x, NULL, &net), 0);
-  rc = mmp__s2p_alg(alg)->plan(&pl);
+  rc = alg->plan(&pl);
   if (rc == 0)
     rc = mmp__s2p_plan_check(&pl);
   if (rc != 0)
-    fail_msg("%s on %s, p %d (%d x %d), s %d: %s", mmp_s2p_alg_name(alg),
+    fail_msg("%s on %s, p %d (%d x %d), s %d: %s", alg->name,
              mmp_s2p_dist_name(d), x->p, x->rows, x->cols, x->ns,
              mmp_err_name(rc));
   assert_true(isfinite(pl.cost) && pl.cost >= 0);
@@ -58,10 +69,10 @@ static void test_s2p_plan_every_case_completes(void **state) {
   for (p = 1; p <= 40; p++)
     for (d = 0; d < MMP_S2P_DIST_COUNT; d++)
       for (s = 0; s <= p; s++)
-        for (alg = MMP_S2P_BR_LIN; alg <= MMP_S2P_PART_XY_SOURCE; alg++) {
+        for (alg = next_planned(0); alg >= 0; alg = next_planned(alg + 1)) {
           mmp__s2p_t x;
           make(&x, p, 0, d, s, 100);
-          check_plan(alg, &x, d);
+          check_plan(mmp__s2p_family.rows[alg], &x, d);
           mmp__s2p_fini(&x);
         }
 }
@@ -77,10 +88,10 @@ static void test_s2p_plan_other_grids(void **state) {
     int r = shapes[k][0], p = r * shapes[k][1];
     for (d = 0; d < MMP_S2P_DIST_COUNT; d++)
       for (s = 0; s <= p; s += 1 + p / 10)
-        for (alg = MMP_S2P_BR_LIN; alg <= MMP_S2P_PART_XY_SOURCE; alg++) {
+        for (alg = next_planned(0); alg >= 0; alg = next_planned(alg + 1)) {
           mmp__s2p_t x;
           make(&x, p, r, d, s, 1000);
-          check_plan(alg, &x, d);
+          check_plan(mmp__s2p_family.rows[alg], &x, d);
           mmp__s2p_fini(&x);
         }
   }
@@ -99,7 +110,7 @@ static void test_s2p_plan_ideal_distribution_never_merges_early(void **state) {
     x.len[j] = 1000;
   assert_int_equal(x.src[s - 1], s - 1);
   assert_int_equal(mmp__s2p_plan_init(&pl, &x, NULL, &net), 0);
-  assert_int_equal(mmp__s2p_alg(MMP_S2P_REPOS_LIN)->plan(&pl), 0);
+  assert_int_equal(S(repos_lin)->plan(&pl), 0);
   assert_true(fabs(pl.cost - (6 * net.alpha + (3 + 7) * 1000 * net.beta)) <
               1e-9);
   mmp__s2p_plan_fini(&pl);
@@ -112,12 +123,12 @@ static void test_s2p_choice_obvious_cases(void **state) {
 
   /* One long message: a pipelined broadcast beats log2 p whole copies. */
   make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 1, 1 << 20);
-  assert_int_equal(mmp__s2p_choose(&x, &net), MMP_S2P_2STEP);
+  assert_ptr_equal(mmp__s2p_choose(&x, &net, NULL), S(2step));
   mmp__s2p_fini(&x);
   /* Many tiny messages: log2 p rounds beat p - 1. */
   make(&x, 64, 0, MMP_S2P_DIST_EQUAL, 64, 8);
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_RING);
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_ALLTOALL);
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, NULL), S(ring));
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, NULL), S(alltoall));
   mmp__s2p_fini(&x);
 }
 
@@ -126,30 +137,26 @@ static void test_s2p_choice_obvious_cases(void **state) {
  * reach all 15 receivers in one pass, which beats any TCP row; under 10%
  * loss the repairs price it out. */
 static void test_s2p_choice_multicast(void **state) {
-  mmp__mcast_net_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42};
+  mmp__mcast_verdict_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42};
   mmp__s2p_t x;
   (void)state;
 
   make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 1, 1 << 20);
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
-  x.mc = &off;
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
-  assert_true(isinf(mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net)));
-  x.mc = &mc;
-  assert_int_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, NULL), S(multicast));
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, &off), S(multicast));
+  assert_true(isinf(mmp__s2p_cost(S(multicast), &x, &net, &off)));
+  assert_ptr_equal(mmp__s2p_choose(&x, &net, &mc), S(multicast));
   mc.loss = 0.10;
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, &mc), S(multicast));
   mmp__s2p_fini(&x);
   /* s sources share the receivers' links: s times one source's time. */
   mc.loss = 0;
   make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 1, 65536);
-  x.mc = &mc;
   {
-    double one = mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net), four;
+    double one = mmp__s2p_cost(S(multicast), &x, &net, &mc), four;
     mmp__s2p_fini(&x);
     make(&x, 16, 0, MMP_S2P_DIST_EQUAL, 4, 65536);
-    x.mc = &mc;
-    four = mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net);
+    four = mmp__s2p_cost(S(multicast), &x, &net, &mc);
     assert_true(four > 3.9 * (one - net.alpha) && four < 4.1 * one);
   }
   mmp__s2p_fini(&x);

@@ -24,6 +24,10 @@
 
 #include "collectives/s2p/s2p.h"
 
+/* The broadcast and s-to-p rows of that name. */
+#define B(name) mmp__alg_find(&mmp__bcast_family, #name)
+#define S(name) mmp__alg_find(&mmp__s2p_family, #name)
+
 static const mmp_netmodel_t net = {114e-6, 83.3e-9, 65536, 0};
 static long messages_seen;
 /* The last node broadcast's traffic (check_node_traffic): messages from
@@ -37,8 +41,8 @@ static int node_recv_min, node_recv_max;
 /* A node broadcast moves data between nodes only to each node's leader
  * (its first rank in virtual order): a rank that does not lead its node
  * receives nothing from another node. */
-static void check_node_traffic(mmp__sched_t **s, int p,
-                               const mmp__bcast_desc_t *d, const int *node_of) {
+static void check_node_traffic(mmp__sched_t **s, int p, const mmp__desc_t *d,
+                               const int *node_of) {
   int r, v, i, k;
 
   node_cross = node_root_cross = 0;
@@ -71,8 +75,8 @@ static void check_node_traffic(mmp__sched_t **s, int p,
         fail_msg("node broadcast (outer %s, inner %s) p %d root %d: rank %d, "
                  "not a leader, receives %zu bytes from rank %d of another "
                  "node",
-                 mmp_bcast_alg_name(d->outer), mmp_bcast_alg_name(d->inner), p,
-                 d->root, r, op->len, op->peer);
+                 d->outer->name, d->inner->name, p, d->root, r, op->len,
+                 op->peer);
     }
     if (r != d->root && recvs < node_recv_min)
       node_recv_min = recvs;
@@ -82,78 +86,85 @@ static void check_node_traffic(mmp__sched_t **s, int p,
 }
 
 /* node_of: the ranks' nodes (mmp__sched_set_nodes), or NULL. */
-static void bcast_run_on(int p, const mmp__bcast_desc_t *d,
-                         const int *node_of) {
+static void bcast_run_on(int p, const mmp__desc_t *d, const int *node_of) {
   mmp__sched_t **s = calloc((size_t)p, sizeof(*s));
-  size_t hold[2] = {0, (size_t)d->len};
+  size_t hold[2] = {0, (size_t)d->count};
   mmp__sim_report_t rep;
   int r, rc;
 
   assert_non_null(s);
   for (r = 0; r < p; r++) {
-    assert_int_equal(mmp__sched_offline(p, r, NULL, (size_t)d->len, &s[r]), 0);
+    assert_int_equal(mmp__sched_offline(p, r, NULL, (size_t)d->count, &s[r]),
+                     0);
     if (node_of != NULL)
       mmp__sched_set_nodes(s[r], node_of);
     rc = mmp__bcast_build(s[r], d);
     if (rc != 0)
-      fail_msg("%s p %d root %d len %llu: rank %d builds %s",
-               mmp_bcast_alg_name(d->alg), p, d->root,
-               (unsigned long long)d->len, r, mmp_err_name(rc));
+      fail_msg("%s p %d root %d len %llu: rank %d builds %s", d->alg->name, p,
+               d->root, (unsigned long long)d->count, r, mmp_err_name(rc));
   }
   assert_int_equal(
-      mmp__sched_simulate(s, p, (size_t)d->len, &d->root, hold, 1, &rep), 0);
+      mmp__sched_simulate(s, p, (size_t)d->count, &d->root, hold, 1, &rep), 0);
   if (!rep.ok)
     fail_msg("%s (inner %s, outer %s, G %d, radix %d) p %d root %d len %llu "
              "seg %zu: %s",
-             mmp_bcast_alg_name(d->alg), mmp_bcast_alg_name(d->inner),
-             mmp_bcast_alg_name(d->outer), d->groups, d->radix, p, d->root,
-             (unsigned long long)d->len, d->seg, rep.what);
+             d->alg->name, d->inner != NULL ? d->inner->name : "-",
+             d->outer != NULL ? d->outer->name : "-", d->groups, d->radix, p,
+             d->root, (unsigned long long)d->count, d->seg, rep.what);
   /* A broadcast reaches p - 1 ranks at least once each. */
-  assert_true(d->len == 0 || rep.messages >= p - 1);
+  assert_true(d->count == 0 || rep.messages >= p - 1);
   messages_seen += rep.messages;
-  if (node_of != NULL && d->alg == MMP_BCAST_NODE)
+  if (node_of != NULL && d->alg == B(node))
     check_node_traffic(s, p, d, node_of);
   for (r = 0; r < p; r++)
     mmp__sched_free(s[r]);
   free(s);
 }
 
-static void bcast_run(int p, const mmp__bcast_desc_t *d) {
+static void bcast_run(int p, const mmp__desc_t *d) {
   bcast_run_on(p, d, NULL);
 }
 
-static mmp__bcast_desc_t desc(int alg, int root, size_t len, size_t seg) {
-  mmp__bcast_desc_t d;
+static mmp__desc_t desc(const mmp__alg_t *alg, int root, size_t len,
+                        size_t seg) {
+  mmp__desc_t d;
 
   memset(&d, 0, sizeof(d));
+  d.coll = MMP_COLL_BCAST;
   d.alg = alg;
   d.root = root;
-  d.len = len;
+  d.count = len;
+  d.esize = 1;
   d.seg = seg;
-  if (alg == MMP_BCAST_KNOMIAL)
-    d.radix = MMP__KNOMIAL_RADIX_DEFAULT;
+  if (alg->takes & MMP_OPT_RADIX)
+    d.radix = MMP__RADIX_DEFAULT;
   return d;
 }
 
 /* The static algorithms that are not made of others. */
-static int plain_static(int alg) {
-  const mmp__bcast_alg_t *a = mmp__bcast_alg(alg);
-  return a != NULL && a->build != NULL && !(a->flags & MMP__BCAST_F_COMPOSITE);
+static int plain_static(const mmp__alg_t *a) {
+  return a->build != NULL && !(a->flags & MMP__ALG_COMPOSITE);
+}
+
+/* A row that runs as a part of others. */
+static int part(const mmp__alg_t *a) {
+  return (a->flags & MMP__ALG_PART) != 0;
 }
 
 static void test_bcast_every_algorithm_small_p(void **state) {
   static const size_t lens[] = {0, 1, 1000, 20003};
-  int p, alg, k, r;
+  int p, i, k, r;
   (void)state;
 
-  for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
+  for (i = 0; i < mmp__bcast_family.nrows; i++) {
+    const mmp__alg_t *alg = mmp__bcast_family.rows[i];
     if (!plain_static(alg))
       continue;
     for (p = 1; p <= 64; p++)
       for (k = 0; k < 4; k++)
         for (r = 0; r < 3; r++) {
           int root = r == 0 ? 0 : r == 1 ? p / 2 : p - 1;
-          mmp__bcast_desc_t d = desc(alg, root, lens[k], 0);
+          mmp__desc_t d = desc(alg, root, lens[k], 0);
           if (r > 0 && (k == 0 || p > 24))
             continue; /* other roots at some sizes and p */
           bcast_run(p, &d);
@@ -169,9 +180,9 @@ static void test_bcast_knomial_radices(void **state) {
   int p, k;
   (void)state;
 
-  for (k = 2; k <= MMP__KNOMIAL_RADIX_MAX; k++)
+  for (k = 2; k <= MMP__RADIX_MAX; k++)
     for (p = 1; p <= 64; p += (p < 20 ? 1 : 7)) {
-      mmp__bcast_desc_t d = desc(MMP_BCAST_KNOMIAL, p - 1, 5000, 2048);
+      mmp__desc_t d = desc(B(knomial), p - 1, 5000, 2048);
       d.radix = k;
       bcast_run(p, &d);
     }
@@ -180,32 +191,29 @@ static void test_bcast_knomial_radices(void **state) {
 /* Every pair of algorithms the hierarchical broadcast allows inside and
  * between groups, at every p to 64, with G from 1 (one group) to p. */
 static void test_bcast_hierarchical_every_pair(void **state) {
-  int in, out, p, pairs = 0;
+  int in, out, p;
   (void)state;
 
-  for (in = 1; in < MMP_BCAST_ALG_COUNT; in++)
-    for (out = 1; out < MMP_BCAST_ALG_COUNT; out++) {
-      if (!mmp__bcast_composes(in, MMP__BCAST_F_GROUPS) ||
-          !mmp__bcast_composes(out, MMP__BCAST_F_GROUPS))
+  for (in = 0; in < mmp__bcast_family.nrows; in++)
+    for (out = 0; out < mmp__bcast_family.nrows; out++) {
+      if (!part(mmp__bcast_family.rows[in]) ||
+          !part(mmp__bcast_family.rows[out]))
         continue;
-      pairs++;
       for (p = 1; p <= 64; p++) {
-        mmp__bcast_desc_t d =
-            desc(MMP_BCAST_HIERARCHICAL, (in + out + p) % p, 3001, 0);
+        mmp__desc_t d = desc(B(hierarchical), (in + out + p) % p, 3001, 0);
         int G = 1 + (in * 7 + out * 3 + p) % p;
-        d.inner = in;
-        d.outer = out;
+        d.inner = mmp__bcast_family.rows[in];
+        d.outer = mmp__bcast_family.rows[out];
         d.groups = G;
         if (p % 4 == 0)
           d.seg = 1024;
         bcast_run(p, &d);
       }
     }
-  /* What the table allows, and nothing else. */
-  assert_int_equal(pairs, 8 * 8);
-  assert_false(mmp__bcast_composes(MMP_BCAST_KNOMIAL, MMP__BCAST_F_GROUPS));
-  assert_false(
-      mmp__bcast_composes(MMP_BCAST_HIERARCHICAL, MMP__BCAST_F_GROUPS));
+  /* Neither the k-nomial tree, whose radix is the top-level call's, nor
+   * a composite runs as a part. */
+  assert_false(part(B(knomial)));
+  assert_false(part(B(hierarchical)));
 }
 
 /* Layout `kind` of p ranks on nodes, numbered densely in order of their
@@ -237,37 +245,34 @@ static void layout(int kind, int p, int k, int *node_of) {
  * the simulation's checks, data crosses between nodes only to leaders. */
 static void test_bcast_node_layouts(void **state) {
   static const int ps[] = {7, 16, 33};
-  int node_of[64], in, out, p, kind, k, i, pairs = 0;
+  int node_of[64], in, out, p, kind, k, i;
   (void)state;
 
-  for (in = 1; in < MMP_BCAST_ALG_COUNT; in++)
-    for (out = 1; out < MMP_BCAST_ALG_COUNT; out++) {
-      if (!mmp__bcast_composes(in, MMP__BCAST_F_GROUPS) ||
-          !mmp__bcast_composes(out, MMP__BCAST_F_GROUPS))
+  for (in = 0; in < mmp__bcast_family.nrows; in++)
+    for (out = 0; out < mmp__bcast_family.nrows; out++) {
+      if (!part(mmp__bcast_family.rows[in]) ||
+          !part(mmp__bcast_family.rows[out]))
         continue;
-      pairs++;
       for (i = 0; i < 3; i++)
         for (kind = 0; kind < 3; kind++) {
-          mmp__bcast_desc_t d =
-              desc(MMP_BCAST_NODE, (in * 5 + out + kind) % ps[i], 3001, 0);
+          mmp__desc_t d = desc(B(node), (in * 5 + out + kind) % ps[i], 3001, 0);
           p = ps[i];
           layout(kind, p, 4, node_of);
-          d.inner = in;
-          d.outer = out;
+          d.inner = mmp__bcast_family.rows[in];
+          d.outer = mmp__bcast_family.rows[out];
           d.groups = 1;
           if (kind == 1)
             d.seg = 1024;
           bcast_run_on(p, &d, node_of);
         }
     }
-  assert_int_equal(pairs, 8 * 8);
   for (p = 1; p <= 48; p += p < 20 ? 1 : 7)
     for (kind = 0; kind < 4; kind++)
       for (k = 1; k <= 5; k += 2) {
-        mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, (p * 3 + k) % p, 5000, 0);
+        mmp__desc_t d = desc(B(node), (p * 3 + k) % p, 5000, 0);
         layout(kind, p, k, node_of);
-        d.inner = kind == 2 ? MMP_BCAST_BINOMIAL : MMP_BCAST_PIPELINE;
-        d.outer = k == 3 ? MMP_BCAST_SCATTER_RING : MMP_BCAST_PIPELINE;
+        d.inner = kind == 2 ? B(binomial) : B(pipeline);
+        d.outer = k == 3 ? B(scatter_ring) : B(pipeline);
         /* Leaders without groups, in two or three (or more groups than
          * leaders: none). */
         d.groups = 1 + p % 3 < p ? 1 + p % 3 : p;
@@ -276,9 +281,9 @@ static void test_bcast_node_layouts(void **state) {
       }
   /* Without a layout every rank is its node: the outer algorithm alone. */
   {
-    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 3, 4000, 0);
-    d.inner = MMP_BCAST_BINOMIAL;
-    d.outer = MMP_BCAST_BINARY;
+    mmp__desc_t d = desc(B(node), 3, 4000, 0);
+    d.inner = B(binomial);
+    d.outer = B(binary);
     d.groups = 1;
     bcast_run(20, &d);
   }
@@ -292,40 +297,43 @@ static void test_bcast_node_layouts(void **state) {
  * G - 1 heads and its own run's 7 leaders, not to 63 leaders.
  */
 static void test_bcast_node_grouped_leaders(void **state) {
-  static const int outers[] = {MMP_BCAST_FLAT, MMP_BCAST_BINOMIAL,
-                               MMP_BCAST_BINARY, MMP_BCAST_CHAIN};
+  const mmp__alg_t *outers[4];
   enum { N = 64, L = 4, P = N * L, G = 8 };
   int node_of[P], kind, i, root;
   (void)state;
 
+  outers[0] = B(flat);
+  outers[1] = B(binomial);
+  outers[2] = B(binary);
+  outers[3] = B(chain);
   for (kind = 0; kind < 2; kind++) {
     layout(kind, P, kind == 0 ? L : N, node_of);
     for (i = 0; i < 4; i++)
       for (root = 0; root < P; root += 101) {
-        mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, root, 3000, 0);
-        d.inner = MMP_BCAST_BINOMIAL;
+        mmp__desc_t d = desc(B(node), root, 3000, 0);
+        d.inner = B(binomial);
         d.outer = outers[i];
         d.groups = G;
         bcast_run_on(P, &d, node_of);
         assert_int_equal(node_recv_min, 1);
         assert_int_equal(node_recv_max, 1);
         assert_int_equal(node_cross, N - 1);
-        if (outers[i] == MMP_BCAST_FLAT)
+        if (outers[i] == B(flat))
           assert_int_equal(node_root_cross, (G - 1) + (N / G - 1));
         /* Without groups the flat leaders' root sends to every leader. */
         d.groups = 1;
         bcast_run_on(P, &d, node_of);
         assert_int_equal(node_cross, N - 1);
-        if (outers[i] == MMP_BCAST_FLAT)
+        if (outers[i] == B(flat))
           assert_int_equal(node_root_cross, N - 1);
       }
   }
   /* Uneven runs (10 nodes in 4 groups: 3, 3, 2, 2), pipelined. */
   {
-    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 5, 5000, 1024);
+    mmp__desc_t d = desc(B(node), 5, 5000, 1024);
     layout(0, 30, 3, node_of);
-    d.inner = MMP_BCAST_PIPELINE;
-    d.outer = MMP_BCAST_PIPELINE;
+    d.inner = B(pipeline);
+    d.outer = B(pipeline);
     d.groups = 4;
     bcast_run_on(30, &d, node_of);
     assert_true(node_cross >= 9);
@@ -335,41 +343,42 @@ static void test_bcast_node_grouped_leaders(void **state) {
 /* The algorithms at 1000 and 6142 ranks. */
 static void test_bcast_large_p(void **state) {
   static const int ps[] = {1000, 6142};
-  int i, alg, quadratic;
+  int i, k, quadratic;
   (void)state;
 
   for (i = 0; i < 2; i++)
-    for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
+    for (k = 0; k < mmp__bcast_family.nrows; k++) {
+      const mmp__alg_t *alg = mmp__bcast_family.rows[k];
       int p = ps[i];
-      mmp__bcast_desc_t d;
+      mmp__desc_t d;
       if (!plain_static(alg))
         continue;
       /* Messages grow as p times the bytes: short messages only. */
-      quadratic = alg == MMP_BCAST_SYMMETRIC || alg == MMP_BCAST_SCATTER_RING;
+      quadratic = alg == B(symmetric) || alg == B(scatter_ring);
       d = desc(alg, p / 3, 1, 0);
       bcast_run(p, &d);
       d = desc(alg, 0, quadratic ? 64 : 4000, quadratic ? 0 : 1024);
       bcast_run(p, &d);
     }
   for (i = 0; i < 2; i++) {
-    mmp__bcast_desc_t d = desc(MMP_BCAST_HIERARCHICAL, 17, 4000, 0);
+    mmp__desc_t d = desc(B(hierarchical), 17, 4000, 0);
     d.groups = i == 0 ? 32 : 79;
-    d.inner = MMP_BCAST_BINOMIAL;
-    d.outer = MMP_BCAST_PIPELINE;
+    d.inner = B(binomial);
+    d.outer = B(pipeline);
     bcast_run(ps[i], &d);
-    d.inner = MMP_BCAST_SCATTER_RD;
-    d.outer = MMP_BCAST_FLAT;
+    d.inner = B(scatter_rd);
+    d.outer = B(flat);
     bcast_run(ps[i], &d);
   }
   /* Nodes of 16 and of 37 ranks. */
   for (i = 0; i < 2; i++) {
     int *node_of = malloc((size_t)ps[i] * sizeof(int)), r;
-    mmp__bcast_desc_t d = desc(MMP_BCAST_NODE, 29, 4000, 1024);
+    mmp__desc_t d = desc(B(node), 29, 4000, 1024);
     assert_non_null(node_of);
     for (r = 0; r < ps[i]; r++)
       node_of[r] = r / (i == 0 ? 16 : 37);
-    d.inner = MMP_BCAST_BINOMIAL;
-    d.outer = MMP_BCAST_PIPELINE;
+    d.inner = B(binomial);
+    d.outer = B(pipeline);
     d.groups = 1;
     bcast_run_on(ps[i], &d, node_of);
     free(node_of);
@@ -433,12 +442,14 @@ static void s2p_make(mmp__s2p_t *x, int p, int dist, int ns, size_t len) {
   for (i = 0; i < p; i++)
     lens[i] = m[i] ? len + (size_t)(i % 3) : MMP_S2P_NONE;
   assert_int_equal(mmp__s2p_init(x, p, 0, 0, lens), 0);
-  mmp__s2p_bcast_for_2step(x, &net);
   free(m);
   free(lens);
 }
 
-static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
+/* `nm`: the model 2-Step chooses its broadcast with (NULL: the binomial
+ * tree). */
+static void s2p_run(mmp__s2p_t *x, const mmp__alg_t *alg, int dist,
+                    const mmp_netmodel_t *nm) {
   int p = x->p, j, r, rc;
   mmp__sched_t **s = calloc((size_t)p, sizeof(*s));
   size_t *hold = malloc(2 * ((size_t)x->ns + 1) * sizeof(size_t));
@@ -448,10 +459,9 @@ static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
   assert_non_null(hold);
   for (r = 0; r < p; r++)
     assert_int_equal(mmp__sched_offline(p, r, NULL, x->total, &s[r]), 0);
-  rc = mmp__s2p_build_all(s, x, alg);
+  rc = mmp__s2p_build_all(s, x, alg, nm);
   if (rc != 0)
-    fail_msg("%s p %d s %d: %s", mmp_s2p_alg_name(alg), p, x->ns,
-             mmp_err_name(rc));
+    fail_msg("%s p %d s %d: %s", alg->name, p, x->ns, mmp_err_name(rc));
   for (j = 0; j < x->ns; j++) {
     hold[2 * j] = x->off[j];
     hold[2 * j + 1] = x->len[j];
@@ -459,7 +469,7 @@ static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
   assert_int_equal(
       mmp__sched_simulate(s, p, x->total, x->src, hold, x->ns, &rep), 0);
   if (!rep.ok)
-    fail_msg("%s on %s, p %d, s %d, %zu bytes: %s", mmp_s2p_alg_name(alg),
+    fail_msg("%s on %s, p %d, s %d, %zu bytes: %s", alg->name,
              mmp_s2p_dist_name(dist), p, x->ns, x->total, rep.what);
   messages_seen += rep.messages;
   for (r = 0; r < p; r++)
@@ -470,8 +480,8 @@ static void s2p_run(mmp__s2p_t *x, int alg, int dist) {
 
 /* Rows with a schedule; a dynamic row (multicast) has none to check
  * offline: mr_s2p and mr_mcast run it. */
-static int s2p_scheduled(int alg) {
-  return mmp__s2p_alg(alg)->start == NULL;
+static int s2p_scheduled(const mmp__alg_t *alg) {
+  return alg->start == NULL;
 }
 
 static void test_s2p_dynamic_rows_build_nothing(void **state) {
@@ -479,13 +489,14 @@ static void test_s2p_dynamic_rows_build_nothing(void **state) {
   mmp__sched_t *one;
   (void)state;
 
-  assert_false(s2p_scheduled(MMP_S2P_MULTICAST));
+  assert_false(s2p_scheduled(S(multicast)));
   s2p_make(&x, 4, MMP_S2P_DIST_EQUAL, 2, 10);
   assert_int_equal(mmp__sched_offline(4, 0, NULL, x.total, &one), 0);
-  assert_int_equal(mmp__s2p_build(one, &x, MMP_S2P_MULTICAST), MMP_EINVAL);
-  assert_int_equal(mmp__s2p_build_all(&one, &x, MMP_S2P_MULTICAST), MMP_EINVAL);
-  assert_true(isinf(mmp__s2p_cost(MMP_S2P_MULTICAST, &x, &net)));
-  assert_int_not_equal(mmp__s2p_choose(&x, &net), MMP_S2P_MULTICAST);
+  assert_int_equal(mmp__s2p_build(one, &x, S(multicast), &net), MMP_EINVAL);
+  assert_int_equal(mmp__s2p_build_all(&one, &x, S(multicast), &net),
+                   MMP_EINVAL);
+  assert_true(isinf(mmp__s2p_cost(S(multicast), &x, &net, NULL)));
+  assert_ptr_not_equal(mmp__s2p_choose(&x, &net, NULL), S(multicast));
   mmp__sched_free(one);
   mmp__s2p_fini(&x);
 }
@@ -493,11 +504,11 @@ static void test_s2p_dynamic_rows_build_nothing(void **state) {
 static void test_s2p_every_algorithm_small_p(void **state) {
   static const int dists[] = {MMP_S2P_DIST_ROW, MMP_S2P_DIST_EQUAL,
                               MMP_S2P_DIST_DIAG_R, MMP_S2P_DIST_SQUARE};
-  int p, alg, d, k;
+  int p, i, d, k;
   (void)state;
 
-  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
-    for (p = 1; p <= 64 && s2p_scheduled(alg); p++)
+  for (i = 0; i < mmp__s2p_family.nrows; i++)
+    for (p = 1; p <= 64 && s2p_scheduled(mmp__s2p_family.rows[i]); p++)
       for (d = 0; d < 4; d++)
         for (k = 0; k < 4; k++) {
           int ns = k == 0 ? 1 : k == 1 ? (p + 1) / 2 : k == 2 ? p : 0;
@@ -505,29 +516,29 @@ static void test_s2p_every_algorithm_small_p(void **state) {
           if (p > 24 && d > 0 && k != 1)
             continue;
           s2p_make(&x, p, dists[d], ns, k == 3 ? 0 : 37);
-          s2p_run(&x, alg, dists[d]);
+          s2p_run(&x, mmp__s2p_family.rows[i], dists[d], &net);
           mmp__s2p_fini(&x);
         }
 }
 
 static void test_s2p_large_p(void **state) {
   static const int ps[] = {1000, 6142};
-  int i, alg, k;
+  int i, j, k;
   (void)state;
 
   for (i = 0; i < 2; i++)
-    for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+    for (j = 0; j < mmp__s2p_family.nrows; j++)
       for (k = 0; k < 3; k++) {
+        const mmp__alg_t *alg = mmp__s2p_family.rows[j];
         int p = ps[i], ns = k == 0 ? 1 : k == 1 ? 64 : p;
         mmp__s2p_t x;
         /* Every source to every rank directly: p^2 messages. */
-        if ((ns == p && mmp__s2p_alg(alg)->plan == NULL) || !s2p_scheduled(alg))
+        if ((ns == p && alg->plan == NULL) || !s2p_scheduled(alg))
           continue;
         s2p_make(&x, p, k == 1 ? MMP_S2P_DIST_EQUAL : MMP_S2P_DIST_ROW, ns,
                  ns == p ? 1 : 10);
-        x.bc_alg = MMP_BCAST_BINOMIAL; /* 2-Step's broadcast */
-        x.bc_seg = 0;
-        s2p_run(&x, alg, MMP_S2P_DIST_ROW);
+        /* 2-Step's broadcast: the binomial tree. */
+        s2p_run(&x, alg, MMP_S2P_DIST_ROW, NULL);
         mmp__s2p_fini(&x);
       }
 }
@@ -565,22 +576,23 @@ static void test_poison_note_round_trip_and_bad_bytes(void **state) {
 }
 
 static void test_s2p_all_ranks_plan_is_each_ranks_plan(void **state) {
-  int p, alg, r, i;
+  int p, j, r, i;
   (void)state;
 
-  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
-    for (p = 1; p <= 20 && s2p_scheduled(alg); p++) {
+  for (j = 0; j < mmp__s2p_family.nrows; j++)
+    for (p = 1; p <= 20 && s2p_scheduled(mmp__s2p_family.rows[j]); p++) {
+      const mmp__alg_t *alg = mmp__s2p_family.rows[j];
       mmp__s2p_t x;
       mmp__sched_t **all = calloc((size_t)p, sizeof(*all));
       s2p_make(&x, p, MMP_S2P_DIST_DIAG_R, (p + 2) / 3, 11);
       for (r = 0; r < p; r++)
         assert_int_equal(mmp__sched_offline(p, r, NULL, x.total, &all[r]), 0);
-      assert_int_equal(mmp__s2p_build_all(all, &x, alg), 0);
+      assert_int_equal(mmp__s2p_build_all(all, &x, alg, &net), 0);
       for (r = 0; r < p; r++) {
         mmp__sched_t *one;
         assert_int_equal(mmp__sched_offline(p, r, NULL, x.total, &one), 0);
         x.me = r;
-        assert_int_equal(mmp__s2p_build(one, &x, alg), 0);
+        assert_int_equal(mmp__s2p_build(one, &x, alg, &net), 0);
         assert_int_equal(one->nops, all[r]->nops);
         assert_int_equal(one->nedges, all[r]->nedges);
         for (i = 0; i < one->nops; i++) {

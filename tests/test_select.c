@@ -14,44 +14,45 @@
 #include <math.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
+
+/* The broadcast row of that name. */
+#define B(name) mmp__alg_find(&mmp__bcast_family, #name)
 
 /* 16 emulated hosts at 100 Mbit/s (minimp-bench calibrate) and loopback. */
 static const mmp_netmodel_t cluster = {114e-6, 83.3e-9, 65536, 0};
 static const mmp_netmodel_t loopback = {5e-6, 0.1e-9, 0, 0};
 
-static int chosen(int p, size_t len, const mmp_netmodel_t *nm) {
-  int alg, groups;
-  size_t seg;
+static const mmp__alg_t *chosen(int p, size_t len, const mmp_netmodel_t *nm) {
+  mmp__desc_t d;
 
-  mmp__bcast_choose(p, len, nm, &alg, &seg, &groups);
-  return alg;
+  mmp__bcast_choose(p, len, nm, &d);
+  return d.alg;
 }
 
-static int auto_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
-  int alg, groups;
-  size_t seg;
+static const mmp__alg_t *auto_chosen(int p, size_t len,
+                                     const mmp_netmodel_t *nm) {
+  mmp__desc_t d;
 
-  mmp__bcast_choose_auto(p, len, nm, &alg, &seg, &groups);
-  return alg;
+  mmp__bcast_choose_auto(p, len, nm, NULL, &d);
+  return d.alg;
 }
 
-static int mc_chosen(int p, size_t len, const mmp_netmodel_t *nm,
-                     const mmp__mcast_net_t *mc) {
-  int alg, groups;
-  size_t seg;
+static const mmp__alg_t *mc_chosen(int p, size_t len, const mmp_netmodel_t *nm,
+                                   const mmp__mcast_verdict_t *mc) {
+  mmp__desc_t d;
 
-  mmp__bcast_choose_auto_mc(p, len, nm, mc, &alg, &seg, &groups);
-  return alg;
+  mmp__bcast_choose_auto(p, len, nm, mc, &d);
+  return d.alg;
 }
 
 static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
-                      const mmp__mcast_net_t *mc) {
-  mmp__bcast_cost_in_t in;
+                      const mmp__mcast_verdict_t *mc) {
+  mmp__cost_in_t in;
 
-  mmp__bcast_cost_in_init(&in, p, m, nm);
+  mmp__auto_cost_in(&in, &mmp__bcast_family, p, m, 1, 0, nm);
   in.mc = mc;
-  return mmp__bcast_alg(MMP_BCAST_MULTICAST)->cost(&in);
+  return B(multicast)->cost(&in);
 }
 
 /* AUTO's multicast rule (docs/algorithms.md, "Multicast"): priced only
@@ -59,7 +60,8 @@ static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
  * that price beats every TCP row's by the 3% margin. */
 static void test_multicast_priced_where_usable(void **st) {
   mmp_netmodel_t hosts = cluster, shared;
-  mmp__mcast_net_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42}, lossy = mc;
+  mmp__mcast_verdict_t mc = {1, 1408, 0, 42}, off = {0, 1408, 0, 42},
+                       lossy = mc;
   size_t len;
 
   (void)st;
@@ -67,11 +69,11 @@ static void test_multicast_priced_where_usable(void **st) {
   shared = hosts;
   shared.shared_cpus = 1;
   /* Considered: one rank per node, CPUs not shared, p >= 3. */
-  assert_true(mmp__bcast_mcast_considered(16, &hosts));
-  assert_false(mmp__bcast_mcast_considered(16, &shared));
-  assert_false(mmp__bcast_mcast_considered(32, &hosts)); /* 16 nodes */
+  assert_true(mmp__mcast_considered(16, &hosts));
+  assert_false(mmp__mcast_considered(16, &shared));
+  assert_false(mmp__mcast_considered(32, &hosts)); /* 16 nodes */
   hosts.nodes = 2;
-  assert_false(mmp__bcast_mcast_considered(2, &hosts));
+  assert_false(mmp__mcast_considered(2, &hosts));
   hosts.nodes = 16;
   /* Flat in p, dearer with loss, never priced where unusable. */
   assert_true(fabs(mc_cost(4, 1 << 20, &hosts, &mc) -
@@ -84,23 +86,21 @@ static void test_multicast_priced_where_usable(void **st) {
   assert_true(isinf(mc_cost(16, 1 << 20, &hosts, &off)));
   assert_true(isinf(mc_cost(16, 1 << 20, &hosts, NULL)));
   for (len = 1; len <= (4u << 20); len *= 4) {
-    assert_int_not_equal(mc_chosen(16, len, &hosts, &off), MMP_BCAST_MULTICAST);
-    assert_int_not_equal(mc_chosen(16, len, &hosts, NULL), MMP_BCAST_MULTICAST);
-    assert_int_not_equal(auto_chosen(16, len, &hosts), MMP_BCAST_MULTICAST);
+    assert_ptr_not_equal(mc_chosen(16, len, &hosts, &off), B(multicast));
+    assert_ptr_not_equal(mc_chosen(16, len, &hosts, NULL), B(multicast));
+    assert_ptr_not_equal(auto_chosen(16, len, &hosts), B(multicast));
   }
   /* Under the cluster's model without loss: one datagram in one hop
    * against log2 p hops, and 1 MiB at the link's rate against the
    * pipeline's fill. */
-  assert_int_equal(mc_chosen(16, 1024, &hosts, &mc), MMP_BCAST_MULTICAST);
-  assert_int_equal(mc_chosen(16, 1 << 20, &hosts, &mc), MMP_BCAST_MULTICAST);
+  assert_ptr_equal(mc_chosen(16, 1024, &hosts, &mc), B(multicast));
+  assert_ptr_equal(mc_chosen(16, 1 << 20, &hosts, &mc), B(multicast));
   /* 1% loss: a repair round (milliseconds) is likely at 16 receivers;
    * 10%: every datagram of 1 MiB is sent about twice. */
   lossy.loss = 0.01;
-  assert_int_not_equal(mc_chosen(16, 1024, &hosts, &lossy),
-                       MMP_BCAST_MULTICAST);
+  assert_ptr_not_equal(mc_chosen(16, 1024, &hosts, &lossy), B(multicast));
   lossy.loss = 0.10;
-  assert_int_not_equal(mc_chosen(16, 1 << 20, &hosts, &lossy),
-                       MMP_BCAST_MULTICAST);
+  assert_ptr_not_equal(mc_chosen(16, 1 << 20, &hosts, &lossy), B(multicast));
 }
 
 /* The price counts each datagram's headers on the wire by the channel's
@@ -110,7 +110,7 @@ static void test_multicast_priced_where_usable(void **st) {
  * (1428 bytes of TCP payload in a 1500-byte segment against 1448). */
 static void test_multicast_priced_by_family(void **st) {
   mmp_netmodel_t hosts = cluster;
-  mmp__mcast_net_t v4 = {1, 1408, 0, 42}, v6 = {1, 1388, 0, 62};
+  mmp__mcast_verdict_t v4 = {1, 1408, 0, 42}, v6 = {1, 1388, 0, 62};
   double m = 1 << 20, w4, w6, t4, t6;
 
   (void)st;
@@ -128,35 +128,35 @@ static void test_small_messages_knomial_where_cpus_are_shared(void **st) {
 
   (void)st;
   shared.shared_cpus = 1;
-  assert_int_equal(auto_chosen(16, 1024, &cluster), MMP_BCAST_BINOMIAL);
-  assert_int_equal(auto_chosen(8, 1024, &cluster), MMP_BCAST_BINOMIAL);
-  assert_int_equal(auto_chosen(16, 1024, &shared), MMP_BCAST_KNOMIAL);
-  assert_int_equal(auto_chosen(8, 1024, &shared), MMP_BCAST_KNOMIAL);
+  assert_ptr_equal(auto_chosen(16, 1024, &cluster), B(binomial));
+  assert_ptr_equal(auto_chosen(8, 1024, &cluster), B(binomial));
+  assert_ptr_equal(auto_chosen(16, 1024, &shared), B(knomial));
+  assert_ptr_equal(auto_chosen(8, 1024, &shared), B(knomial));
   /* What the hierarchical algorithm's groups get, where the k-nomial tree
    * cannot go. */
-  assert_int_equal(chosen(16, 1024, &shared), MMP_BCAST_BINARY);
-  assert_int_equal(chosen(4, 1024, &shared), MMP_BCAST_BINARY);
+  assert_ptr_equal(chosen(16, 1024, &shared), B(binary));
+  assert_ptr_equal(chosen(4, 1024, &shared), B(binary));
   /* Only in place of the binomial tree: a binary tree that the burst
    * allowance made cheaper (its root link carries 2 m, the others more)
    * stays. */
   for (size_t m = 2048; m <= 4096; m *= 2) {
-    int base = chosen(16, m, &cluster);
-    assert_int_equal(auto_chosen(16, m, &shared),
-                     base == MMP_BCAST_BINOMIAL ? MMP_BCAST_KNOMIAL : base);
+    const mmp__alg_t *base = chosen(16, m, &cluster);
+    assert_ptr_equal(auto_chosen(16, m, &shared),
+                     base == B(binomial) ? B(knomial) : base);
   }
   /* Above 4 KiB, where waits sleep, the binary tree as before (loopback
    * picks a tree at 64 KiB). */
   shared = loopback;
   shared.shared_cpus = 1;
-  assert_int_equal(chosen(16, 64 << 10, &loopback), MMP_BCAST_BINOMIAL);
-  assert_int_equal(auto_chosen(16, 64 << 10, &shared), MMP_BCAST_BINARY);
-  assert_int_equal(auto_chosen(16, 4 << 10, &shared), MMP_BCAST_KNOMIAL);
+  assert_ptr_equal(chosen(16, 64 << 10, &loopback), B(binomial));
+  assert_ptr_equal(auto_chosen(16, 64 << 10, &shared), B(binary));
+  assert_ptr_equal(auto_chosen(16, 4 << 10, &shared), B(knomial));
   shared = cluster;
   shared.shared_cpus = 1;
   /* Larger messages keep their choice; two ranks need no tree. */
-  assert_int_equal(auto_chosen(16, 1 << 20, &shared),
+  assert_ptr_equal(auto_chosen(16, 1 << 20, &shared),
                    chosen(16, 1 << 20, &cluster));
-  assert_int_equal(auto_chosen(2, 1024, &shared), MMP_BCAST_BINOMIAL);
+  assert_ptr_equal(auto_chosen(2, 1024, &shared), B(binomial));
 }
 
 /* 4 hosts x 4 ranks: the cluster's links between nodes, shared memory's
@@ -173,36 +173,33 @@ static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
   nm.alpha_node = 3e-6;
   nm.beta_node = 0.1e-9;
   for (int i = 0; i < 4; i++) {
-    int alg, seg_alg, groups;
-    size_t seg;
+    mmp__desc_t dd;
     double t, t_flat, t_in;
-    assert_int_equal(auto_chosen(16, lens[i], &nm), MMP_BCAST_NODE);
+    assert_ptr_equal(auto_chosen(16, lens[i], &nm), B(node));
     /* Its price: the leaders' part on rested links, then a node's. */
-    t = mmp__bcast_cost(MMP_BCAST_NODE, 16, (double)lens[i], 1, 4, &nm);
-    t_flat = mmp__bcast_choose_flat(4, lens[i], &cluster, &seg_alg, &seg);
+    t = mmp__bcast_cost(B(node), 16, (double)lens[i], 1, 4, &nm);
+    t_flat = mmp__bcast_choose_flat(4, lens[i], &cluster, &dd);
     flat = cluster;
     flat.alpha = 3e-6;
     flat.beta = 0.1e-9;
     flat.burst = 0;
-    mmp__bcast_choose_flat(4, lens[i], &flat, &alg, &seg);
-    t_in = mmp__bcast_cost(alg, 4, (double)lens[i],
-                           seg ? (double)lens[i] / (double)seg : 1, 0, &flat);
+    mmp__bcast_choose_flat(4, lens[i], &flat, &dd);
+    t_in = mmp__bcast_cost(dd.alg, 4, (double)lens[i],
+                           dd.seg ? (double)lens[i] / (double)dd.seg : 1, 0,
+                           &flat);
     assert_true(fabs(t - (t_flat + t_in)) < 1e-9);
     /* Below the best shape that ignores nodes. */
-    mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg, &groups);
-    assert_true(t <
-                mmp__bcast_choose(16, lens[i], &cluster, &alg, &seg, &groups));
+    assert_true(t < mmp__bcast_choose(16, lens[i], &cluster, &dd));
   }
   /* Arriving together, the arrival-aware broadcast (a pipeline over all
    * ranks, blind to nodes) does not pay against it, where against the
    * flat pipeline it does (test_arrival_chosen_for_large_messages...). */
   {
-    int alg, groups;
-    size_t seg;
-    double best = mmp__bcast_choose_auto(16, 1 << 20, &nm, &alg, &seg, &groups);
+    mmp__desc_t dd;
+    double best = mmp__bcast_choose_auto(16, 1 << 20, &nm, NULL, &dd);
     assert_false(mmp__bcast_arrival_pays(
         16, 1 << 20, &nm, best, mmp__bcast_sub_cost(16, 1 << 20, &nm)));
-    best = mmp__bcast_choose_auto(16, 1 << 20, &cluster, &alg, &seg, &groups);
+    best = mmp__bcast_choose_auto(16, 1 << 20, &cluster, NULL, &dd);
     assert_true(
         mmp__bcast_arrival_pays(16, 1 << 20, &cluster, best,
                                 mmp__bcast_sub_cost(16, 1 << 20, &cluster)));
@@ -210,15 +207,15 @@ static void test_node_hierarchy_where_some_ranks_share_nodes(void **st) {
   /* One rank per node, or one node: no hierarchy to exploit. */
   nm.nodes = 16;
   nm.node_size = 1;
-  assert_int_not_equal(auto_chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
-  assert_true(isinf(mmp__bcast_cost(MMP_BCAST_NODE, 16, 1 << 20, 1, 0, &nm)));
+  assert_ptr_not_equal(auto_chosen(16, 1 << 20, &nm), B(node));
+  assert_true(isinf(mmp__bcast_cost(B(node), 16, 1 << 20, 1, 0, &nm)));
   nm.nodes = 1;
   nm.node_size = 16;
-  assert_int_not_equal(auto_chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
+  assert_ptr_not_equal(auto_chosen(16, 1 << 20, &nm), B(node));
   /* Nor in a part of another algorithm (STATIC, FLAT). */
   nm.nodes = 4;
   nm.node_size = 4;
-  assert_int_not_equal(chosen(16, 1 << 20, &nm), MMP_BCAST_NODE);
+  assert_ptr_not_equal(chosen(16, 1 << 20, &nm), B(node));
 }
 
 /* The chain is the pipeline with one segment; with a burst allowance and a
@@ -231,11 +228,11 @@ static void test_no_chain_where_the_pipeline_fits(void **st) {
   for (double a = 50e-6; a <= 400e-6; a += 50e-6) {
     slow.alpha = a;
     slow.shared_cpus = 1;
-    assert_int_equal(chosen(16, 64 << 10, &slow), MMP_BCAST_PIPELINE);
-    assert_int_equal(chosen(8, 64 << 10, &slow), MMP_BCAST_PIPELINE);
+    assert_ptr_equal(chosen(16, 64 << 10, &slow), B(pipeline));
+    assert_ptr_equal(chosen(8, 64 << 10, &slow), B(pipeline));
     for (int p = 8; p <= 16; p += 8) {
-      int got = auto_chosen(p, 64 << 10, &slow);
-      assert_true(got == MMP_BCAST_PIPELINE || got == MMP_BCAST_SYMMETRIC);
+      const mmp__alg_t *got = auto_chosen(p, 64 << 10, &slow);
+      assert_true(got == B(pipeline) || got == B(symmetric));
     }
   }
 }
@@ -247,34 +244,32 @@ static void test_no_chain_where_the_pipeline_fits(void **st) {
  * compose inside the hierarchical broadcast. */
 static void test_symmetric_where_the_message_fits_the_burst(void **st) {
   (void)st;
-  assert_int_equal(auto_chosen(8, 64 << 10, &cluster), MMP_BCAST_SYMMETRIC);
-  assert_int_equal(chosen(8, 64 << 10, &cluster), MMP_BCAST_PIPELINE);
-  assert_int_not_equal(auto_chosen(8, 256 << 10, &cluster),
-                       MMP_BCAST_SYMMETRIC);
-  assert_int_not_equal(auto_chosen(8, 1 << 20, &cluster), MMP_BCAST_SYMMETRIC);
+  assert_ptr_equal(auto_chosen(8, 64 << 10, &cluster), B(symmetric));
+  assert_ptr_equal(chosen(8, 64 << 10, &cluster), B(pipeline));
+  assert_ptr_not_equal(auto_chosen(8, 256 << 10, &cluster), B(symmetric));
+  assert_ptr_not_equal(auto_chosen(8, 1 << 20, &cluster), B(symmetric));
   /* Without a burst allowance its second step costs a whole m beta. */
-  assert_int_not_equal(auto_chosen(8, 64 << 10, &loopback),
-                       MMP_BCAST_SYMMETRIC);
+  assert_ptr_not_equal(auto_chosen(8, 64 << 10, &loopback), B(symmetric));
   for (int p = 3; p <= 64; p++)
     for (size_t m = 1024; m <= (4u << 20); m *= 2)
-      assert_int_not_equal(chosen(p, m, &cluster), MMP_BCAST_SYMMETRIC);
+      assert_ptr_not_equal(chosen(p, m, &cluster), B(symmetric));
 }
 
 /* Links just drained: a choice that relied on the burst allowance (the
  * symmetric broadcast at 64 KiB) becomes the pipeline; one that did not
  * stays (1 MiB). */
 static void test_drained_links(void **st) {
-  int alg, groups, want;
-  size_t seg;
+  const mmp__alg_t *want;
+  mmp__desc_t dd;
   (void)st;
 
-  mmp__bcast_choose_drained(8, 64 << 10, &cluster, &alg, &seg, &groups);
-  assert_int_equal(alg, MMP_BCAST_PIPELINE);
-  assert_true(seg > 0);
-  mmp__bcast_choose_drained(16, 1 << 20, &cluster, &alg, &seg, &groups);
+  mmp__bcast_choose_drained(8, 64 << 10, &cluster, &dd);
+  assert_ptr_equal(dd.alg, B(pipeline));
+  assert_true(dd.seg > 0);
+  mmp__bcast_choose_drained(16, 1 << 20, &cluster, &dd);
   want = auto_chosen(16, 1 << 20, &cluster);
-  assert_int_not_equal(want, MMP_BCAST_SYMMETRIC);
-  assert_int_equal(alg, want);
+  assert_ptr_not_equal(want, B(symmetric));
+  assert_ptr_equal(dd.alg, want);
 }
 
 /* Segments cut into equal parts of at least the target: never a sliver
@@ -302,9 +297,8 @@ static void test_even_segments(void **st) {
 }
 
 static int arrival_chosen(int p, size_t len, const mmp_netmodel_t *nm) {
-  int alg, groups;
-  size_t seg;
-  double best = mmp__bcast_choose(p, len, nm, &alg, &seg, &groups);
+  mmp__desc_t dd;
+  double best = mmp__bcast_choose(p, len, nm, &dd);
 
   assert_true(best > 0);
   return mmp__bcast_arrival_pays(p, len, nm, best,
@@ -372,12 +366,12 @@ static void test_burst_seen_through_cpu_noise(void **st) {
 
 /* ---- AUTO under arrival patterns -------------------------------------- */
 
-static mmp__bcast_desc_t pipeline_desc(int p, size_t len) {
-  mmp__bcast_desc_t d;
+static mmp__desc_t pipeline_desc(int p, size_t len) {
+  mmp__desc_t d;
 
   memset(&d, 0, sizeof(d));
-  d.alg = MMP_BCAST_PIPELINE;
-  d.len = len;
+  d.alg = B(pipeline);
+  d.count = len;
   d.seg = mmp__pipeline_seg(p, len, &cluster);
   return d;
 }
@@ -387,7 +381,7 @@ static mmp__bcast_desc_t pipeline_desc(int p, size_t len) {
  * others wait for it. */
 static void test_predictions_under_lateness(void **st) {
   enum { P = 16 };
-  mmp__bcast_desc_t d = pipeline_desc(P, 1 << 20);
+  mmp__desc_t d = pipeline_desc(P, 1 << 20);
   double on_time[P] = {0}, late[P] = {0};
   double T = cluster.alpha + (1 << 20) * cluster.beta, a, b;
   (void)st;
@@ -408,7 +402,7 @@ static void test_predictions_under_lateness(void **st) {
 
 static void test_adapt_decision(void **st) {
   enum { P = 16 };
-  mmp__bcast_desc_t d = pipeline_desc(P, 256 << 10);
+  mmp__desc_t d = pipeline_desc(P, 256 << 10);
   double T = cluster.alpha + (256 << 10) * cluster.beta, hist[2 * P];
   double w = mmp__arrival_window(P, 256 << 10, &cluster);
   int v;
@@ -443,7 +437,7 @@ static void test_adapt_decision(void **st) {
 static void test_adapt_arrival_correction(void **st) {
   enum { P = 16 };
   size_t len = 256 << 10;
-  mmp__bcast_desc_t d = pipeline_desc(P, len);
+  mmp__desc_t d = pipeline_desc(P, len);
   double T = cluster.alpha + (double)len * cluster.beta, hist[2 * P];
   double w = mmp__arrival_window(P, len, &cluster), took[2], want;
   mmp_netmodel_t slow = cluster;
@@ -481,7 +475,7 @@ static void test_adapt_arrival_correction(void **st) {
  * factor of MMP__ADAPT_SCALE. */
 static void test_adapt_model_is_bounded(void **st) {
   enum { P = 8 };
-  mmp__bcast_desc_t d = pipeline_desc(P, 1 << 20);
+  mmp__desc_t d = pipeline_desc(P, 1 << 20);
   double hist[3 * P], took[3];
   double want;
   mmp_netmodel_t out;
@@ -513,33 +507,33 @@ static void test_pipeline_segments_priced_by_the_gap(void **st) {
   mmp_netmodel_t loaded = cluster, measured, as_alpha;
   double m = 256 * 1024.0, X = 16, s = m * cluster.beta / X, scale;
   double hist[16] = {0}, took[1];
-  mmp__bcast_desc_t d;
-  int alg;
+  const mmp__alg_t *alg;
+  mmp__desc_t d;
 
   (void)st;
   loaded.alpha = 4 * cluster.alpha;
   loaded.shared_cpus = 1;
   alg = auto_chosen(16, 256 * 1024, &loaded);
-  assert_true(alg == MMP_BCAST_SCATTER_RD || alg == MMP_BCAST_SCATTER_RING);
+  assert_true(alg == B(scatter_rd) || alg == B(scatter_ring));
   measured = loaded;
   measured.gap = 2e-6;
-  assert_int_equal(auto_chosen(16, 256 * 1024, &measured), MMP_BCAST_PIPELINE);
+  assert_ptr_equal(auto_chosen(16, 256 * 1024, &measured), B(pipeline));
   /* The formula: p - 1 hops of the first segment, X - 1 gaps after it. */
-  assert_true(fabs(mmp__bcast_cost(MMP_BCAST_PIPELINE, 16, m, X, 0, &measured) -
+  assert_true(fabs(mmp__bcast_cost(B(pipeline), 16, m, X, 0, &measured) -
                    (15 * (measured.alpha + s) + (X - 1) * (2e-6 + s))) < 1e-12);
   /* A gap of alpha is the formula without one. */
   as_alpha = loaded;
   as_alpha.gap = loaded.alpha;
-  assert_true(fabs(mmp__bcast_cost(MMP_BCAST_PIPELINE, 16, m, X, 0, &as_alpha) -
+  assert_true(fabs(mmp__bcast_cost(B(pipeline), 16, m, X, 0, &as_alpha) -
                    (X + 14) * (loaded.alpha + s)) < 1e-12);
-  assert_true(fabs(mmp__bcast_cost(MMP_BCAST_PIPELINE, 16, m, X, 0, &loaded) -
+  assert_true(fabs(mmp__bcast_cost(B(pipeline), 16, m, X, 0, &loaded) -
                    (X + 14) * (loaded.alpha + s)) < 1e-12);
   /* The root's part of it under arrivals all at once: its X sends, the
    * first a latency, the rest a gap apart; and the model's correction
    * scales the gap with alpha and beta. */
   memset(&d, 0, sizeof(d));
-  d.alg = MMP_BCAST_PIPELINE;
-  d.len = 256 * 1024;
+  d.alg = B(pipeline);
+  d.count = 256 * 1024;
   d.seg = 16 * 1024;
   assert_true(fabs(mmp__predict_static_root(&d, 16, hist, &measured) -
                    (measured.alpha + s + (X - 1) * (2e-6 + s))) < 1e-12);

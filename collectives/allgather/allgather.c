@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Allgather and allgatherv: the public calls (the algorithms are rows of
- * its table in coll_algs.c, each in allgather_<name>.c). The schedule works on
+ * its table, table.c, each in <name>.c). The schedule works on
  * the caller's receive buffer, with this rank's block copied to its place first
  * (in place: it is there). Block i is rank i's count at its displacement, which
  * every rank passes alike.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/allgather/allgather.h"
 
 /* Blocks packed in rank order, as the s-to-p machinery needs. */
 static int packed(int p, const size_t *cnt, const size_t *dsp) {
@@ -24,13 +24,16 @@ static int packed(int p, const size_t *cnt, const size_t *dsp) {
 /* `counts`/`displs` (elements) or NULL for equal blocks of `count`. */
 static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
                     size_t count, const size_t *counts, const size_t *displs,
-                    mmp_type_t type, mmp_comm_t *comm, const mmp_coll_opts_t *o,
-                    mmp_request_t **req) {
+                    mmp_type_t type, mmp_comm_t *comm,
+                    const mmp_coll_opts_t *opts, mmp_request_t **req) {
+  const mmp__family_t *f = &mmp__allgather_family;
   int p, me, rc, in_place = sendbuf == MMP_IN_PLACE;
-  size_t *cnt, *dsp, hi = 0, mine;
+  size_t *cnt, *dsp, hi = 0, mine = 0;
   mmp__type_info_t ti;
-  mmp__coll_desc_t d;
-  mmp__coll_arg_t a;
+  mmp__opts_t o;
+  mmp__call_t c;
+  mmp__desc_t d;
+  mmp__arg_t a;
   mmp_netmodel_t nm;
   mmp__sched_t *s;
 
@@ -54,33 +57,36 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
       ((hi > 0 && recvbuf == NULL) ||
        (!in_place && (mine != cnt[me] || (mine > 0 && sendbuf == NULL)))))
     rc = MMP_EINVAL;
-  memset(&d, 0, sizeof(d));
-  d.coll = MMP_COLL_ALLGATHER;
-  d.base = ti.base;
-  d.esize = ti.size;
-  d.count = counts != NULL ? hi / (ti.size ? ti.size : 1) : count;
+  mmp__call_init(&c, f, comm, 0,
+                 counts != NULL ? hi / (ti.size ? ti.size : 1) : count, ti.size,
+                 ti.base, 0, 0, hi / (size_t)p);
   if (rc == 0)
-    rc = mmp__coll_resolve(comm, &d, o, (double)hi / p, 0);
+    rc = mmp__opts_from(f, opts, &o);
+  if (rc == 0)
+    rc = mmp__opts_check(&c, &o);
+  if (rc == 0)
+    rc = mmp__resolve(&c, &o, &d, NULL);
   /* The s-to-p machinery needs the blocks packed in rank order. */
-  if (rc == 0 && d.alg == MMP_ALLGATHER_S2P && !packed(p, cnt, dsp)) {
-    if (o->algorithm == MMP_ALLGATHER_S2P)
+  if (rc == 0 && d.alg == &mmp__allgather_s2p_alg && !packed(p, cnt, dsp)) {
+    if (o.alg == &mmp__allgather_s2p_alg)
       rc = MMP_EINVAL;
-    d.alg = MMP_ALLGATHER_RING;
+    d.alg = &mmp__allgather_ring_alg;
   }
   memset(&a, 0, sizeof(a));
-  if (rc == 0 && d.alg == MMP_ALLGATHER_S2P && p > 1) {
+  if (rc == 0 && (d.alg->flags & MMP__ALG_MODEL) && p > 1) {
     rc = mmp__netmodel_get(comm, &nm);
     a.nm = &nm;
   }
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, hi, NULL, 0, &s);
+    rc = mmp__coll_sched_new(comm, f, &d, type, o.mode, o.timeout_ms, recvbuf,
+                             hi, NULL, 0, NULL, &s);
   if (rc != 0) {
     free(cnt);
     return rc;
   }
   a.cnt = cnt;
   a.dsp = dsp;
-  rc = mmp__coll_build(s, &d, &a);
+  rc = mmp__desc_build(s, &d, &a);
   if (rc != 0) {
     free(cnt);
     mmp__sched_free(s);

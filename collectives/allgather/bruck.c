@@ -13,11 +13,11 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/allgather/allgather.h"
 
 #define PHASE_STEP 0
 
-static int bruck_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int bruck_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, d, have = -1, nr, from = s->nops;
   size_t *regs = malloc(2 * ((size_t)n + 1) * sizeof(size_t));
 
@@ -37,15 +37,14 @@ static int bruck_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return have < -1 ? have : mmp__coll_after_all(s, from);
 }
 
-static double bruck_cost(const mmp__coll_cost_in_t *in) {
+static double bruck_cost(const mmp__cost_in_t *in) {
   return mmp__lg2(in->p) * in->nm->alpha + (in->p - 1) * in->m * in->nm->beta;
 }
 
-const mmp__coll_alg_t mmp__allgather_bruck_alg = {
-    .coll = MMP_COLL_ALLGATHER,
-    .id = MMP_ALLGATHER_BRUCK,
+const mmp__alg_t mmp__allgather_bruck_alg = {
     .name = "bruck",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "Bruck's ceil(log2 p) rounds, then a rotation",
+    .flags = MMP__ALG_AUTO,
     .prefer = 3,
     .build = bruck_build,
     .cost = bruck_cost,

@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/allgather/allgather.h"
 
 #define PHASE_FOLD 0
 #define PHASE_ROUND 1
@@ -26,7 +26,7 @@ static void members(int vlo, int vhi, int n, int *mlo, int *mhi) {
   *mhi = mmp__fold_m(vhi - 1, n) + 1;
 }
 
-static int rd_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int rd_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, q = mmp__pow2_floor(n), rem = n - q;
   int v = mmp__fold_v(me, n), have = -1, mask, nr, rc = 0, from = s->nops;
   size_t *regs = malloc(2 * ((size_t)n + 1) * sizeof(size_t));
@@ -71,7 +71,7 @@ static int rd_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return rc < 0 ? rc : mmp__coll_after_all(s, from);
 }
 
-static double rd_cost(const mmp__coll_cost_in_t *in) {
+static double rd_cost(const mmp__cost_in_t *in) {
   int q = in->p > 1 ? mmp__pow2_floor(in->p) : 1;
   double c = mmp__lg2(q) * in->nm->alpha + (q - 1) * in->m * in->nm->beta;
 
@@ -80,11 +80,10 @@ static double rd_cost(const mmp__coll_cost_in_t *in) {
   return c;
 }
 
-const mmp__coll_alg_t mmp__allgather_rd_alg = {
-    .coll = MMP_COLL_ALLGATHER,
-    .id = MMP_ALLGATHER_RECURSIVE_DOUBLING,
+const mmp__alg_t mmp__allgather_rd_alg = {
     .name = "recursive_doubling",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "recursive doubling",
+    .flags = MMP__ALG_AUTO,
     .prefer = 2,
     .build = rd_build,
     .cost = rd_cost,

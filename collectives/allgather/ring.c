@@ -9,11 +9,11 @@
  *
  * Selected: by AUTO for long blocks.
  */
-#include "collectives/core/coll.h"
+#include "collectives/allgather/allgather.h"
 
 #define PHASE_RING 0
 
-static int ring_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int ring_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, t, prev = -1, from = s->nops;
 
   for (t = 0; t + 1 < n; t++) {
@@ -28,15 +28,14 @@ static int ring_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return mmp__coll_after_all(s, from);
 }
 
-static double ring_cost(const mmp__coll_cost_in_t *in) {
+static double ring_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
-const mmp__coll_alg_t mmp__allgather_ring_alg = {
-    .coll = MMP_COLL_ALLGATHER,
-    .id = MMP_ALLGATHER_RING,
+const mmp__alg_t mmp__allgather_ring_alg = {
     .name = "ring",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "ring: each block passes round once",
+    .flags = MMP__ALG_AUTO,
     .prefer = 1,
     .build = ring_build,
     .cost = ring_cost,

@@ -1,29 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allreduce: the public calls (the algorithms are rows of its table in
- * coll_algs.c, each in allreduce_<name>.c). The schedule works on the caller's
+ * Allreduce: the public calls (the algorithms are rows of its table,
+ * table.c, each in <name>.c). The schedule works on the caller's
  * receive buffer, into which the contribution is copied first (in place: it is
  * there already); every algorithm takes the scratch it needs.
  */
 #include <string.h>
 
-#include "collectives/core/coll.h"
-
-/* The composites choose their parts from the model. */
-static int needs_model(int alg) {
-  return alg == MMP_ALLREDUCE_REDUCE_BCAST || alg == MMP_ALLREDUCE_HIERARCHICAL;
-}
+#include "collectives/allreduce/allreduce.h"
 
 static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
                            mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
                            const mmp_allreduce_opts_t *opts,
                            mmp_request_t **req) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-  const mmp_coll_opts_t *o = opts != NULL ? opts : &defaults;
+  const mmp__family_t *f = &mmp__allreduce_family;
   int in_place = sendbuf == MMP_IN_PLACE, noncomm, rc;
   mmp__type_info_t ti;
-  mmp__coll_desc_t d;
-  mmp__coll_arg_t a;
+  mmp__opts_t o;
+  mmp__call_t c;
+  mmp__desc_t d;
+  mmp__arg_t a;
   mmp_netmodel_t nm;
   mmp__sched_t *s;
   size_t len;
@@ -35,28 +32,27 @@ static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
     return rc;
   if (op == 0 || (count > 0 && (recvbuf == NULL || sendbuf == NULL)))
     return MMP_EINVAL;
-  if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0)
+  if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0 ||
+      (rc = mmp__opts_from(f, opts != NULL ? opts : &defaults, &o)) != 0)
     return rc;
-  memset(&d, 0, sizeof(d));
-  d.coll = MMP_COLL_ALLREDUCE;
-  d.base = ti.base;
-  d.esize = ti.size;
-  d.op = op;
-  d.count = count;
-  if ((rc = mmp__coll_resolve(comm, &d, o, (double)len, noncomm)) != 0)
+  mmp__call_init(&c, f, comm, 0, count, ti.size, ti.base, op, noncomm, len);
+  if ((rc = mmp__opts_check(&c, &o)) != 0 ||
+      (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
   memset(&a, 0, sizeof(a));
-  if (needs_model(d.alg)) {
+  /* A composite chooses its parts from the model. */
+  if (d.alg->flags & MMP__ALG_MODEL) {
     if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
       return rc;
     a.nm = &nm;
   }
-  rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, len, NULL, 0, &s);
+  rc = mmp__coll_sched_new(comm, f, &d, type, o.mode, o.timeout_ms, recvbuf,
+                           len, NULL, 0, NULL, &s);
   if (rc != 0)
     return rc;
   a.len = len;
   a.noncomm = noncomm;
-  if ((rc = mmp__coll_build(s, &d, &a)) != 0) {
+  if ((rc = mmp__desc_build(s, &d, &a)) != 0) {
     mmp__sched_free(s);
     return rc;
   }

@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/allreduce/allreduce.h"
 
 #define PHASE_INNER 0
 #define PHASE_LEADERS 3
@@ -28,11 +28,11 @@ static int leaders_rd(int G, double m, const mmp_netmodel_t *nm) {
          mmp__cost_rd(G, m, nm) <= mmp__cost_rabenseifner(G, m, nm);
 }
 
-static int hier_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int hier_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, sz = mmp__hier_size(n), done;
   int *ranks = malloc(2 * (size_t)n * sizeof(int));
   mmp__group_t gi, go;
-  mmp__coll_arg_t b = *a;
+  mmp__arg_t b = *a;
 
   if (ranks == NULL)
     return MMP_ENOMEM;
@@ -56,22 +56,23 @@ static int hier_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return done;
 }
 
-static double hier_cost(const mmp__coll_cost_in_t *in) {
-  int sz = mmp__hier_size(in->p), G = (in->p + sz - 1) / sz, alg;
-  size_t seg;
+static double hier_cost(const mmp__cost_in_t *in) {
+  int sz = mmp__hier_size(in->p), G = (in->p + sz - 1) / sz;
+  mmp__desc_t d;
   double lead = fmin(mmp__cost_rd(G, in->m, in->nm),
                      mmp__cost_rabenseifner(G, in->m, in->nm));
 
   return mmp__cost_reduce_binomial(sz, in->m, in->nm) + lead +
-         (sz > 1 ? mmp__bcast_choose_flat(sz, (size_t)in->m, in->nm, &alg, &seg)
+         (sz > 1 ? mmp__auto_choose(&mmp__bcast_family, MMP__PICK_FLAT, sz,
+                                    (size_t)in->m, in->nm, &d)
                  : 0);
 }
 
-const mmp__coll_alg_t mmp__allreduce_hierarchical_alg = {
-    .coll = MMP_COLL_ALLREDUCE,
-    .id = MMP_ALLREDUCE_HIERARCHICAL,
+const mmp__alg_t mmp__allreduce_hierarchical_alg = {
     .name = "hierarchical",
-    .flags = MMP__COLL_F_ORDERED,
+    .summary = "sqrt(p) groups: reduce, the leaders' allreduce, broadcast",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_ORDERED | MMP__ALG_MODEL,
     .build = hier_build,
     .cost = hier_cost,
 };

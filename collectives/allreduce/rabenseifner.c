@@ -21,13 +21,12 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/allreduce/allreduce.h"
 
 #define PHASE_AG 3
 #define PHASE_UNFOLD 4
 
-int mmp__allreduce_rabenseifner_build(mmp__sched_t *s,
-                                      const mmp__coll_arg_t *a) {
+int mmp__allreduce_rabenseifner_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, q = mmp__pow2_floor(n), k, have, from = s->nops;
   size_t t = mmp__sched_scratch(s, a->len), o, len;
   size_t *bnd = malloc(((size_t)q + 1) * sizeof(size_t));
@@ -76,15 +75,14 @@ double mmp__cost_rabenseifner(int p, double m, const mmp_netmodel_t *nm) {
   return c;
 }
 
-static double rab_cost(const mmp__coll_cost_in_t *in) {
+static double rab_cost(const mmp__cost_in_t *in) {
   return mmp__cost_rabenseifner(in->p, in->m, in->nm);
 }
 
-const mmp__coll_alg_t mmp__allreduce_rabenseifner_alg = {
-    .coll = MMP_COLL_ALLREDUCE,
-    .id = MMP_ALLREDUCE_RABENSEIFNER,
+const mmp__alg_t mmp__allreduce_rabenseifner_alg = {
     .name = "rabenseifner",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED,
+    .summary = "recursive halving, then recursive doubling",
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
     .prefer = 3,
     .build = mmp__allreduce_rabenseifner_build,
     .cost = rab_cost,

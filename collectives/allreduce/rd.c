@@ -17,13 +17,13 @@
  * Selected: by AUTO for short vectors, where log2 p latencies beat the
  * ring's 2(p - 1).
  */
-#include "collectives/core/coll.h"
+#include "collectives/allreduce/allreduce.h"
 
 #define PHASE_FOLD 0
 #define PHASE_ROUND 1
 #define PHASE_UNFOLD 2
 
-int mmp__allreduce_rd_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+int mmp__allreduce_rd_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, q = mmp__pow2_floor(n);
   int v = mmp__fold_v(me, n), from = s->nops, mask, have;
   size_t t = mmp__sched_scratch(s, a->len);
@@ -57,15 +57,14 @@ double mmp__cost_rd(int p, double m, const mmp_netmodel_t *nm) {
   return c;
 }
 
-static double rd_cost(const mmp__coll_cost_in_t *in) {
+static double rd_cost(const mmp__cost_in_t *in) {
   return mmp__cost_rd(in->p, in->m, in->nm);
 }
 
-const mmp__coll_alg_t mmp__allreduce_rd_alg = {
-    .coll = MMP_COLL_ALLREDUCE,
-    .id = MMP_ALLREDUCE_RECURSIVE_DOUBLING,
+const mmp__alg_t mmp__allreduce_rd_alg = {
     .name = "recursive_doubling",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED,
+    .summary = "log2 p exchanges of the whole vector: short vectors",
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
     .prefer = 1,
     .build = mmp__allreduce_rd_build,
     .cost = rd_cost,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Alltoall and alltoallv: the public calls (the algorithms are rows of
- * its table in coll_algs.c, each in alltoall_<name>.c). The schedule receives
+ * its table, table.c, each in <name>.c). The schedule receives
  * into the caller's receive buffer and sends out of the send buffer, its
  * read-only input; in place, the input is first copied into scratch. This
  * rank's own block is copied before the start.
@@ -9,18 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/alltoall/alltoall.h"
 
 static int a2a_start(const void *sendbuf, const size_t *scounts,
                      const size_t *sdispls, void *recvbuf,
                      const size_t *rcounts, const size_t *rdispls, size_t count,
                      mmp_type_t type, mmp_comm_t *comm,
-                     const mmp_coll_opts_t *o, mmp_request_t **req) {
+                     const mmp_coll_opts_t *opts, mmp_request_t **req) {
+  const mmp__family_t *f = &mmp__alltoall_family;
   int p, me, i, rc, in_place = sendbuf == MMP_IN_PLACE, v = rcounts != NULL;
   size_t *cnt, shi = 0, rhi = 0, in = 0;
   mmp__type_info_t ti;
-  mmp__coll_desc_t d;
-  mmp__coll_arg_t a;
+  mmp__opts_t o;
+  mmp__call_t c;
+  mmp__desc_t d;
+  mmp__arg_t a;
   mmp__sched_t *s;
 
   if (req == NULL)
@@ -46,26 +49,29 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
       ((rhi > 0 && recvbuf == NULL) ||
        (!in_place && shi > 0 && sendbuf == NULL) || cnt[me] != cnt[2 * p + me]))
     rc = MMP_EINVAL;
-  memset(&d, 0, sizeof(d));
-  d.coll = MMP_COLL_ALLTOALL;
-  d.base = ti.base;
-  d.esize = ti.size;
-  d.count = v ? 0 : count;
+  mmp__call_init(&c, f, comm, 0, v ? 0 : count, ti.size, ti.base, 0, 0,
+                 rhi / (size_t)p);
+  if (rc == 0)
+    rc = mmp__opts_from(f, opts, &o);
+  if (rc == 0)
+    rc = mmp__opts_check(&c, &o);
   /* An alltoallv's counts differ from rank to rank, and each rank knows
    * only its own: a choice by size could differ between ranks (they
    * would fail with MMP_EMISMATCH). AUTO runs the linear exchange there,
    * which the model prices below pairwise at every size, Bruck (equal
    * blocks only) aside. */
-  if (rc == 0 && v && o->algorithm == 0) {
-    mmp_coll_opts_t vo = *o;
-    vo.algorithm = MMP_ALLTOALL_LINEAR;
-    rc = mmp__coll_resolve(comm, &d, &vo, (double)rhi / p, 0);
-  } else if (rc == 0) {
-    rc = mmp__coll_resolve(comm, &d, o, (double)rhi / p, 0);
-  }
+  if (rc == 0 && v && o.alg == NULL)
+    o.alg = &mmp__alltoall_linear_alg;
   if (rc == 0)
-    rc = mmp__coll_sched_new(comm, &d, type, o, recvbuf, rhi,
-                             in_place ? NULL : sendbuf, in_place ? 0 : shi, &s);
+    rc = mmp__resolve(&c, &o, &d, NULL);
+  /* Bruck moves equal blocks only. */
+  if (rc == 0 && v && d.alg == &mmp__alltoall_bruck_alg &&
+      o.alg != &mmp__alltoall_bruck_alg)
+    d.alg = &mmp__alltoall_pairwise_alg;
+  if (rc == 0)
+    rc = mmp__coll_sched_new(comm, f, &d, type, o.mode, o.timeout_ms, recvbuf,
+                             rhi, in_place ? NULL : sendbuf, in_place ? 0 : shi,
+                             NULL, &s);
   if (rc != 0) {
     free(cnt);
     return rc;
@@ -79,7 +85,7 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
   a.dsp = cnt + p;
   a.scnt = cnt + 2 * p;
   a.sdsp = cnt + 3 * p;
-  rc = mmp__coll_build(s, &d, &a);
+  rc = mmp__desc_build(s, &d, &a);
   if (rc != 0) {
     free(cnt);
     mmp__sched_free(s);

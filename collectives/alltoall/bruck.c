@@ -13,11 +13,11 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/alltoall/alltoall.h"
 
 #define PHASE_STEP 0
 
-static int bruck_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int bruck_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, j, d, have = -1, nr, rc = -1;
   int from = s->nops;
   size_t b = a->cnt[0], w = mmp__sched_scratch(s, b * (size_t)n);
@@ -72,15 +72,14 @@ static int bruck_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return mmp__coll_after_all(s, from);
 }
 
-static double bruck_cost(const mmp__coll_cost_in_t *in) {
+static double bruck_cost(const mmp__cost_in_t *in) {
   return mmp__lg2(in->p) * (in->nm->alpha + in->p / 2.0 * in->m * in->nm->beta);
 }
 
-const mmp__coll_alg_t mmp__alltoall_bruck_alg = {
-    .coll = MMP_COLL_ALLTOALL,
-    .id = MMP_ALLTOALL_BRUCK,
+const mmp__alg_t mmp__alltoall_bruck_alg = {
     .name = "bruck",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "Bruck's log2 p rounds of combined blocks",
+    .flags = MMP__ALG_AUTO,
     .prefer = 3,
     .build = bruck_build,
     .cost = bruck_cost,

@@ -13,12 +13,12 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/alltoall/alltoall.h"
 
 #define PHASE_LINEAR 0
 #define WINDOW_DEFAULT 8
 
-static int linear_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int linear_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, t, from = s->nops;
   int w = a->window > 0 ? a->window : WINDOW_DEFAULT;
   int *done = malloc((size_t)n * sizeof(int));
@@ -45,15 +45,15 @@ static int linear_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return mmp__coll_after_all(s, from);
 }
 
-static double linear_cost(const mmp__coll_cost_in_t *in) {
+static double linear_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) / 2.0 * in->nm->alpha + (in->p - 1) * in->m * in->nm->beta;
 }
 
-const mmp__coll_alg_t mmp__alltoall_linear_alg = {
-    .coll = MMP_COLL_ALLTOALL,
-    .id = MMP_ALLTOALL_LINEAR,
+const mmp__alg_t mmp__alltoall_linear_alg = {
     .name = "linear",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "everything posted, opts.window exchanges at a time",
+    .takes = MMP_OPT_WINDOW,
+    .flags = MMP__ALG_AUTO,
     .prefer = 2,
     .build = linear_build,
     .cost = linear_cost,

@@ -8,11 +8,11 @@
  *
  * Selected: by AUTO for long blocks.
  */
-#include "collectives/core/coll.h"
+#include "collectives/alltoall/alltoall.h"
 
 #define PHASE_PAIR 0
 
-static int pairwise_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int pairwise_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, t, prev = -1, from = s->nops;
 
   for (t = 1; t < n; t++) {
@@ -30,15 +30,14 @@ static int pairwise_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return mmp__coll_after_all(s, from);
 }
 
-static double pairwise_cost(const mmp__coll_cost_in_t *in) {
+static double pairwise_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
-const mmp__coll_alg_t mmp__alltoall_pairwise_alg = {
-    .coll = MMP_COLL_ALLTOALL,
-    .id = MMP_ALLTOALL_PAIRWISE,
+const mmp__alg_t mmp__alltoall_pairwise_alg = {
     .name = "pairwise",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "p - 1 exchanges with one partner each",
+    .flags = MMP__ALG_AUTO,
     .prefer = 1,
     .build = pairwise_build,
     .cost = pairwise_cost,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Barrier: the dissemination algorithm. In round k every rank signals
- * rank + 2^k and waits for rank - 2^k; after ceil(log2 p) rounds every rank
- * has heard, directly or not, from every other. Zero-byte messages in the
- * communicator's collective context, run as a schedule by mmp_ibarrier
- * and mmp_barrier alike.
+ * Barrier: the public calls (the algorithms are rows of its table,
+ * table.c, each in <name>.c), a schedule run by mmp_ibarrier and
+ * mmp_barrier alike.
  */
-#include "collectives/core/collectives.h"
+#include <string.h>
+
+#include "collectives/barrier/barrier.h"
 
 /* The blocking barrier runs the same schedule: a rank that loses a
  * partner must still signal the ranks that wait for it, with the cause (a
@@ -23,40 +23,28 @@ int mmp_barrier(mmp_comm_t *comm) {
   return mmp__api_leave(barrier_body(comm), __func__);
 }
 
-/*
- * The same dissemination as a schedule, so that it runs in the progress
- * engine: round k's signal goes out once the signals of every earlier
- * round arrived. Waiting for round k - 1's alone would break the
- * barrier from p = 8 on: what a rank passes on must include all it has
- * heard, or a rank leaves before some rank entered (test_kill_coll at
- * p = 8 saw it, and mr_coll checks it).
- */
+/* The barrier runs as a schedule, so that it runs in the progress
+ * engine. Its signals carry no header: AUTO's choice, the same on every
+ * rank, is the only one (the call takes no options). */
 static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
+  static const mmp__opts_t none;
   mmp__sched_t *s;
-  int p, me, k, round = 0, heard = -1, rc;
+  mmp__call_t c;
+  mmp__desc_t d;
+  mmp__arg_t a;
+  int rc;
 
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
-  p = comm->size;
-  me = comm->rank;
-  rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s);
-  for (k = 1; k < p && rc == 0; k <<= 1, round++) {
-    int snd = mmp__sched_send(s, (me + k) % p, 0, 0, 1 + round);
-    int rcv = mmp__sched_recv(s, (me - k + p) % p, 0, 0, 1 + round);
-    int all = mmp__sched_nop(s); /* every signal so far is in */
-    if (snd < 0 || rcv < 0 || all < 0)
-      rc = MMP_ENOMEM;
-    if (rc == 0)
-      rc = mmp__sched_dep(s, heard, snd);
-    if (rc == 0)
-      rc = mmp__sched_dep(s, heard, all);
-    if (rc == 0)
-      rc = mmp__sched_dep(s, rcv, all);
-    heard = all;
-  }
+  mmp__call_init(&c, &mmp__barrier_family, comm, 0, 0, 0, 0, 0, 0, 0);
+  if ((rc = mmp__resolve(&c, &none, &d, NULL)) != 0 ||
+      (rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s)) != 0)
+    return rc;
+  memset(&a, 0, sizeof(a));
+  rc = mmp__desc_build(s, &d, &a);
   if (rc != 0) {
     mmp__sched_free(s);
     return rc;

@@ -51,7 +51,7 @@
  * and the request completes with MMP_ETIMEDOUT at once; the records stay
  * until the control messages already under way complete.
  *
- * Selected: when asked for (MMP_BCAST_ARRIVAL_B/_NB), and by AUTO where
+ * Selected: when asked for ("arrival_b", "arrival_nb"), and by AUTO where
  * the gathering window plus 2 p alpha is at most 8% of the best static
  * algorithm's predicted time (mmp__bcast_arrival_pays), i.e. for large
  * messages on a slow network: arrival_nb when the message fits half a
@@ -62,7 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
 /* Phases (tags) of the collective; sub-broadcasts use 10..19. In AUTO's
  * adaptive mode a static broadcast may run instead, on the low phases, so
@@ -114,13 +114,13 @@ typedef struct arr_sub_s {
 struct arr_s {
   mmp__engine_t *e;
   mmp_comm_t *comm;
-  const mmp__bcast_alg_t *(*alg_of)(int id);
-  int (*build)(mmp__sched_t *s, const mmp__bcast_desc_t *d);
+  const mmp__family_t *fam; /* the rows of sub-broadcasts */
+  int (*build)(mmp__sched_t *s, const mmp__desc_t *d);
   /* AUTO's adaptive mode: receivers announce themselves whatever the root
    * runs; the root runs `stat` (static) or decides from arrivals. */
   int adaptive;
   int run_static;
-  mmp__bcast_desc_t stat;
+  mmp__desc_t stat;
   int hint;
   uint64_t t0;  /* root: uv_hrtime() at the start */
   double *when; /* root, adaptive: seconds from t0 to each ARRIVED */
@@ -130,9 +130,10 @@ struct arr_s {
   uint32_t seq;
   uint8_t *buf;
   size_t len;
-  int alg, root, me, p;
+  const mmp__alg_t *alg; /* arrival_b or arrival_nb */
+  int root, me, p;
   unsigned mode;
-  int subalg;
+  const mmp__alg_t *subalg;
   size_t seg;
   mmp_request_t *creq;
   arr_ctl_t *ctls;
@@ -283,8 +284,9 @@ static void root_unbusy(arr_t *a) {
    * root, with nobody waiting, pushes again at once: arrivals during the
    * last push are queued already, and the window only delays the push. */
   if (--a->busy == 0)
-    a->ready = a->nq > 0 || a->window_ms == 0 ||
-               (a->alg == MMP_BCAST_ARRIVAL_NB && a->mode != MMP_SEND_RNDV);
+    a->ready =
+        a->nq > 0 || a->window_ms == 0 ||
+        (a->alg == &mmp__bcast_arrival_nb_alg && a->mode != MMP_SEND_RNDV);
 }
 
 static void sub_done(mmp__sched_t *s, void *arg) {
@@ -344,15 +346,14 @@ static arr_sub_t *sub_new(arr_t *a, int *ranks, uint8_t *hdr) {
 /* Builds and starts this rank's part of a broadcast over sub->ranks (the
  * root first, n members) of a len-byte message: this rank's length, or in
  * poison mode the root's, so that the plan matches what is sent. */
-static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
-                     size_t seg, unsigned mode, int poison) {
+static int sub_start(arr_t *a, arr_sub_t *sub, int n, const mmp__alg_t *b,
+                     size_t len, size_t seg, unsigned mode, int poison) {
   int *ranks = sub->ranks;
-  const mmp__bcast_alg_t *b = a->alg_of(alg);
   mmp__group_t g;
-  mmp__bcast_arg_t ba;
+  mmp__arg_t ba;
   int i, rc;
 
-  assert(b != NULL && (b->flags & MMP__BCAST_F_SUB));
+  assert(b != NULL && (b->flags & MMP__ALG_PART));
   rc = sub_sched_new(a, a->len, mode, &sub->s);
   if (rc != 0)
     return rc;
@@ -381,7 +382,7 @@ static int sub_start(arr_t *a, arr_sub_t *sub, int n, int alg, size_t len,
 /* What an ARRIVED message names as the algorithm: in adaptive mode the
  * receivers know only that it is AUTO's. */
 static uint8_t announced_alg(const arr_t *a) {
-  return (uint8_t)(a->adaptive ? MMP_BCAST_AUTO : a->alg);
+  return (uint8_t)(a->adaptive ? 0 : mmp__alg_index(a->fam, a->alg));
 }
 
 /* Every receiver has announced itself: the pattern, in virtual ranks,
@@ -429,7 +430,7 @@ static void root_heard(arr_t *a, arr_ctl_t *c) {
 }
 
 static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
-                             int alg, size_t seg) {
+                             const mmp__alg_t *alg, size_t seg) {
   uint8_t *h = calloc(1, GROUP_FIXED + 4 * (size_t)n);
   int i;
 
@@ -438,11 +439,11 @@ static uint8_t *group_header(const arr_t *a, const int *ranks, int n, int flags,
   h[0] = 'g';
   h[1] = 1;
   h[2] = (uint8_t)flags;
-  h[3] = (uint8_t)alg;
+  h[3] = (uint8_t)mmp__alg_index(a->fam, alg);
   mmp__put_u32(h + 4, (uint32_t)n);
   mmp__put_u64(h + 8, (uint64_t)a->len);
   mmp__put_u32(h + 16, (uint32_t)seg);
-  h[GRP_TOP] = (uint8_t)a->alg;
+  h[GRP_TOP] = (uint8_t)mmp__alg_index(a->fam, a->alg);
   h[GRP_HINT] = (uint8_t)a->hint;
   for (i = 0; i < n; i++)
     mmp__put_u32(h + GROUP_FIXED + 4 * (size_t)i, (uint32_t)ranks[i]);
@@ -481,7 +482,7 @@ static void round_pace(arr_t *a) {
 /* Serves `ranks[1..n)`: a GROUP header to each, then the sub-broadcast. */
 static int root_round(arr_t *a, int *ranks, int n, int flags) {
   int push = flags & GRP_PUSH, poison = flags & GRP_POISON, i, rc;
-  int alg = push ? MMP_BCAST_FLAT : a->subalg;
+  const mmp__alg_t *alg = push ? &mmp__bcast_flat_alg : a->subalg;
   size_t seg = push ? 0 : a->seg;
   uint8_t *h = group_header(a, ranks, n, flags, alg, seg);
   arr_sub_t *sub;
@@ -597,7 +598,7 @@ static void window_over(void *arg) {
  * together (a balanced pattern) share one round instead of the first of
  * them getting a round of its own. */
 static int root_decide(arr_t *a) {
-  int nb = a->alg == MMP_BCAST_ARRIVAL_NB && a->mode != MMP_SEND_RNDV;
+  int nb = a->alg == &mmp__bcast_arrival_nb_alg && a->mode != MMP_SEND_RNDV;
 
   if (!a->ready) {
     if (a->timer_pending || (a->nq == 0 && !nb))
@@ -618,7 +619,7 @@ static int root_decide(arr_t *a) {
  * algorithm AUTO chose, exactly as a static broadcast runs; the ARRIVED
  * messages are only counted and timed. */
 static int root_static(arr_t *a) {
-  uint8_t hdr[MMP__BCAST_HDR_LEN];
+  uint8_t hdr[MMP__DESC_MAX];
   arr_sub_t *sub;
   int r, rc;
 
@@ -629,8 +630,8 @@ static int root_static(arr_t *a) {
   if (rc != 0)
     return rc;
   a->stat.hint = a->hint;
-  mmp__bcast_desc_encode(&a->stat, hdr);
-  mmp__sched_set_header(sub->s, hdr, sizeof(hdr), NULL);
+  mmp__sched_set_header(sub->s, hdr, mmp__desc_encode(a->fam, &a->stat, hdr),
+                        NULL);
   if ((rc = a->build(sub->s, &a->stat)) != 0)
     return rc;
   for (r = 0; r < a->p; r++)
@@ -670,7 +671,7 @@ static int root_finished(const arr_t *a) {
   if (a->err != 0)
     return a->ctl_out == 0 && !a->busy && !a->arr_posted;
   return a->nserved == a->p - 1 && !a->busy && a->ctl_out == 0 &&
-         (a->alg == MMP_BCAST_ARRIVAL_NB || a->adaptive ||
+         (a->alg == &mmp__bcast_arrival_nb_alg || a->adaptive ||
           a->nheard == a->p - 1);
 }
 
@@ -685,7 +686,7 @@ static int recv_begin(arr_t *a) {
 
   if (m == NULL)
     return MMP_ENOMEM;
-  if (a->alg == MMP_BCAST_ARRIVAL_NB || a->adaptive)
+  if (a->alg == &mmp__bcast_arrival_nb_alg || a->adaptive)
     have = mmp__iprobe_locked(a->e, a->comm, a->comm->ctx + 1,
                               mmp__comm_world(a->comm, a->root), tag, NULL);
   /* In adaptive mode the first message may be a static broadcast's, from
@@ -722,7 +723,7 @@ static int recv_begin(arr_t *a) {
 static int recv_static(arr_t *a) {
   size_t got = a->group->req.status.bytes, hlen;
   const uint8_t *hdr;
-  mmp__bcast_desc_t d;
+  mmp__desc_t d;
   arr_sub_t *sub;
   int poison, rc, lost;
   /* A parent in poison mode says why: a failure upstream is no mismatch. */
@@ -730,20 +731,20 @@ static int recv_static(arr_t *a) {
       mmp__sched_note_decode(a->group->req.note, world_size(a->e), &lost);
 
   if (mmp__sched_envelope(a->group->buf, got, &hdr, &hlen, &poison) != 0 ||
-      mmp__bcast_desc_decode(hdr, hlen, &d) != 0)
+      mmp__desc_decode(a->fam, hdr, hlen, &d) != 0)
     return MMP_EPROTO;
   poison =
-      poison || cause != 0 || d.root != a->root || d.len != (uint64_t)a->len;
+      poison || cause != 0 || d.root != a->root || d.count != (uint64_t)a->len;
   if (poison) {
     set_err(a, cause != 0 ? cause : MMP_EMISMATCH);
-    if (!mmp__poison_len_ok(d.len, d.seg))
+    if (!mmp__poison_len_ok(d.count, d.seg))
       return MMP_EPROTO;
   }
   mmp__coll_adapt_hint_locked(a->comm, d.hint);
   mmp__coll_log_locked(a->comm, a->seq, d.alg);
   if ((sub = sub_new(a, NULL, NULL)) == NULL)
     return MMP_ENOMEM;
-  rc = sub_sched_new(a, poison ? (size_t)d.len : a->len, a->mode, &sub->s);
+  rc = sub_sched_new(a, poison ? (size_t)d.count : a->len, a->mode, &sub->s);
   if (rc != 0)
     return rc;
   sub->s->poison = poison;
@@ -769,8 +770,8 @@ static int recv_group(arr_t *a) {
   const uint8_t *h = a->group->buf;
   size_t got = a->group->req.status.bytes;
   uint32_t n = got >= GROUP_FIXED ? mmp__get_u32(h + 4) : 0;
-  int alg = h[3], poison, *ranks, i, mine = 0;
-  const mmp__bcast_alg_t *sub_alg = a->alg_of(alg);
+  const mmp__alg_t *sub_alg = mmp__alg_at(a->fam, h[3]);
+  int poison, *ranks, i, mine = 0;
   uint64_t len;
   arr_sub_t *sub;
 
@@ -778,11 +779,11 @@ static int recv_group(arr_t *a) {
     return recv_static(a);
   if (got < GROUP_FIXED || h[0] != 'g' || n < 2 || n > (uint32_t)a->p ||
       got != GROUP_FIXED + 4 * (size_t)n || sub_alg == NULL ||
-      !(sub_alg->flags & MMP__BCAST_F_SUB))
+      !(sub_alg->flags & MMP__ALG_PART))
     return MMP_EPROTO;
   if (a->adaptive) {
     mmp__coll_adapt_hint_locked(a->comm, h[GRP_HINT]);
-    mmp__coll_log_locked(a->comm, a->seq, h[GRP_TOP]);
+    mmp__coll_log_locked(a->comm, a->seq, mmp__alg_at(a->fam, h[GRP_TOP]));
   }
   len = mmp__get_u64(h + 8);
   poison = (h[2] & GRP_POISON) || len != (uint64_t)a->len;
@@ -801,7 +802,7 @@ static int recv_group(arr_t *a) {
   }
   if (!mine)
     return MMP_EPROTO;
-  return sub_start(a, sub, (int)n, alg, poison ? (size_t)len : a->len,
+  return sub_start(a, sub, (int)n, sub_alg, poison ? (size_t)len : a->len,
                    mmp__get_u32(h + 16), a->mode, poison);
 }
 
@@ -952,16 +953,16 @@ static void arr_req_free(mmp_request_t *r) {
   mmp__unlock(e);
 }
 
-static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
+static arr_t *arr_new(const mmp__run_t *run, uint64_t window_us,
                       uint64_t pace_us) {
-  const mmp__bcast_desc_t *d = run->d;
+  const mmp__desc_t *d = run->d;
   arr_t *a = calloc(1, sizeof(*a));
 
   if (a == NULL)
     return NULL;
   a->e = run->e;
   a->comm = run->comm;
-  a->alg_of = run->alg_of;
+  a->fam = run->fam;
   a->build = run->build;
   a->adaptive = run->adaptive;
   a->run_static = run->adaptive && run->stat != NULL;
@@ -969,13 +970,13 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
     a->stat = *run->stat;
   a->hint = run->hint;
   a->buf = run->buf;
-  a->len = (size_t)d->len;
+  a->len = (size_t)d->count;
   a->alg = d->alg;
   a->root = d->root;
   a->me = run->comm->rank;
   a->p = run->comm->size;
   a->mode = run->mode;
-  a->subalg = d->inner != 0 ? d->inner : MMP_BCAST_PIPELINE;
+  a->subalg = d->inner != NULL ? d->inner : &mmp__bcast_pipeline_alg;
   a->seg = d->seg;
   a->window_ms = (window_us + 999) / 1000;
   a->pace_ms = pace_us / 1000;
@@ -1000,9 +1001,9 @@ static arr_t *arr_new(const mmp__bcast_run_t *run, uint64_t window_us,
  * window (mmp__arrival_window, or MINIMP_BCAST_ARRIVAL_WINDOW_US), and how
  * long a round or push keeps the root's link busy, T(m) = alpha + m beta
  * (the burst allowance does not help rounds that follow each other). */
-static int arrival_times(const mmp__bcast_run_t *run, uint64_t *window,
+static int arrival_times(const mmp__run_t *run, uint64_t *window,
                          uint64_t *pace) {
-  size_t len = (size_t)run->d->len;
+  size_t len = (size_t)run->d->count;
   mmp__rt_facts_t f;
   mmp_netmodel_t nm;
   int rc;
@@ -1018,7 +1019,7 @@ static int arrival_times(const mmp__bcast_run_t *run, uint64_t *window,
   return 0;
 }
 
-static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
+static int arrival_start(const mmp__run_t *run, mmp_request_t **out) {
   mmp__engine_t *e = run->e;
   mmp_request_t *creq;
   uint64_t window, pace;
@@ -1037,7 +1038,7 @@ static int arrival_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
     free(creq);
     return MMP_ENOMEM;
   }
-  mmp__coll_req_init(creq, run->comm, (size_t)run->d->len, run->d->root, a,
+  mmp__coll_req_init(creq, run->comm, (size_t)run->d->count, run->d->root, a,
                      arr_req_free);
   a->creq = creq;
   mmp__lock(e);
@@ -1088,36 +1089,36 @@ int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
 /* The sub-group broadcast is a pipelined chain unless told otherwise, in
  * the model's segments unless opts.segment says (AUTO's own pick takes
  * the model's). */
-static int arrival_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
-                           const mmp__bcast_env_t *env) {
-  size_t seg = env->auto_pick ? 0 : o->segment;
+static int arrival_resolve(mmp__desc_t *d, const mmp__env_t *env) {
+  size_t seg = env->auto_pick ? 0 : d->seg;
   mmp_netmodel_t nm;
   int rc;
 
-  d->inner = o->inner != 0 ? o->inner : MMP_BCAST_PIPELINE;
-  if (seg == 0 && d->inner == MMP_BCAST_PIPELINE) {
-    if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+  if (d->inner == NULL)
+    d->inner = &mmp__bcast_pipeline_alg;
+  if (seg == 0 && d->inner == &mmp__bcast_pipeline_alg) {
+    if ((rc = mmp__env_model(env, &nm)) != 0)
       return rc;
-    seg = mmp__pipeline_seg(env->p, (size_t)d->len, &nm);
+    seg = mmp__pipeline_seg(env->p, (size_t)d->count, &nm);
   }
   d->seg = seg;
   return 0;
 }
 
-const mmp__bcast_alg_t mmp__bcast_arrival_b_alg = {
-    .id = MMP_BCAST_ARRIVAL_B,
+const mmp__alg_t mmp__bcast_arrival_b_alg = {
     .name = "arrival_b",
-    .flags = MMP__BCAST_F_DYNAMIC,
-    .inner_needs = MMP__BCAST_F_SUB,
+    .summary = "arrival-aware: rounds among the ranks that have arrived",
+    .takes = MMP_OPT_SEGMENT | MMP_OPT_INNER,
+    .flags = MMP__ALG_DYNAMIC,
     .start = arrival_start,
     .resolve = arrival_resolve,
 };
 
-const mmp__bcast_alg_t mmp__bcast_arrival_nb_alg = {
-    .id = MMP_BCAST_ARRIVAL_NB,
+const mmp__alg_t mmp__bcast_arrival_nb_alg = {
     .name = "arrival_nb",
-    .flags = MMP__BCAST_F_DYNAMIC,
-    .inner_needs = MMP__BCAST_F_SUB,
+    .summary = "arrival-aware, pushing to ranks not yet arrived",
+    .takes = MMP_OPT_SEGMENT | MMP_OPT_INNER,
+    .flags = MMP__ALG_DYNAMIC,
     .start = arrival_start,
     .resolve = arrival_resolve,
 };

@@ -1,188 +1,125 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Broadcast: the public calls, argument checks and the resolution of
- * options into a description every rank agrees on (mmp__bcast_desc_t).
- * The algorithms are rows of the descriptor table (bcast_algs.c), each in
- * its own file; this file picks one (mmp__bcast_choose_auto for
- * MMP_BCAST_AUTO), lets the row settle its open options, and either
- * builds and runs a schedule whose first message carries the description,
- * or starts a dynamic algorithm.
+ * options into a description every rank agrees on (mmp__desc_t). The
+ * algorithms are rows of the table (table.c), each in its own file; this
+ * file settles one (select/resolve.c: the row asked for, or AUTO's), lets
+ * AUTO's arrival rules have their say, and either builds and runs a
+ * schedule whose first message carries the description, or starts a
+ * dynamic row.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
+
+/* AUTO's flag on a pick: an arrival-aware broadcast pays even when every
+ * rank arrives together (mmp__bcast_arrival_pays). */
+#define AUTO_PAYS 0x1u
 
 /* The schedule's rebuild: the plan of the sender's description, for a
  * rank whose own differs (sched.c runs it in poison mode). */
 static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
-  mmp__bcast_desc_t d;
+  mmp__desc_t d;
 
-  if (mmp__bcast_desc_decode(hdr, n, &d) != 0)
+  if (mmp__desc_decode(&mmp__bcast_family, hdr, n, &d) != 0)
     return MMP_EMISMATCH;
   MMP__LOG(MMP__LOG_WARN,
            "broadcast %u: the sender runs %s from root %d, %llu bytes", s->seq,
-           mmp_bcast_alg_name(d.alg) ? mmp_bcast_alg_name(d.alg) : "?", d.root,
-           (unsigned long long)d.len);
+           d.alg->name, d.root, (unsigned long long)d.count);
   /* The plan must be the sender's, segment for segment, so it is built
    * from the sender's length: with this rank's own, lengths that cut into
    * different segment counts left one side waiting for a segment that
    * never came. The buffer is not touched in poison mode. A length no
    * sender could mean is a protocol error. */
-  if (!mmp__poison_len_ok(d.len, d.seg))
+  if (!mmp__poison_len_ok(d.count, d.seg))
     return MMP_EPROTO;
-  s->len = (size_t)d.len;
+  s->len = (size_t)d.count;
   return mmp__bcast_build(s, &d);
 }
 
 /* ---- Choosing ----------------------------------------------------------- */
 
-/*
- * What AUTO knows of multicast on `comm` (*mc zeroed: not usable). Only
- * where the user switched it on (MINIMP_MCAST=on): its price is not yet
- * checked on hosts where it applies, and the check costs the first call
- * a barrier and the probes, 500 ms where multicast is blocked
- * (docs/algorithms.md, "Multicast"). The check is collective: every
- * rank's first AUTO broadcast or s-to-p makes it, whatever the length
- * (the condition is of p, the model and the setting only, alike on every
- * rank), and its verdict is the same everywhere.
- */
-int mmp__auto_mcast_net(mmp_comm_t *comm, const mmp_netmodel_t *nm,
-                        mmp__mcast_net_t *mc) {
-  mmp__rt_facts_t f;
-
-  memset(mc, 0, sizeof(*mc));
-  mmp__rt_facts(mmp__eng, &f);
-  if (f.mcast != MMP__MCAST_ON || !mmp__bcast_mcast_considered(comm->size, nm))
-    return 0;
-  return mmp__mcast_net(comm, mc);
+/* AUTO's flags for its static pick `d`: whether an arrival-aware
+ * broadcast pays even when everyone arrives together. Late receivers do
+ * not hold up a multicast (they find what came before them kept,
+ * runtime/mcast.c): nothing for arrival patterns to win there. */
+static unsigned bcast_auto_flags(const mmp__call_t *c, const mmp__query_t *q,
+                                 const mmp__desc_t *d, double best) {
+  (void)c;
+  return d->alg != &mmp__bcast_multicast_alg &&
+                 mmp__bcast_arrival_pays(
+                     q->p, q->len, q->nm, best,
+                     mmp__bcast_sub_cost(q->p, q->len, q->nm))
+             ? AUTO_PAYS
+             : 0;
 }
 
-/*
- * AUTO's static choice for `len` on `comm`, remembered: it depends only on
- * p, the length and the model, and evaluating every formula on every call
- * costs each rank microseconds that small broadcasts feel. *pays says
- * whether an arrival-aware broadcast pays even when everyone arrives
- * together (mmp__bcast_arrival_pays).
- */
-static int auto_choose(mmp_comm_t *comm, size_t len, mmp__bcast_desc_t *d,
-                       int *pays) {
-  mmp__coll_state_t *st = mmp__coll_state(comm);
-  size_t slot, seg;
-  mmp_netmodel_t nm;
-  mmp__mcast_net_t mc;
-  int alg, groups, rc;
-  double best;
-
-  if (st == NULL)
-    return MMP_ENOMEM;
-  slot = (len ^ (len >> 12)) % MMP__ARRAY_SIZE(st->bcast_auto);
-  if (st->bcast_auto[slot].valid && st->bcast_auto[slot].len == len) {
-    *d = st->bcast_auto[slot].d;
-    *pays = st->bcast_auto[slot].pays;
-    return 0;
-  }
-  if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
-    return rc;
-  if ((rc = mmp__auto_mcast_net(comm, &nm, &mc)) != 0)
-    return rc;
-  best =
-      mmp__bcast_choose_auto_mc(comm->size, len, &nm, &mc, &alg, &seg, &groups);
-  /* Late receivers do not hold up a multicast (they find what came before
-   * them kept, runtime/mcast.c): nothing for arrival patterns to win. */
-  *pays = alg != MMP_BCAST_MULTICAST &&
-          mmp__bcast_arrival_pays(comm->size, len, &nm, best,
-                                  mmp__bcast_sub_cost(comm->size, len, &nm));
-  memset(d, 0, sizeof(*d));
-  d->alg = alg;
-  d->seg = seg;
-  d->groups = groups;
-  st->bcast_auto[slot].len = len;
-  st->bcast_auto[slot].d = *d;
-  st->bcast_auto[slot].pays = *pays;
-  st->bcast_auto[slot].valid = 1;
-  return 0;
+/* A broadcast of `len` bytes from `root` on `comm`, as AUTO and the rows
+ * see it. */
+static void bcast_call(mmp_comm_t *comm, size_t len, int root, mmp__call_t *c) {
+  memset(c, 0, sizeof(*c));
+  c->fam = &mmp__bcast_family;
+  c->comm = comm;
+  c->root = root;
+  c->count = len;
+  c->esize = 1;
+  c->len = len;
+  c->auto_flags = bcast_auto_flags;
+  c->mcast = 1;
 }
 
 /* Where an arrival-aware broadcast runs instead, arrival_nb if its pushes
  * fit the receivers' eager buffers (half, for whatever else is
  * unexpected) and one frame, else arrival_b. */
-static int arrival_alg(size_t len) {
+static const mmp__alg_t *arrival_alg(size_t len) {
   mmp__rt_facts_t f;
 
   mmp__rt_facts(mmp__eng, &f);
-  return len <= f.eager_buffer / 2 && len <= f.max_frame ? MMP_BCAST_ARRIVAL_NB
-                                                         : MMP_BCAST_ARRIVAL_B;
+  return len <= f.eager_buffer / 2 && len <= f.max_frame
+             ? &mmp__bcast_arrival_nb_alg
+             : &mmp__bcast_arrival_b_alg;
 }
 
-/* Lets d->alg's row settle what `o` left open (AUTO's pick when
- * auto_pick). */
-static int settle(mmp_comm_t *comm, const mmp_bcast_opts_t *o, int auto_pick,
-                  mmp__bcast_desc_t *d) {
-  const mmp__bcast_alg_t *alg = mmp__bcast_alg(d->alg);
-  mmp__bcast_env_t env;
-  int rc;
-
-  if (!(alg->flags & MMP__BCAST_F_COMPOSITE))
-    d->groups = 0;
-  env.comm = comm;
-  env.p = comm->size;
-  env.auto_pick = auto_pick;
-  env.alg_of = mmp__bcast_alg;
-  env.choose = mmp__bcast_choose;
-  env.choose_flat = mmp__bcast_choose_flat;
-  env.cost_in = mmp__bcast_cost_in_init;
-  if (alg->resolve != NULL && (rc = alg->resolve(d, o, &env)) != 0)
-    return rc;
-  /* The header carries 32 bits of segment size. */
-  if (d->seg > UINT32_MAX)
-    d->seg = UINT32_MAX;
-  return 0;
+/* `d` becomes AUTO's `alg` with its own options, settled. */
+static int switch_to(const mmp__call_t *c, const mmp__opts_t *o, mmp__desc_t *d,
+                     const mmp__alg_t *alg) {
+  d->alg = alg;
+  d->seg = 0;
+  d->groups = d->radix = 0;
+  d->inner = d->outer = NULL;
+  return mmp__resolve_row(c, o, d, 1, NULL);
 }
 
 /* The timeout of a broadcast: the options', else the communicator's
  * (mmp_comm_set_timeout, MINIMP_COLL_TIMEOUT_MS). 0: none. */
-static unsigned bcast_timeout(const mmp_comm_t *comm,
-                              const mmp_bcast_opts_t *o) {
+static unsigned bcast_timeout(const mmp_comm_t *comm, const mmp__opts_t *o) {
   return o->timeout_ms > 0 ? o->timeout_ms
                            : mmp__rt_coll_timeout(mmp__eng, comm);
 }
 
-/* AUTO's adaptive mode (collectives.h: MMP__ADAPT_MIN) for the static
+/* AUTO's adaptive mode (core/state.h: MMP__ADAPT_MIN) for the static
  * choice `d`: the same on every rank that passes the same length. A
  * timeout does not change it, so that ranks whose timeouts differ still
- * choose alike. A multicast runs as chosen (auto_choose). */
-static int adaptive(const mmp_comm_t *comm, size_t len,
-                    const mmp_bcast_opts_t *o, const mmp__bcast_desc_t *d) {
-  return o->algorithm == MMP_BCAST_AUTO && comm->size >= 3 &&
-         len >= MMP__ADAPT_MIN && d->alg != MMP_BCAST_MULTICAST;
+ * choose alike. A multicast runs as chosen. */
+static int adaptive(const mmp_comm_t *comm, size_t len, const mmp__opts_t *o,
+                    const mmp__desc_t *d) {
+  return o->alg == NULL && comm->size >= 3 && len >= MMP__ADAPT_MIN &&
+         d->alg != &mmp__bcast_multicast_alg;
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
- * adaptive mode the static choice; *pays as auto_choose's. Every rank
+ * adaptive mode the static choice; *pays as bcast_auto_flags'. Every rank
  * computes the same. */
-static int resolve(mmp_comm_t *comm, size_t len, int root,
-                   const mmp_bcast_opts_t *o, mmp__bcast_desc_t *d, int *pays) {
-  int rc, auto_pick = o->algorithm == MMP_BCAST_AUTO;
+static int resolve(const mmp__call_t *c, const mmp__opts_t *o, mmp__desc_t *d,
+                   int *pays) {
+  unsigned fl;
+  int rc = mmp__resolve(c, o, d, &fl);
 
-  memset(d, 0, sizeof(*d));
-  *pays = 0;
-  if (auto_pick) {
-    if ((rc = auto_choose(comm, len, d, pays)) != 0)
-      return rc;
-    if (*pays && !adaptive(comm, len, o, d)) {
-      d->alg = arrival_alg(len);
-      d->seg = 0;
-      d->groups = 0;
-    }
-  } else {
-    d->alg = o->algorithm;
-    d->seg = o->segment;
-    d->groups = o->groups;
-  }
-  d->root = root;
-  d->len = len;
-  return settle(comm, o, auto_pick, d);
+  *pays = (fl & AUTO_PAYS) != 0;
+  if (rc == 0 && *pays && !adaptive(c->comm, c->len, o, d))
+    rc = switch_to(c, o, d, arrival_alg(c->len));
+  return rc;
 }
 
 /*
@@ -192,10 +129,11 @@ static int resolve(mmp_comm_t *comm, size_t len, int root,
  * last root's hint, or without one `pays`). Stores its decision as the
  * regime unless `peek`.
  */
-static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
-                        const mmp__bcast_desc_t *stat, int pays, int peek,
-                        mmp__bcast_desc_t *arr) {
-  size_t len = (size_t)stat->len;
+static int adapt_regime(const mmp__call_t *c, const mmp__opts_t *o,
+                        const mmp__desc_t *stat, int pays, int peek,
+                        mmp__desc_t *arr) {
+  mmp_comm_t *comm = c->comm;
+  size_t len = (size_t)stat->count;
   mmp__rt_facts_t f;
   double *hist =
       malloc(MMP__ADAPT_HISTORY * (size_t)comm->size * sizeof(double));
@@ -207,10 +145,8 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   if (hist == NULL)
     return MMP_ENOMEM;
   *arr = *stat;
-  arr->alg = arrival_alg(len);
-  arr->groups = arr->radix = arr->outer = 0;
-  arr->seg = 0;
-  rc = settle(comm, o, 1, arr);
+  arr->outer = NULL;
+  rc = switch_to(c, o, arr, arrival_alg(len));
   if (rc == 0)
     rc = mmp__netmodel_get(comm, &nm);
   if (rc != 0) {
@@ -222,7 +158,7 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
   window = f.coll->arrival_window_us >= 0
                ? f.coll->arrival_window_us * 1e-6
                : mmp__arrival_window(comm->size, len, &nm);
-  nb = arr->alg == MMP_BCAST_ARRIVAL_NB;
+  nb = arr->alg == &mmp__bcast_arrival_nb_alg;
   /* The model as this root's own static broadcasts bore it out, and as
    * its arrival-aware ones did; a regime that has not run yet borrows
    * the other's figure, and each is kept once its runs have left the
@@ -260,74 +196,93 @@ static int adapt_regime(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
  * the root's first message, so this local clock cannot make ranks
  * disagree.
  */
-static int root_static_choice(mmp_comm_t *comm, const mmp_bcast_opts_t *o,
-                              mmp__bcast_desc_t *d) {
+static int root_static_choice(const mmp__call_t *c, const mmp__opts_t *o,
+                              mmp__desc_t *d) {
   mmp_netmodel_t nm;
-  size_t seg;
-  int alg, groups, rc;
+  mmp__desc_t dr;
+  int rc;
 
-  if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+  if ((rc = mmp__netmodel_get(c->comm, &nm)) != 0)
     return rc;
-  if (nm.burst <= 0 || mmp__coll_bcast_idle(comm) >= nm.burst * nm.beta)
+  if (nm.burst <= 0 || mmp__coll_bcast_idle(c->comm) >= nm.burst * nm.beta)
     return 0;
-  mmp__bcast_choose_drained(comm->size, (size_t)d->len, &nm, &alg, &seg,
-                            &groups);
-  if (alg == d->alg)
+  memset(&dr, 0, sizeof(dr));
+  mmp__bcast_choose_drained(c->comm->size, (size_t)d->count, &nm, &dr);
+  if (dr.alg == d->alg)
     return 0;
-  d->alg = alg;
-  d->seg = seg;
-  d->groups = groups;
-  d->radix = d->inner = d->outer = 0;
-  return settle(comm, o, 1, d);
+  d->alg = dr.alg;
+  d->seg = dr.seg;
+  d->groups = dr.groups;
+  d->radix = 0;
+  d->inner = d->outer = NULL;
+  return mmp__resolve_row(c, o, d, 1, NULL);
+}
+
+/* What a dynamic row starts with. */
+static void run_init(mmp__run_t *run, mmp_comm_t *comm, void *buf,
+                     const mmp__opts_t *o, const mmp__desc_t *d) {
+  memset(run, 0, sizeof(*run));
+  run->e = mmp__eng;
+  run->comm = comm;
+  run->buf = buf;
+  run->d = d;
+  run->fam = &mmp__bcast_family;
+  run->mode = o->mode;
+  run->build = mmp__bcast_build;
+  run->timeout_ms = bcast_timeout(comm, o);
 }
 
 /* Starts an adaptive broadcast: the root runs its regime's algorithm, the
  * receivers announce themselves and follow its first message. */
-static int adapt_start(mmp_comm_t *comm, void *buf, const mmp_bcast_opts_t *o,
-                       const mmp__bcast_desc_t *stat, int pays,
-                       mmp_request_t **req) {
-  mmp__bcast_desc_t arr, any = *stat, mine = *stat;
-  mmp__bcast_run_t run;
+static int adapt_start(const mmp__call_t *c, void *buf, const mmp__opts_t *o,
+                       const mmp__desc_t *stat, int pays, mmp_request_t **req) {
+  mmp__desc_t arr, any = *stat, mine = *stat;
+  mmp_comm_t *comm = c->comm;
+  mmp__run_t run;
   int regime = 0;
 
-  memset(&run, 0, sizeof(run));
-  run.d = &any;
-  any.alg = MMP_BCAST_AUTO; /* a receiver does not know yet */
+  any.alg = NULL; /* a receiver does not know yet */
+  run_init(&run, comm, buf, o, &any);
   if (comm->rank == stat->root) {
-    if ((regime = root_static_choice(comm, o, &mine)) != 0)
+    if ((regime = root_static_choice(c, o, &mine)) != 0)
       return regime;
-    regime = adapt_regime(comm, o, &mine, pays, 0, &arr);
+    regime = adapt_regime(c, o, &mine, pays, 0, &arr);
     if (regime < 0)
       return regime;
     MMP__LOG(MMP__LOG_DEBUG, "AUTO, %llu bytes from rank %d: %s",
-             (unsigned long long)mine.len, comm->rank,
-             mmp_bcast_alg_name(regime ? arr.alg : mine.alg));
+             (unsigned long long)mine.count, comm->rank,
+             regime ? arr.alg->name : mine.alg->name);
     run.d = regime ? &arr : &mine;
     run.stat = regime ? NULL : &mine;
   }
-  run.e = mmp__eng;
-  run.comm = comm;
-  run.buf = buf;
-  run.mode = o->mode;
-  run.alg_of = mmp__bcast_alg;
-  run.build = mmp__bcast_build;
   run.adaptive = 1;
   run.hint = regime + 1;
-  run.timeout_ms = bcast_timeout(comm, o);
-  return mmp__bcast_alg(MMP_BCAST_ARRIVAL_NB)->start(&run, req);
+  return mmp__bcast_arrival_nb_alg.start(&run, req);
 }
 
 /* ---- Public calls ------------------------------------------------------- */
 
-/* `part` is 0 or may be what `needs` says. */
-static int part_ok(int part, unsigned needs) {
-  return part == 0 || mmp__bcast_composes(part, needs);
+/* The options of `o`, its numbers looked up in the table. MMP_EINVAL for
+ * a number no row has. */
+static int bcast_opts(const mmp_bcast_opts_t *o, mmp__opts_t *io) {
+  const mmp__family_t *f = &mmp__bcast_family;
+
+  memset(io, 0, sizeof(*io));
+  io->mode = o->mode;
+  io->timeout_ms = o->timeout_ms;
+  io->segment = o->segment;
+  io->radix = o->radix;
+  io->groups = o->groups;
+  if ((o->algorithm != MMP_BCAST_AUTO &&
+       (io->alg = mmp__alg_at(f, o->algorithm)) == NULL) ||
+      (o->inner != 0 && (io->inner = mmp__alg_at(f, o->inner)) == NULL) ||
+      (o->outer != 0 && (io->outer = mmp__alg_at(f, o->outer)) == NULL))
+    return MMP_EINVAL;
+  return 0;
 }
 
-static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
-                 const mmp_bcast_opts_t *o) {
-  const mmp__bcast_alg_t *alg = mmp__bcast_alg(o->algorithm);
-  const unsigned any_part = MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB;
+static int check(const void *buf, size_t len, int root,
+                 const mmp_comm_t *comm) {
   int rc = mmp__coll_ready(comm);
 
   if (rc != 0)
@@ -336,61 +291,45 @@ static int check(const void *buf, size_t len, int root, const mmp_comm_t *comm,
     return MMP_EINVAL;
   if (root < 0 || root >= comm->size)
     return MMP_ERANK;
-  if ((alg == NULL && o->algorithm != MMP_BCAST_AUTO) ||
-      o->mode > MMP_SEND_RNDV || o->groups < 0 || o->groups > comm->size ||
-      !part_ok(o->inner, any_part) || !part_ok(o->outer, any_part) ||
-      o->radix < 0 || o->radix == 1 || o->radix > MMP__KNOMIAL_RADIX_MAX)
-    return MMP_EINVAL;
-  if (alg != NULL &&
-      ((alg->inner_needs && !part_ok(o->inner, alg->inner_needs)) ||
-       (alg->outer_needs && !part_ok(o->outer, alg->outer_needs))))
-    return MMP_EINVAL;
   return 0;
 }
 
 static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
                        const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
-  const mmp_bcast_opts_t *o = opts != NULL ? opts : &defaults;
-  const mmp__bcast_alg_t *alg;
-  mmp__bcast_desc_t d;
-  uint8_t hdr[MMP__BCAST_HDR_LEN];
+  uint8_t hdr[MMP__DESC_MAX];
+  mmp__opts_t o;
+  mmp__call_t c;
+  mmp__desc_t d;
   mmp__sched_t *s;
   int rc, pays;
 
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
-  rc = check(buf, len, root, comm, o);
-  if (rc == 0)
-    rc = resolve(comm, len, root, o, &d, &pays);
-  if (rc != 0)
+  if ((rc = check(buf, len, root, comm)) != 0 ||
+      (rc = bcast_opts(opts != NULL ? opts : &defaults, &o)) != 0)
     return rc;
-  if (adaptive(comm, len, o, &d))
-    return adapt_start(comm, buf, o, &d, pays, req);
-  alg = mmp__bcast_alg(d.alg);
-  if (alg->flags & MMP__BCAST_F_DYNAMIC) {
-    mmp__bcast_run_t run;
-    memset(&run, 0, sizeof(run));
-    run.e = mmp__eng;
-    run.comm = comm;
-    run.buf = buf;
-    run.d = &d;
-    run.mode = o->mode;
-    run.alg_of = mmp__bcast_alg;
-    run.build = mmp__bcast_build;
-    run.timeout_ms = bcast_timeout(comm, o);
-    return alg->start(&run, req);
+  bcast_call(comm, len, root, &c);
+  if ((rc = mmp__opts_check(&c, &o)) != 0 ||
+      (rc = resolve(&c, &o, &d, &pays)) != 0)
+    return rc;
+  if (adaptive(comm, len, &o, &d))
+    return adapt_start(&c, buf, &o, &d, pays, req);
+  if (d.alg->flags & MMP__ALG_DYNAMIC) {
+    mmp__run_t run;
+    run_init(&run, comm, buf, &o, &d);
+    return d.alg->start(&run, req);
   }
-  rc = mmp__sched_new(mmp__eng, comm, buf, len, o->mode, &s);
+  rc = mmp__sched_new(mmp__eng, comm, buf, len, o.mode, &s);
   if (rc != 0)
     return rc;
-  mmp__sched_set_timeout(s, o->timeout_ms);
+  mmp__sched_set_timeout(s, o.timeout_ms);
   mmp__lock(mmp__eng);
   mmp__coll_log_locked(comm, s->seq, d.alg);
   mmp__unlock(mmp__eng);
-  mmp__bcast_desc_encode(&d, hdr);
-  mmp__sched_set_header(s, hdr, MMP__BCAST_HDR_LEN, bcast_rebuild);
+  mmp__sched_set_header(s, hdr, mmp__desc_encode(&mmp__bcast_family, &d, hdr),
+                        bcast_rebuild);
   s->source = root;
   rc = mmp__bcast_build(s, &d);
   if (rc != 0) {
@@ -408,18 +347,23 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
-  mmp__bcast_desc_t d, arr;
+  const mmp__family_t *f = &mmp__bcast_family;
+  mmp__desc_t d, arr;
+  mmp__opts_t o;
+  mmp__call_t c;
   int rc, pays;
 
   if (out == NULL)
     return MMP_EINVAL;
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
-  rc = resolve(comm, len, comm->rank, &defaults, &d, &pays);
+  memset(&o, 0, sizeof(o));
+  bcast_call(comm, len, comm->rank, &c);
+  rc = resolve(&c, &o, &d, &pays);
   /* In adaptive mode, what this rank would run as root now. */
-  if (rc == 0 && adaptive(comm, len, &defaults, &d) &&
-      (rc = root_static_choice(comm, &defaults, &d)) == 0) {
-    rc = adapt_regime(comm, &defaults, &d, pays, 1, &arr);
+  if (rc == 0 && adaptive(comm, len, &o, &d) &&
+      (rc = root_static_choice(&c, &o, &d)) == 0) {
+    rc = adapt_regime(&c, &o, &d, pays, 1, &arr);
     if (rc == 1)
       d = arr;
     rc = rc < 0 ? rc : 0;
@@ -427,18 +371,19 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   if (rc != 0)
     return rc;
   *out = defaults;
-  out->algorithm = d.alg;
+  out->algorithm = mmp__alg_index(f, d.alg);
   out->segment = d.seg;
   out->groups = d.groups;
   out->radix = d.radix;
-  out->inner = d.inner;
-  out->outer = d.outer;
+  out->inner = mmp__alg_index(f, d.inner);
+  out->outer = mmp__alg_index(f, d.outer);
   return 0;
 }
 
 int mmp_bcast_last(mmp_comm_t *comm, int *alg) {
   uint32_t seq[MMP__COLL_LOG];
-  int algs[MMP__COLL_LOG], n;
+  const mmp__alg_t *algs[MMP__COLL_LOG];
+  int n;
 
   if (mmp__eng == NULL)
     return mmp__not_init(__func__);
@@ -449,7 +394,7 @@ int mmp_bcast_last(mmp_comm_t *comm, int *alg) {
   n = mmp__coll_log_get(comm, seq, algs, MMP__COLL_LOG);
   if (n == 0)
     return MMP_EINVAL;
-  *alg = algs[n - 1];
+  *alg = mmp__alg_index(&mmp__bcast_family, algs[n - 1]);
   return 0;
 }
 
@@ -465,4 +410,25 @@ int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
 int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm) {
   mmp__api_enter();
   return mmp__api_leave(mmp_bcast_ex(buf, len, root, comm, NULL), __func__);
+}
+
+/* Names and numbers: what the table says. */
+const char *mmp_bcast_alg_name(int alg) {
+  const mmp__alg_t *a = mmp__alg_at(&mmp__bcast_family, alg);
+
+  if (alg == MMP_BCAST_AUTO)
+    return "auto";
+  return a != NULL ? a->name : NULL;
+}
+
+int mmp_bcast_alg_from_name(const char *name) {
+  int i;
+
+  if (name == NULL)
+    return MMP_EINVAL;
+  if (strcmp(name, "auto") == 0)
+    return MMP_BCAST_AUTO;
+  i = mmp__alg_index(&mmp__bcast_family,
+                     mmp__alg_find(&mmp__bcast_family, name));
+  return i > 0 ? i : MMP_EINVAL;
 }

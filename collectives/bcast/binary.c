@@ -12,9 +12,9 @@
  * Selected: rarely; the binomial tree has half its latency for small
  * messages and the pipelined chain beats it for large ones.
  */
-#include "collectives/patterns/tree.h"
+#include "collectives/bcast/bcast.h"
 
-static int binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int binary_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, parent, nk = 0, kids[2];
 
@@ -29,7 +29,7 @@ static int binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return mmp__tree_forward(s, a, parent, kids, nk, 0, a->len, a->phase);
 }
 
-static double binary_cost(const mmp__bcast_cost_in_t *in) {
+static double binary_cost(const mmp__cost_in_t *in) {
   double levels = mmp__lg2(in->p + 1.0);
 
   return 2 * (levels - 1) * (in->nm->alpha + in->m * in->nm->beta);
@@ -41,10 +41,11 @@ static double binary_link_bytes(int p, double m) {
   return 2 * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_binary_alg = {
-    .id = MMP_BCAST_BINARY,
+const mmp__alg_t mmp__bcast_binary_alg = {
     .name = "binary",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "binary tree, pipelined in segments",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 2,
     .build = binary_build,
     .cost = binary_cost,

@@ -13,17 +13,17 @@
  * Selected: for small messages, where log2 p latencies beat every other
  * shape; and inside the groups of the hierarchical broadcast.
  */
-#include "collectives/patterns/tree.h"
+#include "collectives/bcast/bcast.h"
 
 /* The k-nomial tree of radix 2 is this tree, in this order. */
-static int binomial_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  mmp__bcast_arg_t b = *a;
+static int binomial_build(mmp__sched_t *s, const mmp__arg_t *a) {
+  mmp__arg_t b = *a;
 
   b.radix = 2;
-  return mmp__bcast_knomial_alg.build(s, &b);
+  return mmp__tree_knomial(s, &b);
 }
 
-static double binomial_cost(const mmp__bcast_cost_in_t *in) {
+static double binomial_cost(const mmp__cost_in_t *in) {
   return mmp__lg2(in->p) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
@@ -32,10 +32,11 @@ static double binomial_link_bytes(int p, double m) {
   return mmp__lg2(p) * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_binomial_alg = {
-    .id = MMP_BCAST_BINOMIAL,
+const mmp__alg_t mmp__bcast_binomial_alg = {
     .name = "binomial",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "binomial tree, pipelined in segments",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 1,
     .build = binomial_build,
     .cost = binomial_cost,

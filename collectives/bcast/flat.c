@@ -11,9 +11,9 @@
  * Selected: hardly ever; AUTO picks it only for p = 2, where every
  * algorithm is one message.
  */
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
-static int flat_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int flat_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   size_t nseg = mmp__seg_count(a->len, a->seg), k, off, n;
   int i, op, rc;
@@ -52,7 +52,7 @@ static int flat_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return mmp__bcast_done(s, a->dep);
 }
 
-static double flat_cost(const mmp__bcast_cost_in_t *in) {
+static double flat_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
@@ -60,10 +60,11 @@ static double flat_link_bytes(int p, double m) {
   return (p - 1) * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_flat_alg = {
-    .id = MMP_BCAST_FLAT,
+const mmp__alg_t mmp__bcast_flat_alg = {
     .name = "flat",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "the root sends the message to every other rank",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 7,
     .build = flat_build,
     .cost = flat_cost,

@@ -21,10 +21,11 @@
  * (many ranks, latency-bound sizes); and when asked for.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
-static int hier_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
+static int hier_build(mmp__sched_t *s, const mmp__arg_t *top) {
   const mmp__group_t *all = top->g;
   int p = all->n, G = top->groups, g, i, mine = 0;
   int v = mmp__vrank(all->me, top->root, p);
@@ -58,51 +59,55 @@ out:
   return rc;
 }
 
-static double hier_cost(const mmp__bcast_cost_in_t *in) {
+static double hier_cost(const mmp__cost_in_t *in) {
   int p = in->p, G = in->G;
 
   if (G <= 1 || G >= p)
     return INFINITY;
-  return in->part(G, in->m, in->nm) + in->part((p + G - 1) / G, in->m, in->nm);
+  return mmp__auto_part(in, G, in->m, in->nm, 0) +
+         mmp__auto_part(in, (p + G - 1) / G, in->m, in->nm, 0);
 }
 
 /* G = ceil(sqrt(p)) unless given; the algorithms inside and between
  * groups, unless given, are the best static ones for each level's size. */
-static int hier_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
-                        const mmp__bcast_env_t *env) {
+static int hier_resolve(mmp__desc_t *d, const mmp__env_t *env) {
   int p = env->p, G = d->groups > 0 ? d->groups : (int)ceil(sqrt((double)p));
   mmp_netmodel_t nm;
-  size_t s2;
-  int in = o->inner, out = o->outer, ignored, rc;
+  mmp__desc_t part;
+  int rc;
 
   if (G > p)
     G = p;
-  if (in == 0 || out == 0) {
-    if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+  if (d->inner == NULL || d->outer == NULL) {
+    if ((rc = mmp__env_model(env, &nm)) != 0)
       return rc;
-    if (in == 0)
-      env->choose((p + G - 1) / G, (size_t)d->len, &nm, &in, &s2, &ignored);
-    if (out == 0)
-      env->choose(G, (size_t)d->len, &nm, &out, &s2, &ignored);
+    memset(&part, 0, sizeof(part));
+    if (d->inner == NULL) {
+      mmp__auto_choose(env->fam, MMP__PICK_STATIC, (p + G - 1) / G,
+                       (size_t)d->count, &nm, &part);
+      d->inner = part.alg;
+    }
+    if (d->outer == NULL) {
+      mmp__auto_choose(env->fam, MMP__PICK_STATIC, G, (size_t)d->count, &nm,
+                       &part);
+      d->outer = part.alg;
+    }
   }
   /* Inside and between groups, only what composes there. */
-  if (!(env->alg_of(in)->flags & MMP__BCAST_F_GROUPS))
-    in = MMP_BCAST_BINOMIAL;
-  if (!(env->alg_of(out)->flags & MMP__BCAST_F_GROUPS))
-    out = MMP_BCAST_BINOMIAL;
+  if (!(d->inner->flags & MMP__ALG_PART))
+    d->inner = &mmp__bcast_binomial_alg;
+  if (!(d->outer->flags & MMP__ALG_PART))
+    d->outer = &mmp__bcast_binomial_alg;
   d->groups = G;
-  d->inner = in;
-  d->outer = out;
   return 0;
 }
 
-const mmp__bcast_alg_t mmp__bcast_hierarchical_alg = {
-    .id = MMP_BCAST_HIERARCHICAL,
+const mmp__alg_t mmp__bcast_hierarchical_alg = {
     .name = "hierarchical",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_COMPOSITE,
+    .summary = "G groups: the leaders first, then every group",
+    .takes = MMP_OPT_SEGMENT | MMP_OPT_GROUPS | MMP_OPT_INNER | MMP_OPT_OUTER,
+    .flags = MMP__ALG_AUTO | MMP__ALG_COMPOSITE,
     .prefer = 9,
-    .inner_needs = MMP__BCAST_F_GROUPS,
-    .outer_needs = MMP__BCAST_F_GROUPS,
     .build = hier_build,
     .cost = hier_cost,
     .resolve = hier_resolve,

@@ -74,7 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
 #define PH_ACK 1
 #define PH_WATCH 4 /* a receive from the root that nothing ever matches */
@@ -82,22 +82,16 @@
 /* The pace where there is no model: a communicator of one rank, which
  * sends nothing. */
 #define DEFAULT_BETA 1e-7
-/* Receivers look for a quiet stream this often, plus up to as much again
- * at random, so that their NACKs spread out. */
-#define NACK_GAP_MS 2u
+/* Receivers look for a quiet stream every NACK_GAP_MS, plus up to as
+ * much again at random, so that their NACKs spread out (the price counts
+ * on it: select/netmodel.h) ... */
+#define NACK_GAP_MS MMP__MC_NACK_GAP_MS
 /* ... backing off to this while they have heard nothing at all (the root
  * may simply not have started). */
 #define NACK_IDLE_MS 64u
 #define WINDOW_MAX 256u
-/* Ethernet's header, which a datagram adds on the wire beyond its
- * payload, our header, UDP and IP (20 bytes IPv4, 40 IPv6: the channel
- * says which): what the kernel's shapers count. */
-#define ETH_HDR 14u
-/* The pace over the model's rate over IPv4 (see multicast_start). */
-#define PACE_GAIN 1.05
-/* TCP payload bytes in a 1500-byte IPv4 segment (IP 20, TCP 20 and its
- * timestamps 12), the bytes the model's beta is per. */
-#define TCP_MSS4 1448.0
+#define ETH_HDR MMP__MC_ETH_HDR
+#define PACE_GAIN MMP__MC_PACE_GAIN
 #define ACK_LEN 4
 /* The root's who[i]: no unicast pending or last sent; several asked. */
 #define WHO_NONE UINT32_MAX
@@ -243,19 +237,6 @@ static int send_piece(mc_t *m, uint32_t i, uint32_t to) {
     return mmp__mcast_send_to_locked(m->e, (int)to, &h, src + h.offset,
                                      piece_len(m, i));
   return mmp__mcast_send_locked(m->e, &h, src + h.offset, piece_len(m, i));
-}
-
-/* The pace over the model's rate for datagrams that add `extra` wire
- * bytes: PACE_GAIN over IPv4 (extra 42). The model measures beta over TCP
- * on the job's own family, and an IPv6 segment carries 20 bytes of TCP
- * payload fewer (its IP header is that much longer), so the same link
- * shows a higher beta there: the gain takes that back out, or the pace
- * would undershoot the link (docs/performance.md, "Multicast over IPv6"). */
-static double pace_gain(size_t extra) {
-  size_t v4 = MMP__DGRAM_IP_UDP + ETH_HDR;
-  double more = extra > v4 ? (double)(extra - v4) : 0;
-
-  return PACE_GAIN * TCP_MSS4 / (TCP_MSS4 - more);
 }
 
 static double wire_bytes(const mc_t *m, uint32_t i) {
@@ -680,30 +661,12 @@ static void mc_req_free(mmp_request_t *r) {
   mmp__unlock(e);
 }
 
-int mmp__mcast_net(mmp_comm_t *comm, mmp__mcast_net_t *out) {
-  mmp__mcast_verdict_t v;
-  int rc = mmp__mcast_usable(comm, &v);
-
-  memset(out, 0, sizeof(*out));
-  /* Misconfigured was logged as an error on every rank; AUTO does
-   * without multicast, as where it is unusable. */
-  if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && comm->mcast.state == -2))
-    return 0;
-  if (rc != 0)
-    return rc;
-  out->usable = 1;
-  out->payload = v.payload;
-  out->loss = v.loss;
-  out->extra = v.extra;
-  return 0;
-}
-
 /* ---- Start --------------------------------------------------------------- */
 
-static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
+static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
   mmp__engine_t *e = run->e;
   mmp_comm_t *comm = run->comm;
-  const mmp__bcast_desc_t *d = run->d;
+  const mmp__desc_t *d = run->d;
   mmp_request_t *creq;
   double beta = DEFAULT_BETA, burst = 0;
   mmp_netmodel_t nm;
@@ -743,7 +706,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->e = e;
   m->comm = comm;
   m->buf = run->buf;
-  m->len = (size_t)d->len;
+  m->len = (size_t)d->count;
   m->root = d->root;
   m->me = comm->rank;
   m->p = comm->size;
@@ -768,7 +731,8 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
    * on the wire besides; pace_gain turns it into about the link's rate in
    * wire bytes, a little over rather than under: an overshoot waits in
    * the root's interface queue, an undershoot leaves the link idle. */
-  m->ns_per_byte = (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / pace_gain(m->extra);
+  m->ns_per_byte =
+      (beta > 0 ? beta : DEFAULT_BETA) * 1e9 / mmp__mcast_pace_gain(m->extra);
   /* Roots sending at once (a multicast s-to-p) share every receiver's
    * link: each takes its part of the rate and of the burst, or together
    * they overrun the receivers and repairs must make up the loss. */
@@ -801,7 +765,7 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
   m->rnd = 2463534242u ^ (uint32_t)(m->me * 7919) ^ m->seq;
   mmp__comm_hold_locked(comm);
   if (!run->part)
-    mmp__coll_log_locked(comm, m->seq, MMP_BCAST_MULTICAST);
+    mmp__coll_log_locked(comm, m->seq, &mmp__bcast_multicast_alg);
   for (i = 0; i < m->nchild; i++) {
     m->ack_rx[i].cb = ack_rx_done;
     m->ack_rx[i].cb_arg = m;
@@ -850,58 +814,14 @@ static int multicast_start(const mmp__bcast_run_t *run, mmp_request_t **out) {
 
 /* ---- Cost ---------------------------------------------------------------- */
 
-/* Repair rounds priced at most; the probability of one more after that
- * is below anything that shows in a time. */
-#define COST_ROUNDS 32
-
-/*
- * alpha, then the wire bytes (payload, our header, UDP, IP, Ethernet) at
- * the root's pace: the switch copies every datagram, so each receiver
- * takes the same bytes in the same time and the cost is flat in p. The
- * burst allowance is not counted: a multicast does not pass through it
- * at once, as a TCP row's first bytes do (docs/performance.md). Then the
- * repairs, under the loss q the availability probes saw: a datagram is
- * re-multicast in round k when one of the p - 1 receivers still misses it after
- * k sends (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when
- * any of the n datagrams does; a round costs the NACK delay (NACK_GAP_MS plus
- * half as much again on average) and 2 alpha. The ACK tree is not priced:
- * every receiver holds the message before it runs, as in the TCP rows'
- * prices, which end when the last receiver holds it.
- */
-double mmp__mcast_price(int p, double first, double share, double m,
-                        const mmp_netmodel_t *nm, const mmp__mcast_net_t *mc) {
-  double pl, n, wire, per, t, q, bytes = 0, rounds = 0, hold, all, hdr;
-  int k;
-
-  if (mc == NULL || !mc->usable || mc->payload == 0 || p < 2)
-    return INFINITY;
-  pl = (double)mc->payload;
-  hdr = (double)(MMP__DGRAM_HDR + mc->extra);
-  per = nm->beta / pace_gain(mc->extra);
-  n = ceil(first / pl);
-  t = nm->alpha + (first + n * hdr) * per * share;
-  n = ceil(m / pl);
-  wire = m + n * hdr;
-  q = fmin(fmax(mc->loss, 0), 0.99);
-  for (k = 1; k <= COST_ROUNDS && q > 0 && n > 0; k++) {
-    hold = pow(1 - pow(q, k), p - 1); /* all receivers hold a datagram */
-    all = 1 - pow(hold, n);           /* some datagram is missing */
-    if (all < 1e-6)
-      break;
-    bytes += (1 - hold) * wire;
-    rounds += all;
-  }
-  return t + bytes * per + rounds * (1.5 * NACK_GAP_MS * 1e-3 + 2 * nm->alpha);
-}
-
-static double multicast_cost(const mmp__bcast_cost_in_t *in) {
+static double multicast_cost(const mmp__cost_in_t *in) {
   return mmp__mcast_price(in->p, in->m, 1, in->m, in->nm, in->mc);
 }
 
-const mmp__bcast_alg_t mmp__bcast_multicast_alg = {
-    .id = MMP_BCAST_MULTICAST,
+const mmp__alg_t mmp__bcast_multicast_alg = {
     .name = "multicast",
-    .flags = MMP__BCAST_F_DYNAMIC | MMP__BCAST_F_AUTO | MMP__BCAST_F_TOP,
+    .summary = "UDP multicast with NACK repair, where it works",
+    .flags = MMP__ALG_DYNAMIC | MMP__ALG_AUTO | MMP__ALG_TOP,
     .cost = multicast_cost,
     .prefer = 11,
     .start = multicast_start,

@@ -32,8 +32,9 @@
  * alone, on one node the inner alone).
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
 static int node_of(const mmp__sched_t *s, int rank) {
   return s->node_of != NULL ? s->node_of[rank] : rank;
@@ -44,13 +45,13 @@ static int node_of(const mmp__sched_t *s, int rank) {
  * then each run, both with top->outer (mmp__bcast_levels), then the node
  * with top->inner, its phases two levels above the first's.
  */
-static int grouped_leaders(mmp__sched_t *s, const mmp__bcast_arg_t *top,
+static int grouped_leaders(mmp__sched_t *s, const mmp__arg_t *top,
                            const mmp__group_t *leaders,
                            const mmp__group_t *node) {
   int N = leaders->n, G = top->groups, g, mine = 0, done;
   int *heads = malloc((size_t)G * sizeof(int));
   mmp__group_t heads_g, run_g;
-  mmp__bcast_arg_t a = *top;
+  mmp__arg_t a = *top;
 
   if (heads == NULL)
     return MMP_ENOMEM;
@@ -82,7 +83,7 @@ static int grouped_leaders(mmp__sched_t *s, const mmp__bcast_arg_t *top,
   return top->inner->build(s, &a);
 }
 
-static int node_build(mmp__sched_t *s, const mmp__bcast_arg_t *top) {
+static int node_build(mmp__sched_t *s, const mmp__arg_t *top) {
   const mmp__group_t *all = top->g;
   int p = all->n, v, n = 0, nl = 0, mine;
   int *slot = malloc((size_t)s->p * sizeof(int));
@@ -150,23 +151,23 @@ static int leader_groups(int N) {
 
 /* The leaders' part with G groups of them (1: none). The first level
  * finds the links between nodes rested. */
-static double leaders_cost(const mmp__bcast_cost_in_t *in, int G) {
+static double leaders_cost(const mmp__cost_in_t *in, int G) {
   int N = in->nm->nodes;
 
   if (G <= 1)
-    return in->part_rested(N, in->m, in->nm);
-  return in->part_rested(G, in->m, in->nm) +
-         in->part((N + G - 1) / G, in->m, in->nm);
+    return mmp__auto_part(in, N, in->m, in->nm, 1);
+  return mmp__auto_part(in, G, in->m, in->nm, 1) +
+         mmp__auto_part(in, (N + G - 1) / G, in->m, in->nm, 0);
 }
 
 /* The leaders' groups the model prices lower: 1 or leader_groups(N). */
-static int cheaper_groups(const mmp__bcast_cost_in_t *in) {
+static int cheaper_groups(const mmp__cost_in_t *in) {
   int G = leader_groups(in->nm->nodes);
 
   return G > 1 && leaders_cost(in, G) < leaders_cost(in, 1) ? G : 1;
 }
 
-static double node_cost(const mmp__bcast_cost_in_t *in) {
+static double node_cost(const mmp__cost_in_t *in) {
   const mmp_netmodel_t *nm = in->nm;
   mmp_netmodel_t local;
 
@@ -175,7 +176,7 @@ static double node_cost(const mmp__bcast_cost_in_t *in) {
     return INFINITY;
   local = within(nm);
   return leaders_cost(in, cheaper_groups(in)) +
-         in->part(nm->node_size, in->m, &local);
+         mmp__auto_part(in, nm->node_size, in->m, &local, 0);
 }
 
 /* The leaders' groups as asked (opts.groups, at most the nodes), else
@@ -183,18 +184,23 @@ static double node_cost(const mmp__bcast_cost_in_t *in) {
  * algorithm for each level under its links (the leaders' for the larger
  * of their levels); the segment, unless given, is the pipeline's for the
  * level it serves, the network's first. */
-static int node_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
-                        const mmp__bcast_env_t *env) {
+static int node_resolve(mmp__desc_t *d, const mmp__env_t *env) {
+  const mmp__alg_t *in = d->inner, *out = d->outer;
+  int G = env->auto_pick ? 0 : d->groups, q, rc;
   mmp_netmodel_t nm, local;
-  mmp__bcast_cost_in_t ci;
-  size_t s_in = 0, s_out = 0;
-  int in = o->inner, out = o->outer, G = env->auto_pick ? 0 : o->groups, q, rc;
+  mmp__cost_in_t ci;
+  mmp__desc_t part;
 
-  if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+  if ((rc = mmp__env_model(env, &nm)) != 0)
     return rc;
   local = within(&nm);
   if (G == 0 && nm.nodes > 1 && nm.nodes < env->p) {
-    env->cost_in(&ci, env->p, (double)d->len, &nm);
+    memset(&ci, 0, sizeof(ci));
+    ci.p = env->p;
+    ci.m = (double)d->count;
+    ci.X = 1;
+    ci.nm = &nm;
+    ci.fam = env->fam;
     G = cheaper_groups(&ci);
   }
   if (G < 1)
@@ -205,31 +211,36 @@ static int node_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
   q = G > 1 ? (nm.nodes + G - 1) / G : nm.nodes;
   if (G > q)
     q = G;
-  if (in == 0)
-    env->choose_flat(nm.node_size, (size_t)d->len, &local, &in, &s_in);
-  if (out == 0)
-    env->choose_flat(q, (size_t)d->len, &nm, &out, &s_out);
-  if (!(env->alg_of(in)->flags & MMP__BCAST_F_GROUPS))
-    in = MMP_BCAST_BINOMIAL;
-  if (!(env->alg_of(out)->flags & MMP__BCAST_F_GROUPS))
-    out = MMP_BCAST_BINOMIAL;
-  if (d->seg == 0 && (env->alg_of(out)->flags & MMP__BCAST_F_PIPELINED))
-    d->seg = mmp__pipeline_seg(q, (size_t)d->len, &nm);
-  else if (d->seg == 0 && (env->alg_of(in)->flags & MMP__BCAST_F_PIPELINED))
-    d->seg = mmp__pipeline_seg(nm.node_size, (size_t)d->len, &local);
+  memset(&part, 0, sizeof(part));
+  if (in == NULL) {
+    mmp__auto_choose(env->fam, MMP__PICK_FLAT, nm.node_size, (size_t)d->count,
+                     &local, &part);
+    in = part.alg;
+  }
+  if (out == NULL) {
+    mmp__auto_choose(env->fam, MMP__PICK_FLAT, q, (size_t)d->count, &nm, &part);
+    out = part.alg;
+  }
+  if (!(in->flags & MMP__ALG_PART))
+    in = &mmp__bcast_binomial_alg;
+  if (!(out->flags & MMP__ALG_PART))
+    out = &mmp__bcast_binomial_alg;
+  if (d->seg == 0 && (out->flags & MMP__ALG_SEGMENTED))
+    d->seg = mmp__pipeline_seg(q, (size_t)d->count, &nm);
+  else if (d->seg == 0 && (in->flags & MMP__ALG_SEGMENTED))
+    d->seg = mmp__pipeline_seg(nm.node_size, (size_t)d->count, &local);
   d->groups = G;
   d->inner = in;
   d->outer = out;
   return 0;
 }
 
-const mmp__bcast_alg_t mmp__bcast_node_alg = {
-    .id = MMP_BCAST_NODE,
+const mmp__alg_t mmp__bcast_node_alg = {
     .name = "node",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_TOP | MMP__BCAST_F_COMPOSITE,
+    .summary = "one leader per node, then every node",
+    .takes = MMP_OPT_SEGMENT | MMP_OPT_GROUPS | MMP_OPT_INNER | MMP_OPT_OUTER,
+    .flags = MMP__ALG_AUTO | MMP__ALG_TOP | MMP__ALG_COMPOSITE,
     .prefer = 10,
-    .inner_needs = MMP__BCAST_F_GROUPS,
-    .outer_needs = MMP__BCAST_F_GROUPS,
     .build = node_build,
     .cost = node_cost,
     .resolve = node_resolve,

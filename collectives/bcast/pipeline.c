@@ -26,12 +26,10 @@
  */
 #include <math.h>
 
-#include "collectives/patterns/tree.h"
-
-#define SEG_MIN 4096.0
+#include "collectives/bcast/bcast.h"
 
 /* A chain is a tree in which every rank has one child. */
-static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int chain(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int v, prev, next;
 
@@ -43,37 +41,20 @@ static int chain(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return mmp__tree_forward(s, a, prev, &next, next >= 0, 0, a->len, a->phase);
 }
 
-static int chain_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
-  mmp__bcast_arg_t whole = *a;
+static int chain_build(mmp__sched_t *s, const mmp__arg_t *a) {
+  mmp__arg_t whole = *a;
 
   whole.seg = 0;
   return chain(s, &whole);
 }
 
-size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm) {
-  double m = (double)len;
-  double X = p > 2 && nm->alpha > 0
-                 ? sqrt((double)(p - 2) * m * nm->beta / nm->alpha)
-                 : 1;
-  double seg = X > 1 ? m / X : m;
-
-  /* Not cut evenly (mmp__even_seg): the segment would then depend on the
-   * exact length, and ranks that disagree on it by a few bytes would cut
-   * differently, so that the arrival-aware broadcasts, which run this
-   * pipeline, waited instead of reporting the mismatch. With a fixed
-   * 4 KiB floor both cut alike. */
-  if (seg < SEG_MIN)
-    seg = SEG_MIN;
-  return seg >= m ? 0 : (size_t)seg;
-}
-
-static double chain_cost(const mmp__bcast_cost_in_t *in) {
+static double chain_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * in->nm->beta);
 }
 
 /* The first segment crosses p - 1 hops at alpha each; every later one
  * follows it a gap behind (mmp__net_gap), not a latency. */
-static double pipeline_cost(const mmp__bcast_cost_in_t *in) {
+static double pipeline_cost(const mmp__cost_in_t *in) {
   double X = in->X < 1 ? 1 : in->X, s = in->m * in->nm->beta / X;
 
   return (in->p - 1) * (in->nm->alpha + s) +
@@ -86,42 +67,26 @@ static double chain_link_bytes(int p, double m) {
   return m;
 }
 
-/* An asked-for pipeline without a segment size takes the model's. */
-static int pipeline_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
-                            const mmp__bcast_env_t *env) {
-  mmp_netmodel_t nm;
-  int rc;
-
-  (void)o;
-  if (env->auto_pick || d->seg != 0)
-    return 0;
-  if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
-    return rc;
-  d->seg = mmp__pipeline_seg(env->p, (size_t)d->len, &nm);
-  return 0;
-}
-
 /* The chain is no AUTO candidate: it is the pipelined chain with one
  * segment, which the pipeline's optimal X already covers, and the latency
  * terms of a burst allowance can price it below the pipeline where it is
  * several times slower (docs/algorithms.md, "The chain"). */
-const mmp__bcast_alg_t mmp__bcast_chain_alg = {
-    .id = MMP_BCAST_CHAIN,
+const mmp__alg_t mmp__bcast_chain_alg = {
     .name = "chain",
-    .flags = MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "rank i sends the whole message to rank i + 1",
+    .flags = MMP__ALG_PART,
     .build = chain_build,
     .cost = chain_cost,
     .link_bytes = chain_link_bytes,
 };
 
-const mmp__bcast_alg_t mmp__bcast_pipeline_alg = {
-    .id = MMP_BCAST_PIPELINE,
+const mmp__alg_t mmp__bcast_pipeline_alg = {
     .name = "pipeline",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB |
-             MMP__BCAST_F_PIPELINED,
+    .summary = "the chain with the message cut into segments",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART | MMP__ALG_SEGMENTED,
     .prefer = 4,
     .build = chain,
     .cost = pipeline_cost,
     .link_bytes = chain_link_bytes,
-    .resolve = pipeline_resolve,
 };

@@ -16,11 +16,11 @@
  * Selected: for medium messages on power-of-two groups, where its log2 p
  * latency beats the ring's p.
  */
-#include "collectives/patterns/tree.h"
+#include "collectives/bcast/bcast.h"
 
 /* Appends a send and a receive of chunks [c0, c1) and [c0 + q, c1 + q),
  * the second only for extended groups. Sends wait for every op in `deps`. */
-static int swap_ranges(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer,
+static int swap_ranges(mmp__sched_t *s, const mmp__arg_t *a, int peer,
                        size_t cs, int q, int extended, int send_c0, int recv_c0,
                        int width, const int *deps, int ndeps, int *recvs,
                        int *nrecv) {
@@ -47,7 +47,7 @@ static int swap_ranges(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer,
   return 0;
 }
 
-static int scatter_rd_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int scatter_rd_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, q, mask, have, done, rc, nrecv = 0, i;
   int recvs[132];
@@ -107,7 +107,7 @@ static int scatter_rd_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return done;
 }
 
-static double scatter_rd_cost(const mmp__bcast_cost_in_t *in) {
+static double scatter_rd_cost(const mmp__cost_in_t *in) {
   double a = in->nm->alpha, b = in->nm->beta, P = in->p, m = in->m;
   double t = 2 * mmp__lg2(P) * a + 2 * (P - 1) / P * m * b;
 
@@ -121,10 +121,10 @@ static double scatter_link_bytes(int p, double m) {
   return 2 * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_scatter_rd_alg = {
-    .id = MMP_BCAST_SCATTER_RD,
+const mmp__alg_t mmp__bcast_scatter_rd_alg = {
     .name = "scatter_rd",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "binomial scatter, then a recursive-doubling allgather",
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 6,
     .build = scatter_rd_build,
     .cost = scatter_rd_cost,

@@ -12,9 +12,9 @@
  * Selected: for large messages when the latency term (p alphas) is small
  * against m beta; on links with a large alpha the pipelined chain wins.
  */
-#include "collectives/patterns/tree.h"
+#include "collectives/bcast/bcast.h"
 
-static int scatter_ring_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int scatter_ring_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, left, right, step, prev, rc, done;
   size_t cs, off, len;
@@ -55,7 +55,7 @@ static int scatter_ring_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   return done;
 }
 
-static double scatter_ring_cost(const mmp__bcast_cost_in_t *in) {
+static double scatter_ring_cost(const mmp__cost_in_t *in) {
   double P = in->p;
 
   return (mmp__lg2(P) + P - 1) * in->nm->alpha +
@@ -68,10 +68,10 @@ static double scatter_ring_link_bytes(int p, double m) {
   return 2 * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_scatter_ring_alg = {
-    .id = MMP_BCAST_SCATTER_RING,
+const mmp__alg_t mmp__bcast_scatter_ring_alg = {
     .name = "scatter_ring",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "binomial scatter, then a ring allgather",
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 5,
     .build = scatter_ring_build,
     .cost = scatter_ring_cost,

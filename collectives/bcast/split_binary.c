@@ -14,7 +14,7 @@
  * Selected: for medium messages at moderate p, when it beats both the
  * binomial tree and the pipelines under the model.
  */
-#include "collectives/patterns/tree.h"
+#include "collectives/bcast/bcast.h"
 
 /* 1 for the left subtree, 2 for the right, 0 for the root. */
 static int side_of(int v) {
@@ -52,7 +52,7 @@ static int side_nth(int side, int j) {
   }
 }
 
-static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int split_binary_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int n = g->n, v, side, j, nl, nr, i, rc, have, done;
   size_t ha = a->len / 2, hb = a->len - ha;
@@ -68,7 +68,7 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
   nr = side_count(2, n);
   if (v == 0) {
     /* Forward each half into its subtree, then serve the unpaired. */
-    mmp__bcast_arg_t h = *a;
+    mmp__arg_t h = *a;
     if (n > 1) {
       kids[0] = mmp__rrank(1, a->root, n);
       rc = mmp__tree_forward(s, &h, -1, kids, 1, 0, ha, a->phase);
@@ -126,7 +126,7 @@ static int split_binary_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
  * leaves out the root's own two sends (it is a + m b / 2 at p = 3, far below
  * any real broadcast). Counted as run: h = ceil(log2(p + 1)) - 1 levels, each
  * two sends of a half, then one exchange of a half. */
-static double split_binary_cost(const mmp__bcast_cost_in_t *in) {
+static double split_binary_cost(const mmp__cost_in_t *in) {
   double h = mmp__lg2(in->p + 1.0) - 1;
 
   return (2 * h + 1) * (in->nm->alpha + in->m / 2 * in->nm->beta);
@@ -138,10 +138,11 @@ static double split_binary_link_bytes(int p, double m) {
   return 1.5 * m;
 }
 
-const mmp__bcast_alg_t mmp__bcast_split_binary_alg = {
-    .id = MMP_BCAST_SPLIT_BINARY,
+const mmp__alg_t mmp__bcast_split_binary_alg = {
     .name = "split_binary",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB,
+    .summary = "halves down two binary subtrees, then pairs exchange them",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_PART,
     .prefer = 3,
     .build = split_binary_build,
     .cost = split_binary_cost,

@@ -32,7 +32,7 @@
  * It needs every receiver of the whole machine, so it runs neither
  * inside hierarchical groups nor in arrival-aware rounds.
  */
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
 /* Receiver j's piece (1 <= j <= q) of an n-byte message; exact for any n,
  * without overflow: floor(j n / q) = j (n / q) + floor(j (n mod q) / q). */
@@ -57,7 +57,7 @@ static void sub(size_t n, int q, int j, size_t seg, size_t k, size_t *off,
 }
 
 /* Phase 1 at the root: sub-segment k of every piece before k + 1 of any. */
-static int root_sends(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q) {
+static int root_sends(mmp__sched_t *s, const mmp__arg_t *a, int q) {
   size_t kmax = mmp__seg_count(a->len / (size_t)q + 1, a->seg), k, off, len;
   int j, op;
 
@@ -80,7 +80,7 @@ static int root_sends(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q) {
 
 /* Receiver v: its own piece from the root, forwarded to the others as each
  * sub-segment lands. */
-static int own_piece(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q, int v,
+static int own_piece(mmp__sched_t *s, const mmp__arg_t *a, int q, int v,
                      int all) {
   size_t po, pl, k, nk, off, len;
   int i, r, op, rc;
@@ -110,8 +110,8 @@ static int own_piece(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q, int v,
 }
 
 /* Receiver v: every other receiver's piece, straight from it. */
-static int other_pieces(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q,
-                        int v, int all) {
+static int other_pieces(mmp__sched_t *s, const mmp__arg_t *a, int q, int v,
+                        int all) {
   size_t po, pl, k, nk, off, len;
   int j, r, rc;
 
@@ -135,7 +135,7 @@ static int other_pieces(mmp__sched_t *s, const mmp__bcast_arg_t *a, int q,
   return 0;
 }
 
-static int symmetric_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
+static int symmetric_build(mmp__sched_t *s, const mmp__arg_t *a) {
   const mmp__group_t *g = a->g;
   int q = g->n - 1, v, all, rc;
 
@@ -159,7 +159,7 @@ static int symmetric_build(mmp__sched_t *s, const mmp__bcast_arg_t *a) {
  * as [Hasanov et al. 2015] counts the flat tree's: the root's pieces leave
  * after q alpha + m beta, and the last one's receiver forwards it to q - 1
  * others. */
-static double symmetric_cost(const mmp__bcast_cost_in_t *in) {
+static double symmetric_cost(const mmp__cost_in_t *in) {
   double q = in->p - 1;
 
   return (2 * q - 1) * in->nm->alpha + (2 - 1 / q) * in->m * in->nm->beta;
@@ -199,33 +199,35 @@ static size_t symmetric_seg(int p, size_t len, const mmp_netmodel_t *nm) {
  * model's segment and the default threshold, so neither opts.segment nor
  * MINIMP_BCAST_SYM_MIN changes it (the latter would turn a 64 KiB
  * symmetric pick into the flat tree). */
-static int symmetric_resolve(mmp__bcast_desc_t *d, const mmp_bcast_opts_t *o,
-                             const mmp__bcast_env_t *env) {
-  size_t min = MMP__SYMMETRIC_MIN_DEFAULT,
-         seg = env->auto_pick ? 0 : o->segment;
+static int symmetric_resolve(mmp__desc_t *d, const mmp__env_t *env) {
+  size_t min = MMP__SYMMETRIC_MIN_DEFAULT, seg = env->auto_pick ? 0 : d->seg;
   mmp__rt_facts_t f;
   mmp_netmodel_t nm;
   int rc;
 
-  mmp__rt_facts(mmp__eng, &f);
-  if (!env->auto_pick && f.coll->bcast_sym_min >= 0)
-    min = (size_t)f.coll->bcast_sym_min;
-  if (d->len < min) {
-    d->alg = MMP_BCAST_FLAT;
+  if (!env->auto_pick) {
+    mmp__rt_facts(mmp__eng, &f);
+    if (f.coll->bcast_sym_min >= 0)
+      min = (size_t)f.coll->bcast_sym_min;
+  }
+  if (d->count < min) {
+    d->alg = &mmp__bcast_flat_alg;
     seg = 0;
   } else if (seg == 0) {
-    if ((rc = mmp__netmodel_get(env->comm, &nm)) != 0)
+    if ((rc = mmp__env_model(env, &nm)) != 0)
       return rc;
-    seg = symmetric_seg(env->p, (size_t)d->len, &nm);
+    seg = symmetric_seg(env->p, (size_t)d->count, &nm);
   }
   d->seg = seg;
   return 0;
 }
 
-const mmp__bcast_alg_t mmp__bcast_symmetric_alg = {
-    .id = MMP_BCAST_SYMMETRIC,
+const mmp__alg_t mmp__bcast_symmetric_alg = {
     .name = "symmetric",
-    .flags = MMP__BCAST_F_AUTO | MMP__BCAST_F_TOP,
+    .summary =
+        "the root scatters pieces, every receiver forwards its own to all",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_TOP,
     .prefer = 8,
     .auto_min = MMP__SYMMETRIC_MIN_DEFAULT,
     .build = symmetric_build,

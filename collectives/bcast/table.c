@@ -1,130 +1,114 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The broadcast descriptor table: one row per algorithm, each defined in
- * the algorithm's own file (bcast_<name>.c) with its name, builder, cost
- * and what it composes with. Everything that needs to know about more
- * than one algorithm (names, the choice, composition, building from a
- * header) reads this table; nothing else lists the algorithms.
+ * The broadcast table: one line per algorithm, each row defined in the
+ * algorithm's own file (<name>.c) with its name, builder, cost and what
+ * it composes with. Row i is algorithm number i + 1 on the wire: a new
+ * row goes at the end. Everything that needs to know about more than one
+ * algorithm (names, the choice, composition, building from a header)
+ * reads this table; nothing else lists the algorithms.
  */
-#include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
-/* Every algorithm, by its MMP_BCAST_* number and the name of its row
- * (mmp__bcast_<row>_alg, defined in bcast_<row>.c). */
 #define BCAST_ALGS(X)                                                          \
-  X(FLAT, flat)                                                                \
-  X(CHAIN, chain)                                                              \
-  X(PIPELINE, pipeline)                                                        \
-  X(BINARY, binary)                                                            \
-  X(SPLIT_BINARY, split_binary)                                                \
-  X(BINOMIAL, binomial)                                                        \
-  X(SCATTER_RING, scatter_ring)                                                \
-  X(SCATTER_RD, scatter_rd)                                                    \
-  X(HIERARCHICAL, hierarchical)                                                \
-  X(SYMMETRIC, symmetric)                                                      \
-  X(ARRIVAL_B, arrival_b)                                                      \
-  X(ARRIVAL_NB, arrival_nb)                                                    \
-  X(KNOMIAL, knomial)                                                          \
-  X(NODE, node)                                                                \
-  X(MULTICAST, multicast)
+  X(flat)                                                                      \
+  X(chain)                                                                     \
+  X(pipeline)                                                                  \
+  X(binary)                                                                    \
+  X(split_binary)                                                              \
+  X(binomial)                                                                  \
+  X(scatter_ring)                                                              \
+  X(scatter_rd)                                                                \
+  X(hierarchical)                                                              \
+  X(symmetric)                                                                 \
+  X(arrival_b)                                                                 \
+  X(arrival_nb)                                                                \
+  X(knomial)                                                                   \
+  X(node)                                                                      \
+  X(multicast)
 
-#define DECLARE(id, row) extern const mmp__bcast_alg_t mmp__bcast_##row##_alg;
+#define DECLARE(row) extern const mmp__alg_t mmp__bcast_##row##_alg;
 BCAST_ALGS(DECLARE)
 #undef DECLARE
 
-static const mmp__bcast_alg_t *const table[MMP_BCAST_ALG_COUNT] = {
-#define ENTRY(id, row) [MMP_BCAST_##id] = &mmp__bcast_##row##_alg,
+static const mmp__alg_t *const rows[] = {
+#define ENTRY(row) &mmp__bcast_##row##_alg,
     BCAST_ALGS(ENTRY)
 #undef ENTRY
 };
 
-const mmp__bcast_alg_t *mmp__bcast_alg(int id) {
-  return id > 0 && id < MMP_BCAST_ALG_COUNT ? table[id] : NULL;
+/* AUTO's segment for a segmented broadcast: the pipelined chain's. */
+static size_t bcast_segment(int p, size_t len, size_t esize,
+                            const mmp_netmodel_t *nm) {
+  (void)esize;
+  return mmp__pipeline_seg(p, len, nm);
 }
 
-void mmp__bcast_algs_check(void) {
-  int id, j;
+const mmp__family_t mmp__bcast_family = {
+    .coll = MMP_COLL_BCAST,
+    .name = "bcast",
+    .rows = rows,
+    .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
+    .pick = mmp__bcast_pick,
+    .segment = bcast_segment,
+};
 
-  for (id = 1; id < MMP_BCAST_ALG_COUNT; id++) {
-    const mmp__bcast_alg_t *a = table[id];
-    assert(a != NULL && a->id == id && a->name != NULL);
-    /* Static or dynamic, never both. */
-    assert((a->build != NULL) != ((a->flags & MMP__BCAST_F_DYNAMIC) != 0));
-    assert((a->start != NULL) == ((a->flags & MMP__BCAST_F_DYNAMIC) != 0));
-    /* AUTO prices what it may choose, in a strict order. */
-    assert(!(a->flags & MMP__BCAST_F_AUTO) || (a->cost != NULL && a->prefer));
-    /* A composite names what its parts must be. */
-    assert(!(a->flags & MMP__BCAST_F_COMPOSITE) ||
-           (a->inner_needs && a->outer_needs));
-    /* Parts of others are static and flat. */
-    assert(!(a->flags & (MMP__BCAST_F_GROUPS | MMP__BCAST_F_SUB)) ||
-           (a->build != NULL && !(a->flags & MMP__BCAST_F_COMPOSITE)));
-    for (j = 1; j < id; j++) {
-      assert(strcmp(a->name, table[j]->name) != 0);
-      assert(!a->prefer || a->prefer != table[j]->prefer);
-    }
-    (void)a;
-  }
-}
+int mmp__bcast_build(mmp__sched_t *s, const mmp__desc_t *d) {
+  mmp__arg_t a;
 
-const char *mmp_bcast_alg_name(int alg) {
-  if (alg == MMP_BCAST_AUTO)
-    return "auto";
-  return mmp__bcast_alg(alg) != NULL ? table[alg]->name : NULL;
-}
-
-int mmp_bcast_alg_from_name(const char *name) {
-  int i;
-
-  if (name == NULL)
-    return MMP_EINVAL;
-  if (strcmp(name, "auto") == 0)
-    return MMP_BCAST_AUTO;
-  for (i = 1; i < MMP_BCAST_ALG_COUNT; i++)
-    if (strcmp(name, table[i]->name) == 0)
-      return i;
-  return MMP_EINVAL;
-}
-
-int mmp__bcast_composes(int part, unsigned flag) {
-  const mmp__bcast_alg_t *a = mmp__bcast_alg(part);
-
-  return a != NULL && (a->flags & flag) != 0;
-}
-
-int mmp__bcast_build(mmp__sched_t *s, const mmp__bcast_desc_t *d) {
-  const mmp__bcast_alg_t *alg = mmp__bcast_alg(d->alg);
-  mmp__bcast_arg_t a;
-  int rc;
-
-  if (alg == NULL || alg->build == NULL || d->root < 0 || d->root >= s->p)
-    return MMP_EMISMATCH;
   memset(&a, 0, sizeof(a));
-  if (alg->flags & MMP__BCAST_F_COMPOSITE) {
-    if (d->groups < 1 || d->groups > s->p ||
-        !mmp__bcast_composes(d->inner, alg->inner_needs) ||
-        !mmp__bcast_composes(d->outer, alg->outer_needs))
-      return MMP_EMISMATCH;
-    a.groups = d->groups;
-    a.inner = table[d->inner];
-    a.outer = table[d->outer];
-  }
-  a.root = d->root;
-  a.len = (size_t)d->len;
-  a.seg = d->seg;
-  a.dep = -1;
-  a.phase = 1;
-  a.first = 1;
-  a.radix = d->radix;
-  rc = mmp__bcast_over_all(s, alg->build, &a);
-  return rc < 0 ? rc : 0;
+  a.len = (size_t)d->count;
+  return mmp__desc_build(s, d, &a);
 }
 
-#ifndef NDEBUG
-/* Debug builds check the table when the library loads. */
-__attribute__((constructor)) static void check_at_load(void) {
-  mmp__bcast_algs_check();
+/* ---- The family's entry points for the other collectives ---------------- */
+
+/* The choice at `level` for p ranks and len bytes. */
+static double choose(int p, size_t len, const mmp_netmodel_t *nm,
+                     const mmp__mcast_verdict_t *mc, int level,
+                     mmp__desc_t *d) {
+  return mmp__auto_choose_mc(&mmp__bcast_family, level, p, len, nm, mc, d);
 }
-#endif
+
+double mmp__bcast_choose_auto(int p, size_t len, const mmp_netmodel_t *nm,
+                              const mmp__mcast_verdict_t *mc, mmp__desc_t *d) {
+  return choose(p, len, nm, mc, MMP__PICK_TOP, d);
+}
+
+double mmp__bcast_choose(int p, size_t len, const mmp_netmodel_t *nm,
+                         mmp__desc_t *d) {
+  return choose(p, len, nm, NULL, MMP__PICK_STATIC, d);
+}
+
+double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
+                              mmp__desc_t *d) {
+  return choose(p, len, nm, NULL, MMP__PICK_FLAT, d);
+}
+
+void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
+                               mmp__desc_t *d) {
+  choose(p, len, nm, NULL, MMP__PICK_TOP, d);
+  mmp__bcast_drained_rule(p, len, nm, d);
+}
+
+double mmp__bcast_cost(const mmp__alg_t *a, int p, double m, double X, int G,
+                       const mmp_netmodel_t *nm) {
+  mmp__cost_in_t in;
+
+  mmp__auto_cost_in(&in, &mmp__bcast_family, p, m, X, G, nm);
+  return mmp__auto_price(&mmp__bcast_family, a, &in, 0);
+}
+
+double mmp__bcast_sub_cost(int p, size_t len, const mmp_netmodel_t *nm) {
+  size_t seg = mmp__pipeline_seg(p, len, nm);
+  double m = (double)len;
+  mmp__cost_in_t in;
+
+  mmp__auto_cost_in(&in, &mmp__bcast_family, p, m,
+                    seg ? ceil(m / (double)seg) : 1, 0, nm);
+  return mmp__auto_price(&mmp__bcast_family, &mmp__bcast_pipeline_alg, &in, 1);
+}
+
+MMP__FAMILY_CHECK_AT_LOAD(mmp__bcast_family)

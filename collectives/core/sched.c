@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/core/sched.h"
 
 /* Larger first payloads travel after a header-only first message, so that
  * neither end copies a large region to prepend the header. */
@@ -36,7 +36,7 @@
 #define PHASE_FIRST_DATA 241
 
 #define ENV_MAGIC 'C'
-#define ENV_VERSION 2
+#define ENV_VERSION 3
 #define ENV_POISON 0x1
 /* The top byte of a poison note (mmp__sched_note). */
 #define NOTE_MAGIC 0x50u
@@ -577,9 +577,12 @@ static int sop_post_packed(mmp__sched_t *s, const mmp__sop_t *op,
  * data that rides along. */
 static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
                           mmp__sexec_t *x, int tag) {
-  /* A send in poison mode carries the header alone. */
-  x->tmp_len =
-      MMP__HDR_SIZE + (s->poison && op->kind == MMP__SOP_SEND ? 0 : op->len);
+  /* A send is as long as its header; a send in poison mode carries the
+   * header alone; a receive has room for the longest header. */
+  if (op->kind == MMP__SOP_RECV)
+    x->tmp_len = MMP__HDR_SIZE + op->len;
+  else
+    x->tmp_len = 4 + s->hdr_len + (s->poison ? 0 : op->len);
   x->tmp = calloc(1, x->tmp_len);
   if (x->tmp == NULL)
     return MMP_ENOMEM;
@@ -597,8 +600,8 @@ static int sop_post_first(mmp__sched_t *s, const mmp__sop_t *op,
   x->tmp[3] = (uint8_t)s->hdr_len;
   memcpy(x->tmp + 4, s->hdr, s->hdr_len);
   if (s->poison)
-    return sched_send_poison(s, op, x, tag, MMP__HDR_SIZE);
-  sop_pack(s, op, x->tmp + MMP__HDR_SIZE);
+    return sched_send_poison(s, op, x, tag, 4 + s->hdr_len);
+  sop_pack(s, op, x->tmp + 4 + s->hdr_len);
   return mmp__isend_locked(s->e, s->comm, s->ctx, x->tmp, x->tmp_len,
                            world_of(s, op->peer), tag, s->mode, &x->req);
 }
@@ -968,17 +971,17 @@ int mmp__sched_take_first(mmp__sched_t *s, const uint8_t *msg, size_t got) {
   s->first_here = 1;
   if (s->poison)
     return 0;
-  if (got != MMP__HDR_SIZE + want)
+  if (got < 4 || got != 4 + (size_t)msg[3] + want)
     return MMP_EMISMATCH;
   if (want > 0)
-    memcpy(s->buf + op->off, msg + MMP__HDR_SIZE, want);
+    memcpy(s->buf + op->off, msg + 4 + msg[3], want);
   return 0;
 }
 
 int mmp__sched_envelope(const uint8_t *msg, size_t n, const uint8_t **hdr,
                         size_t *hlen, int *poison) {
-  if (n < MMP__HDR_SIZE || msg[0] != ENV_MAGIC || msg[1] != ENV_VERSION ||
-      msg[3] > MMP__HDR_MAX)
+  if (n < 4 || msg[0] != ENV_MAGIC || msg[1] != ENV_VERSION ||
+      msg[3] > MMP__HDR_MAX || n < 4 + (size_t)msg[3])
     return MMP_EPROTO;
   *hdr = msg + 4;
   *hlen = msg[3];
@@ -999,8 +1002,8 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
     sched_fail(s, x->req.err, -1);
     return 0;
   }
-  if (got < MMP__HDR_SIZE || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||
-      env[3] > MMP__HDR_MAX) {
+  if (got < 4 || env[0] != ENV_MAGIC || env[1] != ENV_VERSION ||
+      env[3] > MMP__HDR_MAX || got < 4 + (size_t)env[3]) {
     /* Not a schedule's first message at all (an arrival-aware root's
      * GROUP header, to a rank that took the broadcast for another): no
      * plan here matches what the others run, so none is kept waiting for
@@ -1017,9 +1020,8 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
   }
   n = env[3];
   if (!noted && n == s->hdr_len && memcmp(env + 4, s->hdr, n) == 0 &&
-      !(env[2] & ENV_POISON) && x->req.err == 0 &&
-      got == MMP__HDR_SIZE + op->len) {
-    sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
+      !(env[2] & ENV_POISON) && x->req.err == 0 && got == 4 + n + op->len) {
+    sop_unpack(s, op, x->tmp + 4 + n);
     return 0;
   }
   /* Disagreement, or an upstream failure: do what the sender's view
@@ -1029,7 +1031,7 @@ static int first_arrived(mmp__sched_t *s, const mmp__sop_t *op,
              "collective %u: arguments differ from rank %d's (got %zu of %zu "
              "bytes, %s)%s",
              s->seq, fail_world(s, x->req.status.source), got,
-             MMP__HDR_SIZE + op->len, mmp_err_name(x->req.err),
+             4 + s->hdr_len + op->len, mmp_err_name(x->req.err),
              (env[2] & ENV_POISON) ? ", upstream disagreed" : "");
     sched_fail(s, MMP_EMISMATCH, fail_world(s, x->req.status.source));
   }
@@ -1067,18 +1069,18 @@ static void check_arrived(mmp__sched_t *s, const mmp__sop_t *op,
 
   if (recv_failed(s, op, x) || s->poison)
     return;
-  if (got != MMP__HDR_SIZE + op->len || env[0] != ENV_MAGIC ||
+  if (got != 4 + s->hdr_len + op->len || env[0] != ENV_MAGIC ||
       env[1] != ENV_VERSION || (env[2] & ENV_POISON) || env[3] != s->hdr_len ||
       memcmp(env + 4, s->hdr, s->hdr_len) != 0) {
     MMP__LOG(MMP__LOG_WARN,
              "collective %u: rank %d's arguments differ from this rank's "
              "(got %zu of %zu bytes%s)",
-             s->seq, op->peer, got, MMP__HDR_SIZE + op->len,
+             s->seq, op->peer, got, 4 + s->hdr_len + op->len,
              got >= 4 && (env[2] & ENV_POISON) ? ", it already disagreed" : "");
     sched_fail(s, MMP_EMISMATCH, fail_world(s, op->peer));
     return;
   }
-  sop_unpack(s, op, x->tmp + MMP__HDR_SIZE);
+  sop_unpack(s, op, x->tmp + 4 + s->hdr_len);
 }
 
 /* Lock held: an op completed. */

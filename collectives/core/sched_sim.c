@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/core/sched.h"
 
 #define ANY_SRC (-1)
 

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the collectives layer keeps about a communicator: the network
- * model once measured, and AUTO's recent broadcast decisions. The state
- * belongs to this layer; the runtime carries the pointer on the
- * communicator, frees it with it, and asks for a child's state when a
- * communicator is made from another (mmp__comm_ext_ops_t): the child
- * inherits the model, which is the parent's network, and starts with no
- * decisions.
+ * model once measured, AUTO's cached decisions, and what its broadcasts
+ * saw and ran. The state belongs to this layer; the runtime carries the
+ * pointer on the communicator, frees it with it, and asks for a child's
+ * state when a communicator is made from another (mmp__comm_ext_ops_t):
+ * the child inherits the model, which is the parent's network, and starts
+ * with no decisions.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include <uv.h>
+
+#include "collectives/core/state.h"
 
 static void *state_inherit(const void *parent) {
   const mmp__coll_state_t *ps = parent;
@@ -32,6 +34,8 @@ static void state_free(void *state) {
 
   for (k = 0; s != NULL && k < MMP__ARRAY_SIZE(s->adapt); k++)
     free(s->adapt[k].off);
+  for (k = 0; s != NULL && k < MMP__AUTO_SLOTS; k++)
+    free((void *)(uintptr_t)s->autos[k].key.ext);
   free(state);
 }
 
@@ -61,6 +65,62 @@ mmp__coll_state_t *mmp__coll_state(mmp_comm_t *comm) {
     if ((fresh = calloc(1, sizeof(*fresh))) == NULL)
       return NULL;
   }
+}
+
+/* ---- AUTO's decisions ---------------------------------------------------- */
+
+/* The slot of key `k`: a mix of its fixed fields (ext is compared, not
+ * hashed: one call's lengths land in one slot whatever they are). */
+static size_t auto_slot(const mmp__auto_key_t *k) {
+  uint64_t h = (uint64_t)k->coll * 0x9e3779b97f4a7c15ull;
+
+  h ^= k->len + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+  h ^= (uint64_t)k->esize * 31u + (uint64_t)k->noncomm + (h << 6) + (h >> 2);
+  return (size_t)(h % MMP__AUTO_SLOTS);
+}
+
+static int auto_same(const mmp__auto_key_t *a, const mmp__auto_key_t *b) {
+  return a->coll == b->coll && a->len == b->len && a->esize == b->esize &&
+         a->noncomm == b->noncomm && a->rows == b->rows &&
+         a->ext_len == b->ext_len &&
+         (a->ext_len == 0 || memcmp(a->ext, b->ext, a->ext_len) == 0);
+}
+
+int mmp__auto_get(mmp__coll_state_t *st, const mmp__auto_key_t *k,
+                  mmp__desc_t *d, unsigned *flags) {
+  const mmp__auto_t *c = &st->autos[auto_slot(k)];
+
+  if (!c->valid || c->gen != st->net_gen || !auto_same(&c->key, k))
+    return 0;
+  d->alg = c->d.alg;
+  d->seg = c->d.seg;
+  d->radix = c->d.radix;
+  d->groups = c->d.groups;
+  d->inner = c->d.inner;
+  d->outer = c->d.outer;
+  d->rows = c->d.rows;
+  d->window = c->d.window;
+  *flags = c->flags;
+  st->auto_hits++;
+  return 1;
+}
+
+void mmp__auto_keep(mmp__coll_state_t *st, const mmp__auto_key_t *k,
+                    const mmp__desc_t *d, unsigned flags) {
+  mmp__auto_t *c = &st->autos[auto_slot(k)];
+  void *ext = NULL;
+
+  if (k->ext_len > 0 && (ext = malloc(k->ext_len)) == NULL)
+    return;
+  if (ext != NULL)
+    memcpy(ext, k->ext, k->ext_len);
+  free((void *)(uintptr_t)c->key.ext);
+  c->key = *k;
+  c->key.ext = ext;
+  c->d = *d;
+  c->flags = flags;
+  c->gen = st->net_gen;
+  c->valid = 1;
 }
 
 /* ---- AUTO under arrival patterns ---------------------------------------- */
@@ -192,7 +252,8 @@ void mmp__coll_adapt_hint_locked(mmp_comm_t *comm, int hint) {
 
 /* ---- What ran ------------------------------------------------------------ */
 
-void mmp__coll_log_locked(mmp_comm_t *comm, uint32_t seq, int alg) {
+void mmp__coll_log_locked(mmp_comm_t *comm, uint32_t seq,
+                          const mmp__alg_t *alg) {
   mmp__coll_state_t *st = comm->coll;
 
   MMP__ASSERT_LOCKED(mmp__eng);
@@ -203,7 +264,8 @@ void mmp__coll_log_locked(mmp_comm_t *comm, uint32_t seq, int alg) {
   st->nlog++;
 }
 
-int mmp__coll_log_get(mmp_comm_t *comm, uint32_t *seq, int *alg, int max) {
+int mmp__coll_log_get(mmp_comm_t *comm, uint32_t *seq, const mmp__alg_t **alg,
+                      int max) {
   mmp__coll_state_t *st = mmp__coll_state(comm);
   unsigned first, i;
   int n = 0;

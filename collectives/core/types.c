@@ -16,7 +16,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "collectives/core/coll.h"
+#include "runtime/coll_api.h"
+#include "collectives/core/types.h"
 
 #define HANDLES 64
 #define HANDLE_BASE 64 /* user operations and contiguous types */

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the builders of reduce, allreduce, reduce-scatter,
- * gather, scatter, allgather and alltoall: sends and receives addressed
- * by group member (carrying the header where asked), local reductions
- * and copies after their predecessors, and equal cuts on element
- * boundaries.
+ * Blocks (blocks.h): what the builders of reduce, allreduce,
+ * reduce-scatter, gather, scatter, allgather and alltoall share.
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/patterns/blocks.h"
 
-int mmp__coll_send(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
-                   size_t off, size_t len, int phase, int after, int check) {
+int mmp__coll_send(mmp__sched_t *s, const mmp__arg_t *a, int peer, size_t off,
+                   size_t len, int phase, int after, int check) {
   int op, rc;
 
   assert(peer >= 0 && peer < a->g->n && peer != a->g->me);
@@ -23,24 +20,24 @@ int mmp__coll_send(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
   if ((rc = mmp__sched_dep(s, after, op)) != 0 ||
       (rc = mmp__sched_dep(s, a->dep, op)) != 0)
     return rc;
-  if (check && a->check)
+  if (check && a->first)
     mmp__sched_check(s, op);
   return op;
 }
 
-int mmp__coll_first(mmp__sched_t *s, const mmp__coll_arg_t *a, int op) {
-  if (op >= 0 && a->check)
+int mmp__coll_first(mmp__sched_t *s, const mmp__arg_t *a, int op) {
+  if (op >= 0 && a->first)
     mmp__sched_first(s, op);
   return op;
 }
 
-int mmp__coll_recv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
-                   size_t off, size_t len, int phase, int check) {
+int mmp__coll_recv(mmp__sched_t *s, const mmp__arg_t *a, int peer, size_t off,
+                   size_t len, int phase, int check) {
   int op;
 
   assert(peer >= 0 && peer < a->g->n && peer != a->g->me);
   op = mmp__sched_recv(s, a->g->ranks[peer], off, len, phase);
-  if (op >= 0 && check && a->check)
+  if (op >= 0 && check && a->first)
     mmp__sched_check(s, op);
   return op;
 }
@@ -112,8 +109,7 @@ int mmp__coll_after_all(mmp__sched_t *s, int from) {
   return op;
 }
 
-int mmp__fold_in(mmp__sched_t *s, const mmp__coll_arg_t *a, size_t t,
-                 int phase) {
+int mmp__fold_in(mmp__sched_t *s, const mmp__arg_t *a, size_t t, int phase) {
   int n = a->g->n, me = a->g->me, v = mmp__fold_v(me, n), r;
 
   if (v < 0)
@@ -126,8 +122,8 @@ int mmp__fold_in(mmp__sched_t *s, const mmp__coll_arg_t *a, size_t t,
   return mmp__coll_join(s, a->dep, -1);
 }
 
-int mmp__fold_out(mmp__sched_t *s, const mmp__coll_arg_t *a, int after,
-                  int phase, int from) {
+int mmp__fold_out(mmp__sched_t *s, const mmp__arg_t *a, int after, int phase,
+                  int from) {
   int n = a->g->n, me = a->g->me, v = mmp__fold_v(me, n), r, rc;
 
   if (v < 0) {
@@ -147,8 +143,8 @@ int mmp__fold_out(mmp__sched_t *s, const mmp__coll_arg_t *a, int after,
   return after;
 }
 
-int mmp__reduce_hop(mmp__sched_t *s, const mmp__coll_arg_t *a, int troot,
-                    int done, int from, int phase) {
+int mmp__reduce_hop(mmp__sched_t *s, const mmp__arg_t *a, int troot, int done,
+                    int from, int phase) {
   int me = a->g->me, sent, r, rc;
 
   if (troot == a->root || done < 0)
@@ -166,9 +162,8 @@ int mmp__reduce_hop(mmp__sched_t *s, const mmp__coll_arg_t *a, int troot,
   return r;
 }
 
-int mmp__coll_regions(const mmp__coll_arg_t *a, const size_t *dsp,
-                      const size_t *cnt, int base, int lo, int hi,
-                      size_t *regs) {
+int mmp__coll_regions(const mmp__arg_t *a, const size_t *dsp, const size_t *cnt,
+                      int base, int lo, int hi, size_t *regs) {
   int n = a->g->n, v, k = 0;
 
   for (v = lo; v < hi; v++) {
@@ -186,7 +181,7 @@ int mmp__coll_regions(const mmp__coll_arg_t *a, const size_t *dsp,
   return k;
 }
 
-int mmp__coll_sendv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
+int mmp__coll_sendv(mmp__sched_t *s, const mmp__arg_t *a, int peer,
                     const size_t *regs, int nregs, int phase, int after,
                     int check) {
   int op, rc;
@@ -203,29 +198,10 @@ int mmp__coll_sendv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
   return op;
 }
 
-int mmp__coll_recvv(mmp__sched_t *s, const mmp__coll_arg_t *a, int peer,
+int mmp__coll_recvv(mmp__sched_t *s, const mmp__arg_t *a, int peer,
                     const size_t *regs, int nregs, int phase, int check) {
   if (nregs <= 1)
     return mmp__coll_recv(s, a, peer, nregs ? regs[0] : 0, nregs ? regs[1] : 0,
                           phase, check);
   return mmp__sched_recvv(s, a->g->ranks[peer], regs, nregs, phase);
-}
-
-size_t mmp__coll_seg(int p, size_t len, size_t esize,
-                     const mmp_netmodel_t *nm) {
-  double block = (double)len / (p > 1 ? p : 1), x;
-  size_t seg;
-
-  /* S segments per block cost (S - 1) alpha more and hide all but
-   * block gamma / S of the arithmetic: S = sqrt(block gamma / alpha). */
-  if (nm->gamma <= 0 || nm->alpha <= 0)
-    return 0;
-  x = sqrt(block * nm->gamma / nm->alpha);
-  if (x < 2)
-    return 0;
-  seg = (size_t)(block / x);
-  if (seg < 8192)
-    seg = 8192;
-  seg -= seg % esize;
-  return seg >= block ? 0 : seg;
 }

@@ -1,47 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the broadcast builders: sends and receives addressed
- * by group member, the no-op a builder returns when this rank receives
- * nothing, a whole-communicator group, and the arithmetic of segments.
+ * The arithmetic of segments: a message cut into segments, even cuts,
+ * the pipelined chain's optimal segment, and the reductions' segment that
+ * hides their arithmetic.
  */
-#include <stdlib.h>
-#include <string.h>
+#include <math.h>
 
-#include "collectives/core/collectives.h"
-
-/* The broadcast's part of a first message's header (sched.c wraps it in
- * its envelope): which collective, then the description. */
-#define HDR_KIND_BCAST 1
-
-void mmp__bcast_desc_encode(const mmp__bcast_desc_t *d,
-                            uint8_t out[MMP__BCAST_HDR_LEN]) {
-  memset(out, 0, MMP__BCAST_HDR_LEN);
-  out[0] = HDR_KIND_BCAST;
-  out[1] = (uint8_t)d->alg;
-  out[2] = (uint8_t)d->inner;
-  out[3] = (uint8_t)d->outer;
-  out[4] = (uint8_t)d->radix;
-  mmp__put_u32(out + 5, (uint32_t)d->root);
-  mmp__put_u64(out + 9, d->len);
-  mmp__put_u32(out + 17, (uint32_t)d->seg);
-  mmp__put_u32(out + 21, (uint32_t)d->groups);
-  out[25] = (uint8_t)d->hint;
-}
-
-int mmp__bcast_desc_decode(const uint8_t *in, size_t n, mmp__bcast_desc_t *d) {
-  if (n != MMP__BCAST_HDR_LEN || in[0] != HDR_KIND_BCAST)
-    return MMP_EPROTO;
-  d->alg = in[1];
-  d->inner = in[2];
-  d->outer = in[3];
-  d->radix = in[4];
-  d->root = (int32_t)mmp__get_u32(in + 5);
-  d->len = mmp__get_u64(in + 9);
-  d->seg = mmp__get_u32(in + 17);
-  d->groups = (int32_t)mmp__get_u32(in + 21);
-  d->hint = in[25];
-  return 0;
-}
+#include "collectives/patterns/segments.h"
 
 int mmp__poison_len_ok(uint64_t len, uint64_t seg) {
   return len <= SIZE_MAX && (seg == 0 || len / seg < MMP__POISON_MAX_SEGS);
@@ -72,66 +37,40 @@ void mmp__seg_range(size_t len, size_t seg, size_t k, size_t *off, size_t *n) {
   *n = len - *off < seg ? len - *off : seg;
 }
 
-int mmp__bcast_done(mmp__sched_t *s, int dep) {
-  int op = mmp__sched_nop(s), rc;
+#define SEG_MIN 4096.0
 
-  if (op >= 0 && dep >= 0 && (rc = mmp__sched_dep(s, dep, op)) != 0)
-    return rc;
-  return op;
+size_t mmp__pipeline_seg(int p, size_t len, const mmp_netmodel_t *nm) {
+  double m = (double)len;
+  double X = p > 2 && nm->alpha > 0
+                 ? sqrt((double)(p - 2) * m * nm->beta / nm->alpha)
+                 : 1;
+  double seg = X > 1 ? m / X : m;
+
+  /* Not cut evenly (mmp__even_seg): the segment would then depend on the
+   * exact length, and ranks that disagree on it by a few bytes would cut
+   * differently, so that the arrival-aware broadcasts, which run this
+   * pipeline, waited instead of reporting the mismatch. With a fixed
+   * 4 KiB floor both cut alike. */
+  if (seg < SEG_MIN)
+    seg = SEG_MIN;
+  return seg >= m ? 0 : (size_t)seg;
 }
 
-int mmp__bcast_recv(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
-                    size_t off, size_t len, int phase) {
-  assert(peer_idx >= 0 && peer_idx < a->g->n);
-  return mmp__sched_recv(s, a->g->ranks[peer_idx], a->off + off, len, phase);
-}
+size_t mmp__coll_seg(int p, size_t len, size_t esize,
+                     const mmp_netmodel_t *nm) {
+  double block = (double)len / (p > 1 ? p : 1), x;
+  size_t seg;
 
-int mmp__bcast_send(mmp__sched_t *s, const mmp__bcast_arg_t *a, int peer_idx,
-                    size_t off, size_t len, int phase, int after) {
-  int op, rc;
-
-  assert(peer_idx >= 0 && peer_idx < a->g->n);
-  op = mmp__sched_send(s, a->g->ranks[peer_idx], a->off + off, len, phase);
-  if (op < 0)
-    return op;
-  if (after >= 0 && (rc = mmp__sched_dep(s, after, op)) != 0)
-    return rc;
-  return op;
-}
-
-int mmp__bcast_over_all(mmp__sched_t *s, mmp__bcast_builder b,
-                        mmp__bcast_arg_t *a) {
-  mmp__group_t all;
-  int rc = mmp__sched_group_all(s, &all);
-
-  if (rc != 0)
-    return rc;
-  a->g = &all;
-  rc = b(s, a);
-  a->g = NULL;
-  return rc;
-}
-
-int mmp__group_start(int p, int G, int g) {
-  int base = p / G, extra = p % G;
-
-  assert(G >= 1 && g >= 0 && g <= G);
-  return g * base + (g < extra ? g : extra);
-}
-
-int mmp__bcast_levels(mmp__sched_t *s, const mmp__bcast_arg_t *top,
-                      const mmp__group_t *outer, const mmp__group_t *inner) {
-  mmp__bcast_arg_t a = *top;
-  int done;
-
-  a.g = outer;
-  a.root = 0;
-  done = top->outer->build(s, &a);
-  if (done < 0)
-    return done;
-  /* A leader forwards inside its group once it holds the data. */
-  a.g = inner;
-  a.dep = done;
-  a.phase = top->phase + MMP__LEVEL_PHASES;
-  return top->inner->build(s, &a);
+  /* S segments per block cost (S - 1) alpha more and hide all but
+   * block gamma / S of the arithmetic: S = sqrt(block gamma / alpha). */
+  if (nm->gamma <= 0 || nm->alpha <= 0)
+    return 0;
+  x = sqrt(block * nm->gamma / nm->alpha);
+  if (x < 2)
+    return 0;
+  seg = (size_t)(block / x);
+  if (seg < 8192)
+    seg = 8192;
+  seg -= seg % esize;
+  return seg >= block ? 0 : seg;
 }

@@ -17,44 +17,18 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/reduce/reduce.h"
 
 #define PHASE_INNER 0
 #define PHASE_OUTER 3
 #define PHASE_HOP 6
 
 /* Group size for n members: ceil(n / ceil(sqrt(n))). */
-int mmp__hier_size(int n) {
-  int G = (int)ceil(sqrt((double)n));
-
-  return G > 0 ? (n + G - 1) / G : 1;
-}
-
-/* Members of group k of size sz in virtual order from `troot`, and the
- * leaders (every sz-th); `me` in them or -1. */
-int mmp__hier_groups(const mmp__coll_arg_t *a, int troot, int sz, int *inner,
-                     mmp__group_t *gi, int *outer, mmp__group_t *go) {
-  int n = a->g->n, v = mmp__vrank(a->g->me, troot, n), k = v / sz, i;
-  int lo = k * sz, hi = lo + sz < n ? lo + sz : n;
-
-  gi->n = hi - lo;
-  gi->me = v - lo;
-  gi->ranks = inner;
-  for (i = lo; i < hi; i++)
-    inner[i - lo] = a->g->ranks[mmp__rrank(i, troot, n)];
-  go->n = (n + sz - 1) / sz;
-  go->me = v % sz == 0 ? k : -1;
-  go->ranks = outer;
-  for (i = 0; i < go->n; i++)
-    outer[i] = a->g->ranks[mmp__rrank(i * sz, troot, n)];
-  return 0;
-}
-
-static int hier_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int hier_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, troot = mmp__reduce_troot(a), sz = mmp__hier_size(n);
   int *inner = malloc((size_t)n * sizeof(int) * 2), from = s->nops, done;
   mmp__group_t gi, go;
-  mmp__coll_arg_t b = *a;
+  mmp__arg_t b = *a;
 
   if (inner == NULL)
     return MMP_ENOMEM;
@@ -73,18 +47,18 @@ static int hier_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return mmp__reduce_hop(s, a, troot, done, from, a->phase + PHASE_HOP);
 }
 
-static double hier_cost(const mmp__coll_cost_in_t *in) {
+static double hier_cost(const mmp__cost_in_t *in) {
   int sz = mmp__hier_size(in->p);
 
   return mmp__cost_reduce_binomial(sz, in->m, in->nm) +
          mmp__cost_reduce_binomial((in->p + sz - 1) / sz, in->m, in->nm);
 }
 
-const mmp__coll_alg_t mmp__reduce_hierarchical_alg = {
-    .coll = MMP_COLL_REDUCE,
-    .id = MMP_REDUCE_HIERARCHICAL,
+const mmp__alg_t mmp__reduce_hierarchical_alg = {
     .name = "hierarchical",
-    .flags = MMP__COLL_F_ORDERED,
+    .summary = "sqrt(p) groups, then their leaders",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_ORDERED,
     .build = hier_build,
     .cost = hier_cost,
 };

@@ -28,19 +28,19 @@
  * vectors on links whose gap is well below their latency); otherwise
  * when asked for (MMP_REDUCE_KNOMIAL).
  */
-#include "collectives/core/coll.h"
+#include "collectives/reduce/reduce.h"
 
 #define PHASE_TREE 0
 #define PHASE_HOP 2
 
-static int knomial_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int knomial_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, troot = mmp__reduce_troot(a), from = s->nops;
-  int k = a->radix != 0 ? a->radix : MMP__KNOMIAL_RADIX_DEFAULT;
+  int k = a->radix != 0 ? a->radix : MMP__RADIX_DEFAULT;
   int v = mmp__vrank(a->g->me, troot, n), parent = -1, nk = 0, j, done;
-  int kids[(MMP__KNOMIAL_RADIX_MAX - 1) * 32];
+  int kids[(MMP__RADIX_MAX - 1) * 32];
   long long d;
 
-  if (k < 2 || k > MMP__KNOMIAL_RADIX_MAX)
+  if (k < 2 || k > MMP__RADIX_MAX)
     return MMP_EMISMATCH; /* a radix no rank could have asked for */
   /* The children, smallest place value first, so that their subtrees
    * follow v's own contribution in virtual order; then the parent: v
@@ -75,7 +75,7 @@ static int knomial_radix(int p, double m, const mmp_netmodel_t *nm) {
   int k, best = 2;
   double c, low = knomial_cost_at(p, m, 2, nm);
 
-  for (k = 3; k <= MMP__KNOMIAL_RADIX_MAX; k++)
+  for (k = 3; k <= MMP__RADIX_MAX; k++)
     if ((c = knomial_cost_at(p, m, k, nm)) < low) {
       low = c;
       best = k;
@@ -83,18 +83,32 @@ static int knomial_radix(int p, double m, const mmp_netmodel_t *nm) {
   return best;
 }
 
-static double knomial_cost(const mmp__coll_cost_in_t *in) {
+static double knomial_cost(const mmp__cost_in_t *in) {
   return knomial_cost_at(in->p, in->m, knomial_radix(in->p, in->m, in->nm),
                          in->nm);
 }
 
-const mmp__coll_alg_t mmp__reduce_knomial_alg = {
-    .coll = MMP_COLL_REDUCE,
-    .id = MMP_REDUCE_KNOMIAL,
+/* The radix asked for, else (and for AUTO's pick) the one the model
+ * prices cheapest. */
+static int knomial_resolve(mmp__desc_t *d, const mmp__env_t *env) {
+  mmp_netmodel_t nm;
+  int rc;
+
+  if (d->radix != 0)
+    return 0;
+  if ((rc = mmp__env_model(env, &nm)) != 0)
+    return rc;
+  d->radix = knomial_radix(env->p, env->m, &nm);
+  return 0;
+}
+
+const mmp__alg_t mmp__reduce_knomial_alg = {
     .name = "knomial",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED,
+    .summary = "k-nomial tree of radix opts.radix",
+    .takes = MMP_OPT_SEGMENT | MMP_OPT_RADIX,
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
     .prefer = 5,
     .build = knomial_build,
     .cost = knomial_cost,
-    .radix = knomial_radix,
+    .resolve = knomial_resolve,
 };

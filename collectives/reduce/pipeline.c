@@ -16,12 +16,12 @@
  *
  * Selected: by AUTO for long vectors.
  */
-#include "collectives/core/coll.h"
+#include "collectives/reduce/reduce.h"
 
 #define PHASE_CHAIN 0
 #define PHASE_HOP 2
 
-static int pipeline_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int pipeline_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, troot = mmp__reduce_troot(a), from = s->nops;
   int v = mmp__vrank(a->g->me, troot, n), kid, done;
 
@@ -38,7 +38,7 @@ static size_t pipeline_seg(int p, size_t len, size_t esize,
   return seg - seg % esize;
 }
 
-static double pipeline_cost(const mmp__coll_cost_in_t *in) {
+static double pipeline_cost(const mmp__cost_in_t *in) {
   size_t seg = mmp__pipeline_seg(in->p, (size_t)in->m, in->nm);
   double X = seg > 0 ? ceil(in->m / (double)seg) : 1;
 
@@ -48,11 +48,11 @@ static double pipeline_cost(const mmp__coll_cost_in_t *in) {
          (in->nm->alpha + in->m / X * (in->nm->beta + in->nm->gamma));
 }
 
-const mmp__coll_alg_t mmp__reduce_pipeline_alg = {
-    .coll = MMP_COLL_REDUCE,
-    .id = MMP_REDUCE_PIPELINE,
+const mmp__alg_t mmp__reduce_pipeline_alg = {
     .name = "pipeline",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED | MMP__COLL_F_SEGMENTED,
+    .summary = "chain, pipelined in segments",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED | MMP__ALG_SEGMENTED,
     .prefer = 2,
     .build = pipeline_build,
     .cost = pipeline_cost,

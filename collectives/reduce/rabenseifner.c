@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/reduce/reduce.h"
 
 #define PHASE_GATHER 3
 
@@ -36,7 +36,7 @@ static int block_of(int v, int q) {
   return lo;
 }
 
-static int rab_reduce_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int rab_reduce_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, q = mmp__pow2_floor(n), k, rc = 0;
   int from = s->nops, have, sent;
   size_t t = mmp__sched_scratch(s, a->len), o, len;
@@ -79,18 +79,17 @@ static int rab_reduce_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
   return rc < 0 ? rc : mmp__coll_after_all(s, from);
 }
 
-static double rab_reduce_cost(const mmp__coll_cost_in_t *in) {
+static double rab_reduce_cost(const mmp__cost_in_t *in) {
   int q = in->p > 1 ? mmp__pow2_floor(in->p) : 1;
 
   return mmp__cost_halving(in->p, in->m, in->nm) + (q - 1) * in->nm->alpha +
          (in->p - 1.0) / in->p * in->m * in->nm->beta;
 }
 
-const mmp__coll_alg_t mmp__reduce_rabenseifner_alg = {
-    .coll = MMP_COLL_REDUCE,
-    .id = MMP_REDUCE_RABENSEIFNER,
+const mmp__alg_t mmp__reduce_rabenseifner_alg = {
     .name = "rabenseifner",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED,
+    .summary = "reduce-scatter by recursive halving, then a gather",
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
     .prefer = 3,
     .build = rab_reduce_build,
     .cost = rab_reduce_cost,

@@ -17,11 +17,11 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/reduce_scatter/reduce_scatter.h"
 
 #define PHASE_PAIR 0
 
-static int pairwise_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int pairwise_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, me = a->g->me, t, j, prev = a->dep, snd = -1, from = s->nops;
   size_t mine = a->cnt[me], slots = mmp__sched_scratch(s, mine * (size_t)n);
   int *rcv = malloc((size_t)n * sizeof(int));
@@ -51,15 +51,14 @@ static int pairwise_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
 }
 
 /* m: one block. */
-static double pairwise_cost(const mmp__coll_cost_in_t *in) {
+static double pairwise_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * (in->nm->beta + in->nm->gamma));
 }
 
-const mmp__coll_alg_t mmp__reduce_scatter_pairwise_alg = {
-    .coll = MMP_COLL_REDUCE_SCATTER,
-    .id = MMP_REDUCE_SCATTER_PAIRWISE,
+const mmp__alg_t mmp__reduce_scatter_pairwise_alg = {
     .name = "pairwise",
-    .flags = MMP__COLL_F_AUTO | MMP__COLL_F_ORDERED,
+    .summary = "every rank sends each block to its owner",
+    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
     .prefer = 3,
     .build = pairwise_build,
     .cost = pairwise_cost,

@@ -13,9 +13,9 @@
  */
 #include <stdlib.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/reduce_scatter/reduce_scatter.h"
 
-static int rs_ring_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
+static int rs_ring_build(mmp__sched_t *s, const mmp__arg_t *a) {
   int n = a->g->n, k, rc;
   size_t *bnd = malloc(((size_t)n + 1) * sizeof(size_t));
 
@@ -30,15 +30,15 @@ static int rs_ring_build(mmp__sched_t *s, const mmp__coll_arg_t *a) {
 }
 
 /* m: one block. */
-static double rs_ring_cost(const mmp__coll_cost_in_t *in) {
+static double rs_ring_cost(const mmp__cost_in_t *in) {
   return (in->p - 1) * (in->nm->alpha + in->m * (in->nm->beta + in->nm->gamma));
 }
 
-const mmp__coll_alg_t mmp__reduce_scatter_ring_alg = {
-    .coll = MMP_COLL_REDUCE_SCATTER,
-    .id = MMP_REDUCE_SCATTER_RING,
+const mmp__alg_t mmp__reduce_scatter_ring_alg = {
     .name = "ring",
-    .flags = MMP__COLL_F_AUTO,
+    .summary = "ring reduce-scatter",
+    .takes = MMP_OPT_SEGMENT,
+    .flags = MMP__ALG_AUTO,
     .prefer = 2,
     .build = rs_ring_build,
     .cost = rs_ring_cost,

@@ -64,15 +64,22 @@ int mmp__s2p_2step_root(const mmp__s2p_t *x) {
   return x->ns > 0 ? x->src[best] : 0;
 }
 
-void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp_netmodel_t *nm) {
-  /* The broadcast runs as a plain builder: hierarchical aside. */
-  mmp__bcast_choose_flat(x->p, x->total, nm, &x->bc_alg, &x->bc_seg);
+/* The broadcast that follows the gather: the best flat one for the total
+ * under the model (a part: hierarchical aside), the binomial tree without
+ * a model. */
+static void twostep_bcast(const mmp__s2p_t *x, const mmp_netmodel_t *nm,
+                          mmp__desc_t *d) {
+  memset(d, 0, sizeof(*d));
+  d->alg = &mmp__bcast_binomial_alg;
+  if (nm != NULL && x->p > 1)
+    mmp__auto_choose(&mmp__bcast_family, MMP__PICK_FLAT, x->p, x->total, nm, d);
 }
 
-static int twostep_build(mmp__sched_t *s, const mmp__s2p_t *x) {
-  const mmp__bcast_alg_t *b = mmp__bcast_alg(x->bc_alg);
+static int twostep_build(mmp__sched_t *s, const mmp__arg_t *a) {
+  const mmp__s2p_t *x = a->x;
   int root, g, k0, k, rc;
-  mmp__bcast_arg_t a;
+  mmp__desc_t bd;
+  mmp__arg_t ba;
 
   if (x->ns == 0 || x->p == 1)
     return 0;
@@ -82,16 +89,15 @@ static int twostep_build(mmp__sched_t *s, const mmp__s2p_t *x) {
     return g;
   if (x->total == 0)
     return 0;
-  if (b == NULL || b->build == NULL)
-    return MMP_EINTERNAL;
-  memset(&a, 0, sizeof(a));
-  a.root = root;
-  a.len = x->total;
-  a.seg = x->bc_seg;
-  a.dep = x->me == root ? g : -1;
-  a.phase = PHASE_BCAST;
+  twostep_bcast(x, a->nm, &bd);
+  memset(&ba, 0, sizeof(ba));
+  ba.root = root;
+  ba.len = x->total;
+  ba.seg = bd.seg;
+  ba.dep = x->me == root ? g : -1;
+  ba.phase = PHASE_BCAST;
   k0 = s->nops;
-  rc = mmp__bcast_over_all(s, b->build, &a);
+  rc = mmp__bcast_over_all(s, bd.alg->build, &ba);
   if (rc < 0)
     return rc;
   /* A source's broadcast receive rewrites its own region: not before its
@@ -102,20 +108,24 @@ static int twostep_build(mmp__sched_t *s, const mmp__s2p_t *x) {
   return 0;
 }
 
-static double twostep_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
-  int root = mmp__s2p_2step_root(x), j, alg;
-  size_t seg;
+static double twostep_cost(const mmp__cost_in_t *in) {
+  const mmp__s2p_t *x = in->x;
+  const mmp_netmodel_t *nm = in->nm;
+  int root = mmp__s2p_2step_root(x), j;
   double t = 0;
+  mmp__desc_t bd;
 
   for (j = 0; j < x->ns; j++)
     if (x->src[j] != root && x->len[j] > 0)
       t += nm->alpha + (double)x->len[j] * nm->beta;
-  return t + mmp__bcast_choose_flat(x->p, x->total, nm, &alg, &seg);
+  return t + mmp__auto_choose(&mmp__bcast_family, MMP__PICK_FLAT, x->p,
+                              x->total, nm, &bd);
 }
 
-const mmp__s2p_alg_t mmp__s2p_2step_alg = {
-    .id = MMP_S2P_2STEP,
+const mmp__alg_t mmp__s2p_2step_alg = {
     .name = "2step",
+    .summary = "gather to one rank, then broadcast",
+    .flags = MMP__ALG_AUTO | MMP__ALG_MODEL,
     .prefer = 9,
     .build = twostep_build,
     .cost = twostep_cost,

@@ -19,7 +19,8 @@
 
 #define PHASE_A2A 1
 
-static int alltoall_build(mmp__sched_t *s, const mmp__s2p_t *x) {
+static int alltoall_build(mmp__sched_t *s, const mmp__arg_t *a) {
+  const mmp__s2p_t *x = a->x;
   int p = x->p, me = x->me, pow2 = (p & (p - 1)) == 0, k, op;
   int mine = x->idx[me];
 
@@ -42,7 +43,9 @@ static int alltoall_build(mmp__sched_t *s, const mmp__s2p_t *x) {
 
 /* A non-source takes in every message; if all are sources, everyone
  * skips its own. */
-static double alltoall_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+static double alltoall_cost(const mmp__cost_in_t *in) {
+  const mmp__s2p_t *x = in->x;
+  const mmp_netmodel_t *nm = in->nm;
   double lmax, lmin, recv;
 
   if (x->ns == 0 || x->p == 1)
@@ -53,9 +56,10 @@ static double alltoall_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
   return fmax((x->p - 1) * (nm->alpha + lmax * nm->beta), recv);
 }
 
-const mmp__s2p_alg_t mmp__s2p_alltoall_alg = {
-    .id = MMP_S2P_ALLTOALL,
+const mmp__alg_t mmp__s2p_alltoall_alg = {
     .name = "alltoall",
+    .summary = "PersAlltoAll: every source sends to every rank",
+    .flags = MMP__ALG_AUTO,
     .prefer = 10,
     .build = alltoall_build,
     .cost = alltoall_cost,

@@ -34,9 +34,10 @@ int mmp__s2p_br_lin(mmp__s2p_plan_t *pl) {
   return mmp__s2p_lin(pl, &ln);
 }
 
-const mmp__s2p_alg_t mmp__s2p_br_lin_alg = {
-    .id = MMP_S2P_BR_LIN,
+const mmp__alg_t mmp__s2p_br_lin_alg = {
     .name = "br_lin",
+    .summary = "recursive halving on a line, combining messages",
+    .flags = MMP__ALG_AUTO,
     .prefer = 2,
     .plan = mmp__s2p_br_lin,
 };

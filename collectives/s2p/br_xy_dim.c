@@ -25,9 +25,12 @@ static int br_xy_dim(mmp__s2p_plan_t *pl) {
   return mmp__s2p_xy(pl, &g, 1, &first);
 }
 
-const mmp__s2p_alg_t mmp__s2p_br_xy_dim_alg = {
-    .id = MMP_S2P_BR_XY_DIM,
+const mmp__alg_t mmp__s2p_br_xy_dim_alg = {
     .name = "br_xy_dim",
+    .summary = "Br_Lin in the rows and columns of a grid, first dimension from "
+               "the grid",
+    .takes = MMP_OPT_ROWS,
+    .flags = MMP__ALG_AUTO,
     .prefer = 8,
     .plan = br_xy_dim,
 };

@@ -29,9 +29,12 @@ int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl) {
   return mmp__s2p_xy(pl, &g, 1, &first);
 }
 
-const mmp__s2p_alg_t mmp__s2p_br_xy_source_alg = {
-    .id = MMP_S2P_BR_XY_SOURCE,
+const mmp__alg_t mmp__s2p_br_xy_source_alg = {
     .name = "br_xy_source",
+    .summary = "Br_Lin in the rows and columns of a grid, first dimension from "
+               "the sources",
+    .takes = MMP_OPT_ROWS,
+    .flags = MMP__ALG_AUTO,
     .prefer = 3,
     .plan = mmp__s2p_br_xy_source,
 };

@@ -3,7 +3,7 @@
  * Multicast s-to-p: every source multicasts its own message once and the
  * switch copies it to every host; every rank assembles the s messages in
  * place. It runs as s concurrent multicast broadcasts (the broadcast
- * table's MMP_BCAST_MULTICAST row, reached through run->bcast_of), one
+ * table's multicast row, found in it by name), one
  * per source in source order, each with its own collective sequence
  * number, so that their datagrams, NACKs, repairs and ACK trees never
  * mix. Every rank starts them in the same order, so the numbers agree.
@@ -91,31 +91,33 @@ static void mc_req_free(mmp_request_t *r) {
 }
 
 /* Starts source j's broadcast on its region of the output. */
-static int start_one(const mmp__s2p_run_t *run, const mmp__bcast_alg_t *b,
-                     int j, mmp_request_t **req) {
+static int start_one(const mmp__run_t *run, const mmp__alg_t *b, int j,
+                     mmp_request_t **req) {
   const mmp__s2p_t *x = run->x;
-  mmp__bcast_desc_t d;
-  mmp__bcast_run_t br;
+  mmp__desc_t d;
+  mmp__run_t br;
 
   memset(&d, 0, sizeof(d));
-  d.alg = MMP_BCAST_MULTICAST;
+  d.coll = MMP_COLL_BCAST;
+  d.alg = b;
   d.root = x->src[j];
-  d.len = x->len[j];
+  d.count = x->len[j];
+  d.esize = 1;
   memset(&br, 0, sizeof(br));
   br.e = run->e;
   br.comm = run->comm;
   br.buf = run->buf + x->off[j];
   br.d = &d;
   br.mode = run->mode;
-  br.alg_of = run->bcast_of;
+  br.fam = &mmp__bcast_family;
   br.timeout_ms = run->timeout_ms;
   br.pace_share = x->ns;
   br.part = 1;
   return b->start(&br, req);
 }
 
-static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
-  const mmp__bcast_alg_t *b = run->bcast_of(MMP_BCAST_MULTICAST);
+static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
+  const mmp__alg_t *b = mmp__alg_find(&mmp__bcast_family, "multicast");
   const mmp__s2p_t *x = run->x;
   mmp__engine_t *e = run->e;
   mmp_request_t *creq;
@@ -124,7 +126,7 @@ static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
 
   *out = NULL;
   MMP__ASSERT_UNLOCKED(e);
-  assert(b != NULL && (b->flags & MMP__BCAST_F_DYNAMIC));
+  assert(b != NULL && (b->flags & MMP__ALG_DYNAMIC));
   c = calloc(1, sizeof(*c));
   creq = calloc(1, sizeof(*creq));
   if (c == NULL || creq == NULL ||
@@ -182,7 +184,9 @@ static int multicast_start(const mmp__s2p_run_t *run, mmp_request_t **out) {
 /* The sources run at once, each at 1/s of the pace, so the longest
  * message takes s times its own wire time; the repairs are priced as
  * for one broadcast of all S bytes. */
-static double multicast_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
+static double multicast_cost(const mmp__cost_in_t *in) {
+  const mmp__s2p_t *x = in->x;
+  const mmp_netmodel_t *nm = in->nm;
   size_t lmax = 0;
   int j;
 
@@ -191,12 +195,13 @@ static double multicast_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
   for (j = 0; j < x->ns; j++)
     lmax = x->len[j] > lmax ? x->len[j] : lmax;
   return mmp__mcast_price(x->p, (double)lmax, x->ns, (double)x->total, nm,
-                          x->mc);
+                          in->mc);
 }
 
-const mmp__s2p_alg_t mmp__s2p_multicast_alg = {
-    .id = MMP_S2P_MULTICAST,
+const mmp__alg_t mmp__s2p_multicast_alg = {
     .name = "multicast",
+    .summary = "each source multicasts its message, where multicast works",
+    .flags = MMP__ALG_AUTO | MMP__ALG_DYNAMIC,
     .prefer = 11,
     .cost = multicast_cost,
     .start = multicast_start,

@@ -47,9 +47,10 @@ static int part_lin(mmp__s2p_plan_t *pl) {
   return rc != 0 ? rc : mmp__s2p_part_exchange(pl, p1);
 }
 
-const mmp__s2p_alg_t mmp__s2p_part_lin_alg = {
-    .id = MMP_S2P_PART_LIN,
+const mmp__alg_t mmp__s2p_part_lin_alg = {
     .name = "part_lin",
+    .summary = "two halves with Br_Lin, then they exchange",
+    .flags = MMP__ALG_AUTO,
     .prefer = 6,
     .plan = part_lin,
 };

@@ -56,9 +56,11 @@ static int part_xy(mmp__s2p_plan_t *pl) {
   return rc != 0 ? rc : mmp__s2p_part_exchange(pl, p1);
 }
 
-const mmp__s2p_alg_t mmp__s2p_part_xy_alg = {
-    .id = MMP_S2P_PART_XY_SOURCE,
+const mmp__alg_t mmp__s2p_part_xy_alg = {
     .name = "part_xy_source",
+    .summary = "two half grids with Br_xy_source, then they exchange",
+    .takes = MMP_OPT_ROWS,
+    .flags = MMP__ALG_AUTO,
     .prefer = 7,
     .plan = part_xy,
 };

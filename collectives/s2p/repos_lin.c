@@ -41,9 +41,10 @@ static int repos_lin(mmp__s2p_plan_t *pl) {
   return rc != 0 ? rc : mmp__s2p_br_lin(pl);
 }
 
-const mmp__s2p_alg_t mmp__s2p_repos_lin_alg = {
-    .id = MMP_S2P_REPOS_LIN,
+const mmp__alg_t mmp__s2p_repos_lin_alg = {
     .name = "repos_lin",
+    .summary = "sources moved to an ideal place, then Br_Lin",
+    .flags = MMP__ALG_AUTO,
     .prefer = 4,
     .plan = repos_lin,
 };

@@ -35,9 +35,11 @@ static int repos_xy(mmp__s2p_plan_t *pl) {
   return rc != 0 ? rc : mmp__s2p_br_xy_source(pl);
 }
 
-const mmp__s2p_alg_t mmp__s2p_repos_xy_alg = {
-    .id = MMP_S2P_REPOS_XY_SOURCE,
+const mmp__alg_t mmp__s2p_repos_xy_alg = {
     .name = "repos_xy_source",
+    .summary = "sources moved to the first rows, then Br_xy_source",
+    .takes = MMP_OPT_ROWS,
+    .flags = MMP__ALG_AUTO,
     .prefer = 5,
     .plan = repos_xy,
 };

@@ -21,7 +21,8 @@
 
 #define PHASE_RING 1
 
-static int ring_build(mmp__sched_t *s, const mmp__s2p_t *x) {
+static int ring_build(mmp__sched_t *s, const mmp__arg_t *a) {
+  const mmp__s2p_t *x = a->x;
   int p = x->p, me = x->me, right = (me + 1) % p, left = (me + p - 1) % p;
   int k, prev = -1, op, rc;
 
@@ -47,22 +48,25 @@ static int ring_build(mmp__sched_t *s, const mmp__s2p_t *x) {
 /* A hop is store-and-forward of one message, but a message that fits in
  * the link's burst allowance crosses an idle hop at once; the links'
  * sustained rate still bounds the whole (each carries about S bytes). */
-static double ring_cost(const mmp__s2p_t *x, const mmp_netmodel_t *nm) {
-  double P = x->p, lmax, lmin, recv, hop, in;
+static double ring_cost(const mmp__cost_in_t *in) {
+  const mmp__s2p_t *x = in->x;
+  const mmp_netmodel_t *nm = in->nm;
+  double P = x->p, lmax, lmin, recv, hop, take;
 
   if (x->ns == 0 || x->p == 1)
     return 0;
   mmp__s2p_lengths(x, nm, &lmax, &lmin, &recv);
   hop = lmax > nm->burst ? lmax - nm->burst : 0;
-  in = (double)x->total - (x->ns == x->p ? lmin : 0);
+  take = (double)x->total - (x->ns == x->p ? lmin : 0);
   /* p - 1 steps of latency; the bytes either wait hop by hop for the
    * largest message, or are bounded by what a rank takes in. */
-  return (P - 1) * nm->alpha + fmax((P - 1) * hop * nm->beta, in * nm->beta);
+  return (P - 1) * nm->alpha + fmax((P - 1) * hop * nm->beta, take * nm->beta);
 }
 
-const mmp__s2p_alg_t mmp__s2p_ring_alg = {
-    .id = MMP_S2P_RING,
+const mmp__alg_t mmp__s2p_ring_alg = {
     .name = "ring",
+    .summary = "ring allgatherv",
+    .flags = MMP__ALG_AUTO,
     .prefer = 1,
     .build = ring_build,
     .cost = ring_cost,

@@ -32,24 +32,40 @@ typedef struct s2p_args_s {
   const size_t *lens;
   size_t *out_lens;
   mmp_comm_t *comm;
-  const mmp_s2p_opts_t *o;
+  mmp__opts_t o; /* the caller's options, names looked up */
 } s2p_args_t;
 
+/* An s-to-p on `comm` of the sources `x` (NULL: not yet known), as AUTO
+ * and the rows see it. */
+static void s2p_as_call(mmp_comm_t *comm, const mmp__s2p_t *x,
+                        const size_t *lens, mmp__call_t *c) {
+  memset(c, 0, sizeof(*c));
+  c->fam = &mmp__s2p_family;
+  c->comm = comm;
+  c->esize = 1;
+  c->mcast = 1;
+  if (x != NULL) {
+    c->len = x->total;
+    c->x = x;
+    c->rows = x->rows;
+    c->key_ext = lens;
+    c->key_ext_len = (size_t)x->p * sizeof(size_t);
+  }
+}
+
 static int s2p_check(const s2p_args_t *a) {
-  const mmp_s2p_opts_t *o = a->o;
-  int p, rc;
+  mmp__call_t c;
+  int rc;
 
   if ((rc = mmp__coll_ready(a->comm)) != 0)
     return rc;
-  p = a->comm->size;
   if ((a->is_source && a->sendbuf == NULL && a->sendlen > 0) ||
       (a->is_source && a->sendlen == MMP_S2P_NONE) ||
       (a->recvbuf == NULL && a->recvcap > 0))
     return MMP_EINVAL;
-  if (o->algorithm < 0 || o->algorithm >= MMP_S2P_ALG_COUNT ||
-      o->mode > MMP_SEND_RNDV || o->rows < 0 || o->rows > p ||
-      (o->rows > 0 && p % o->rows != 0))
-    return MMP_EINVAL;
+  s2p_as_call(a->comm, NULL, NULL, &c);
+  if ((rc = mmp__opts_check(&c, &a->o)) != 0)
+    return rc;
   if (a->lens != NULL &&
       a->lens[a->comm->rank] != (a->is_source ? a->sendlen : MMP_S2P_NONE))
     return MMP_EINVAL;
@@ -83,62 +99,47 @@ static void s2p_fini_copy(mmp__sched_t *s, void *arg) {
 
 /* Starts a dynamic row on `buf` (the output, or the scratch `out`). */
 static int s2p_start_dynamic(const s2p_args_t *a, const mmp__s2p_t *x,
-                             const mmp__s2p_alg_t *row, uint8_t *buf,
-                             s2p_out_t *out, mmp_request_t **req) {
-  mmp__s2p_run_t run;
+                             const mmp__desc_t *d, uint8_t *buf, s2p_out_t *out,
+                             mmp_request_t **req) {
+  mmp__run_t run;
 
   memset(&run, 0, sizeof(run));
   run.e = mmp__eng;
   run.comm = a->comm;
   run.buf = buf;
+  run.d = d;
+  run.fam = &mmp__s2p_family;
   run.x = x;
-  run.mode = a->o->mode;
-  run.timeout_ms = a->o->timeout_ms > 0
-                       ? a->o->timeout_ms
+  run.mode = a->o.mode;
+  run.timeout_ms = a->o.timeout_ms > 0
+                       ? a->o.timeout_ms
                        : mmp__rt_coll_timeout(mmp__eng, a->comm);
-  run.bcast_of = mmp__bcast_alg;
   if (out != NULL) {
     run.fini = s2p_out_fini;
     run.fini_arg = out;
   }
-  return row->start(&run, req);
-}
-
-/* The algorithm to run, and 2-Step's broadcast. */
-static int s2p_resolve(mmp_comm_t *comm, mmp__s2p_t *x, int alg) {
-  mmp_netmodel_t nm;
-  mmp__mcast_net_t mc;
-  int rc;
-
-  if (alg != MMP_S2P_AUTO && alg != MMP_S2P_2STEP)
-    return alg;
-  rc = mmp__netmodel_get(comm, &nm);
-  if (rc != 0)
-    return rc;
-  if (alg == MMP_S2P_2STEP) {
-    mmp__s2p_bcast_for_2step(x, &nm);
-    return alg;
-  }
-  /* The broadcast's rule and check (bcast.c), whatever the lengths. */
-  if ((rc = mmp__auto_mcast_net(comm, &nm, &mc)) != 0)
-    return rc;
-  x->mc = &mc;
-  rc = mmp__s2p_choose(x, &nm);
-  x->mc = NULL;
-  return rc;
+  return d->alg->start(&run, req);
 }
 
 /* Builds and starts the schedule on `buf` (the output, or the scratch
  * `out`, which the schedule's fini then frees). */
-static int s2p_start_sched(const s2p_args_t *a, const mmp__s2p_t *x, int alg,
-                           uint8_t *buf, s2p_out_t *out, mmp_request_t **req) {
+static int s2p_start_sched(const s2p_args_t *a, const mmp__s2p_t *x,
+                           const mmp__desc_t *d, uint8_t *buf, s2p_out_t *out,
+                           mmp_request_t **req) {
+  mmp_netmodel_t nm;
   mmp__sched_t *s;
-  int rc = mmp__sched_new(mmp__eng, a->comm, buf, x->total, a->o->mode, &s);
+  int rc = 0;
 
+  /* A row that chooses its parts from the model builds with it. */
+  if ((d->alg->flags & MMP__ALG_MODEL) && x->p > 1)
+    rc = mmp__netmodel_get(a->comm, &nm);
+  if (rc == 0)
+    rc = mmp__sched_new(mmp__eng, a->comm, buf, x->total, a->o.mode, &s);
   if (rc != 0)
     return rc;
-  mmp__sched_set_timeout(s, a->o->timeout_ms);
-  rc = mmp__s2p_build(s, x, alg);
+  mmp__sched_set_timeout(s, a->o.timeout_ms);
+  rc = mmp__s2p_build(
+      s, x, d->alg, (d->alg->flags & MMP__ALG_MODEL) && x->p > 1 ? &nm : NULL);
   if (rc != 0) {
     mmp__sched_free(s);
     return rc;
@@ -153,9 +154,8 @@ static int s2p_start_sched(const s2p_args_t *a, const mmp__s2p_t *x, int alg,
 
 /* Starts algorithm `alg` on the output buffer (or a scratch one when it
  * is too small). */
-static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
-                      mmp_request_t **req) {
-  const mmp__s2p_alg_t *row = mmp__s2p_alg(alg);
+static int s2p_launch(const s2p_args_t *a, const mmp__s2p_t *x,
+                      const mmp__desc_t *d, mmp_request_t **req) {
   s2p_out_t *out = NULL;
   uint8_t *buf = a->recvbuf;
   int rc, j = x->idx[x->me];
@@ -175,8 +175,8 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
   if (j >= 0 && x->len[j] > 0)
     memmove(buf + x->off[j], a->sendbuf, x->len[j]);
   /* On success `out` belongs to the collective, which frees it. */
-  rc = row->start != NULL ? s2p_start_dynamic(a, x, row, buf, out, req)
-                          : s2p_start_sched(a, x, alg, buf, out, req);
+  rc = d->alg->start != NULL ? s2p_start_dynamic(a, x, d, buf, out, req)
+                             : s2p_start_sched(a, x, d, buf, out, req);
   if (rc != 0 && out != NULL) {
     free(out->scratch);
     free(out);
@@ -187,16 +187,20 @@ static int s2p_launch(const s2p_args_t *a, mmp__s2p_t *x, int alg,
 static int s2p_start(const s2p_args_t *a, const size_t *lens,
                      mmp_request_t **req) {
   mmp__s2p_t x;
-  int rc, alg, i;
+  mmp__call_t c;
+  mmp__desc_t d;
+  int rc, i;
 
-  rc = mmp__s2p_init(&x, a->comm->size, a->comm->rank, a->o->rows, lens);
+  rc = mmp__s2p_init(&x, a->comm->size, a->comm->rank, a->o.rows, lens);
   if (rc != 0)
     return rc;
   if (a->out_lens != NULL)
     for (i = 0; i < x.p; i++)
       a->out_lens[i] = lens[i];
-  alg = s2p_resolve(a->comm, &x, a->o->algorithm);
-  rc = alg < 0 ? alg : s2p_launch(a, &x, alg, req);
+  s2p_as_call(a->comm, &x, lens, &c);
+  rc = mmp__resolve(&c, &a->o, &d, NULL);
+  if (rc == 0)
+    rc = s2p_launch(a, &x, &d, req);
   mmp__s2p_fini(&x);
   return rc;
 }
@@ -206,7 +210,6 @@ static int s2p_start(const s2p_args_t *a, const size_t *lens,
 static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
   int p = a->comm->size, i, rc;
   uint8_t *v = malloc(8 * (size_t)p), mine[8];
-  mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
   mmp_request_t *r;
   s2p_args_t ex;
 
@@ -215,16 +218,15 @@ static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
   for (i = 0; i < p; i++)
     lens[i] = 8;
   mmp__put_u64(mine, a->is_source ? (uint64_t)a->sendlen + 1 : 0);
-  o.algorithm = MMP_S2P_BR_LIN;
-  o.mode = a->o->mode;
   memset(&ex, 0, sizeof(ex));
+  ex.o.alg = mmp__alg_find(&mmp__s2p_family, "br_lin");
+  ex.o.mode = a->o.mode;
   ex.sendbuf = mine;
   ex.sendlen = 8;
   ex.is_source = 1;
   ex.recvbuf = v;
   ex.recvcap = 8 * (size_t)p;
   ex.comm = a->comm;
-  ex.o = &o;
   rc = s2p_start(&ex, lens, &r);
   /* It runs inside the caller's call: no receive of the caller's can see
    * that a partner gave up on a lost rank. */
@@ -263,11 +265,19 @@ static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
                            size_t *out_lens, mmp_comm_t *comm,
                            const mmp_s2p_opts_t *opts, mmp_request_t **req) {
   static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
+  const mmp_s2p_opts_t *o = opts != NULL ? opts : &defaults;
   s2p_args_t a;
 
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
+  memset(&a, 0, sizeof(a));
+  if (o->algorithm != MMP_S2P_AUTO &&
+      (a.o.alg = mmp__alg_at(&mmp__s2p_family, o->algorithm)) == NULL)
+    return MMP_EINVAL;
+  a.o.mode = o->mode;
+  a.o.rows = o->rows;
+  a.o.timeout_ms = o->timeout_ms;
   a.sendbuf = sendbuf;
   a.sendlen = sendlen;
   a.is_source = is_source != 0;
@@ -276,7 +286,6 @@ static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
   a.lens = lens;
   a.out_lens = out_lens;
   a.comm = comm;
-  a.o = opts != NULL ? opts : &defaults;
   return s2p_call(&a, req);
 }
 
@@ -305,8 +314,11 @@ int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
 
 int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
   static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
+  static const mmp__opts_t none;
   mmp__s2p_t x;
-  int rc, alg;
+  mmp__call_t c;
+  mmp__desc_t d;
+  int rc;
 
   if (out == NULL || lens == NULL)
     return MMP_EINVAL;
@@ -315,12 +327,33 @@ int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
   rc = mmp__s2p_init(&x, comm->size, comm->rank, 0, lens);
   if (rc != 0)
     return rc;
-  alg = s2p_resolve(comm, &x, MMP_S2P_AUTO);
-  if (alg >= 0) {
+  s2p_as_call(comm, &x, lens, &c);
+  rc = mmp__resolve(&c, &none, &d, NULL);
+  if (rc == 0) {
     *out = defaults;
-    out->algorithm = alg;
+    out->algorithm = mmp__alg_index(&mmp__s2p_family, d.alg);
     out->rows = x.rows;
   }
   mmp__s2p_fini(&x);
-  return alg < 0 ? alg : 0;
+  return rc;
+}
+
+/* Names and numbers: what the table says. */
+const char *mmp_s2p_alg_name(int alg) {
+  const mmp__alg_t *a = mmp__alg_at(&mmp__s2p_family, alg);
+
+  if (alg == MMP_S2P_AUTO)
+    return "auto";
+  return a != NULL ? a->name : NULL;
+}
+
+int mmp_s2p_alg_from_name(const char *name) {
+  int i;
+
+  if (name == NULL)
+    return MMP_EINVAL;
+  if (strcmp(name, "auto") == 0)
+    return MMP_S2P_AUTO;
+  i = mmp__alg_index(&mmp__s2p_family, mmp__alg_find(&mmp__s2p_family, name));
+  return i > 0 ? i : MMP_EINVAL;
 }

@@ -16,7 +16,7 @@
 #ifndef MMP_COLLECTIVES_S2P_H
 #define MMP_COLLECTIVES_S2P_H
 
-#include "collectives/core/collectives.h"
+#include "collectives/bcast/bcast.h"
 
 /* One s-to-p broadcast as every rank sees it. */
 typedef struct mmp__s2p_s {
@@ -28,11 +28,6 @@ typedef struct mmp__s2p_s {
   size_t *len;    /* ns: length of source j's message */
   size_t *off;    /* ns: its offset in the buffer */
   size_t total;
-  /* 2-Step: the broadcast of the gathered messages. */
-  int bc_alg;
-  size_t bc_seg;
-  /* Multicast as AUTO prices it here, or NULL: not priced. */
-  const mmp__mcast_net_t *mc;
 } mmp__s2p_t;
 
 /*
@@ -47,7 +42,7 @@ void mmp__s2p_fini(mmp__s2p_t *x);
  * most sqrt(p) (1 for a prime p: the grid is then a line). */
 int mmp__s2p_default_rows(int p);
 
-/* ---- Plans: rounds of combining transfers (s2p_plan.c) ----------------- */
+/* ---- Plans: rounds of combining transfers (plan.c) --------------------- */
 
 typedef struct mmp__s2p_plan_s {
   const mmp__s2p_t *x;
@@ -158,71 +153,37 @@ int mmp__s2p_part_exchange(mmp__s2p_plan_t *pl, int p1);
 int mmp__s2p_br_lin(mmp__s2p_plan_t *pl);
 int mmp__s2p_br_xy_source(mmp__s2p_plan_t *pl);
 
-/* A dynamic s-to-p's start (a row with `start`): everything it needs to
- * run on its own. */
-typedef struct mmp__s2p_run_s {
-  mmp__engine_t *e;
-  mmp_comm_t *comm;
-  uint8_t *buf; /* x->total bytes, this rank's own message in place */
-  const mmp__s2p_t *x;
-  unsigned mode;
-  unsigned timeout_ms; /* the call's, or the communicator's; 0: none */
-  /* The broadcast table's row of `id`, or NULL (mmp__bcast_alg): a
-   * dynamic s-to-p runs broadcast rows through it. */
-  const mmp__bcast_alg_t *(*bcast_of)(int id);
-  /* Lock held, once, when the collective is over and before its request
-   * completes: may change *err (a scratch buffer's copy). NULL: none. */
-  void (*fini)(int *err, void *arg);
-  void *fini_arg;
-} mmp__s2p_run_t;
+/* The table (table.c). A row builds from a->x (this rank's view, x->me),
+ * plans its rounds, or starts from run->x; its cost prices in->x. */
+extern const mmp__family_t mmp__s2p_family;
 
-/* One s-to-p algorithm: a row of the table (s2p_algs.c), defined in the
- * algorithm's own file. Exactly one of `build`, `plan` and `start` is
- * set. */
-typedef struct mmp__s2p_alg_s {
-  int id;           /* MMP_S2P_* */
-  const char *name; /* mmp_s2p_alg_name, minimp-bench --s2p-algs */
-  int prefer;       /* AUTO: of two within 3%, the lower wins; 0: never */
-  /* Appends this rank's (x->me's) ops to `s` directly. */
-  int (*build)(mmp__sched_t *s, const mmp__s2p_t *x);
-  /* Runs the algorithm's rounds on a plan, which schedules or prices
-   * them (round-based algorithms). */
-  int (*plan)(mmp__s2p_plan_t *pl);
-  /* Starts a dynamic one (no schedule). Any thread, lock NOT held. 0
-   * with *req a new collective request (run->fini then runs exactly
-   * once), or an error (it never ran). */
-  int (*start)(const mmp__s2p_run_t *run, mmp_request_t **req);
-  /* Predicted seconds; NULL: the plan prices itself (or, for a dynamic
-   * row, never priced). */
-  double (*cost)(const mmp__s2p_t *x, const mmp_netmodel_t *nm);
-} mmp__s2p_alg_t;
-
-/* The row of algorithm `id`, or NULL (AUTO and unknown numbers). */
-const mmp__s2p_alg_t *mmp__s2p_alg(int id);
-
-/* Checks the table once (debug builds). */
-void mmp__s2p_algs_check(void);
-
-/* Appends rank x->me's ops for algorithm `alg` to `s` (x->bc_alg and
- * bc_seg set for 2-Step). 0, MMP_EINVAL (also for a dynamic row, which
- * has no schedule) or MMP_ENOMEM. */
-int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, int alg);
+/* Appends rank x->me's ops for row `a` to `s` (`nm`: the model that
+ * 2-Step chooses its broadcast with; NULL: the binomial tree). 0,
+ * MMP_EINVAL (also for a dynamic row, which has no schedule) or
+ * MMP_ENOMEM. */
+int mmp__s2p_build(mmp__sched_t *s, const mmp__s2p_t *x, const mmp__alg_t *a,
+                   const mmp_netmodel_t *nm);
 
 /* The same for every rank at once: s[r] is rank r's schedule. Round-based
  * algorithms simulate their plan once for all ranks. Offline checks. */
-int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x, int alg);
+int mmp__s2p_build_all(mmp__sched_t *const *s, const mmp__s2p_t *x,
+                       const mmp__alg_t *a, const mmp_netmodel_t *nm);
 
-/* ---- Selection (s2p_choose.c) ------------------------------------------ */
+/* ---- Selection (the price: choose.c; the choice: table.c) ---------------- */
 
-/* Predicted seconds of `alg` for `x` under `nm` (INFINITY if unknown). */
-double mmp__s2p_cost(int alg, const mmp__s2p_t *x, const mmp_netmodel_t *nm);
+/* The family's price (mmp__family_t.price): a plan's rounds for a row
+ * built from them, else its cost. */
+double mmp__s2p_price(const mmp__alg_t *a, const mmp__cost_in_t *in);
 
-/* The cheapest algorithm for `x`; also sets x->bc_alg/bc_seg for 2-Step.
- * Deterministic: every rank with the same lengths gets the same. */
-int mmp__s2p_choose(mmp__s2p_t *x, const mmp_netmodel_t *nm);
+/* Predicted seconds of row `a` for `x` under `nm` (`mc`: multicast's
+ * figures, NULL: not priced); INFINITY without a price. */
+double mmp__s2p_cost(const mmp__alg_t *a, const mmp__s2p_t *x,
+                     const mmp_netmodel_t *nm, const mmp__mcast_verdict_t *mc);
 
-/* Sets x->bc_alg and x->bc_seg: the broadcast 2-Step runs (s2p_2step.c). */
-void mmp__s2p_bcast_for_2step(mmp__s2p_t *x, const mmp_netmodel_t *nm);
+/* The cheapest row for `x`. Deterministic: every rank with the same
+ * lengths gets the same. */
+const mmp__alg_t *mmp__s2p_choose(const mmp__s2p_t *x, const mmp_netmodel_t *nm,
+                                  const mmp__mcast_verdict_t *mc);
 
 /* 2-Step's root: the source with the longest message (lowest rank on
  * ties), so that the gather moves the least. */

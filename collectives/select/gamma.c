@@ -5,10 +5,12 @@
  * a few float sums over 256 KiB, the operation an allreduce of floats
  * runs, on buffers that stay in cache as a segment's do.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/coll.h"
+#include "collectives/core/types.h"
+#include "collectives/select/netmodel.h"
 
 #define GAMMA_BYTES (256u * 1024)
 #define GAMMA_REPS 5

@@ -23,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectives/core/collectives.h"
+#include "collectives/core/call.h"
+#include "collectives/core/state.h"
+#include "collectives/patterns/tree.h"
+#include "collectives/select/netmodel.h"
 
 #define RING_RUNS 5
 #define RING_ROUNDS 10
@@ -94,8 +97,18 @@ static int xfer(mmp__engine_t *e, mmp_comm_t *c, int out, void *b, size_t n,
  * `c` is lost. */
 static int barrier(mmp_comm_t *c) {
   mmp_request_t *r;
-  int rc = mmp_ibarrier(c, &r);
+  mmp__group_t all;
+  mmp__sched_t *s;
+  int rc = mmp__sched_new(mmp__eng, c, NULL, 0, MMP_SEND_EAGER, &s);
 
+  if (rc != 0)
+    return rc;
+  if ((rc = mmp__sched_group_all(s, &all)) != 0 ||
+      (rc = mmp__dissemination(s, &all)) < 0) {
+    mmp__sched_free(s);
+    return rc;
+  }
+  rc = mmp__sched_start(s, &r);
   return rc != 0 ? rc : mmp__sched_wait_watch(&r);
 }
 
@@ -283,7 +296,7 @@ static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
 /* Rank 0's figures to every rank, with the binomial tree. */
 static int share(mmp__engine_t *e, mmp_comm_t *comm,
                  double model[MODEL_FIGURES]) {
-  mmp__bcast_arg_t a;
+  mmp__arg_t a;
   mmp_request_t *r;
   mmp__sched_t *s;
   int rc = mmp__sched_new(e, comm, model, MODEL_FIGURES * sizeof(double),
@@ -295,7 +308,8 @@ static int share(mmp__engine_t *e, mmp_comm_t *comm,
   a.len = MODEL_FIGURES * sizeof(double);
   a.dep = -1;
   a.phase = 1;
-  rc = mmp__bcast_over_all(s, mmp__bcast_binomial_alg.build, &a);
+  a.radix = 2;
+  rc = mmp__bcast_over_all(s, mmp__tree_knomial, &a);
   if (rc < 0) {
     mmp__sched_free(s);
     return rc;

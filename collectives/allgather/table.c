@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The allgather table: one line per algorithm, each row defined in the
+ * algorithm's own file (<name>.c) with its name, builder and cost. Row i
+ * is algorithm number i + 1 on the wire: a new row goes at the end.
+ * Names, AUTO's choice and building from a description read this table;
+ * nothing else lists the algorithms.
+ */
+#include "collectives/allgather/allgather.h"
+
+#define ALLGATHER_ALGS(X)                                                      \
+  X(ring)                                                                      \
+  X(bruck)                                                                     \
+  X(rd)                                                                        \
+  X(s2p)
+
+#define DECLARE(row) extern const mmp__alg_t mmp__allgather_##row##_alg;
+ALLGATHER_ALGS(DECLARE)
+#undef DECLARE
+
+static const mmp__alg_t *const rows[] = {
+#define ENTRY(row) &mmp__allgather_##row##_alg,
+    ALLGATHER_ALGS(ENTRY)
+#undef ENTRY
+};
+
+const mmp__family_t mmp__allgather_family = {
+    .coll = MMP_COLL_ALLGATHER,
+    .name = "allgather",
+    .rows = rows,
+    .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
+    .pick = mmp__auto_pick,
+};
+
+MMP__FAMILY_CHECK_AT_LOAD(mmp__allgather_family)

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a call (call.c): what every public collective call checks
+ * first, a schedule whose first messages carry the call's description,
+ * building a static row from a description, and starting a schedule on
+ * the address space a front-end laid out (its own contribution copied in
+ * before the start, its result copied out at the end).
+ */
+#ifndef MMP_COLLECTIVES_CORE_CALL_H
+#define MMP_COLLECTIVES_CORE_CALL_H
+
+#include "collectives/core/alg.h"
+#include "collectives/core/types.h"
+
+/* What every public collective call checks first: 0, MMP_ENOTINIT
+ * (logged once per process), MMP_ECOMM, or the error a collective that
+ * gave up left on `comm`. */
+static inline int mmp__coll_ready(const mmp_comm_t *comm) {
+  if (mmp__eng == NULL)
+    return mmp__not_init("a collective (mmp_bcast, mmp_barrier, ...)");
+  if (comm == NULL)
+    return MMP_ECOMM;
+  /* A collective gave up on it: its sequence numbers no longer agree. */
+  return atomic_load_explicit(&comm->coll_err, memory_order_relaxed);
+}
+
+/* What a reduction or block collective checks first: the library and
+ * communicator, the type, and the operation (op 0: none) on it. *noncomm
+ * (may be NULL) tells whether the operation keeps rank order only. 0,
+ * MMP_ENOTINIT, MMP_ECOMM or MMP_EINVAL. */
+int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
+                    mmp__type_info_t *ti, int *noncomm);
+
+/* The options of `o`, its algorithm number looked up in `f`; in
+ * io->alg NULL for AUTO (0). MMP_EINVAL for a number no row of `f` has. */
+int mmp__opts_from(const mmp__family_t *f, const mmp_coll_opts_t *o,
+                   mmp__opts_t *io);
+
+/*
+ * Appends rank s->me's ops for the static description `d` over the whole
+ * communicator, first messages marked: what a running call, a poison
+ * rebuild and the offline checks do. The layout of `a` (off, len, cnt,
+ * dsp, noncomm, nm, x) is the caller's; its group, root, parameters,
+ * phase and dep are set here from `d`. Returns 0, MMP_EMISMATCH for a
+ * description no rank could have made (a dynamic row, a root out of
+ * range, parts that do not run as parts), or MMP_ENOMEM.
+ */
+int mmp__desc_build(mmp__sched_t *s, const mmp__desc_t *d, mmp__arg_t *a);
+
+/* A schedule for `d` (a row of `f`) with buffer [buf, len) and input
+ * [in, in_len), the description as its header (rebuilt with `rebuild`
+ * where a sender's differs; NULL: a differing header only fails), the
+ * reduce callback of (d->op, type), and `mode` and `timeout_ms` (0: the
+ * communicator's). Lock NOT held. The caller owns *out until
+ * mmp__coll_start. 0 or MMP_ENOMEM. */
+int mmp__coll_sched_new(mmp_comm_t *comm, const mmp__family_t *f,
+                        const mmp__desc_t *d, mmp_type_t type, unsigned mode,
+                        unsigned timeout_ms, void *buf, size_t len,
+                        const void *in, size_t in_len,
+                        mmp__sched_rebuild_fn rebuild, mmp__sched_t **out);
+
+/* Allocates the scratch, copies fill_len bytes of `fill` to address
+ * fill_at, arranges for out_len bytes at out_at to be copied to `out`
+ * when the collective succeeds, and starts. Takes the schedule in every
+ * case. 0 with *req, or an error. */
+int mmp__coll_start(mmp__sched_t *s, const void *fill, size_t fill_at,
+                    size_t fill_len, void *out, size_t out_at, size_t out_len,
+                    mmp_request_t **req);
+
+#endif /* MMP_COLLECTIVES_CORE_CALL_H */

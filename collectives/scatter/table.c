@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scatter table: one line per algorithm, each row defined in the
+ * algorithm's own file (<name>.c) with its name, builder and cost. Row i
+ * is algorithm number i + 1 on the wire: a new row goes at the end.
+ * Names, AUTO's choice and building from a description read this table;
+ * nothing else lists the algorithms.
+ */
+#include "collectives/scatter/scatter.h"
+
+#define SCATTER_ALGS(X)                                                        \
+  X(flat)                                                                      \
+  X(binomial)
+
+#define DECLARE(row) extern const mmp__alg_t mmp__scatter_##row##_alg;
+SCATTER_ALGS(DECLARE)
+#undef DECLARE
+
+static const mmp__alg_t *const rows[] = {
+#define ENTRY(row) &mmp__scatter_##row##_alg,
+    SCATTER_ALGS(ENTRY)
+#undef ENTRY
+};
+
+const mmp__family_t mmp__scatter_family = {
+    .coll = MMP_COLL_SCATTER,
+    .name = "scatter",
+    .rows = rows,
+    .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
+    .pick = mmp__auto_pick,
+};
+
+MMP__FAMILY_CHECK_AT_LOAD(mmp__scatter_family)
