@@ -9,38 +9,43 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <minimp.h>
 
 /* What each algorithm is good at, in a line (docs/algorithms.md). */
-static const char *why(int alg) {
-  switch (alg) {
-  case MMP_BCAST_PIPELINE:
-    return "long message: the pipelined chain keeps every link busy with "
-           "segments and approaches the time of one link";
-  case MMP_BCAST_BINOMIAL:
-  case MMP_BCAST_KNOMIAL:
-  case MMP_BCAST_BINARY:
-    return "short message: a tree reaches every rank in few steps";
-  case MMP_BCAST_SYMMETRIC:
-    return "the message fits what an idle link passes at once: pieces go "
-           "to all ranks in parallel";
-  case MMP_BCAST_ARRIVAL_B:
-  case MMP_BCAST_ARRIVAL_NB:
-    return "ranks have been arriving apart: the root serves whoever is "
-           "there";
-  default:
-    return "the cost model prices it lowest for this size and rank count";
-  }
+static const char *why(const char *alg) {
+  static const struct {
+    const char *alg, *why;
+  } lines[] = {
+      {"pipeline", "long message: the pipelined chain keeps every link busy "
+                   "with segments and approaches the time of one link"},
+      {"binomial", "short message: a tree reaches every rank in few steps"},
+      {"knomial", "short message: a tree reaches every rank in few steps"},
+      {"binary", "short message: a tree reaches every rank in few steps"},
+      {"symmetric", "the message fits what an idle link passes at once: "
+                    "pieces go to all ranks in parallel"},
+      {"arrival_b", "ranks have been arriving apart: the root serves "
+                    "whoever is there"},
+      {"arrival_nb", "ranks have been arriving apart: the root serves "
+                     "whoever is there"},
+  };
+  size_t i;
+
+  for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+    if (strcmp(lines[i].alg, alg) == 0)
+      return lines[i].why;
+  return "the cost model prices it lowest for this size and rank count";
 }
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 131072, i, bad = 0, total = 0;
   mmp_bcast_opts_t chosen;
+  const char *ran = NULL;
   mmp_netmodel_t nm;
   mmp_comm_t *world;
   double *a;
-  int rank, rc, ran = MMP_BCAST_AUTO;
+  int rank, rc;
 
   if (mmp_init(&argc, &argv) != 0)
     return 1;
@@ -80,13 +85,13 @@ int main(int argc, char **argv) {
            mmp_comm_size(world), n, n * 8 / 1024,
            total == 0 ? "every element checked on every rank"
                       : "WRONG ELEMENTS");
-    printf("automatic choice: %s", mmp_bcast_alg_name(ran));
-    if (ran == chosen.algorithm && chosen.segment > 0)
+    printf("automatic choice: %s", ran);
+    if (strcmp(ran, chosen.algorithm) == 0 && chosen.segment > 0)
       printf(", segments of %zu bytes", chosen.segment);
     printf(" (%s)\n", why(ran));
-    if (ran != chosen.algorithm)
+    if (strcmp(ran, chosen.algorithm) != 0)
       printf("  (asked before the broadcast, mmp_bcast_select named %s)\n",
-             mmp_bcast_alg_name(chosen.algorithm));
+             chosen.algorithm);
     printf("network model: %.1f us per message, %.2f ns per byte%s\n",
            nm.alpha * 1e6, nm.beta * 1e9,
            nm.shared_cpus ? ", more ranks than CPUs" : "");

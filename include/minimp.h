@@ -409,62 +409,132 @@ MMP_EXTERN int mmp_cancel(mmp_request_t *req);
  * communicator's timeout (mmp_comm_set_timeout) or MINIMP_COLL_TIMEOUT_MS. */
 MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
 
-/* Broadcast algorithms (docs/algorithms.md has each one's cost). */
+/* ---- Algorithms and options --------------------------------------------
+ *
+ * Every collective runs one of its algorithms, each named by a short
+ * string ("ring", "binomial"). AUTO, a NULL or "auto" name, chooses one
+ * from the size, the ranks and a model of the network; docs/algorithms.md
+ * has every algorithm's cost and AUTO's rules. mmp_coll_algs lists a
+ * collective's algorithms with the options each reads, so that a program
+ * never needs to know how many there are. MINIMP_<COLLECTIVE>_ALG (e.g.
+ * MINIMP_ALLREDUCE_ALG=ring, MINIMP_BCAST_ALG=knomial,radix=4) names the
+ * algorithm, and options, that replace AUTO for every call that leaves
+ * the choice to AUTO (docs/guide/tuning.md).
+ */
+
+/* The collectives, as mmp_coll_algs, mmp_coll_name and mmp_coll_select
+ * name them. */
 enum {
-  MMP_BCAST_AUTO = 0,         /* chosen from size, ranks and the network */
-  MMP_BCAST_FLAT = 1,         /* the root sends to everyone */
-  MMP_BCAST_CHAIN = 2,        /* rank i sends to i + 1 */
-  MMP_BCAST_PIPELINE = 3,     /* chain, message cut into segments */
-  MMP_BCAST_BINARY = 4,       /* binary tree */
-  MMP_BCAST_SPLIT_BINARY = 5, /* halves down two subtrees, then exchange */
-  MMP_BCAST_BINOMIAL = 6,     /* binomial tree */
-  MMP_BCAST_SCATTER_RING = 7, /* binomial scatter, ring allgather */
-  MMP_BCAST_SCATTER_RD = 8,   /* binomial scatter, recursive doubling */
-  MMP_BCAST_HIERARCHICAL = 9, /* G groups: leaders, then each group */
-  MMP_BCAST_SYMMETRIC = 10,   /* root scatters pieces, all exchange them */
-  MMP_BCAST_ARRIVAL_B = 11,   /* arrival-aware, blocking model */
-  MMP_BCAST_ARRIVAL_NB = 12,  /* arrival-aware, pushes to late receivers */
-  MMP_BCAST_KNOMIAL = 13,     /* k-nomial tree, radix opts.radix */
-  MMP_BCAST_NODE = 14,        /* one leader per node, then each node */
-  MMP_BCAST_MULTICAST = 15,   /* UDP multicast, NACK repair (if usable) */
-  MMP_BCAST_ALG_COUNT = 16
+  MMP_COLL_ALLREDUCE = 1,
+  MMP_COLL_REDUCE = 2,
+  MMP_COLL_REDUCE_SCATTER = 3,
+  MMP_COLL_GATHER = 4,
+  MMP_COLL_SCATTER = 5,
+  MMP_COLL_ALLGATHER = 6,
+  MMP_COLL_ALLTOALL = 7,
+  MMP_COLL_BCAST = 8,
+  MMP_COLL_S2P = 9, /* mmp_bcast_s2p */
+  MMP_COLL_BARRIER = 10
 };
 
-/* Options for mmp_bcast_ex / mmp_ibcast. Zero-initialise, then set what
- * matters: `MMP_BCAST_OPTS_INIT`. */
-typedef struct mmp_bcast_opts_s {
-  int algorithm;       /* MMP_BCAST_*; AUTO by default */
-  size_t segment;      /* bytes per segment (symmetric: per sub-segment of a
-                          piece); 0: the algorithm's choice */
-  unsigned mode;       /* MMP_SEND_AUTO, _EAGER (push to receivers that have
-                          not arrived) or _RNDV (move data only once they have) */
-  int groups;          /* hierarchical: G; 0 means ceil(sqrt(p)).
-                          node: the leaders in G groups (1 or >= the
-                          nodes: no groups; 0: the model's choice) */
-  int inner;           /* hierarchical: algorithm inside groups; node: inside
-                          each node; 0: automatic.
-                          arrival_b/_nb: the sub-group broadcast; 0: the
-                          pipelined chain. Either may be one of the classic
-                          algorithms, MMP_BCAST_FLAT to MMP_BCAST_SCATTER_RD;
-                          anything else is MMP_EINVAL */
-  int outer;           /* hierarchical, node: algorithm between leaders, as
-                          inner; 0: automatic */
-  int radix;           /* knomial: 2..16 (2 is the binomial tree); 0 means 3 */
-  unsigned timeout_ms; /* give up after this many milliseconds: the call
-                         (or the request) fails with MMP_ETIMEDOUT and the
-                         communicator is unusable for collectives (docs/
-                         embedding.md); 0: the communicator's timeout
-                         (mmp_comm_set_timeout), else MINIMP_COLL_TIMEOUT_MS,
-                         whose default 0 waits for ever */
-  int reserved_[6];
-} mmp_bcast_opts_t;
+/*
+ * Options of every collective call (mmp_bcast_ex, mmp_allreduce_ex, ...).
+ * Zero-initialise, then set what matters by name:
+ *   mmp_coll_opts_t o = {.algorithm = "knomial", .radix = 4};
+ * Each field has one meaning in every collective; an algorithm reads the
+ * ones mmp_coll_algs lists for it (mode and timeout_ms: every one) and
+ * ignores the others. A 0 or NULL field leaves the choice to the library.
+ */
+typedef struct mmp_coll_opts_s {
+  const char *algorithm; /* the algorithm's name; NULL or "auto": AUTO */
+  const char *inner;     /* the algorithm a composite runs within each of
+                            its groups (hierarchical: each group; node: each
+                            node; arrival_b/_nb: the ranks that arrived
+                            together); one that mmp_coll_algs flags
+                            MMP_ALG_PART. NULL: chosen for it */
+  const char *outer;     /* the algorithm between the groups' leaders, as
+                            inner. NULL: chosen for it */
+  size_t segment;        /* bytes per pipelined segment (symmetric: per
+                            sub-segment of a piece); 0: the algorithm's */
+  int radix;             /* a tree's children per level, 2 to 16 (2: a
+                            binomial tree); 0: the algorithm's */
+  int groups;            /* the groups a composite forms, 1 to p; 0: the
+                            algorithm's (hierarchical: ceil(sqrt(p)); node:
+                            the leaders in groups as the model prices) */
+  int rows;              /* the rows of a logical grid, a divisor of p; 0:
+                            the largest divisor of p not above sqrt(p) */
+  int window;            /* exchanges in flight; 0: the algorithm's */
+  unsigned mode;         /* MMP_SEND_AUTO, _EAGER (push to receivers that
+                            have not arrived) or _RNDV (move data only once
+                            they have), for every data send */
+  unsigned timeout_ms;   /* give up after this many milliseconds: the call
+                            (or the request) fails with MMP_ETIMEDOUT and the
+                            communicator is unusable for collectives (docs/
+                            embedding.md); 0: the communicator's timeout
+                            (mmp_comm_set_timeout), else MINIMP_COLL_TIMEOUT_MS,
+                            whose default 0 waits for ever */
+  int reserved_[8];      /* 0 */
+} mmp_coll_opts_t;
 
-#define MMP_BCAST_OPTS_INIT                                                    \
-  {                                                                            \
-    0, 0, 0, 0, 0, 0, 0, 0, {                                                  \
-      0                                                                        \
-    }                                                                          \
-  }
+#define MMP_COLL_OPTS_INIT                                                     \
+  { 0 }
+
+/* One name per collective, for reading. */
+typedef mmp_coll_opts_t mmp_bcast_opts_t;
+typedef mmp_coll_opts_t mmp_s2p_opts_t;
+typedef mmp_coll_opts_t mmp_allreduce_opts_t;
+typedef mmp_coll_opts_t mmp_reduce_opts_t;
+typedef mmp_coll_opts_t mmp_reduce_scatter_opts_t;
+typedef mmp_coll_opts_t mmp_gather_opts_t;
+typedef mmp_coll_opts_t mmp_scatter_opts_t;
+typedef mmp_coll_opts_t mmp_allgather_opts_t;
+typedef mmp_coll_opts_t mmp_alltoall_opts_t;
+#define MMP_BCAST_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_S2P_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_ALLREDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_REDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_REDUCE_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_GATHER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_ALLGATHER_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_ALLTOALL_OPTS_INIT MMP_COLL_OPTS_INIT
+
+/* The option fields an algorithm reads (mmp_alg_info_t.options). */
+#define MMP_OPT_SEGMENT 0x1u
+#define MMP_OPT_RADIX 0x2u
+#define MMP_OPT_GROUPS 0x4u
+#define MMP_OPT_INNER 0x8u
+#define MMP_OPT_OUTER 0x10u
+#define MMP_OPT_ROWS 0x20u
+#define MMP_OPT_WINDOW 0x40u
+
+/* What an algorithm is (mmp_alg_info_t.flags). */
+#define MMP_ALG_AUTO 0x1u /* AUTO may choose it */
+#define MMP_ALG_ORDERED                                                        \
+  0x2u                    /* keeps rank order: runs non-commutative            \
+                             operations (mmp_op_create) */
+#define MMP_ALG_PART 0x4u /* may be a composite's inner or outer */
+
+/* An algorithm of a collective, as mmp_coll_algs describes it. The
+ * strings are the library's and last as long as it is loaded. */
+typedef struct mmp_alg_info_s {
+  const char *name;    /* what opts.algorithm, inner, outer and
+                          MINIMP_<COLLECTIVE>_ALG take */
+  const char *summary; /* one line: its shape */
+  unsigned options;    /* MMP_OPT_*: the fields of mmp_coll_opts_t it reads
+                          besides mode and timeout_ms */
+  unsigned flags;      /* MMP_ALG_* */
+  int reserved_[4];
+} mmp_alg_info_t;
+
+/* Algorithm number i (0, 1, ...) of collective `coll` (MMP_COLL_*) into
+ * *info. Returns 0, or MMP_EINVAL past the last one, for an unknown
+ * collective or a NULL info. Works before mmp_init. */
+MMP_EXTERN int mmp_coll_algs(int coll, int i, mmp_alg_info_t *info);
+/* "bcast", "s2p", "allreduce", "reduce_scatter", ...: the collective's
+ * name (in capitals, its MINIMP_<COLLECTIVE>_ALG); NULL for an unknown
+ * number. */
+MMP_EXTERN const char *mmp_coll_name(int coll);
 
 /*
  * Broadcasts `len` bytes of `buf` from `root` to every rank of `comm`.
@@ -489,26 +559,19 @@ MMP_EXTERN int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
 MMP_EXTERN int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
                           const mmp_bcast_opts_t *opts, mmp_request_t **req);
 
-/*
- * What MMP_BCAST_AUTO would run for `len` bytes on `comm` if this rank
- * were the root now: fills out->algorithm, segment, groups, radix, inner
- * and outer. Collective the first time on a communicator (it measures the
- * network and, where AUTO considers multicast, which takes
- * MINIMP_MCAST=on, checks that multicast works: docs/algorithms.md,
- * "Multicast"), local afterwards.
- */
+/* As mmp_coll_select(comm, MMP_COLL_BCAST, len, MMP_BYTE, 0, out). */
 MMP_EXTERN int mmp_bcast_select(mmp_comm_t *comm, size_t len,
                                 mmp_bcast_opts_t *out);
 
 /*
- * The algorithm this rank's latest broadcast on `comm` ran (*alg, an
- * MMP_BCAST_* value), AUTO resolved: what the root chose, as the root and
- * every receiver saw it. It can differ from mmp_bcast_select's answer,
- * which is the static choice before arrival patterns are seen. Returns 0,
- * MMP_ENOTINIT, MMP_ECOMM, or MMP_EINVAL for a NULL `alg` or before the
- * first broadcast.
+ * The algorithm this rank's latest broadcast on `comm` ran (*alg, its
+ * name, the library's string), AUTO resolved: what the root chose, as
+ * the root and every receiver saw it. It can differ from
+ * mmp_bcast_select's answer, which is the static choice before arrival
+ * patterns are seen. Returns 0, MMP_ENOTINIT, MMP_ECOMM, or MMP_EINVAL
+ * for a NULL `alg` or before the first broadcast.
  */
-MMP_EXTERN int mmp_bcast_last(mmp_comm_t *comm, int *alg);
+MMP_EXTERN int mmp_bcast_last(mmp_comm_t *comm, const char **alg);
 
 /* The network as automatic selection models it (Hockney, plus a burst).
  * Where some but not all ranks of the communicator share a node, alpha,
@@ -539,12 +602,6 @@ typedef struct mmp_netmodel_s {
  * `comm` inherit the figures; nodes and node_size are always `comm`'s own.
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
-
-/* The algorithm's name, as docs/algorithms.md and minimp-bench --algs
- * spell it; NULL for an unknown number. */
-MMP_EXTERN const char *mmp_bcast_alg_name(int alg);
-/* The number of an algorithm name, or MMP_EINVAL. */
-MMP_EXTERN int mmp_bcast_alg_from_name(const char *name);
 
 /* ---- Element types and reduction operations ------------------------------
  *
@@ -636,99 +693,6 @@ MMP_EXTERN int mmp_reduce_local(const void *in, void *inout, size_t count,
 /* The send buffer of the in-place forms: the data is taken from (and the
  * result left in) the receive buffer, as MPI_IN_PLACE. */
 #define MMP_IN_PLACE ((void *)1)
-
-/* Options of the collectives below (one shape, a name per collective):
- * zero-initialise with MMP_COLL_OPTS_INIT, then set what matters. */
-typedef struct mmp_coll_opts_s {
-  int algorithm;       /* MMP_<COLLECTIVE>_*; AUTO (0) by default */
-  size_t segment;      /* bytes per pipelined segment; 0: the algorithm's */
-  unsigned mode;       /* MMP_SEND_AUTO, _EAGER or _RNDV for every data send */
-  int window;          /* alltoall linear: exchanges in flight; 0: the
-                          algorithm's */
-  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
-  int radix;           /* reduce knomial: 2..16 (2 is the binomial tree);
-                          0: the radix the network model prices cheapest;
-                          other values are MMP_EINVAL in every collective */
-  int reserved_[6];
-} mmp_coll_opts_t;
-
-#define MMP_COLL_OPTS_INIT                                                     \
-  {                                                                            \
-    0, 0, 0, 0, 0, 0, {                                                        \
-      0                                                                        \
-    }                                                                          \
-  }
-typedef mmp_coll_opts_t mmp_allreduce_opts_t;
-typedef mmp_coll_opts_t mmp_reduce_opts_t;
-typedef mmp_coll_opts_t mmp_reduce_scatter_opts_t;
-typedef mmp_coll_opts_t mmp_gather_opts_t;
-typedef mmp_coll_opts_t mmp_scatter_opts_t;
-typedef mmp_coll_opts_t mmp_allgather_opts_t;
-typedef mmp_coll_opts_t mmp_alltoall_opts_t;
-#define MMP_ALLREDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_REDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_REDUCE_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_GATHER_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_ALLGATHER_OPTS_INIT MMP_COLL_OPTS_INIT
-#define MMP_ALLTOALL_OPTS_INIT MMP_COLL_OPTS_INIT
-
-/* Algorithms (docs/algorithms.md: cost, order of combination, AUTO). */
-enum {
-  MMP_ALLREDUCE_AUTO = 0,
-  MMP_ALLREDUCE_RECURSIVE_DOUBLING = 1, /* log2 p exchanges of m: small */
-  MMP_ALLREDUCE_RING = 2,               /* reduce-scatter + allgather rings */
-  MMP_ALLREDUCE_RING_SEGMENTED = 3,     /* the ring in segments: arithmetic
-                                           overlaps the network */
-  MMP_ALLREDUCE_RABENSEIFNER = 4,       /* recursive halving, then doubling */
-  MMP_ALLREDUCE_REDUCE_BCAST = 5,       /* binomial reduce, then broadcast */
-  MMP_ALLREDUCE_HIERARCHICAL = 6,       /* sqrt(p) groups: reduce, leaders'
-                                           allreduce, broadcast */
-  MMP_ALLREDUCE_ALG_COUNT = 7
-};
-enum {
-  MMP_REDUCE_AUTO = 0,
-  MMP_REDUCE_BINOMIAL = 1,     /* binomial tree, pipelined in segments */
-  MMP_REDUCE_PIPELINE = 2,     /* chain, pipelined in segments */
-  MMP_REDUCE_RABENSEIFNER = 3, /* reduce-scatter, then gather */
-  MMP_REDUCE_HIERARCHICAL = 4, /* sqrt(p) groups, then their leaders */
-  MMP_REDUCE_KNOMIAL = 5,      /* k-nomial tree, radix opts.radix */
-  MMP_REDUCE_ALG_COUNT = 6
-};
-enum {
-  MMP_REDUCE_SCATTER_AUTO = 0,
-  MMP_REDUCE_SCATTER_RING = 1,
-  MMP_REDUCE_SCATTER_HALVING = 2, /* recursive halving */
-  MMP_REDUCE_SCATTER_PAIRWISE = 3,
-  MMP_REDUCE_SCATTER_ALG_COUNT = 4
-};
-enum {
-  MMP_GATHER_AUTO = 0,
-  MMP_GATHER_FLAT = 1,
-  MMP_GATHER_BINOMIAL = 2,
-  MMP_GATHER_ALG_COUNT = 3
-};
-enum {
-  MMP_SCATTER_AUTO = 0,
-  MMP_SCATTER_FLAT = 1,
-  MMP_SCATTER_BINOMIAL = 2,
-  MMP_SCATTER_ALG_COUNT = 3
-};
-enum {
-  MMP_ALLGATHER_AUTO = 0,
-  MMP_ALLGATHER_RING = 1,
-  MMP_ALLGATHER_BRUCK = 2,
-  MMP_ALLGATHER_RECURSIVE_DOUBLING = 3,
-  MMP_ALLGATHER_S2P = 4, /* the s-to-p machinery, s = p */
-  MMP_ALLGATHER_ALG_COUNT = 5
-};
-enum {
-  MMP_ALLTOALL_AUTO = 0,
-  MMP_ALLTOALL_PAIRWISE = 1,
-  MMP_ALLTOALL_BRUCK = 2,
-  MMP_ALLTOALL_LINEAR = 3, /* everything posted, opts.window at a time */
-  MMP_ALLTOALL_ALG_COUNT = 4
-};
 
 /*
  * The collectives MPI and Gloo programs use, in MPI's argument order with
@@ -910,45 +874,20 @@ MMP_EXTERN int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
 /* Non-blocking barrier: *req completes once every rank has called it. */
 MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
 
-/* The collectives, as the calls that list and select algorithms name
- * them. */
-enum {
-  MMP_COLL_ALLREDUCE = 1,
-  MMP_COLL_REDUCE = 2,
-  MMP_COLL_REDUCE_SCATTER = 3,
-  MMP_COLL_GATHER = 4,
-  MMP_COLL_SCATTER = 5,
-  MMP_COLL_ALLGATHER = 6,
-  MMP_COLL_ALLTOALL = 7,
-  MMP_COLL_BCAST = 8,
-  MMP_COLL_S2P = 9,
-  MMP_COLL_BARRIER = 10,
-  /* One past the data collectives of mmp_coll_opts_t (1..7). */
-  MMP_COLL_COUNT = 8
-};
-
-/* The options an algorithm takes (mmp_alg_info_t.options): the fields of
- * its options it reads. mode and timeout_ms apply to every algorithm. */
-#define MMP_OPT_SEGMENT 0x1u /* segment: bytes per segment */
-#define MMP_OPT_RADIX 0x2u   /* radix: a tree's children per level */
-#define MMP_OPT_GROUPS 0x4u  /* groups: how many groups it forms */
-#define MMP_OPT_INNER 0x8u   /* inner: the algorithm inside each group */
-#define MMP_OPT_OUTER 0x10u  /* outer: the algorithm between their leaders */
-#define MMP_OPT_ROWS 0x20u   /* rows: a logical grid's rows */
-#define MMP_OPT_WINDOW 0x40u /* window: exchanges in flight */
-
-/* An algorithm's name ("ring", "rabenseifner", ...) for collective
- * `coll` (the MMP_COLL_* above); NULL for an unknown number. */
-MMP_EXTERN const char *mmp_coll_alg_name(int coll, int alg);
-/* The number of an algorithm name of `coll`, or MMP_EINVAL. */
-MMP_EXTERN int mmp_coll_alg_from_name(int coll, const char *name);
 /*
- * What AUTO would run for collective `coll` with `count` elements of
- * `type` per rank (reductions: the vector; the others: one block) and
- * operation `op` (0 for data movement): fills out->algorithm,
- * out->segment and out->radix (0 where the algorithm takes none).
- * Collective the first time on a communicator (it measures
- * the network), local afterwards.
+ * What AUTO would run for collective `coll` on `comm` with `count`
+ * elements of `type` per rank (reductions: the vector; the others: one
+ * block; a broadcast: count bytes of MMP_BYTE) and operation `op` (0 for
+ * data movement), if this rank were the root: fills out->algorithm and
+ * the options it settled (segment, radix, groups, inner, outer; 0 or
+ * NULL where the algorithm takes none), mode and timeout_ms 0. Where
+ * MINIMP_<COLLECTIVE>_ALG names an algorithm, that one with its options.
+ * A broadcast's AUTO can still turn to an arrival-aware algorithm from
+ * 64 KiB on (mmp_bcast_last says what ran). For mmp_bcast_s2p,
+ * mmp_s2p_select. Collective the first time on a communicator (it
+ * measures the network and, where AUTO considers multicast, checks that
+ * it works: docs/algorithms.md, "Multicast"), local afterwards. Returns
+ * 0, MMP_EINVAL, MMP_ENOTINIT, MMP_ECOMM, or an error of the measurement.
  */
 MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
                                mmp_type_t type, mmp_op_t op,
@@ -963,45 +902,9 @@ MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
  * MPI_Allgatherv where ranks may take no part as senders. docs/
  * algorithms.md gives every algorithm's cost.
  */
-enum {
-  MMP_S2P_AUTO = 0,            /* chosen from s, p, lengths and network */
-  MMP_S2P_2STEP = 1,           /* gather to one rank, then broadcast */
-  MMP_S2P_ALLTOALL = 2,        /* PersAlltoAll: p - 1 permutations */
-  MMP_S2P_BR_LIN = 3,          /* recursive halving on a line, combining */
-  MMP_S2P_BR_XY_SOURCE = 4,    /* Br_Lin in rows and columns of a grid,
-                                  first dimension from the sources */
-  MMP_S2P_BR_XY_DIM = 5,       /* the same, first dimension from the grid */
-  MMP_S2P_REPOS_LIN = 6,       /* move sources to an ideal place, Br_Lin */
-  MMP_S2P_REPOS_XY_SOURCE = 7, /* move sources to rows, Br_xy_source */
-  MMP_S2P_PART_LIN = 8,        /* two halves with Br_Lin, then exchange */
-  MMP_S2P_PART_XY_SOURCE = 9,  /* two half grids with Br_xy_source, then
-                                  exchange */
-  MMP_S2P_RING = 10,           /* ring allgatherv (baseline) */
-  MMP_S2P_MULTICAST = 11,      /* each source multicasts its message (UDP;
-                                  MMP_ENOTSUP where multicast is
-                                  unavailable); never chosen by AUTO */
-  MMP_S2P_ALG_COUNT = 12
-};
 
 /* In `lens` and `out_lens`: this rank contributes no message. */
 #define MMP_S2P_NONE ((size_t)-1)
-
-/* Options for mmp_bcast_s2p / mmp_ibcast_s2p: `MMP_S2P_OPTS_INIT`. */
-typedef struct mmp_s2p_opts_s {
-  int algorithm; /* MMP_S2P_*; AUTO by default */
-  unsigned mode; /* MMP_SEND_AUTO, _EAGER or _RNDV for every data message */
-  int rows;      /* logical grid rows, a divisor of p; 0: the largest
-                    divisor of p not above sqrt(p) */
-  unsigned timeout_ms; /* as mmp_bcast_opts_t's */
-  int reserved_[7];
-} mmp_s2p_opts_t;
-
-#define MMP_S2P_OPTS_INIT                                                      \
-  {                                                                            \
-    0, 0, 0, 0, {                                                              \
-      0                                                                        \
-    }                                                                          \
-  }
 
 /*
  * s-to-p broadcast over `comm`. Collective: every rank calls it.
@@ -1042,18 +945,14 @@ MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
                               mmp_comm_t *comm, const mmp_s2p_opts_t *opts,
                               mmp_request_t **req);
 
-/* What MMP_S2P_AUTO would run for these lengths (p entries, as above):
- * fills out->algorithm and out->rows. Collective the first time on a
+/* What AUTO would run for these lengths (p entries, as above), or the
+ * algorithm MINIMP_S2P_ALG names: fills out->algorithm and out->rows, as
+ * mmp_coll_select does. Collective the first time on a
  * communicator (it measures the network and, where AUTO considers
  * multicast, which takes MINIMP_MCAST=on, checks that it works), local
  * afterwards. */
 MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
                               mmp_s2p_opts_t *out);
-
-/* "br_lin", "repos_xy_source", ...; NULL for an unknown number. */
-MMP_EXTERN const char *mmp_s2p_alg_name(int alg);
-/* The number of an algorithm name, or MMP_EINVAL. */
-MMP_EXTERN int mmp_s2p_alg_from_name(const char *name);
 
 /* The source distributions of [Hambrusch et al. 1998], section 4, for tests and
  * benchmarks. */
@@ -1083,6 +982,76 @@ MMP_EXTERN int mmp_s2p_dist(int dist, int s, int p, int rows,
 MMP_EXTERN const char *mmp_s2p_dist_name(int dist);
 /* The number of a distribution name, or MMP_EINVAL. */
 MMP_EXTERN int mmp_s2p_dist_from_name(const char *name);
+
+#ifndef MMP_NO_DEPRECATED
+/*
+ * Deprecated: the names programs used when algorithms were numbers. Each
+ * now stands for its algorithm's name, so that assigning one to
+ * opts.algorithm, inner or outer chooses as before; a name the library
+ * returns is compared with strcmp, not ==. Define MMP_NO_DEPRECATED to
+ * leave them out.
+ */
+#define MMP_BCAST_AUTO ((const char *)0)
+#define MMP_BCAST_FLAT "flat"
+#define MMP_BCAST_CHAIN "chain"
+#define MMP_BCAST_PIPELINE "pipeline"
+#define MMP_BCAST_BINARY "binary"
+#define MMP_BCAST_SPLIT_BINARY "split_binary"
+#define MMP_BCAST_BINOMIAL "binomial"
+#define MMP_BCAST_SCATTER_RING "scatter_ring"
+#define MMP_BCAST_SCATTER_RD "scatter_rd"
+#define MMP_BCAST_HIERARCHICAL "hierarchical"
+#define MMP_BCAST_SYMMETRIC "symmetric"
+#define MMP_BCAST_ARRIVAL_B "arrival_b"
+#define MMP_BCAST_ARRIVAL_NB "arrival_nb"
+#define MMP_BCAST_KNOMIAL "knomial"
+#define MMP_BCAST_NODE "node"
+#define MMP_BCAST_MULTICAST "multicast"
+#define MMP_ALLREDUCE_AUTO ((const char *)0)
+#define MMP_ALLREDUCE_RECURSIVE_DOUBLING "recursive_doubling"
+#define MMP_ALLREDUCE_RING "ring"
+#define MMP_ALLREDUCE_RING_SEGMENTED "ring_segmented"
+#define MMP_ALLREDUCE_RABENSEIFNER "rabenseifner"
+#define MMP_ALLREDUCE_REDUCE_BCAST "reduce_bcast"
+#define MMP_ALLREDUCE_HIERARCHICAL "hierarchical"
+#define MMP_REDUCE_AUTO ((const char *)0)
+#define MMP_REDUCE_BINOMIAL "binomial"
+#define MMP_REDUCE_PIPELINE "pipeline"
+#define MMP_REDUCE_RABENSEIFNER "rabenseifner"
+#define MMP_REDUCE_HIERARCHICAL "hierarchical"
+#define MMP_REDUCE_KNOMIAL "knomial"
+#define MMP_REDUCE_SCATTER_AUTO ((const char *)0)
+#define MMP_REDUCE_SCATTER_RING "ring"
+#define MMP_REDUCE_SCATTER_HALVING "halving"
+#define MMP_REDUCE_SCATTER_PAIRWISE "pairwise"
+#define MMP_GATHER_AUTO ((const char *)0)
+#define MMP_GATHER_FLAT "flat"
+#define MMP_GATHER_BINOMIAL "binomial"
+#define MMP_SCATTER_AUTO ((const char *)0)
+#define MMP_SCATTER_FLAT "flat"
+#define MMP_SCATTER_BINOMIAL "binomial"
+#define MMP_ALLGATHER_AUTO ((const char *)0)
+#define MMP_ALLGATHER_RING "ring"
+#define MMP_ALLGATHER_BRUCK "bruck"
+#define MMP_ALLGATHER_RECURSIVE_DOUBLING "recursive_doubling"
+#define MMP_ALLGATHER_S2P "s2p"
+#define MMP_ALLTOALL_AUTO ((const char *)0)
+#define MMP_ALLTOALL_PAIRWISE "pairwise"
+#define MMP_ALLTOALL_BRUCK "bruck"
+#define MMP_ALLTOALL_LINEAR "linear"
+#define MMP_S2P_AUTO ((const char *)0)
+#define MMP_S2P_2STEP "2step"
+#define MMP_S2P_ALLTOALL "alltoall"
+#define MMP_S2P_BR_LIN "br_lin"
+#define MMP_S2P_BR_XY_SOURCE "br_xy_source"
+#define MMP_S2P_BR_XY_DIM "br_xy_dim"
+#define MMP_S2P_REPOS_LIN "repos_lin"
+#define MMP_S2P_REPOS_XY_SOURCE "repos_xy_source"
+#define MMP_S2P_PART_LIN "part_lin"
+#define MMP_S2P_PART_XY_SOURCE "part_xy_source"
+#define MMP_S2P_RING "ring"
+#define MMP_S2P_MULTICAST "multicast"
+#endif /* MMP_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,10 @@ void mmp__rt_facts(const mmp__engine_t *e, mmp__rt_facts_t *out) {
   out->coll = &cfg->coll;
 }
 
+const mmp__coll_config_t *mmp__rt_coll_config(const mmp__engine_t *e) {
+  return &e->cfg.coll;
+}
+
 unsigned mmp__rt_coll_timeout(const mmp__engine_t *e, const mmp_comm_t *c) {
   return mmp__comm_timeout(e, c, 1);
 }

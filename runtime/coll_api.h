@@ -63,6 +63,23 @@ int mmp__rt_in_loop(mmp__engine_t *e);
 
 /* ---- Configuration ------------------------------------------------------ */
 
+/* MINIMP_<COLLECTIVE>_ALG=name[,option=value]...: the algorithm, with
+ * options named as mmp_coll_opts_t's fields, that replaces AUTO for the
+ * collective's calls that leave the choice to AUTO. config.c reads the
+ * syntax; the collectives layer checks the names (mmp__coll_config_check). */
+#define MMP__COLL_ENV_MAX 16 /* collectives with a variable set */
+#define MMP__COLL_NAME_MAX 32
+typedef struct mmp__coll_env_s {
+  char var[MMP__COLL_NAME_MAX + 12]; /* "MINIMP_BCAST_ALG": the variable,
+                                       a collective's table's .env */
+  char alg[MMP__COLL_NAME_MAX];      /* the algorithm's name */
+  char inner[MMP__COLL_NAME_MAX];    /* "": not given */
+  char outer[MMP__COLL_NAME_MAX];
+  uint64_t segment;
+  int radix, groups, rows, window;
+  unsigned given; /* MMP_OPT_*: the options the value sets */
+} mmp__coll_env_t;
+
 /* The collectives layer's tuning, parsed with the rest at init. */
 typedef struct mmp__coll_config_s {
   int64_t bcast_sym_min;     /* MINIMP_BCAST_SYM_MIN bytes; -1: default */
@@ -77,7 +94,18 @@ typedef struct mmp__coll_config_s {
   double net_node_beta_ns;  /* MINIMP_NET_NODE_BETA_NS; -1 if unset */
   double net_gap_us;        /* MINIMP_NET_GAP_US; 0 if unset */
   unsigned timeout_ms;      /* MINIMP_COLL_TIMEOUT_MS; 0: collectives wait on */
+  mmp__coll_env_t algs[MMP__COLL_ENV_MAX]; /* MINIMP_<COLLECTIVE>_ALG */
+  int nalgs;
 } mmp__coll_config_t;
+
+/* Checks the names in cc->algs against the collectives and their
+ * algorithms: 0, or MMP_EENV after logging what is wrong. Set by the
+ * collectives layer when it is loaded; config.c calls it, when set, as
+ * it reads the environment. */
+extern int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
+
+/* The running engine's collectives configuration. Any thread; no lock. */
+const mmp__coll_config_t *mmp__rt_coll_config(const mmp__engine_t *e);
 
 /* MINIMP_MCAST: never open the multicast channel (OFF); detect it at the
  * first multicast use on a communicator (AUTO, ON; ON also warns when it

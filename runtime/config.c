@@ -128,6 +128,140 @@ static int env_double(const char *name, double min, double max, double def,
   return 0;
 }
 
+int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
+
+/* Copies the n bytes at s into out (MMP__COLL_NAME_MAX) as a name: lower
+ * case letters, digits and '_'. 0, or -1 for anything else. */
+static int env_name(const char *s, size_t n, char *out) {
+  size_t i;
+
+  if (n == 0 || n >= MMP__COLL_NAME_MAX)
+    return -1;
+  for (i = 0; i < n; i++) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return -1;
+    out[i] = c;
+  }
+  out[n] = '\0';
+  return 0;
+}
+
+/* One option of a MINIMP_<COLLECTIVE>_ALG value, key=value (n bytes at
+ * s), into *a. 0, or -1 for an unknown or repeated key or a bad value. */
+static int env_alg_option(const char *s, size_t n, mmp__coll_env_t *a) {
+  static const struct {
+    const char *key;
+    unsigned opt;
+  } keys[] = {
+      {"segment", MMP_OPT_SEGMENT}, {"radix", MMP_OPT_RADIX},
+      {"groups", MMP_OPT_GROUPS},   {"inner", MMP_OPT_INNER},
+      {"outer", MMP_OPT_OUTER},     {"rows", MMP_OPT_ROWS},
+      {"window", MMP_OPT_WINDOW},
+  };
+  const char *eq = memchr(s, '=', n);
+  char val[64];
+  size_t k, klen, vlen;
+  int *num = NULL;
+  long v;
+
+  if (eq == NULL)
+    return -1;
+  klen = (size_t)(eq - s);
+  vlen = n - klen - 1;
+  if (vlen == 0 || vlen >= sizeof(val))
+    return -1;
+  memcpy(val, eq + 1, vlen);
+  val[vlen] = '\0';
+  for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+    if (strlen(keys[k].key) == klen && memcmp(keys[k].key, s, klen) == 0)
+      break;
+  if (k == sizeof(keys) / sizeof(keys[0]) || (a->given & keys[k].opt))
+    return -1;
+  a->given |= keys[k].opt;
+  switch (keys[k].opt) {
+  case MMP_OPT_SEGMENT:
+    return mmp__parse_size(val, &a->segment) != 0 || a->segment == 0 ? -1 : 0;
+  case MMP_OPT_INNER:
+    return env_name(val, vlen, a->inner);
+  case MMP_OPT_OUTER:
+    return env_name(val, vlen, a->outer);
+  case MMP_OPT_RADIX:
+    num = &a->radix;
+    break;
+  case MMP_OPT_GROUPS:
+    num = &a->groups;
+    break;
+  case MMP_OPT_ROWS:
+    num = &a->rows;
+    break;
+  default:
+    num = &a->window;
+    break;
+  }
+  if (mmp__parse_long(val, 1, 1 << 30, &v) != 0)
+    return -1;
+  *num = (int)v;
+  return 0;
+}
+
+/* Every MINIMP_<COLLECTIVE>_ALG of the environment into cc->algs. */
+static int env_algs(mmp__coll_config_t *cc) {
+  static const char pre[] = "MINIMP_", suf[] = "_ALG=";
+  extern char **environ;
+  char **e;
+
+  for (e = environ; e != NULL && *e != NULL; e++) {
+    const char *var = *e, *eq = strchr(var, '='), *v, *end;
+    mmp__coll_env_t a;
+    size_t n;
+
+    if (eq == NULL || strncmp(var, pre, sizeof(pre) - 1) != 0 ||
+        (size_t)(eq - var) < sizeof(pre) - 1 + sizeof(suf) - 1 ||
+        strncmp(eq - (sizeof(suf) - 2), suf, sizeof(suf) - 1) != 0 ||
+        eq[1] == '\0')
+      continue;
+    memset(&a, 0, sizeof(a));
+    n = (size_t)(eq - var);
+    if (n >= sizeof(a.var)) {
+      MMP__LOG(MMP__LOG_ERROR, "%.*s: no collective has so long a name", (int)n,
+               var);
+      return MMP_EENV;
+    }
+    memcpy(a.var, var, n);
+    /* name[,key=value]... */
+    v = eq + 1;
+    end = strchr(v, ',');
+    n = end != NULL ? (size_t)(end - v) : strlen(v);
+    if (env_name(v, n, a.alg) != 0)
+      goto bad;
+    while (end != NULL) {
+      v = end + 1;
+      end = strchr(v, ',');
+      n = end != NULL ? (size_t)(end - v) : strlen(v);
+      if (env_alg_option(v, n, &a) != 0)
+        goto bad;
+    }
+    if (cc->nalgs == MMP__COLL_ENV_MAX) {
+      MMP__LOG(MMP__LOG_ERROR, "more than %d MINIMP_<COLLECTIVE>_ALG set",
+               MMP__COLL_ENV_MAX);
+      return MMP_EENV;
+    }
+    cc->algs[cc->nalgs++] = a;
+    continue;
+  bad:
+    MMP__LOG(MMP__LOG_ERROR,
+             "%s is not an algorithm's name followed by options "
+             "(segment=SIZE, radix, groups, rows, window=N, inner, "
+             "outer=NAME), each once, separated by commas",
+             var);
+    return MMP_EENV;
+  }
+  return 0;
+}
+
 int mmp__config_coll(mmp__coll_config_t *out) {
   mmp__coll_config_t cc;
   uint64_t sym_min = UINT64_MAX, window = UINT64_MAX;
@@ -167,6 +301,10 @@ int mmp__config_coll(mmp__coll_config_t *out) {
              "together, with MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS");
     rc = MMP_EENV;
   }
+  if (rc == 0)
+    rc = env_algs(&cc);
+  if (rc == 0 && mmp__coll_config_check != NULL)
+    rc = mmp__coll_config_check(&cc);
   if (rc != 0)
     return MMP_EENV;
   /* Unset stays at the maximum: the algorithm's own default. */

@@ -254,15 +254,15 @@ static void node_bcast(size_t n) {
    * 1 MiB on 4 hosts x 4 ranks the two are within a few percent, and the
    * measured alpha decides between node, the pipeline and arrival_nb. */
   CHECK(mmp_bcast_select(w, 256 << 10, &sel) == 0, "select");
-  CHECK(!even || sel.algorithm == MMP_BCAST_NODE,
+  CHECK(!even || strcmp(sel.algorithm, "node") == 0,
         "AUTO runs %s at 256 KiB (model: alpha %.3g s, beta %.3g s/B, gap "
         "%.3g s, node alpha %.3g s, node beta %.3g s/B, shared %d)",
-        mmp_bcast_alg_name(sel.algorithm), nm.alpha, nm.beta, nm.gap,
-        nm.alpha_node, nm.beta_node, nm.shared_cpus);
+        sel.algorithm, nm.alpha, nm.beta, nm.gap, nm.alpha_node, nm.beta_node,
+        nm.shared_cpus);
   mr_fill(want, n, 4242);
-  o.algorithm = MMP_BCAST_NODE;
-  o.outer = MMP_BCAST_PIPELINE;
-  o.inner = MMP_BCAST_BINOMIAL;
+  o.algorithm = "node";
+  o.outer = "pipeline";
+  o.inner = "binomial";
   eth0 = counted_bcast(buf, want, n, root, &o);
   /* Frames, headers, barriers and ACKs: well under a fifth more. */
   CHECK(eth0 < n + n / 5 + 65536,
@@ -273,7 +273,7 @@ static void node_bcast(size_t n) {
    * the same data, and a host sends it out at most twice (to the other
    * group's head and to its own group's other leader). */
   o.groups = 2;
-  o.outer = MMP_BCAST_FLAT;
+  o.outer = "flat";
   eth0 = counted_bcast(buf, want, n, root, &o);
   CHECK(eth0 < 2 * n + n / 5 + 65536,
         "eth0 carried %llu bytes of a %zu-byte grouped broadcast", eth0, n);
@@ -395,7 +395,7 @@ static void mcast_s2p(int rounds) {
   uint8_t *out = malloc(np * L), *mine = malloc(L), *want = malloc(L);
 
   CHECK(out != NULL && mine != NULL && want != NULL, "memory");
-  o.algorithm = MMP_S2P_MULTICAST;
+  o.algorithm = "multicast";
   for (i = 0; i < rounds; i++) {
     o.mode = i % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
     mr_fill(mine, L, 5000 + (uint64_t)(i * 64 + me));
@@ -425,14 +425,26 @@ static void mcast_s2p(int rounds) {
   free(want);
 }
 
+/* Every rank passed the same name (compared by a hash of it). */
+static int same_everywhere(const char *name) {
+  uint64_t h = mr_hash(name), lo, hi;
+  mmp_comm_t *w = mmp_comm_world();
+
+  CHECK(mmp_allreduce(&h, &lo, 1, MMP_UINT64, MMP_MIN, w) == 0 &&
+            mmp_allreduce(&h, &hi, 1, MMP_UINT64, MMP_MAX, w) == 0,
+        "allreduce");
+  return lo == hi;
+}
+
 /* s-to-p AUTO with one source of n bytes (rank 1): the data arrive,
- * every rank's choice is the same and is not algorithm `avoid` (0: any);
- * rank 0 prints it. */
-static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n, int avoid) {
+ * every rank's choice is the same and is not algorithm `avoid` (NULL:
+ * any); rank 0 prints it. */
+static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n,
+                           const char *avoid) {
   mmp_comm_t *w = mmp_comm_world();
   size_t *lens = calloc((size_t)mr_size(), sizeof(*lens));
   mmp_s2p_opts_t sel;
-  int i, lo, hi;
+  int i;
 
   CHECK(lens != NULL, "memory");
   for (i = 0; i < mr_size(); i++)
@@ -440,19 +452,15 @@ static void mcast_auto_s2p(uint8_t *buf, uint8_t *want, size_t n, int avoid) {
   mr_fill(want, n, 99);
   memset(buf, 0, n);
   CHECK(mmp_s2p_select(w, lens, &sel) == 0, "s2p select");
-  CHECK(mmp_allreduce(&sel.algorithm, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
-            mmp_allreduce(&sel.algorithm, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
-        "allreduce");
-  CHECK(lo == hi, "s2p AUTO: ranks chose %d and %d", lo, hi);
-  CHECK(sel.algorithm != avoid, "s2p AUTO chose %s",
-        mmp_s2p_alg_name(sel.algorithm));
+  CHECK(same_everywhere(sel.algorithm), "s2p AUTO: ranks chose apart");
+  CHECK(avoid == NULL || strcmp(sel.algorithm, avoid) != 0, "s2p AUTO chose %s",
+        sel.algorithm);
   CHECK(mmp_bcast_s2p(want, mr_rank() == 1 ? n : 0, mr_rank() == 1, buf, n,
                       lens, NULL, w, NULL) == 0,
         "s2p AUTO");
   CHECK(memcmp(buf, want, n) == 0, "s2p AUTO: data differ");
   if (mr_rank() == 0)
-    printf("s2p AUTO %zu bytes from one source: %s\n", n,
-           mmp_s2p_alg_name(sel.algorithm));
+    printf("s2p AUTO %zu bytes from one source: %s\n", n, sel.algorithm);
   free(lens);
 }
 
@@ -464,8 +472,8 @@ static void mcast_auto(int on) {
   mmp_comm_t *w = mmp_comm_world();
   uint8_t *buf = malloc(sizes[1]), *want = malloc(sizes[1]);
   mmp_bcast_opts_t sel;
+  const char *alg = NULL;
   size_t k;
-  int alg = 0, lo, hi;
 
   for (k = 0; k < 2; k++) {
     mr_fill(want, sizes[k], 77 + k);
@@ -477,19 +485,16 @@ static void mcast_auto(int on) {
     CHECK(mmp_bcast(buf, sizes[k], 0, w) == 0, "AUTO %zu bytes", sizes[k]);
     CHECK(memcmp(buf, want, sizes[k]) == 0, "AUTO %zu: data differ", sizes[k]);
     CHECK(mmp_bcast_last(w, &alg) == 0, "last");
-    CHECK(mmp_allreduce(&alg, &lo, 1, MMP_INT32, MMP_MIN, w) == 0 &&
-              mmp_allreduce(&alg, &hi, 1, MMP_INT32, MMP_MAX, w) == 0,
-          "allreduce");
-    CHECK(lo == hi, "AUTO %zu bytes: ranks ran %d and %d", sizes[k], lo, hi);
-    CHECK(sel.algorithm != MMP_BCAST_MULTICAST || alg == MMP_BCAST_MULTICAST,
-          "AUTO %zu bytes: select said multicast, ran %s", sizes[k],
-          mmp_bcast_alg_name(alg));
-    CHECK(on || alg != MMP_BCAST_MULTICAST,
+    CHECK(same_everywhere(alg), "AUTO %zu bytes: ranks ran apart", sizes[k]);
+    CHECK(strcmp(sel.algorithm, "multicast") != 0 ||
+              strcmp(alg, "multicast") == 0,
+          "AUTO %zu bytes: select said multicast, ran %s", sizes[k], alg);
+    CHECK(on || strcmp(alg, "multicast") != 0,
           "AUTO %zu bytes ran multicast without MINIMP_MCAST=on", sizes[k]);
     if (mr_rank() == 0)
-      printf("AUTO %zu bytes: %s\n", sizes[k], mmp_bcast_alg_name(alg));
+      printf("AUTO %zu bytes: %s\n", sizes[k], alg);
   }
-  mcast_auto_s2p(buf, want, sizes[1], on ? 0 : MMP_S2P_MULTICAST);
+  mcast_auto_s2p(buf, want, sizes[1], on ? NULL : "multicast");
   free(buf);
   free(want);
 }
@@ -508,7 +513,7 @@ static void mode_mcast(int rounds) {
   int root, i, rc;
   double t0 = mmp_wtime();
 
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   for (i = 0; i < rounds; i++)
     for (k = 0; k < 3; k++)
       for (root = 0; root < mr_size(); root += 3) {
@@ -551,7 +556,7 @@ static void mode_mcast_repair(int rounds) {
   int i, rc;
 
   CHECK(buf != NULL && want != NULL, "memory");
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   for (i = 0; i < rounds; i++) {
     mr_fill(want, N, 7000 + (uint64_t)i);
     if (mr_rank() == 0)
@@ -582,9 +587,10 @@ static void mode_mcast_blocked(void) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   uint8_t b[4096], want[4096];
-  int rc, alg = 0;
+  const char *alg = NULL;
+  int rc;
 
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   mr_fill(want, sizeof(want), 5);
   memcpy(b, want, sizeof(b));
   rc = mmp_bcast_ex(b, sizeof(b), 0, w, &o);
@@ -594,12 +600,12 @@ static void mode_mcast_blocked(void) {
     memset(b, 0, sizeof(b));
   CHECK(mmp_bcast(b, sizeof(b), 0, w) == 0, "AUTO");
   CHECK(memcmp(b, want, sizeof(b)) == 0, "AUTO: data differ");
-  CHECK(mmp_bcast_last(w, &alg) == 0 && alg != MMP_BCAST_MULTICAST,
-        "AUTO ran %s where multicast is blocked", mmp_bcast_alg_name(alg));
+  CHECK(mmp_bcast_last(w, &alg) == 0 && strcmp(alg, "multicast") != 0,
+        "AUTO ran %s where multicast is blocked", alg);
   {
     uint8_t *big = malloc(1u << 20), *bwant = malloc(1u << 20);
     CHECK(big != NULL && bwant != NULL, "memory");
-    mcast_auto_s2p(big, bwant, 1u << 20, MMP_S2P_MULTICAST);
+    mcast_auto_s2p(big, bwant, 1u << 20, "multicast");
     free(big);
     free(bwant);
   }
@@ -618,7 +624,7 @@ static void mode_mcast_deaf(int victim) {
   double t0;
   int rc;
 
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   o.mode = MMP_SEND_RNDV;
   CHECK(mmp_bcast_ex(b, 16, 0, w, &o) == 0, "detection");
   if (mr_rank() == victim)

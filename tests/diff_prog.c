@@ -92,39 +92,34 @@ static uint64_t mix(uint64_t a, uint64_t b) {
   return mr_next(&s);
 }
 
-/* ---- Algorithms: listed and set here, by name ---------------------------- */
+/* ---- Algorithms: listed here, by name ----------------------------------- */
 
-enum { FAM_BCAST = 0, FAM_S2P = 1, FAM_COLL = 2 };
+/* The collectives (MMP_COLL_*) are 1 to MMP_COLL_BARRIER. */
+#define NCOLLS (MMP_COLL_BARRIER + 1)
 typedef struct alg_list_s {
   int n;
   const char *name[MAX_ALGS];
 } alg_list_t;
 
-/* Family FAM_COLL + MMP_COLL_* for the others. */
-static alg_list_t algs[FAM_COLL + MMP_COLL_COUNT];
+/* Indexed by MMP_COLL_*. */
+static alg_list_t algs[NCOLLS];
 
-/* The library's algorithms of each collective, by name, AUTO left out. */
+/* The library's algorithms of each collective, by name (mmp_coll_algs),
+ * AUTO left out; each collective's name must be known (mmp_coll_name). */
 static void algs_init(void) {
-  int f, i;
-  const char *s;
+  mmp_alg_info_t a;
+  int c, i;
 
-  for (f = 0; f < FAM_COLL + MMP_COLL_COUNT; f++) {
-    if (f >= FAM_COLL && f - FAM_COLL < 1)
-      continue;
-    for (i = 1; algs[f].n < MAX_ALGS; i++) {
-      s = f == FAM_BCAST ? mmp_bcast_alg_name(i)
-          : f == FAM_S2P ? mmp_s2p_alg_name(i)
-                         : mmp_coll_alg_name(f - FAM_COLL, i);
-      if (s == NULL)
-        break;
-      algs[f].name[algs[f].n++] = s;
-    }
+  for (c = 1; c < NCOLLS; c++) {
+    MR_CHECK(mmp_coll_name(c) != NULL, "collective %d has no name", c);
+    for (i = 0; algs[c].n < MAX_ALGS && mmp_coll_algs(c, i, &a) == 0; i++)
+      algs[c].name[algs[c].n++] = a.name;
   }
 }
 
-/* NULL (AUTO) or a name from the family's list. */
-static const char *pick_alg(rng_t *g, int fam, int auto_pct) {
-  const alg_list_t *l = &algs[fam];
+/* NULL (AUTO) or a name from collective `coll`'s list. */
+static const char *pick_alg(rng_t *g, int coll, int auto_pct) {
+  const alg_list_t *l = &algs[coll];
 
   if (l->n == 0 || chance(g, auto_pct))
     return NULL;
@@ -140,32 +135,6 @@ static int is_alg(const char *name, const char *want) {
 static const char *const classic[] = {
     "flat",         "chain",    "pipeline",     "binary",
     "split_binary", "binomial", "scatter_ring", "scatter_rd"};
-
-static int bcast_number(const char *name) {
-  int a = name == NULL ? 0 : mmp_bcast_alg_from_name(name);
-  if (a < 0) {
-    fprintf(stderr, "diff: no broadcast algorithm named %s\n", name);
-    abort();
-  }
-  return a;
-}
-
-static void set_bcast_alg(mmp_bcast_opts_t *o, const char *alg,
-                          const char *inner, const char *outer) {
-  o->algorithm = bcast_number(alg);
-  o->inner = bcast_number(inner);
-  o->outer = bcast_number(outer);
-}
-
-static void set_s2p_alg(mmp_s2p_opts_t *o, const char *alg) {
-  o->algorithm = alg == NULL ? 0 : mmp_s2p_alg_from_name(alg);
-  assert(o->algorithm >= 0);
-}
-
-static void set_coll_alg(mmp_coll_opts_t *o, int coll, const char *alg) {
-  o->algorithm = alg == NULL ? 0 : mmp_coll_alg_from_name(coll, alg);
-  assert(o->algorithm >= 0);
-}
 
 /* ---- Types and operations ------------------------------------------------ */
 
@@ -526,40 +495,40 @@ static void add_around(size_t x) {
       interesting[ninteresting++] = x + d - 1;
 }
 
-/* AUTO's choice for `bytes` in family `fam` (FAM_BCAST, or FAM_COLL + a
+/* AUTO's choice for `bytes` in collective `coll` (MMP_COLL_BCAST, or a
  * collective priced for doubles summed or a block of bytes), as one
- * number: algorithm and segment. */
-static uint64_t auto_choice(int fam, size_t bytes) {
+ * number: its algorithm's name and segment. */
+static uint64_t auto_choice(int coll, size_t bytes) {
   mmp_comm_t *w = mmp_comm_world();
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
 
-  if (fam == FAM_BCAST) {
-    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  if (coll == MMP_COLL_BCAST) {
     MR_CHECK(mmp_bcast_select(w, bytes, &o) == 0, "bcast select");
-    return (uint64_t)o.algorithm << 40 ^ (uint64_t)o.segment;
   } else {
-    mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-    int coll = fam - FAM_COLL, red = coll <= MMP_COLL_REDUCE_SCATTER;
+    int red = coll <= MMP_COLL_REDUCE_SCATTER;
     MR_CHECK(mmp_coll_select(w, coll, red ? bytes / 8 : bytes,
                              red ? MMP_DOUBLE : MMP_BYTE, red ? MMP_SUM : 0,
                              &o) == 0,
              "coll select");
-    return (uint64_t)o.algorithm << 40 ^ (uint64_t)o.segment;
   }
+  MR_CHECK(o.algorithm != NULL, "select named no algorithm");
+  return mr_hash(o.algorithm) ^ (uint64_t)o.segment;
 }
 
-/* Adds the sizes up to 1 MiB where AUTO's choice of family `fam` changes:
- * between powers of two that differ, the first size of the new choice. */
-static void add_switches(int fam) {
+/* Adds the sizes up to 1 MiB where AUTO's choice of collective `coll`
+ * changes: between powers of two that differ, the first size of the new
+ * choice. */
+static void add_switches(int coll) {
   size_t lo = 1, hi;
 
   for (hi = 2; hi <= (size_t)1 << 20; lo = hi, hi <<= 1) {
     size_t a = lo, b = hi;
-    uint64_t ca = auto_choice(fam, a);
-    if (ca == auto_choice(fam, b))
+    uint64_t ca = auto_choice(coll, a);
+    if (ca == auto_choice(coll, b))
       continue;
     while (b - a > 1) {
       size_t mid = a + (b - a) / 2;
-      if (auto_choice(fam, mid) == ca)
+      if (auto_choice(coll, mid) == ca)
         a = mid;
       else
         b = mid;
@@ -583,8 +552,8 @@ static void sizes_init(void) {
       add_around(2 * mmp__mcast_payload(mmp__eng));
     }
     if (P > 1) {
-      add_switches(FAM_BCAST);
-      for (f = FAM_COLL + 1; f < FAM_COLL + MMP_COLL_COUNT; f++)
+      add_switches(MMP_COLL_BCAST);
+      for (f = MMP_COLL_ALLREDUCE; f <= MMP_COLL_ALLTOALL; f++)
         add_switches(f);
     }
   }
@@ -641,7 +610,7 @@ static void op_draw(rng_t *g, op_t *o, int nspecs) {
   o->delay_us = chance(g, 10) ? (int)below(g, 3000) : 0;
   coll = op_coll[o->kind];
   if (o->kind == O_BCAST) {
-    o->alg = pick_alg(g, FAM_BCAST, 15);
+    o->alg = pick_alg(g, MMP_COLL_BCAST, 15);
     if (is_alg(o->alg, "multicast") && !mcast_ok)
       o->alg = NULL;
     o->size = draw_bytes(g, (size_t)1 << 18, 1);
@@ -657,12 +626,12 @@ static void op_draw(rng_t *g, op_t *o, int nspecs) {
     if (is_alg(o->alg, "knomial"))
       o->radix = chance(g, 30) ? 0 : 2 + (int)below(g, 15);
   } else if (o->kind == O_S2P) {
-    o->alg = pick_alg(g, FAM_S2P, 15);
+    o->alg = pick_alg(g, MMP_COLL_S2P, 15);
     if (is_alg(o->alg, "multicast") && !mcast_ok)
       o->alg = NULL;
     o->size = draw_bytes(g, (size_t)1 << 16, 0);
   } else if (o->kind != O_BARRIER) {
-    o->alg = pick_alg(g, FAM_COLL + coll, 15);
+    o->alg = pick_alg(g, coll, 15);
     /* The v-forms of gather and scatter run the flat algorithm; others
      * are refused on every rank (checked at times). */
     if ((o->kind == O_GATHERV || o->kind == O_SCATTERV) && chance(g, 80))
@@ -883,7 +852,9 @@ static void start_bcast(run_t *r) {
   mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
   int root = o->root_draw % r->n;
 
-  set_bcast_alg(&bo, o->alg, o->inner, o->outer);
+  bo.algorithm = o->alg;
+  bo.inner = o->inner;
+  bo.outer = o->outer;
   bo.mode = o->mode;
   bo.segment = segment_of(o, o->size);
   bo.groups = o->groups % (r->n + 1); /* at most the ranks */
@@ -911,7 +882,7 @@ static void start_s2p(run_t *r) {
   size_t total = 0, at = 0, cap;
   int i, divs[MAXP], nd = 0, given;
 
-  set_s2p_alg(&so, o->alg);
+  so.algorithm = o->alg;
   so.mode = o->mode;
   for (i = 1; i <= r->n; i++)
     if (r->n % i == 0)
@@ -976,7 +947,7 @@ static int wait_now(run_t *r, int rc) {
 static void coll_opts(run_t *r, mmp_coll_opts_t *co, size_t bytes) {
   const op_t *o = r->op;
 
-  set_coll_alg(co, op_coll[o->kind], o->alg);
+  co->algorithm = o->alg;
   co->mode = o->mode;
   co->segment = segment_of(o, bytes);
   co->radix = o->radix;
@@ -1124,7 +1095,7 @@ static void start_gather_scatter(run_t *r) {
                     : mmp_gather_ex(sb, n, rb, n, t, root, r->comm, &co);
       break;
     case O_GATHERV:
-      if (o->nb || co.algorithm != 0)
+      if (o->nb || co.algorithm != NULL)
         r->rc = wait_now(r, mmp_igatherv(sb, cnt[r->me], rt ? rb : NULL,
                                          rt ? cnt : NULL, rt ? dsp : NULL, t,
                                          root, r->comm, &co, &r->req));
@@ -1137,7 +1108,7 @@ static void start_gather_scatter(run_t *r) {
                     : mmp_scatter_ex(sb, n, rb, n, t, root, r->comm, &co);
       break;
     default:
-      if (o->nb || co.algorithm != 0)
+      if (o->nb || co.algorithm != NULL)
         r->rc = wait_now(r, mmp_iscatterv(rt ? sb : NULL, rt ? cnt : NULL,
                                           rt ? dsp : NULL, rb, cnt[r->me], t,
                                           root, r->comm, &co, &r->req));
@@ -1189,7 +1160,7 @@ static void start_allgather(run_t *r) {
       r->rc = o->nb
                   ? mmp_iallgather(sb, n, r->recv, n, t, r->comm, &co, &r->req)
                   : mmp_allgather_ex(sb, n, r->recv, n, t, r->comm, &co);
-    else if (o->nb || co.algorithm != 0)
+    else if (o->nb || co.algorithm != NULL)
       r->rc = wait_now(r, mmp_iallgatherv(sb, cnt[r->me], r->recv, cnt, dsp, t,
                                           r->comm, &co, &r->req));
     else
@@ -1269,7 +1240,7 @@ static void start_alltoall(run_t *r) {
     if (!v)
       r->rc = o->nb ? mmp_ialltoall(sb, n, r->recv, n, t, r->comm, &co, &r->req)
                     : mmp_alltoall_ex(sb, n, r->recv, n, t, r->comm, &co);
-    else if (o->nb || co.algorithm != 0)
+    else if (o->nb || co.algorithm != NULL)
       r->rc = wait_now(r, mmp_ialltoallv(sb, in_place ? NULL : sc,
                                          in_place ? NULL : sd, r->recv, rcn, rd,
                                          t, r->comm, &co, &r->req));
@@ -1714,7 +1685,7 @@ int main(int argc, char **argv) {
   if (mcast_ok && P > 1) {
     mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
     uint8_t b[8] = {0};
-    set_bcast_alg(&bo, "multicast", NULL, NULL);
+    bo.algorithm = "multicast";
     mcast_ok = mmp_bcast_ex(b, sizeof(b), 0, mmp_comm_world(), &bo) == 0;
   }
   model_vars_init();

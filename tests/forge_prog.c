@@ -131,7 +131,7 @@ static void one_bcast(mmp_comm_t *g, int i, int tcp) {
     memcpy(buf, want, n);
   else
     memset(buf, 0, n);
-  o.algorithm = tcp ? MMP_BCAST_BINOMIAL : MMP_BCAST_MULTICAST;
+  o.algorithm = tcp ? "binomial" : "multicast";
   o.mode = i % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
   rc = mmp_bcast_ex(buf, n, root, g, &o);
   CHECK(rc == 0, "broadcast %d (%zu bytes from %d): %s", i, n, root,
@@ -229,7 +229,7 @@ static void broadcaster(mmp_comm_t *g, int forger) {
       memcpy(b, want_b, sizeof(b));
     else
       memset(b, 0, sizeof(b));
-    o.algorithm = MMP_BCAST_MULTICAST;
+    o.algorithm = "multicast";
     o.mode = MMP_SEND_RNDV;
     CHECK(mmp_bcast_ex(b, sizeof(b), i % 2, g, &o) == 0, "captured broadcast");
     CHECK(memcmp(b, want_b, sizeof(b)) == 0, "captured broadcast data");

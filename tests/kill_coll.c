@@ -44,7 +44,8 @@ typedef struct item_s {
   const char *expect;
   int kind; /* 0 bcast, 1 s2p, 2 coll, 3 barrier; blocking: 4 s2p with its
                length exchange, 5 the network model, 6 mmp_barrier */
-  int alg, coll, root;
+  const char *alg;
+  int coll, root;
   void *a, *b; /* buffers, sized for the largest collective */
 } item_t;
 
@@ -53,7 +54,7 @@ static int nitems, me, p;
 static size_t s2p_lens[64];
 static mmp_comm_t *model_comm[2]; /* the network model's, per round */
 
-static void add(int kind, int coll, int alg, int root, const char *name,
+static void add(int kind, int coll, const char *alg, int root, const char *name,
                 const char *expect) {
   item_t *it = &items[nitems++];
   size_t big = (size_t)COUNT * 4 * (size_t)p * 2;
@@ -76,38 +77,39 @@ static void add(int kind, int coll, int alg, int root, const char *name,
 }
 
 static void plan(const char *set) {
+  mmp_alg_info_t a;
   char name[48];
-  int alg, c;
+  int i, c;
 
   if (strcmp(set, "bcast") == 0) {
-    for (alg = 1; alg < MMP_BCAST_ALG_COUNT; alg++) {
-      snprintf(name, sizeof(name), "bcast:%s:root1", mmp_bcast_alg_name(alg));
-      add(0, 0, alg, VICTIM, name, "all");
-      snprintf(name, sizeof(name), "bcast:%s:root0", mmp_bcast_alg_name(alg));
-      add(0, 0, alg, 0, name, "any");
+    for (i = 0; mmp_coll_algs(MMP_COLL_BCAST, i, &a) == 0; i++) {
+      snprintf(name, sizeof(name), "bcast:%s:root1", a.name);
+      add(0, 0, a.name, VICTIM, name, "all");
+      snprintf(name, sizeof(name), "bcast:%s:root0", a.name);
+      add(0, 0, a.name, 0, name, "any");
     }
   } else if (strcmp(set, "s2p") == 0) {
-    for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++) {
-      snprintf(name, sizeof(name), "s2p:%d", alg);
-      add(1, 0, alg, 0, name, "all");
+    for (i = 0; mmp_coll_algs(MMP_COLL_S2P, i, &a) == 0; i++) {
+      snprintf(name, sizeof(name), "s2p:%s", a.name);
+      add(1, 0, a.name, 0, name, "all");
     }
   } else if (strcmp(set, "coll") == 0) {
-    for (c = 1; c < MMP_COLL_COUNT; c++)
-      for (alg = 1; mmp_coll_alg_name(c, alg) != NULL; alg++) {
+    for (c = MMP_COLL_ALLREDUCE; c <= MMP_COLL_ALLTOALL; c++)
+      for (i = 0; mmp_coll_algs(c, i, &a) == 0; i++) {
         /* Reduce and gather need the victim only at their root (0);
          * scatter's root is the victim, whom every rank needs. */
         int rooted = c == MMP_COLL_REDUCE || c == MMP_COLL_GATHER;
-        snprintf(name, sizeof(name), "coll%d:%s", c, mmp_coll_alg_name(c, alg));
-        add(2, c, alg, c == MMP_COLL_SCATTER ? VICTIM : 0, name,
+        snprintf(name, sizeof(name), "%s:%s", mmp_coll_name(c), a.name);
+        add(2, c, a.name, c == MMP_COLL_SCATTER ? VICTIM : 0, name,
             rooted ? "root" : "all");
       }
-    add(3, 0, 0, 0, "ibarrier", "all");
+    add(3, 0, NULL, 0, "ibarrier", "all");
   } else if (strcmp(set, "exchange") == 0) {
-    add(4, 0, MMP_S2P_AUTO, 0, "s2p:exchange", "all");
+    add(4, 0, NULL, 0, "s2p:exchange", "all");
   } else if (strcmp(set, "netmodel") == 0) {
-    add(5, 0, 0, 0, "netmodel", "all");
+    add(5, 0, NULL, 0, "netmodel", "all");
   } else if (strcmp(set, "barrier") == 0) {
-    add(6, 0, 0, 0, "barrier", "all");
+    add(6, 0, NULL, 0, "barrier", "all");
   } else {
     fprintf(stderr, "kill_coll: unknown set '%s'\n", set);
     exit(64);
@@ -176,7 +178,7 @@ static int run_blocking(item_t *it, int round) {
     return mmp_recv(&v, sizeof(v), VICTIM, 77, mmp_comm_world(), NULL);
   } else if (it->kind == 4) {
     mmp_s2p_opts_t o = MMP_S2P_OPTS_INIT;
-    o.algorithm = MMP_S2P_BR_LIN;
+    o.algorithm = "br_lin";
     return mmp_bcast_s2p(it->a, s2p_lens[me], 1, it->b, s2p_lens[0] * (size_t)p,
                          NULL, NULL, mmp_comm_world(), &o);
   } else if (it->kind == 6) {

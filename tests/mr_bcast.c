@@ -21,8 +21,8 @@
 #include "mr_common.h"
 #include "runtime/internal.h" /* mmp__debug_config_reload */
 
-static uint64_t seed_of(int alg, int root, size_t n, int variant) {
-  return (uint64_t)alg * 1000003u + (uint64_t)root * 7919u + n * 31u +
+static uint64_t seed_of(const char *alg, int root, size_t n, int variant) {
+  return mr_hash(alg) * 1000003u + (uint64_t)root * 7919u + n * 31u +
          (uint64_t)variant;
 }
 
@@ -43,7 +43,8 @@ static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
   rc = mmp_bcast_ex(buf, n, root, c, o);
   /* Multicast datagrams are authenticated, not sealed: a sealed job
    * refuses the algorithm on every rank (docs/transport.md). */
-  if (o->algorithm == MMP_BCAST_MULTICAST && getenv("MINIMP_ENCRYPT") != NULL &&
+  if (o->algorithm != NULL && strcmp(o->algorithm, "multicast") == 0 &&
+      getenv("MINIMP_ENCRYPT") != NULL &&
       strcmp(getenv("MINIMP_ENCRYPT"), "1") == 0 && rc == MMP_ENOTSUP) {
     free(buf);
     free(want);
@@ -55,7 +56,7 @@ static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
       i++;
     fail_msg("%s root %d n %zu seg %zu mode %u G %d radix %d: rc %s, first "
              "bad byte %zu",
-             mmp_bcast_alg_name(o->algorithm), root, n, o->segment, o->mode,
+             o->algorithm ? o->algorithm : "auto", root, n, o->segment, o->mode,
              o->groups, o->radix, mmp_err_name(rc), i);
   }
   free(buf);
@@ -86,17 +87,17 @@ static void roots_of(int p, int *out, int *count) {
 
 static void test_bcast_every_algorithm(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), roots[3], nroots, nsizes, alg, r, k;
+  int p = mr_size(), roots[3], nroots, nsizes, i, r, k;
+  const char *alg;
   size_t sizes[7];
   (void)state;
 
   sizes_of(p, sizes, &nsizes);
   roots_of(p, roots, &nroots);
-  for (alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++)
+  for (i = 0; (alg = mr_alg(MMP_COLL_BCAST, i, NULL)) != NULL; i++)
     for (r = 0; r < nroots; r++)
       for (k = 0; k < nsizes; k++) {
-        mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-        o.algorithm = alg;
+        mmp_bcast_opts_t o = {.algorithm = alg};
         check_bcast(w, &o, roots[r], sizes[k], 0);
       }
 }
@@ -111,9 +112,7 @@ static void test_bcast_knomial_radices(void **state) {
   roots_of(p, roots, &nroots);
   for (k = 2; k <= 16; k++)
     for (r = 0; r < nroots; r++) {
-      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-      o.algorithm = MMP_BCAST_KNOMIAL;
-      o.radix = k;
+      mmp_bcast_opts_t o = {.algorithm = "knomial", .radix = k};
       check_bcast(w, &o, roots[r], (size_t)p + 1, 0);
       o.segment = 4096; /* pipelined down the tree */
       check_bcast(w, &o, roots[r], 65536 + 3, 0);
@@ -128,7 +127,7 @@ static void test_bcast_automatic_choice(void **state) {
 
   sizes_of(p, sizes, &nsizes);
   for (k = 0; k < nsizes; k++) {
-    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT; /* MMP_BCAST_AUTO */
+    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT; /* AUTO */
     check_bcast(w, &o, p - 1, sizes[k], 1);
   }
 }
@@ -137,8 +136,8 @@ static void test_bcast_segmented_and_hierarchical(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), root = p > 1 ? 1 : 0;
   static const size_t segs[] = {4096, 65536};
-  static const int inner[] = {MMP_BCAST_PIPELINE, MMP_BCAST_BINOMIAL,
-                              MMP_BCAST_FLAT, MMP_BCAST_SCATTER_RING};
+  static const char *const inner[] = {"pipeline", "binomial", "flat",
+                                      "scatter_ring"};
   size_t n = (1u << 20) + 17;
   unsigned i, j;
   (void)state;
@@ -147,20 +146,20 @@ static void test_bcast_segmented_and_hierarchical(void **state) {
   for (i = 0; i < 2; i++) {
     mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
     o.segment = segs[i];
-    o.algorithm = MMP_BCAST_PIPELINE;
+    o.algorithm = "pipeline";
     check_bcast(w, &o, root, n, 2);
-    o.algorithm = MMP_BCAST_BINOMIAL;
+    o.algorithm = "binomial";
     check_bcast(w, &o, root, n, 3);
-    o.algorithm = MMP_BCAST_BINARY;
+    o.algorithm = "binary";
     check_bcast(w, &o, root, n, 4);
-    o.algorithm = MMP_BCAST_SPLIT_BINARY;
+    o.algorithm = "split_binary";
     check_bcast(w, &o, root, n, 5);
   }
   /* Hierarchical: several G, any algorithm inside and between groups. */
   for (i = 0; i < 4; i++)
     for (j = 0; j < 4; j++) {
       mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-      o.algorithm = MMP_BCAST_HIERARCHICAL;
+      o.algorithm = "hierarchical";
       o.inner = inner[i];
       o.outer = inner[j];
       o.groups = p >= 3 ? 1 + (int)((i + j) % (unsigned)p) : 1;
@@ -170,57 +169,49 @@ static void test_bcast_segmented_and_hierarchical(void **state) {
 }
 
 /* Every algorithm the hierarchical broadcast takes inside and between
- * groups (all 64 pairs), and every sub-group broadcast of the
- * arrival-aware ones; the rest are refused. */
+ * groups (every pair of parts), and every sub-group broadcast of the
+ * arrival-aware ones; the algorithms that are not parts are refused. */
 static void test_bcast_every_composition(void **state) {
+  static const char *const arrival[] = {"arrival_b", "arrival_nb"};
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), in, out, alg;
+  int p = mr_size(), i, j, k;
+  const char *in, *out;
+  unsigned fin, fout;
   char c = 0;
   (void)state;
 
-  for (in = MMP_BCAST_FLAT; in <= MMP_BCAST_SCATTER_RD; in++)
-    for (out = MMP_BCAST_FLAT; out <= MMP_BCAST_SCATTER_RD; out++) {
-      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-      o.algorithm = MMP_BCAST_HIERARCHICAL;
-      o.inner = in;
-      o.outer = out;
-      o.groups = 1 + (in + out) % p;
-      check_bcast(w, &o, (in * 3 + out) % p, 20011, 9);
+  for (i = 0; (in = mr_alg(MMP_COLL_BCAST, i, &fin)) != NULL; i++)
+    for (j = 0; (out = mr_alg(MMP_COLL_BCAST, j, &fout)) != NULL; j++) {
+      mmp_bcast_opts_t o = {.algorithm = "hierarchical",
+                            .inner = in,
+                            .outer = out,
+                            .groups = 1 + (i + j) % p};
+      if ((fin & fout & MMP_ALG_PART) != 0)
+        check_bcast(w, &o, (i * 3 + j) % p, 20011, 9);
+      else
+        assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
     }
-  for (alg = MMP_BCAST_ARRIVAL_B; alg <= MMP_BCAST_ARRIVAL_NB; alg++)
-    for (in = MMP_BCAST_FLAT; in <= MMP_BCAST_SCATTER_RD; in++) {
-      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-      o.algorithm = alg;
-      o.inner = in;
-      check_bcast(w, &o, in % p, 30011, 10);
+  for (k = 0; k < 2; k++)
+    for (i = 0; (in = mr_alg(MMP_COLL_BCAST, i, &fin)) != NULL; i++) {
+      mmp_bcast_opts_t o = {.algorithm = arrival[k], .inner = in};
+      if (fin & MMP_ALG_PART)
+        check_bcast(w, &o, i % p, 30011, 10);
+      else
+        assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
     }
-  for (in = MMP_BCAST_HIERARCHICAL; in < MMP_BCAST_ALG_COUNT; in++) {
-    mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-    o.algorithm = MMP_BCAST_HIERARCHICAL;
-    o.inner = in;
-    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-    o.inner = 0;
-    o.outer = in;
-    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-    o.algorithm = MMP_BCAST_ARRIVAL_NB;
-    o.outer = 0;
-    o.inner = in;
-    assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-  }
 }
 
 static void test_bcast_modes(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), alg;
+  int p = mr_size(), i;
   static const unsigned modes[] = {MMP_SEND_EAGER, MMP_SEND_RNDV};
+  const char *alg;
   unsigned m;
   (void)state;
 
   for (m = 0; m < 2; m++)
-    for (alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++) {
-      mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-      o.algorithm = alg;
-      o.mode = modes[m];
+    for (i = 0; (alg = mr_alg(MMP_COLL_BCAST, i, NULL)) != NULL; i++) {
+      mmp_bcast_opts_t o = {.algorithm = alg, .mode = modes[m]};
       check_bcast(w, &o, p > 2 ? 2 : 0, 300000, 7);
       check_bcast(w, &o, 0, 10, 8);
     }
@@ -238,11 +229,11 @@ static void test_ibcast_several_in_flight(void **state) {
 
   /* Different roots and algorithms at once: sequence numbers keep them
    * apart. */
-  o[0].algorithm = MMP_BCAST_PIPELINE;
+  o[0].algorithm = "pipeline";
   o[0].segment = 8192;
-  o[1].algorithm = MMP_BCAST_BINOMIAL;
-  o[2].algorithm = MMP_BCAST_SCATTER_RING;
-  o[3].algorithm = MMP_BCAST_HIERARCHICAL;
+  o[1].algorithm = "binomial";
+  o[2].algorithm = "scatter_ring";
+  o[3].algorithm = "hierarchical";
   for (i = 0; i < K; i++) {
     int root = (i * 3) % p;
     b[i] = malloc(200000);
@@ -296,7 +287,7 @@ static void test_bcast_inconsistent_size_is_an_error(void **state) {
     size_t n = sizes[k];
     /* The last rank thinks the message is longer: it and whatever hangs
      * below it fail, nobody waits forever. */
-    o.algorithm = MMP_BCAST_PIPELINE;
+    o.algorithm = "pipeline";
     o.segment = 16384;
     rc = mmp_bcast_ex(buf, me == p - 1 ? n + 7 : n, 0, w, &o);
     assert_mismatch_only_at(rc, p - 1);
@@ -326,13 +317,13 @@ static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
    * to p = 13. */
   assert_int_equal(mmp_bcast_select(w, 60000, &sel), 0);
   if (p <= 13)
-    assert_int_equal(sel.algorithm, MMP_BCAST_SYMMETRIC);
+    assert_string_equal(sel.algorithm, "symmetric");
   setenv("MINIMP_BCAST_SYM_MIN", "128k", 1);
   assert_int_equal(mmp__debug_config_reload(), 0);
   {
     mmp_bcast_opts_t again;
     assert_int_equal(mmp_bcast_select(w, 60000, &again), 0);
-    assert_int_equal(again.algorithm, sel.algorithm);
+    assert_string_equal(again.algorithm, sel.algorithm);
     assert_int_equal(again.segment, sel.segment);
   }
   check_bcast(w, &o, 1 % p, 60000, 3);
@@ -349,7 +340,7 @@ static void test_auto_symmetric_pick_ignores_its_threshold(void **state) {
 static void test_bcast_last_names_what_ran(void **state) {
   mmp_comm_t *w = mmp_comm_world(), *c;
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
-  int alg = -1;
+  const char *alg = NULL;
   char b[64] = {0};
   (void)state;
 
@@ -359,18 +350,96 @@ static void test_bcast_last_names_what_ran(void **state) {
   assert_int_equal(mmp_bcast_last(c, &alg), MMP_EINVAL); /* none yet */
   assert_int_equal(mmp_bcast_last(c, NULL), MMP_EINVAL);
   assert_int_equal(mmp_bcast_last(NULL, &alg), MMP_ECOMM);
-  o.algorithm = MMP_BCAST_BINARY;
+  o.algorithm = "binary";
   assert_int_equal(mmp_bcast_ex(b, sizeof(b), 0, c, &o), 0);
   assert_int_equal(mmp_bcast_last(c, &alg), 0);
-  assert_int_equal(alg, MMP_BCAST_BINARY);
-  o.algorithm = MMP_BCAST_FLAT;
+  assert_string_equal(alg, "binary");
+  o.algorithm = "flat";
   assert_int_equal(mmp_bcast_ex(b, sizeof(b), mr_size() - 1, c, &o), 0);
   assert_int_equal(mmp_bcast_last(c, &alg), 0);
-  assert_int_equal(alg, MMP_BCAST_FLAT);
+  assert_string_equal(alg, "flat");
   assert_int_equal(mmp_bcast(b, sizeof(b), 0, c), 0);
   assert_int_equal(mmp_bcast_last(c, &alg), 0);
-  assert_true(alg > MMP_BCAST_AUTO && alg < MMP_BCAST_ALG_COUNT);
+  {
+    int i, found = 0;
+    const char *name;
+    for (i = 0; (name = mr_alg(MMP_COLL_BCAST, i, NULL)) != NULL; i++)
+      found += strcmp(name, alg) == 0;
+    assert_int_equal(found, 1); /* an algorithm of the list, never AUTO */
+  }
   assert_int_equal(mmp_comm_free(&c), 0);
+}
+
+/* Sets MINIMP_<name> to `value` (NULL: unsets it) and has the library
+ * read the collectives' variables again; returns what that gave. */
+static int env_reload(const char *name, const char *value) {
+  if (value != NULL)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+  return mmp__debug_config_reload();
+}
+
+/* MINIMP_BCAST_ALG and MINIMP_ALLREDUCE_ALG replace AUTO, with their
+ * options, for calls that leave the choice to AUTO, and only for them;
+ * a name or option the library does not have is refused as it reads
+ * them. */
+static void test_algorithm_from_the_environment(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_bcast_opts_t sel, o = MMP_BCAST_OPTS_INIT;
+  mmp_coll_opts_t co;
+  const char *ran = NULL;
+  char b[100] = {0};
+  (void)state;
+
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "knomial,radix=5"), 0);
+  assert_int_equal(mmp_bcast_select(w, sizeof(b), &sel), 0);
+  assert_string_equal(sel.algorithm, "knomial");
+  assert_int_equal(sel.radix, 5);
+  /* Above AUTO's adaptive size too: the named algorithm runs as named. */
+  assert_int_equal(mmp_bcast_select(w, 1u << 20, &sel), 0);
+  assert_string_equal(sel.algorithm, "knomial");
+  check_bcast(w, &o, 0, sizeof(b), 13);
+  if (mr_size() > 1) {
+    assert_int_equal(mmp_bcast_last(w, &ran), 0);
+    assert_string_equal(ran, "knomial");
+  }
+  o.algorithm = "flat"; /* asked for by name: the variable does not apply */
+  check_bcast(w, &o, 0, sizeof(b), 14);
+  if (mr_size() > 1) {
+    assert_int_equal(mmp_bcast_last(w, &ran), 0);
+    assert_string_equal(ran, "flat");
+  }
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "hierarchical,groups=2,"
+                                                  "inner=binary,outer=flat"),
+                   0);
+  assert_int_equal(mmp_bcast_select(w, sizeof(b), &sel), 0);
+  assert_string_equal(sel.algorithm, "hierarchical");
+  assert_string_equal(sel.inner, "binary");
+  assert_string_equal(sel.outer, "flat");
+  assert_int_equal(sel.groups, mr_size() >= 2 ? 2 : 1);
+  assert_int_equal(env_reload("MINIMP_ALLREDUCE_ALG", "ring"), 0);
+  assert_int_equal(
+      mmp_coll_select(w, MMP_COLL_ALLREDUCE, 1000, MMP_FLOAT, MMP_SUM, &co), 0);
+  assert_string_equal(co.algorithm, "ring");
+  /* Refused, and the variables read before stay. */
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "nope"), MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "flat,radix=3"), MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "knomial,radix=1"), MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "hierarchical,inner=knomial"),
+                   MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "knomial,radix=4,radix=4"),
+                   MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "knomial,colour=4"),
+                   MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "binary"), 0);
+  assert_int_equal(env_reload("MINIMP_BCST_ALG", "binary"), MMP_EENV);
+  assert_int_equal(env_reload("MINIMP_BCST_ALG", NULL), 0);
+  assert_int_equal(mmp_bcast_select(w, sizeof(b), &sel), 0);
+  assert_string_equal(sel.algorithm, "binary");
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", "auto"), 0);
+  assert_int_equal(env_reload("MINIMP_ALLREDUCE_ALG", NULL), 0);
+  assert_int_equal(env_reload("MINIMP_BCAST_ALG", NULL), 0);
 }
 
 static void test_bcast_inconsistent_root_is_an_error(void **state) {
@@ -383,7 +452,7 @@ static void test_bcast_inconsistent_root_is_an_error(void **state) {
   if (p < 3)
     skip();
   memset(buf, 1, sizeof(buf));
-  o.algorithm = MMP_BCAST_BINOMIAL;
+  o.algorithm = "binomial";
   /* Rank 1 thinks rank 2 is the root; it learns otherwise from the header
    * of the message it gets. */
   rc = mmp_bcast_ex(buf, sizeof(buf), me == 1 ? 2 : 0, w, &o);
@@ -400,7 +469,7 @@ static void test_bcast_inconsistent_radix_is_an_error(void **state) {
   if (p < 2)
     skip();
   memset(buf, me == 0 ? 5 : 0, sizeof(buf));
-  o.algorithm = MMP_BCAST_KNOMIAL;
+  o.algorithm = "knomial";
   /* The last rank asks for another tree: the header from its parent says
    * otherwise. It learns the mismatch and still ends; nobody hangs. */
   o.radix = me == p - 1 ? 4 : 3;
@@ -418,8 +487,8 @@ static void test_user_messages_never_match_collectives(void **state) {
   /* A wildcard receive waits through several collectives untouched. */
   assert_int_equal(
       mmp_irecv(&got, sizeof(got), MMP_ANY_SOURCE, MMP_ANY_TAG, w, &r), 0);
-  for (int alg = MMP_BCAST_FLAT; alg < MMP_BCAST_ALG_COUNT; alg++) {
-    o.algorithm = alg;
+  for (int i = 0; (o.algorithm = mr_alg(MMP_COLL_BCAST, i, NULL)) != NULL;
+       i++) {
     check_bcast(w, &o, 0, 1000, 10);
   }
   {
@@ -523,17 +592,19 @@ static void test_bcast_bad_arguments(void **state) {
   assert_int_equal(mmp_bcast(&c, 1, mr_size(), w), MMP_ERANK);
   assert_int_equal(mmp_bcast(NULL, 1, 0, w), MMP_EINVAL);
   assert_int_equal(mmp_bcast(&c, 1, 0, NULL), MMP_ECOMM);
-  o.algorithm = 99;
+  o.algorithm = "nope";
   assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-  o.algorithm = MMP_BCAST_HIERARCHICAL;
-  o.inner = MMP_BCAST_HIERARCHICAL;
+  o.algorithm = "hierarchical";
+  o.inner = "hierarchical";
   assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-  o.inner = 0;
+  o.inner = "binomal"; /* misspelt */
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
+  o.inner = NULL;
   o.mode = 9;
   assert_int_equal(mmp_ibcast(&c, 1, 0, w, &o, &r), MMP_EINVAL);
   assert_null(r);
   o.mode = 0;
-  o.algorithm = MMP_BCAST_KNOMIAL;
+  o.algorithm = "knomial";
   o.radix = 1; /* a tree of radix 1 is a chain; asked for, it is an error */
   assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
   o.radix = 17;
@@ -541,16 +612,13 @@ static void test_bcast_bad_arguments(void **state) {
   o.radix = -2;
   assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
   o.radix = 0;
-  o.algorithm = MMP_BCAST_HIERARCHICAL;
-  o.outer = MMP_BCAST_KNOMIAL; /* has no radix of its own there */
+  o.algorithm = "hierarchical";
+  o.outer = "knomial"; /* has no radix of its own there */
   assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), MMP_EINVAL);
-  assert_int_equal(mmp_bcast_alg_from_name("knomial"), MMP_BCAST_KNOMIAL);
-  assert_string_equal(mmp_bcast_alg_name(MMP_BCAST_SCATTER_RING),
-                      "scatter_ring");
-  assert_int_equal(mmp_bcast_alg_from_name("split_binary"),
-                   MMP_BCAST_SPLIT_BINARY);
-  assert_int_equal(mmp_bcast_alg_from_name("nope"), MMP_EINVAL);
-  assert_null(mmp_bcast_alg_name(42));
+  o.outer = NULL;
+  /* "auto" is AUTO, as NULL is. */
+  o.algorithm = "auto";
+  assert_int_equal(mmp_bcast_ex(&c, 1, 0, w, &o), 0);
 }
 
 int main(void) {
@@ -566,6 +634,7 @@ int main(void) {
       cmocka_unit_test(test_bcast_inconsistent_size_is_an_error),
       cmocka_unit_test(test_bcast_inconsistent_root_is_an_error),
       cmocka_unit_test(test_bcast_last_names_what_ran),
+      cmocka_unit_test(test_algorithm_from_the_environment),
       cmocka_unit_test(test_bcast_inconsistent_radix_is_an_error),
       cmocka_unit_test(test_auto_symmetric_pick_ignores_its_threshold),
       cmocka_unit_test(test_user_messages_never_match_collectives),

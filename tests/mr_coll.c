@@ -44,6 +44,12 @@
 #include "coll_ref.h"
 #include "mr_common.h"
 
+/* Algorithm i of collective `coll`: 0 AUTO ("auto"), then the list
+ * (mmp_coll_algs) from 1; NULL past its end. */
+static const char *ALG(int coll, int i) {
+  return i == 0 ? "auto" : mr_alg(coll, i - 1, NULL);
+}
+
 /* ---- References ---------------------------------------------------------- */
 
 /* Rank r's element e of a vector for test `seed`: small integers, so
@@ -70,12 +76,12 @@ static double small_sum(uint64_t seed, int p, size_t e) {
 }
 
 static void expect_sums(const double *got, size_t n, uint64_t seed, int p,
-                        size_t e0, const char *what, int alg) {
+                        size_t e0, const char *what, const char *alg) {
   size_t e;
 
   for (e = 0; e < n; e++)
     if (got[e] != small_sum(seed, p, e0 + e))
-      fail_msg("%s alg %d n %zu: element %zu is %g, not %g", what, alg, n, e,
+      fail_msg("%s alg %s n %zu: element %zu is %g, not %g", what, alg, n, e,
                got[e], small_sum(seed, p, e0 + e));
 }
 
@@ -94,7 +100,7 @@ static void counts_of(int p, size_t c[4]) {
   c[3] = (size_t)p + 3;
 }
 
-static void allreduce_case(int alg, size_t n, uint64_t seed) {
+static void allreduce_case(const char *alg, size_t n, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   double *in = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
   mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
@@ -105,8 +111,7 @@ static void allreduce_case(int alg, size_t n, uint64_t seed) {
   o.mode = case_mode;
   rc = mmp_allreduce_ex(in, out, n, MMP_DOUBLE, MMP_SUM, w, &o);
   if (rc != 0)
-    fail_msg("allreduce %s n %zu: %s",
-             mmp_coll_alg_name(MMP_COLL_ALLREDUCE, alg), n, mmp_err_name(rc));
+    fail_msg("allreduce %s n %zu: %s", alg, n, mmp_err_name(rc));
   expect_sums(out, n, seed, mr_size(), 0, "allreduce", alg);
   /* In place. */
   assert_int_equal(
@@ -116,7 +121,7 @@ static void allreduce_case(int alg, size_t n, uint64_t seed) {
   free(out);
 }
 
-static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
+static void reduce_case(const char *alg, size_t n, int root, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   double *in = malloc(n * 8 + 8), *out = malloc(n * 8 + 8);
   mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
@@ -130,9 +135,7 @@ static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
   rc = mmp_reduce_ex(in, me == root ? out : NULL, n, MMP_DOUBLE, MMP_SUM, root,
                      w, &o);
   if (rc != 0)
-    fail_msg("reduce %s n %zu root %d: %s",
-             mmp_coll_alg_name(MMP_COLL_REDUCE, alg), n, root,
-             mmp_err_name(rc));
+    fail_msg("reduce %s n %zu root %d: %s", alg, n, root, mmp_err_name(rc));
   if (me == root)
     expect_sums(out, n, seed, mr_size(), 0, "reduce", alg);
   /* In place at the root. */
@@ -145,7 +148,7 @@ static void reduce_case(int alg, size_t n, int root, uint64_t seed) {
   free(out);
 }
 
-static void reduce_scatter_case(int alg, size_t n, uint64_t seed) {
+static void reduce_scatter_case(const char *alg, size_t n, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i;
   size_t total = n * (size_t)p, *counts = malloc((size_t)p * sizeof(size_t));
@@ -193,7 +196,7 @@ static void check_block(const uint8_t *got, size_t n, int from, int to,
       fail_msg("%s: byte %zu of rank %d's block is wrong", what, k, from);
 }
 
-static void gather_case(int alg, size_t n, int root, uint64_t seed) {
+static void gather_case(const char *alg, size_t n, int root, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i;
   uint8_t *mine = malloc(n + 1), *all = malloc(n * (size_t)p + 1);
@@ -206,12 +209,24 @@ static void gather_case(int alg, size_t n, int root, uint64_t seed) {
     mine[k] = bb(me, -1, k, seed);
   rc = mmp_gather_ex(mine, n, all, n, MMP_BYTE, root, w, &o);
   if (rc != 0)
-    fail_msg("gather %d n %zu: %s", alg, n, mmp_err_name(rc));
+    fail_msg("gather %s n %zu: %s", alg, n, mmp_err_name(rc));
   if (me == root)
     for (i = 0; i < p; i++)
       check_block(all + (size_t)i * n, n, i, -1, seed, "gather");
-  /* Scatter it back, the root's own block in place. */
-  memset(mine, 0, n + 1);
+  free(mine);
+  free(all);
+}
+
+static void scatter_case(const char *alg, size_t n, int root, uint64_t seed) {
+  mmp_comm_t *w = mmp_comm_world();
+  int p = mr_size(), me = mr_rank(), i;
+  uint8_t *mine = calloc(n + 1, 1), *all = malloc(n * (size_t)p + 1);
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  int rc;
+
+  o.algorithm = alg;
+  o.mode = case_mode;
+  /* The root's own block in place. */
   if (me == root)
     for (i = 0; i < p; i++)
       for (size_t k = 0; k < n; k++)
@@ -219,14 +234,14 @@ static void gather_case(int alg, size_t n, int root, uint64_t seed) {
   rc = mmp_scatter_ex(all, n, me == root ? MMP_IN_PLACE : mine, n, MMP_BYTE,
                       root, w, &o);
   if (rc != 0)
-    fail_msg("scatter %d n %zu: %s", alg, n, mmp_err_name(rc));
+    fail_msg("scatter %s n %zu: %s", alg, n, mmp_err_name(rc));
   if (me != root)
     check_block(mine, n, root, me, seed, "scatter");
   free(mine);
   free(all);
 }
 
-static void allgather_case(int alg, size_t n, uint64_t seed) {
+static void allgather_case(const char *alg, size_t n, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i;
   size_t *cnt = malloc((size_t)p * sizeof(size_t)),
@@ -241,8 +256,7 @@ static void allgather_case(int alg, size_t n, uint64_t seed) {
     mine[k] = bb(me, -1, k, seed);
   rc = mmp_allgather_ex(mine, n, all, n, MMP_BYTE, w, &o);
   if (rc != 0)
-    fail_msg("allgather %s n %zu: %s",
-             mmp_coll_alg_name(MMP_COLL_ALLGATHER, alg), n, mmp_err_name(rc));
+    fail_msg("allgather %s n %zu: %s", alg, n, mmp_err_name(rc));
   for (i = 0; i < p; i++)
     check_block(all + (size_t)i * n, n, i, -1, seed, "allgather");
   /* allgatherv: uneven counts, gaps (the s-to-p form falls back to the
@@ -250,7 +264,7 @@ static void allgather_case(int alg, size_t n, uint64_t seed) {
   for (i = 0; i < p; i++) {
     cnt[i] = n + (size_t)(i % 3);
     dsp[i] = at;
-    at += cnt[i] + (alg == MMP_ALLGATHER_S2P ? 0 : (size_t)(i % 2));
+    at += cnt[i] + (strcmp(alg, "s2p") == 0 ? 0 : (size_t)(i % 2));
   }
   memcpy(all + dsp[me], mine, cnt[me]); /* in place */
   rc = mmp_allgatherv(MMP_IN_PLACE, 0, all, cnt, dsp, MMP_BYTE, w);
@@ -263,7 +277,7 @@ static void allgather_case(int alg, size_t n, uint64_t seed) {
   free(mine);
 }
 
-static void alltoall_case(int alg, size_t n, uint64_t seed) {
+static void alltoall_case(const char *alg, size_t n, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i;
   uint8_t *out = malloc(n * (size_t)p + 1), *in = malloc(n * (size_t)p + 1);
@@ -272,14 +286,13 @@ static void alltoall_case(int alg, size_t n, uint64_t seed) {
 
   o.algorithm = alg;
   o.mode = case_mode;
-  o.window = alg == MMP_ALLTOALL_LINEAR ? 2 : 0;
+  o.window = strcmp(alg, "linear") == 0 ? 2 : 0;
   for (i = 0; i < p; i++)
     for (size_t k = 0; k < n; k++)
       out[(size_t)i * n + k] = bb(me, i, k, seed);
   rc = mmp_alltoall_ex(out, n, in, n, MMP_BYTE, w, &o);
   if (rc != 0)
-    fail_msg("alltoall %s n %zu: %s", mmp_coll_alg_name(MMP_COLL_ALLTOALL, alg),
-             n, mmp_err_name(rc));
+    fail_msg("alltoall %s n %zu: %s", alg, n, mmp_err_name(rc));
   for (i = 0; i < p; i++)
     check_block(in + (size_t)i * n, n, i, me, seed, "alltoall");
   /* In place. */
@@ -297,28 +310,31 @@ static void test_every_algorithm(void **state) {
   (void)state;
 
   counts_of(p, c);
-  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
-    for (alg = 0; mmp_coll_alg_name(coll, alg) != NULL; alg++)
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_ALLTOALL; coll++)
+    for (alg = 0; ALG(coll, alg) != NULL; alg++)
       for (k = 0; k < 4; k++) {
         uint64_t seed = (uint64_t)coll * 1000 + (uint64_t)alg * 10 + k;
         switch (coll) {
         case MMP_COLL_ALLREDUCE:
-          allreduce_case(alg, c[k], seed);
+          allreduce_case(ALG(coll, alg), c[k], seed);
           break;
         case MMP_COLL_REDUCE:
-          reduce_case(alg, c[k], k % 2 ? 0 : p - 1, seed);
+          reduce_case(ALG(coll, alg), c[k], k % 2 ? 0 : p - 1, seed);
           break;
         case MMP_COLL_REDUCE_SCATTER:
-          reduce_scatter_case(alg, c[k], seed);
+          reduce_scatter_case(ALG(coll, alg), c[k], seed);
           break;
         case MMP_COLL_GATHER:
-          gather_case(alg, c[k], k % 2 ? p / 2 : 0, seed);
+          gather_case(ALG(coll, alg), c[k], k % 2 ? p / 2 : 0, seed);
+          break;
+        case MMP_COLL_SCATTER:
+          scatter_case(ALG(coll, alg), c[k], k % 2 ? p / 2 : 0, seed);
           break;
         case MMP_COLL_ALLGATHER:
-          allgather_case(alg, c[k], seed);
+          allgather_case(ALG(coll, alg), c[k], seed);
           break;
         case MMP_COLL_ALLTOALL:
-          alltoall_case(alg, c[k], seed);
+          alltoall_case(ALG(coll, alg), c[k], seed);
           break;
         }
       }
@@ -334,18 +350,22 @@ static void test_every_algorithm_both_modes(void **state) {
 
   for (m = 0; m < 2; m++) {
     case_mode = modes[m];
-    for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++)
-      allreduce_case(alg, n, 900 + (uint64_t)alg);
-    for (alg = 1; alg < MMP_REDUCE_ALG_COUNT; alg++)
-      reduce_case(alg, n, p / 2, 910 + (uint64_t)alg);
-    for (alg = 1; alg < MMP_REDUCE_SCATTER_ALG_COUNT; alg++)
-      reduce_scatter_case(alg, n, 920 + (uint64_t)alg);
-    for (alg = 1; alg < MMP_GATHER_ALG_COUNT; alg++)
-      gather_case(alg, 5000, p - 1, 930 + (uint64_t)alg);
-    for (alg = 1; alg < MMP_ALLGATHER_ALG_COUNT; alg++)
-      allgather_case(alg, 5000, 940 + (uint64_t)alg);
-    for (alg = 1; alg < MMP_ALLTOALL_ALG_COUNT; alg++)
-      alltoall_case(alg, 5000, 950 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_ALLREDUCE, alg) != NULL; alg++)
+      allreduce_case(ALG(MMP_COLL_ALLREDUCE, alg), n, 900 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_REDUCE, alg) != NULL; alg++)
+      reduce_case(ALG(MMP_COLL_REDUCE, alg), n, p / 2, 910 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_REDUCE_SCATTER, alg) != NULL; alg++)
+      reduce_scatter_case(ALG(MMP_COLL_REDUCE_SCATTER, alg), n,
+                          920 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_GATHER, alg) != NULL; alg++)
+      gather_case(ALG(MMP_COLL_GATHER, alg), 5000, p - 1, 930 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_SCATTER, alg) != NULL; alg++)
+      scatter_case(ALG(MMP_COLL_SCATTER, alg), 5000, p - 1,
+                   935 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_ALLGATHER, alg) != NULL; alg++)
+      allgather_case(ALG(MMP_COLL_ALLGATHER, alg), 5000, 940 + (uint64_t)alg);
+    for (alg = 1; ALG(MMP_COLL_ALLTOALL, alg) != NULL; alg++)
+      alltoall_case(ALG(MMP_COLL_ALLTOALL, alg), 5000, 950 + (uint64_t)alg);
   }
   case_mode = MMP_SEND_AUTO;
 }
@@ -400,9 +420,9 @@ static void test_large_floats_deterministic(void **state) {
     in[e] = (float)((double)(mr_next(&s) >> 11) / 9007199254740992.0 - 0.5);
   }
   for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_REDUCE; coll++)
-    for (alg = 1; mmp_coll_alg_name(coll, alg) != NULL; alg++) {
+    for (alg = 1; ALG(coll, alg) != NULL; alg++) {
       mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-      o.algorithm = alg;
+      o.algorithm = ALG(coll, alg);
       o.mode = case_mode;
       if (coll == MMP_COLL_ALLREDUCE) {
         assert_int_equal(mmp_allreduce_ex(in, a, n, MMP_FLOAT, MMP_SUM, w, &o),
@@ -430,8 +450,8 @@ static void test_large_floats_deterministic(void **state) {
           bound += fabs(x);
         }
         if (fabs(a[e] - ref) > p * FLT_EPSILON * bound + 1e-30)
-          fail_msg("%s: element %zu %g, serial %g",
-                   mmp_coll_alg_name(coll, alg), e, a[e], ref);
+          fail_msg("%s: element %zu %g, serial %g", ALG(coll, alg), e, a[e],
+                   ref);
       }
       if (coll != MMP_COLL_ALLREDUCE)
         continue;
@@ -440,8 +460,7 @@ static void test_large_floats_deterministic(void **state) {
       assert_int_equal(mmp_allgather(&mine, 1, sums, 1, MMP_UINT64, w), 0);
       for (int r = 0; r < p; r++)
         if (sums[r] != mine)
-          fail_msg("%s: rank %d's result differs", mmp_coll_alg_name(coll, alg),
-                   r);
+          fail_msg("%s: rank %d's result differs", ALG(coll, alg), r);
     }
   free(in);
   free(a);
@@ -454,14 +473,16 @@ static void test_large_blocks(void **state) {
   size_t n = p > 8 ? 8 * 1024 : 24 * 1024;
   (void)state;
 
-  for (alg = 1; mmp_coll_alg_name(MMP_COLL_ALLGATHER, alg) != NULL; alg++)
-    allgather_case(alg, n, 5);
-  for (alg = 1; mmp_coll_alg_name(MMP_COLL_ALLTOALL, alg) != NULL; alg++)
-    alltoall_case(alg, n, 6);
-  for (alg = 1; mmp_coll_alg_name(MMP_COLL_GATHER, alg) != NULL; alg++)
-    gather_case(alg, n, p - 1, 7);
-  for (alg = 1; mmp_coll_alg_name(MMP_COLL_REDUCE_SCATTER, alg) != NULL; alg++)
-    reduce_scatter_case(alg, n, 8);
+  for (alg = 1; ALG(MMP_COLL_ALLGATHER, alg) != NULL; alg++)
+    allgather_case(ALG(MMP_COLL_ALLGATHER, alg), n, 5);
+  for (alg = 1; ALG(MMP_COLL_ALLTOALL, alg) != NULL; alg++)
+    alltoall_case(ALG(MMP_COLL_ALLTOALL, alg), n, 6);
+  for (alg = 1; ALG(MMP_COLL_GATHER, alg) != NULL; alg++)
+    gather_case(ALG(MMP_COLL_GATHER, alg), n, p - 1, 7);
+  for (alg = 1; ALG(MMP_COLL_SCATTER, alg) != NULL; alg++)
+    scatter_case(ALG(MMP_COLL_SCATTER, alg), n, p - 1, 7);
+  for (alg = 1; ALG(MMP_COLL_REDUCE_SCATTER, alg) != NULL; alg++)
+    reduce_scatter_case(ALG(MMP_COLL_REDUCE_SCATTER, alg), n, 8);
 }
 
 /* ---- A non-commutative operation ---------------------------------------- */
@@ -515,13 +536,15 @@ static void test_noncommutative_rank_order(void **state) {
     matrix(me, e, in + 4 * e);
   }
   for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_REDUCE; coll++)
-    for (alg = 0; mmp_coll_alg_name(coll, alg) != NULL; alg++) {
+    for (alg = 0; ALG(coll, alg) != NULL; alg++) {
       mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
       int rc;
-      o.algorithm = alg;
+      o.algorithm = ALG(coll, alg);
       o.mode = case_mode;
       /* The k-nomial reduce at a radix that is not the binomial tree's. */
-      o.radix = coll == MMP_COLL_REDUCE && alg == MMP_REDUCE_KNOMIAL ? 3 : 0;
+      o.radix = coll == MMP_COLL_REDUCE && strcmp(o.algorithm, "knomial") == 0
+                    ? 3
+                    : 0;
       memset(out, 0, n * 32);
       rc = coll == MMP_COLL_ALLREDUCE
                ? mmp_allreduce_ex(in, out, n, mat, op, w, &o)
@@ -529,12 +552,11 @@ static void test_noncommutative_rank_order(void **state) {
       if (rc == MMP_EINVAL)
         continue; /* the ring does not keep rank order */
       if (rc != 0)
-        fail_msg("%s: %s", mmp_coll_alg_name(coll, alg), mmp_err_name(rc));
+        fail_msg("%s: %s", ALG(coll, alg), mmp_err_name(rc));
       if ((coll == MMP_COLL_ALLREDUCE || me == p / 2) &&
           memcmp(out, want, n * 32) != 0)
         fail_msg("%s %s: not the rank-order product",
-                 coll == 1 ? "allreduce" : "reduce",
-                 mmp_coll_alg_name(coll, alg));
+                 coll == 1 ? "allreduce" : "reduce", ALG(coll, alg));
     }
   /* Reduce-scatter: pairwise keeps rank order; AUTO picks it. */
   {
@@ -547,7 +569,7 @@ static void test_noncommutative_rank_order(void **state) {
   }
   {
     mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-    o.algorithm = MMP_ALLREDUCE_RING;
+    o.algorithm = "ring";
     assert_int_equal(mmp_allreduce_ex(in, out, n, mat, op, w, &o),
                      p > 0 ? MMP_EINVAL : 0);
   }
@@ -604,7 +626,9 @@ static void test_nonblocking_in_flight(void **state) {
 
   for (k = 0; k < K; k++) {
     mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-    o.algorithm = k % (MMP_ALLREDUCE_ALG_COUNT - 1) + 1;
+    o.algorithm = ALG(MMP_COLL_ALLREDUCE, k + 1) != NULL
+                      ? ALG(MMP_COLL_ALLREDUCE, k + 1)
+                      : "ring";
     fill_small(in[k], N, 77 + (uint64_t)k, me);
     assert_int_equal(
         mmp_iallreduce(in[k], out[k], N, MMP_DOUBLE, MMP_SUM, w, &o, &r[k]), 0);
@@ -614,7 +638,8 @@ static void test_nonblocking_in_flight(void **state) {
                    0);
   assert_int_equal(mmp_waitall(K + 2, r, NULL), 0);
   for (k = 0; k < K; k++)
-    expect_sums(out[k], N, 77 + (uint64_t)k, p, 0, "iallreduce", k);
+    expect_sums(out[k], N, 77 + (uint64_t)k, p, 0, "iallreduce",
+                ALG(MMP_COLL_ALLREDUCE, k + 1));
   for (k = 0; k < p; k++)
     assert_int_equal(g[k], k);
 }
@@ -633,7 +658,7 @@ static void test_reduce_knomial_radices(void **state) {
       for (k = 0; k < 4; k++) {
         case_radix = radices[i];
         case_segment = s ? 16 : 0;
-        reduce_case(MMP_REDUCE_KNOMIAL, c[k], k % 2 ? 0 : p - 1,
+        reduce_case("knomial", c[k], k % 2 ? 0 : p - 1,
                     7000 + (uint64_t)(i * 8 + s * 4 + k));
       }
   case_radix = 0;
@@ -649,26 +674,24 @@ static void test_inconsistent_arguments_are_an_error(void **state) {
   if (p < 2)
     return;
   fill_small(in, 64, 3, me);
-  for (alg = 1; alg < MMP_ALLREDUCE_ALG_COUNT; alg++) {
+  for (alg = 1; ALG(MMP_COLL_ALLREDUCE, alg) != NULL; alg++) {
     mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-    o.algorithm = alg;
+    o.algorithm = ALG(MMP_COLL_ALLREDUCE, alg);
     o.mode = case_mode;
     /* Rank 1 passes another count, then another operation. */
     rc = mmp_allreduce_ex(in, out, me == 1 ? 40 : 41, MMP_DOUBLE, MMP_SUM, w,
                           &o);
     if (me == 1 && rc != MMP_EMISMATCH)
-      fail_msg("%s: rank 1 got %s", mmp_coll_alg_name(1, alg),
-               mmp_err_name(rc));
+      fail_msg("%s: rank 1 got %s", o.algorithm, mmp_err_name(rc));
     rc = mmp_allreduce_ex(in, out, 41, MMP_DOUBLE, me == 1 ? MMP_MAX : MMP_SUM,
                           w, &o);
     if (me == 1 && rc != MMP_EMISMATCH)
-      fail_msg("%s op: rank 1 got %s", mmp_coll_alg_name(1, alg),
-               mmp_err_name(rc));
+      fail_msg("%s op: rank 1 got %s", o.algorithm, mmp_err_name(rc));
     /* The next one works everywhere. */
     assert_int_equal(mr_barrier(), 0);
     assert_int_equal(mmp_allreduce_ex(in, out, 41, MMP_DOUBLE, MMP_SUM, w, &o),
                      0);
-    expect_sums(out, 41, 3, p, 0, "after a mismatch", alg);
+    expect_sums(out, 41, 3, p, 0, "after a mismatch", o.algorithm);
   }
   /* Gather: a block of another size reaches the root as a mismatch. */
   rc = mmp_gather(in, me == p - 1 ? 3 : 4, out, 4, MMP_DOUBLE, 0, w);
@@ -693,17 +716,15 @@ static void test_scatter_wrong_root_is_an_error(void **state) {
   assert_non_null(in);
   for (i = 0; i < 4 * p; i++)
     in[i] = i;
-  for (alg = 1; alg < MMP_SCATTER_ALG_COUNT; alg++) {
+  for (alg = 1; ALG(MMP_COLL_SCATTER, alg) != NULL; alg++) {
     mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
-    o.algorithm = alg;
+    o.algorithm = ALG(MMP_COLL_SCATTER, alg);
     o.mode = case_mode;
     rc = mmp_scatter_ex(in, 4, out, 4, MMP_DOUBLE, me == 2 ? 1 : 0, w, &o);
     if (me == 2 && rc != MMP_EMISMATCH)
-      fail_msg("%s: rank 2 got %s", mmp_coll_alg_name(MMP_COLL_SCATTER, alg),
-               mmp_err_name(rc));
+      fail_msg("%s: rank 2 got %s", o.algorithm, mmp_err_name(rc));
     if (rc != 0 && rc != MMP_EMISMATCH)
-      fail_msg("%s: rank %d got %s", mmp_coll_alg_name(MMP_COLL_SCATTER, alg),
-               me, mmp_err_name(rc));
+      fail_msg("%s: rank %d got %s", o.algorithm, me, mmp_err_name(rc));
     /* The next one works everywhere. */
     assert_int_equal(mr_barrier(), 0);
     assert_int_equal(mmp_scatter_ex(in, 4, out, 4, MMP_DOUBLE, 0, w, &o), 0);
@@ -757,7 +778,7 @@ static void test_auto_cache_matches_model(void **state) {
   enum { NC = sizeof(counts) / sizeof(counts[0]) };
   mmp_comm_t *w = mmp_comm_world();
   mmp__coll_state_t *st;
-  mmp_coll_opts_t fresh[MMP_COLL_COUNT][NC][2], o;
+  mmp_coll_opts_t fresh[MMP_COLL_ALLTOALL + 1][NC][2], o;
   mmp_op_t nc = 0;
   unsigned hits;
   int coll, k, n;
@@ -766,7 +787,7 @@ static void test_auto_cache_matches_model(void **state) {
   assert_int_equal(mmp_op_create(noop_user, 0, NULL, &nc), 0);
   st = mmp__coll_state(w);
   assert_non_null(st);
-  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_ALLTOALL; coll++)
     for (k = 0; k < NC; k++)
       for (n = 0; n < 2; n++) {
         int reducing = coll <= MMP_COLL_REDUCE_SCATTER;
@@ -781,11 +802,11 @@ static void test_auto_cache_matches_model(void **state) {
         hits = st->auto_hits;
         assert_int_equal(mmp_coll_select(w, coll, counts[k], t, op, &o), 0);
         assert_int_equal(st->auto_hits, hits + 1);
-        assert_int_equal(o.algorithm, fresh[coll][k][n].algorithm);
+        assert_string_equal(o.algorithm, fresh[coll][k][n].algorithm);
         assert_int_equal(o.segment, fresh[coll][k][n].segment);
       }
   /* Everything again, with the slots shared and evicted in turn. */
-  for (coll = 1; coll < MMP_COLL_COUNT; coll++)
+  for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_ALLTOALL; coll++)
     for (k = NC - 1; k >= 0; k--)
       for (n = 0; n < 2; n++) {
         int reducing = coll <= MMP_COLL_REDUCE_SCATTER;
@@ -798,7 +819,7 @@ static void test_auto_cache_matches_model(void **state) {
                                                    : MMP_SUM,
                                          &o),
                          0);
-        assert_int_equal(o.algorithm, fresh[coll][k][n].algorithm);
+        assert_string_equal(o.algorithm, fresh[coll][k][n].algorithm);
         assert_int_equal(o.segment, fresh[coll][k][n].segment);
       }
   /* A changed model: the cached decision is not used. */
@@ -871,12 +892,18 @@ static void test_bad_arguments(void **state) {
                    MMP_ECOMM);
   assert_int_equal(mmp_reduce(x, y, 4, MMP_DOUBLE, MMP_SUM, mr_size(), w),
                    MMP_ERANK);
-  o.algorithm = 99;
+  o.algorithm = "nope";
   assert_int_equal(mmp_iallreduce(x, y, 4, MMP_DOUBLE, MMP_SUM, w, &o, &r),
                    MMP_EINVAL);
   assert_null(r);
+  /* A name of another collective's. */
+  o.algorithm = "bruck";
+  assert_int_equal(mmp_allreduce_ex(x, y, 4, MMP_DOUBLE, MMP_SUM, w, &o),
+                   MMP_EINVAL);
+  o.algorithm = "auto";
+  assert_int_equal(mmp_allreduce_ex(x, y, 4, MMP_DOUBLE, MMP_SUM, w, &o), 0);
   /* A radix outside 2 .. 16 (0: chosen). */
-  o.algorithm = MMP_REDUCE_KNOMIAL;
+  o.algorithm = "knomial";
   o.radix = 1;
   assert_int_equal(mmp_reduce_ex(x, y, 4, MMP_DOUBLE, MMP_SUM, 0, w, &o),
                    MMP_EINVAL);

@@ -42,22 +42,24 @@
 
 #define MAX_ALGS 32
 
-/* The algorithms of collective `coll` (MMP_COLL_*), AUTO first: stores
- * their numbers in out[] and returns how many. */
-static int algs_of(int coll, int *out) {
-  int n = 0, alg;
+/* The algorithms of collective `coll` (MMP_COLL_*), "auto" first, then
+ * mmp_coll_algs's list: stores their names in out[] and returns how
+ * many. */
+static int algs_of(int coll, const char **out) {
+  const char *s;
+  int n = 0, i;
 
-  for (alg = 0; n < MAX_ALGS && mmp_coll_alg_name(coll, alg) != NULL; alg++)
-    out[n++] = alg;
+  out[n++] = "auto";
+  for (i = 0; n < MAX_ALGS && (s = mr_alg(coll, i, NULL)) != NULL; i++)
+    out[n++] = s;
   return n;
 }
 
-static int alg_is(int coll, int alg, const char *name) {
-  const char *s = mmp_coll_alg_name(coll, alg);
-  return s != NULL && strcmp(s, name) == 0;
+static int alg_is(const char *alg, const char *name) {
+  return alg != NULL && strcmp(alg, name) == 0;
 }
 
-static mmp_coll_opts_t opts_for(int alg) {
+static mmp_coll_opts_t opts_for(const char *alg) {
   mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
   o.algorithm = alg;
   return o;
@@ -138,10 +140,10 @@ static size_t v_layout(int p, uint64_t seed, size_t *cnt, size_t *dsp) {
 
 /* One gatherv (`gather`) or scatterv: blocking, or non-blocking with
  * algorithm `alg`; in place at the root or not. */
-static void gs_v_case(int gather, int root, int alg, int nb, int in_place,
-                      uint64_t seed) {
+static void gs_v_case(int gather, int root, const char *alg, int nb,
+                      int in_place, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), me = mr_rank(), i, rc, ok, coll;
+  int p = mr_size(), me = mr_rank(), i, rc, ok;
   int here = in_place && me == root;
   size_t *cnt = malloc(2 * (size_t)p * sizeof(size_t)), *dsp, len;
   uint8_t *mine, *all;
@@ -157,7 +159,6 @@ static void gs_v_case(int gather, int root, int alg, int nb, int in_place,
   assert_true(mine != NULL && all != NULL);
   memset(all, 0xee, len);
   memset(mine, 0xee, cnt[me] * E + E);
-  coll = gather ? MMP_COLL_GATHER : MMP_COLL_SCATTER;
   if (gather) {
     fill_block(mine, cnt[me] * E, me, root, seed);
     if (here)
@@ -167,10 +168,9 @@ static void gs_v_case(int gather, int root, int alg, int nb, int in_place,
       fill_block(all + dsp[i] * E, cnt[i] * E, root, i, seed);
   }
   snprintf(what, sizeof(what), "%s root %d %s nb %d in place %d",
-           gather ? "gatherv" : "scatterv", root, mmp_coll_alg_name(coll, alg),
-           nb, in_place);
+           gather ? "gatherv" : "scatterv", root, alg, nb, in_place);
   /* Only the root knows the counts: the flat algorithm, or none. */
-  ok = alg == 0 || alg_is(coll, alg, "flat");
+  ok = alg_is(alg, "auto") || alg_is(alg, "flat");
   if (gather && !nb)
     rc = mmp_gatherv(here ? MMP_IN_PLACE : mine, cnt[me],
                      me == root ? all : NULL, me == root ? cnt : NULL,
@@ -218,16 +218,17 @@ static int roots_of(int p, int *out) {
 }
 
 static void test_gatherv_scatterv(void **state) {
-  int p = mr_size(), roots[3], nr = roots_of(p, roots), algs[MAX_ALGS], na;
+  int p = mr_size(), roots[3], nr = roots_of(p, roots), na;
+  const char *algs[MAX_ALGS];
   int k, a;
   (void)state;
 
   for (k = 0; k < nr; k++) {
     uint64_t seed = 100 + (uint64_t)k * 10;
-    gs_v_case(1, roots[k], 0, 0, 0, seed);
-    gs_v_case(1, roots[k], 0, 0, 1, seed + 1);
-    gs_v_case(0, roots[k], 0, 0, 0, seed + 2);
-    gs_v_case(0, roots[k], 0, 0, 1, seed + 3);
+    gs_v_case(1, roots[k], "auto", 0, 0, seed);
+    gs_v_case(1, roots[k], "auto", 0, 1, seed + 1);
+    gs_v_case(0, roots[k], "auto", 0, 0, seed + 2);
+    gs_v_case(0, roots[k], "auto", 0, 1, seed + 3);
     na = algs_of(MMP_COLL_GATHER, algs);
     for (a = 0; a < na; a++)
       gs_v_case(1, roots[k], algs[a], 1, a % 2, seed + 4 + (uint64_t)a);
@@ -250,7 +251,7 @@ static size_t a2a_count(int i, int j, uint64_t seed, int kind) {
 }
 
 /* kind: 0 uneven, 1 symmetric and in place, 2 equal. */
-static void alltoallv_case(int alg, int nb, int kind, uint64_t seed) {
+static void alltoallv_case(const char *alg, int nb, int kind, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), j, rc;
   size_t np = (size_t)p, *sc = malloc(4 * np * sizeof(size_t));
@@ -281,8 +282,7 @@ static void alltoallv_case(int alg, int nb, int kind, uint64_t seed) {
   memset(rbuf, 0xee, rat * E + 1);
   for (j = 0; j < p; j++)
     fill_block((kind == 1 ? rbuf : sbuf) + sd[j] * E, sc[j] * E, me, j, seed);
-  snprintf(what, sizeof(what), "alltoallv %s nb %d kind %d",
-           mmp_coll_alg_name(MMP_COLL_ALLTOALL, alg), nb, kind);
+  snprintf(what, sizeof(what), "alltoallv %s nb %d kind %d", alg, nb, kind);
   if (!nb && kind != 1)
     rc = mmp_alltoallv(sbuf, sc, sd, rbuf, rc_, rd, MMP_INT32, w);
   else if (!nb)
@@ -304,15 +304,16 @@ static void alltoallv_case(int alg, int nb, int kind, uint64_t seed) {
 }
 
 static void test_alltoallv(void **state) {
-  int algs[MAX_ALGS], na = algs_of(MMP_COLL_ALLTOALL, algs), a;
+  const char *algs[MAX_ALGS];
+  int na = algs_of(MMP_COLL_ALLTOALL, algs), a;
   (void)state;
 
-  alltoallv_case(0, 0, 0, 300);
-  alltoallv_case(0, 0, 1, 301);
+  alltoallv_case("auto", 0, 0, 300);
+  alltoallv_case("auto", 0, 1, 301);
   for (a = 0; a < na; a++) {
     uint64_t seed = 310 + (uint64_t)a * 3;
     /* Bruck moves equal blocks only. */
-    if (alg_is(MMP_COLL_ALLTOALL, algs[a], "bruck")) {
+    if (alg_is(algs[a], "bruck")) {
       alltoallv_case(algs[a], 1, 2, seed);
       continue;
     }
@@ -321,13 +322,15 @@ static void test_alltoallv(void **state) {
   }
 }
 
-/* AUTO's alltoall for a block of `count` bytes (mmp_coll_select). */
-static int a2a_auto(size_t count) {
+/* AUTO's alltoall for a block of `count` bytes (mmp_coll_select): its
+ * algorithm's name. */
+static const char *a2a_auto(size_t count) {
   mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
 
   assert_int_equal(mmp_coll_select(mmp_comm_world(), MMP_COLL_ALLTOALL, count,
                                    MMP_BYTE, 0, &o),
                    0);
+  assert_non_null(o.algorithm);
   return o.algorithm;
 }
 
@@ -338,20 +341,21 @@ static int a2a_auto(size_t count) {
  * MMP_EMISMATCH). */
 static void test_alltoallv_auto_ranks_disagree_on_size(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), me = mr_rank(), j, small = a2a_auto(1);
+  int p = mr_size(), me = mr_rank(), j;
+  const char *small = a2a_auto(1);
   size_t lo = 1, hi = (size_t)1 << 22, np = (size_t)p;
   size_t *sc = malloc(4 * np * sizeof(size_t)), *sd, *rcn, *rd, at;
   uint8_t *sbuf, *rbuf;
   (void)state;
 
   assert_non_null(sc);
-  if (a2a_auto(hi) == small) { /* one algorithm at every size here */
+  if (strcmp(a2a_auto(hi), small) == 0) { /* one algorithm at every size here */
     free(sc);
     skip();
   }
   while (hi - lo > 1) { /* the smallest size AUTO prices otherwise */
     size_t mid = lo + (hi - lo) / 2;
-    if (a2a_auto(mid) == small)
+    if (strcmp(a2a_auto(mid), small) == 0)
       lo = mid;
     else
       hi = mid;
@@ -384,7 +388,7 @@ static void test_alltoallv_auto_ranks_disagree_on_size(void **state) {
 
 /* ---- iallgatherv --------------------------------------------------------- */
 
-static void allgatherv_case(int alg, int gaps, uint64_t seed) {
+static void allgatherv_case(const char *alg, int gaps, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i, rc, ok;
   size_t *cnt = malloc(2 * (size_t)p * sizeof(size_t)), *dsp, len, at = 0;
@@ -410,12 +414,11 @@ static void allgatherv_case(int alg, int gaps, uint64_t seed) {
   assert_true(mine != NULL && all != NULL);
   fill_block(mine, cnt[me] * E, me, -1, seed);
   memset(all, 0xee, len * E);
-  snprintf(what, sizeof(what), "iallgatherv %s gaps %d",
-           mmp_coll_alg_name(MMP_COLL_ALLGATHER, alg), gaps);
+  snprintf(what, sizeof(what), "iallgatherv %s gaps %d", alg, gaps);
   /* The s-to-p row takes the blocks packed in rank order only. */
   for (i = 0, at = 0, ok = 1; i < p; at += cnt[i++])
     ok = ok && dsp[i] == at;
-  ok = ok || !alg_is(MMP_COLL_ALLGATHER, alg, "s2p");
+  ok = ok || !alg_is(alg, "s2p");
   rc = mmp_iallgatherv(mine, cnt[me], all, cnt, dsp, MMP_INT32, w, &o, &q);
   if (rc == 0)
     rc = wait_checked(&q, what);
@@ -432,7 +435,8 @@ static void allgatherv_case(int alg, int gaps, uint64_t seed) {
 }
 
 static void test_iallgatherv(void **state) {
-  int algs[MAX_ALGS], na = algs_of(MMP_COLL_ALLGATHER, algs), a;
+  const char *algs[MAX_ALGS];
+  int na = algs_of(MMP_COLL_ALLGATHER, algs), a;
   (void)state;
 
   for (a = 0; a < na; a++) {
@@ -543,7 +547,7 @@ static void red_free(red_t *r) {
   free(r->out);
 }
 
-static void allreduce_alg(red_t *r, int alg, int nb) {
+static void allreduce_alg(red_t *r, const char *alg, int nb) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_coll_opts_t o = opts_for(alg);
   mmp_request_t *q = NULL;
@@ -558,15 +562,14 @@ static void allreduce_alg(red_t *r, int alg, int nb) {
     rc = mmp_allreduce_ex(r->in, r->out, r->n, r->type, r->op, w, &o);
   }
   if (rc != 0)
-    fail_msg("allreduce %s type %d op %d n %zu: %s",
-             mmp_coll_alg_name(MMP_COLL_ALLREDUCE, alg), r->type, r->op, r->n,
+    fail_msg("allreduce %s type %d op %d n %zu: %s", alg, r->type, r->op, r->n,
              mmp_err_name(rc));
   if (r->n > 0 && memcmp(r->out, r->want, r->n * r->esize) != 0)
-    fail_msg("allreduce %s type %d op %d n %zu: wrong result",
-             mmp_coll_alg_name(MMP_COLL_ALLREDUCE, alg), r->type, r->op, r->n);
+    fail_msg("allreduce %s type %d op %d n %zu: wrong result", alg, r->type,
+             r->op, r->n);
 }
 
-static void reduce_alg(red_t *r, int alg, int nb, int root) {
+static void reduce_alg(red_t *r, const char *alg, int nb, int root) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_coll_opts_t o = opts_for(alg);
   mmp_request_t *q = NULL;
@@ -583,25 +586,23 @@ static void reduce_alg(red_t *r, int alg, int nb, int root) {
                        root, w, &o);
   }
   if (rc != 0)
-    fail_msg("reduce %s type %d op %d n %zu: %s",
-             mmp_coll_alg_name(MMP_COLL_REDUCE, alg), r->type, r->op, r->n,
+    fail_msg("reduce %s type %d op %d n %zu: %s", alg, r->type, r->op, r->n,
              mmp_err_name(rc));
   if (me == root && r->n > 0 && memcmp(r->out, r->want, r->n * r->esize) != 0)
-    fail_msg("reduce %s type %d op %d n %zu root %d: wrong result",
-             mmp_coll_alg_name(MMP_COLL_REDUCE, alg), r->type, r->op, r->n,
-             root);
+    fail_msg("reduce %s type %d op %d n %zu root %d: wrong result", alg,
+             r->type, r->op, r->n, root);
 }
 
 /* r->n must be a multiple of p for the block form: block n / p each;
  * the v form keeps counts e % 3 of the p ranks' share in turn. */
-static void reduce_scatter_alg(red_t *r, int alg, int nb) {
+static void reduce_scatter_alg(red_t *r, const char *alg, int nb) {
   mmp_comm_t *w = mmp_comm_world();
   mmp_coll_opts_t o = opts_for(alg);
   mmp_request_t *q = NULL;
   int p = mr_size(), me = mr_rank(), i, rc;
   size_t blk = r->n / (size_t)p, *counts = malloc((size_t)p * sizeof(size_t));
   size_t off = 0, left = r->n;
-  const char *name = mmp_coll_alg_name(MMP_COLL_REDUCE_SCATTER, alg);
+  const char *name = alg;
 
   assert_non_null(counts);
   memset(r->out, 0, r->n * r->esize);
@@ -648,7 +649,8 @@ static void reduce_scatter_alg(red_t *r, int alg, int nb) {
 /* Every algorithm of the three reductions on `r`, blocking and not in
  * turn, at 1 element and 2p + 3 (block forms: 2p). */
 static void every_reduction_alg(int type, int op, int ref_op, uint64_t turn) {
-  int p = mr_size(), algs[MAX_ALGS], na, a, k;
+  int p = mr_size(), na, a, k;
+  const char *algs[MAX_ALGS];
   size_t sizes[2] = {1, 2 * (size_t)p + 3};
 
   for (k = 0; k < 2; k++) {

@@ -101,4 +101,33 @@ static inline int mr_teardown(void **state) {
   return mmp_finalize() == 0 ? 0 : -1;
 }
 
+/* Algorithm number i (0, 1, ...) of collective `coll` (MMP_COLL_*):
+ * its name, or NULL past the last; *flags (may be NULL) its MMP_ALG_*.
+ * Tests walk the list, so a new algorithm is tested without a change. */
+static inline const char *mr_alg(int coll, int i, unsigned *flags) {
+  mmp_alg_info_t a;
+
+  if (mmp_coll_algs(coll, i, &a) != 0)
+    return NULL;
+  if (flags != NULL)
+    *flags = a.flags;
+  return a.name;
+}
+
+/* The options (MMP_OPT_*) algorithm i of `coll` reads; 0 past the last. */
+static inline unsigned mr_alg_options(int coll, int i) {
+  mmp_alg_info_t a;
+
+  return mmp_coll_algs(coll, i, &a) == 0 ? a.options : 0;
+}
+
+/* A number for a name, for seeds. */
+static inline uint64_t mr_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+
+  while (s != NULL && *s != '\0')
+    h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+  return h;
+}
+
 #endif /* MMP_TESTS_MR_COMMON_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The multicast broadcast (MMP_BCAST_MULTICAST) over loopback multicast,
+ * The multicast broadcast (algorithm "multicast") over loopback multicast,
  * where every rank of the host receives what the others send: every size
  * class around the datagram's payload, every root, both modes, several in
  * flight; forged, foreign and replayed datagrams sent to the group are
  * rejected and counted while broadcasts stay correct. With MINIMP_MCAST=off
  * (a second registration) the algorithm is MMP_ENOTSUP on every rank and
- * AUTO still works. The multicast s-to-p (MMP_S2P_MULTICAST) likewise: s =
+ * AUTO still works. The multicast s-to-p (its "multicast") likewise: s =
  * 1, 2, p/2 and p sources, equal and unequal lengths, both modes,
  * blocking and not, with and without the lengths, byte for byte.
  *
@@ -75,7 +75,7 @@ static void check(int root, size_t n, unsigned mode, uint64_t seed) {
     memcpy(buf, want, n);
   else
     memset(buf, 0x5a, n);
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   o.mode = mode;
   rc = mmp_bcast_ex(buf, n, root, w, &o);
   if (rc != 0 || memcmp(buf, want, n) != 0) {
@@ -146,7 +146,7 @@ static void family_mismatch(uint8_t *c) {
   uint8_t *out = malloc((size_t)p);
 
   assert_non_null(out);
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   mismatch_line[0] = '\0';
   assert_int_equal(mmp_set_log_fn(keep_line, NULL), 0);
   assert_int_equal(mmp_bcast_ex(c, 1, 0, w, &o), MMP_EINVAL);
@@ -156,11 +156,11 @@ static void family_mismatch(uint8_t *c) {
                                                  : "is an IPv6 group, but this "
                                                    "job's addresses are IPv4"));
   assert_int_equal(mmp_bcast_ex(c, 1, 0, w, &o), MMP_EINVAL);
-  so.algorithm = MMP_S2P_MULTICAST;
+  so.algorithm = "multicast";
   assert_int_equal(mmp_bcast_s2p(c, 1, 1, out, (size_t)p, NULL, NULL, w, &so),
                    MMP_EINVAL);
   auto_bcast_works(11);
-  so.algorithm = MMP_S2P_AUTO;
+  so.algorithm = NULL;
   *c = (uint8_t)(mr_rank() + 1);
   assert_int_equal(mmp_bcast_s2p(c, 1, 1, out, (size_t)p, NULL, NULL, w, &so),
                    0);
@@ -177,7 +177,7 @@ static void test_mcast_detected(void **state) {
   int rc;
   (void)state;
 
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   if (mcast_mismatch() && mr_size() > 1) {
     family_mismatch(&c);
     return;
@@ -242,7 +242,7 @@ static void test_mcast_several_in_flight(void **state) {
   for (i = 0; i < K; i++) {
     mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
     int root = (i * 3) % p;
-    o.algorithm = MMP_BCAST_MULTICAST;
+    o.algorithm = "multicast";
     o.mode = i % 2 ? MMP_SEND_RNDV : MMP_SEND_EAGER;
     b[i] = malloc(N);
     assert_non_null(b[i]);
@@ -284,7 +284,7 @@ static void test_mcast_disjoint_comms(void **state) {
   assert_non_null(b);
   assert_int_equal(mmp_comm_split(w, color, -me, &sub), 0);
   assert_int_equal(mmp__mcast_stats(&before), 0);
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   for (round = 0; round < ROUNDS; round++) {
     uint8_t v = (uint8_t)(0xa0 + color + 2 * round);
     mmp_request_t *q = NULL;
@@ -340,7 +340,7 @@ static void test_mcast_outsider_keeps_nothing(void **state) {
   assert_int_equal(mmp_comm_split(w, me == out ? MMP_UNDEFINED : 0, me, &sub),
                    0);
   assert_true((sub == NULL) == (me == out));
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   for (round = 0; sub != NULL && round < ROUNDS; round++) {
     uint8_t v = (uint8_t)(0x30 + round);
     memset(b, mmp_comm_rank(sub) == 0 ? v : 0, N);
@@ -385,7 +385,7 @@ static void test_mcast_freed_comms_forgotten(void **state) {
 
   if (mcast_unused() || mr_size() == 1)
     skip();
-  o.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
   assert_int_equal(mmp__mcast_stats(&before), 0);
   for (i = 0; i < 40; i++) {
     assert_int_equal(mmp_comm_dup(w, &d), 0);
@@ -410,7 +410,7 @@ static void test_mcast_freed_comms_forgotten(void **state) {
              (unsigned long long)before.contexts);
 }
 
-/* ---- Multicast s-to-p (MMP_S2P_MULTICAST) -------------------------------- */
+/* ---- Multicast s-to-p ------------------------------------------------- */
 
 /* Source j of s: every (p / s)-th rank, the last ones when s = p. Its
  * message: `base` bytes (equal), or base - j * 7 + (j % 3) (unequal,
@@ -455,7 +455,7 @@ static void check_s2p(int s, size_t base, int unequal, unsigned mode, int nb,
   if (lens[me] != MMP_S2P_NONE)
     mr_fill(mine, lens[me], seed + (uint64_t)me);
   memset(buf, 0xa5, total + 1);
-  o.algorithm = MMP_S2P_MULTICAST;
+  o.algorithm = "multicast";
   o.mode = mode;
   if (nb) {
     rc = mmp_ibcast_s2p(mine, lens[me] != MMP_S2P_NONE ? lens[me] : 0,
@@ -522,12 +522,12 @@ static void test_mcast_s2p(void **state) {
   {
     mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
     uint8_t b[64] = {0};
-    int alg = -1;
-    bo.algorithm = MMP_BCAST_BINOMIAL;
+    const char *alg = NULL;
+    bo.algorithm = "binomial";
     assert_int_equal(mmp_bcast_ex(b, sizeof(b), 0, mmp_comm_world(), &bo), 0);
     check_s2p(p, pl, 0, MMP_SEND_EAGER, 0, 0, 7902);
     assert_int_equal(mmp_bcast_last(mmp_comm_world(), &alg), 0);
-    assert_int_equal(alg, MMP_BCAST_BINOMIAL);
+    assert_string_equal(alg, "binomial");
   }
 }
 
@@ -546,8 +546,8 @@ static void test_mcast_s2p_in_flight(void **state) {
     skip();
   mine = malloc(N);
   assert_non_null(mine);
-  o.algorithm = MMP_S2P_MULTICAST;
-  bo.algorithm = MMP_BCAST_MULTICAST;
+  o.algorithm = "multicast";
+  bo.algorithm = "multicast";
   for (k = 0; k < 2; k++) {
     b[k] = malloc((size_t)N * (size_t)p);
     assert_non_null(b[k]);
@@ -597,7 +597,7 @@ static void test_mcast_s2p_short_buffer_and_mismatch(void **state) {
   lens = malloc(np * sizeof(size_t));
   assert_true(b != NULL && mine != NULL && lens != NULL);
   memset(mine, me, n);
-  o.algorithm = MMP_S2P_MULTICAST;
+  o.algorithm = "multicast";
   rc = mmp_bcast_s2p(mine, n, 1, b, cap, NULL, NULL, w, &o);
   assert_int_equal(rc, cap < total ? MMP_ETRUNC : 0);
   for (i = 0; i < (int)cap; i++)
@@ -636,12 +636,12 @@ static void test_mcast_s2p_off(void **state) {
   assert_true(lens != NULL && out != NULL);
   for (i = 0; i < p; i++)
     lens[i] = 1;
-  o.algorithm = MMP_S2P_MULTICAST;
+  o.algorithm = "multicast";
   assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o),
                    MMP_ENOTSUP);
   assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, NULL, NULL, w, &o),
                    MMP_ENOTSUP);
-  o.algorithm = MMP_S2P_AUTO;
+  o.algorithm = NULL;
   memset(out, 0, np);
   assert_int_equal(mmp_bcast_s2p(&c, 1, 1, out, np, lens, NULL, w, &o), 0);
   for (i = 0; i < p; i++)

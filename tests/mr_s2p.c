@@ -32,12 +32,19 @@ static size_t len_of(int i, int kind, size_t base) {
   return (size_t)i % 4 == 3 ? 0 : base / 2 + ((size_t)i * 37) % (base + 1);
 }
 
-static uint64_t seed_of(int alg, int i, int variant) {
-  return (uint64_t)alg * 7919u + (uint64_t)i * 104729u + (uint64_t)variant;
+/* Algorithm i: 0 AUTO ("auto"), then the list (mmp_coll_algs) from 1;
+ * NULL past its end. */
+static const char *ALG(int i) {
+  return i == 0 ? "auto" : mr_alg(MMP_COLL_S2P, i - 1, NULL);
+}
+
+static uint64_t seed_of(const char *alg, int i, int variant) {
+  return mr_hash(alg) * 7919u + (uint64_t)i * 104729u + (uint64_t)variant;
 }
 
 typedef struct case_s {
-  int alg, dist, s, kind, rows, variant;
+  const char *alg;
+  int dist, s, kind, rows, variant;
   size_t base;
   unsigned mode;
   int unknown; /* pass lens = NULL */
@@ -92,8 +99,8 @@ static void check_s2p(const case_t *c) {
       /* The request's status counts every message's bytes. */
       if (rc == 0 && (st.bytes != total || st.error != 0))
         fail_msg("%s %s s %d kind %d: status.bytes %zu error %d, want %zu",
-                 mmp_s2p_alg_name(c->alg), mmp_s2p_dist_name(c->dist), c->s,
-                 c->kind, st.bytes, st.error, total);
+                 c->alg, mmp_s2p_dist_name(c->dist), c->s, c->kind, st.bytes,
+                 st.error, total);
     }
   } else {
     rc = mmp_bcast_s2p(mine, mark[me] ? lens[me] : 0, mark[me], buf, total,
@@ -101,7 +108,7 @@ static void check_s2p(const case_t *c) {
   }
   /* Where multicast is switched off or refused (a sealed job), its row
    * is MMP_ENOTSUP on every rank (mr_mcast checks that it is). */
-  if (c->alg == MMP_S2P_MULTICAST && rc == MMP_ENOTSUP && mcast_refused())
+  if (strcmp(c->alg, "multicast") == 0 && rc == MMP_ENOTSUP && mcast_refused())
     goto out;
   if (rc != 0 || memcmp(buf, want, total) != 0 || buf[total] != 0xa5) {
     size_t k = 0;
@@ -109,8 +116,8 @@ static void check_s2p(const case_t *c) {
       k++;
     fail_msg("%s %s s %d kind %d base %zu rows %d mode %u: rc %s, first bad "
              "byte %zu of %zu",
-             mmp_s2p_alg_name(c->alg), mmp_s2p_dist_name(c->dist), c->s,
-             c->kind, c->base, c->rows, c->mode, mmp_err_name(rc), k, total);
+             c->alg, mmp_s2p_dist_name(c->dist), c->s, c->kind, c->base,
+             c->rows, c->mode, mmp_err_name(rc), k, total);
   }
   for (i = 0; i < p; i++)
     assert_true(got[i] == lens[i]);
@@ -149,12 +156,13 @@ static void test_s2p_every_algorithm_and_distribution(void **state) {
   int p = mr_size(), svals[7], ns = sources_of(p, svals), alg, d, k, kind;
   (void)state;
 
-  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+  for (alg = 1; ALG(alg) != NULL; alg++)
     for (d = 0; d < MMP_S2P_DIST_COUNT; d++)
       for (k = 0; k < ns; k++)
         for (kind = LEN_EQUAL; kind <= LEN_UNEQUAL; kind++) {
           /* Blocking and not, both for every algorithm and distribution. */
-          case_t c = {alg, d, svals[k], kind, 0, 0, 61, 0, 0, (k + kind) % 2};
+          case_t c = {ALG(alg), d,  svals[k], kind, 0,
+                      0,        61, 0,        0,    (k + kind) % 2};
           check_s2p(&c);
         }
 }
@@ -163,10 +171,11 @@ static void test_s2p_zero_length_messages(void **state) {
   int p = mr_size(), svals[7], ns = sources_of(p, svals), alg, k;
   (void)state;
 
-  for (alg = 1; alg < MMP_S2P_ALG_COUNT; alg++)
+  for (alg = 1; ALG(alg) != NULL; alg++)
     for (k = 0; k < ns; k++) {
-      case_t c = {alg,  MMP_S2P_DIST_EQUAL, svals[k], LEN_ZERO, 0, 1, 0, 0, 0,
-                  k % 2};
+      case_t c = {
+          ALG(alg), MMP_S2P_DIST_EQUAL, svals[k], LEN_ZERO, 0, 1, 0, 0, 0,
+          k % 2};
       check_s2p(&c);
     }
 }
@@ -175,9 +184,10 @@ static void test_s2p_size_exchange(void **state) {
   int p = mr_size(), alg;
   (void)state;
 
-  for (alg = 0; alg < MMP_S2P_ALG_COUNT; alg++) {
+  for (alg = 0; ALG(alg) != NULL; alg++) {
     case_t c = {
-        alg, MMP_S2P_DIST_CROSS, (p + 1) / 2, LEN_UNEQUAL, 0, 2, 300, 0, 1, 0};
+        ALG(alg), MMP_S2P_DIST_CROSS, (p + 1) / 2, LEN_UNEQUAL, 0, 2, 300, 0, 1,
+        0};
     check_s2p(&c);
     c.s = p;
     c.dist = MMP_S2P_DIST_DIAG_L;
@@ -193,8 +203,8 @@ static void test_s2p_long_messages_and_modes(void **state) {
   (void)state;
 
   for (m = 0; m < 3; m++)
-    for (alg = 0; alg < MMP_S2P_ALG_COUNT; alg++) {
-      case_t c = {alg,
+    for (alg = 0; ALG(alg) != NULL; alg++) {
+      case_t c = {ALG(alg),
                   MMP_S2P_DIST_BAND,
                   p > 2 ? p - 1 : p,
                   LEN_UNEQUAL,
@@ -215,9 +225,12 @@ static void test_s2p_other_grids(void **state) {
   for (rows = 1; rows <= p; rows++) {
     if (p % rows != 0)
       continue;
-    for (alg = MMP_S2P_BR_XY_SOURCE; alg <= MMP_S2P_PART_XY_SOURCE; alg++)
+    /* Every algorithm that runs on the grid. */
+    for (alg = 1; ALG(alg) != NULL; alg++)
       for (d = 0; d < MMP_S2P_DIST_COUNT; d += 3) {
-        case_t c = {alg, d, p / 3 + 1, LEN_EQUAL, rows, 4, 40, 0, 0, 0};
+        case_t c = {ALG(alg), d, p / 3 + 1, LEN_EQUAL, rows, 4, 40, 0, 0, 0};
+        if (!(mr_alg_options(MMP_COLL_S2P, alg - 1) & MMP_OPT_ROWS))
+          break;
         if (c.s > p)
           c.s = p;
         check_s2p(&c);
@@ -229,8 +242,7 @@ static void test_s2p_several_in_flight(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), i, k;
   enum { K = 3 };
-  static const int algs[K] = {MMP_S2P_BR_LIN, MMP_S2P_RING,
-                              MMP_S2P_REPOS_XY_SOURCE};
+  static const char *const algs[K] = {"br_lin", "ring", "repos_xy_source"};
   mmp_request_t *q[K];
   uint8_t *b[K], mine[100];
   size_t *lens = malloc((size_t)p * sizeof(size_t));
@@ -301,11 +313,11 @@ static void test_s2p_bad_arguments(void **state) {
                    MMP_EINVAL);
   assert_int_equal(mmp_bcast_s2p(&c, 1, 0, &c, 1, lens, NULL, w, NULL),
                    MMP_EINVAL);
-  o.algorithm = MMP_S2P_ALG_COUNT;
+  o.algorithm = "nope";
   assert_int_equal(mmp_ibcast_s2p(&c, 1, 1, &c, 1, NULL, NULL, w, &o, &r),
                    MMP_EINVAL);
   assert_null(r);
-  o.algorithm = 0;
+  o.algorithm = NULL;
   o.rows = p + 1;
   assert_int_equal(mmp_bcast_s2p(&c, 1, 1, &c, 1, NULL, NULL, w, &o),
                    MMP_EINVAL);
@@ -316,10 +328,6 @@ static void test_s2p_bad_arguments(void **state) {
   assert_int_equal(mmp_s2p_dist(MMP_S2P_DIST_COUNT, 1, 4, 0, mark), MMP_EINVAL);
   assert_int_equal(mmp_s2p_dist(0, 5, 4, 0, mark), MMP_EINVAL);
   assert_int_equal(mmp_s2p_dist(0, 2, 4, 3, mark), MMP_EINVAL);
-  assert_string_equal(mmp_s2p_alg_name(MMP_S2P_REPOS_XY_SOURCE),
-                      "repos_xy_source");
-  assert_int_equal(mmp_s2p_alg_from_name("part_lin"), MMP_S2P_PART_LIN);
-  assert_int_equal(mmp_s2p_alg_from_name("nope"), MMP_EINVAL);
   assert_int_equal(mmp_s2p_dist_from_name("cross"), MMP_S2P_DIST_CROSS);
   assert_null(mmp_s2p_dist_name(99));
   free(lens);
@@ -377,7 +385,7 @@ static void test_s2p_inconsistent_lengths_are_an_error(void **state) {
     total += lens[i];
   buf = malloc(total);
   memset(mine, me, sizeof(mine));
-  o.algorithm = MMP_S2P_BR_LIN;
+  o.algorithm = "br_lin";
   rc = mmp_bcast_s2p(mine, 64, 1, buf, total, lens, NULL, w, &o);
   if (me == p - 1)
     assert_int_equal(rc, MMP_EMISMATCH);
@@ -398,7 +406,8 @@ static void test_s2p_inconsistent_lengths_are_an_error(void **state) {
 
 static void test_s2p_automatic_choice_is_the_same_everywhere(void **state) {
   mmp_comm_t *w = mmp_comm_world();
-  int p = mr_size(), i, d, *algs = malloc((size_t)p * sizeof(int));
+  int p = mr_size(), i, d, found;
+  uint64_t *algs = malloc((size_t)p * sizeof(uint64_t)), mine;
   size_t *lens = malloc((size_t)p * sizeof(size_t));
   unsigned char *mark = malloc((size_t)p);
   mmp_s2p_opts_t sel;
@@ -409,13 +418,16 @@ static void test_s2p_automatic_choice_is_the_same_everywhere(void **state) {
     for (i = 0; i < p; i++)
       lens[i] = mark[i] ? 1000 * (size_t)(d + 1) : MMP_S2P_NONE;
     assert_int_equal(mmp_s2p_select(w, lens, &sel), 0);
-    assert_true(sel.algorithm > 0 && sel.algorithm < MMP_S2P_ALG_COUNT);
-    assert_int_equal(mmp_bcast_s2p(&sel.algorithm, sizeof(int), 1, algs,
-                                   (size_t)p * sizeof(int), NULL, NULL, w,
+    for (i = 1, found = 0; ALG(i) != NULL; i++)
+      found += strcmp(ALG(i), sel.algorithm) == 0;
+    assert_int_equal(found, 1);
+    mine = mr_hash(sel.algorithm);
+    assert_int_equal(mmp_bcast_s2p(&mine, sizeof(mine), 1, algs,
+                                   (size_t)p * sizeof(mine), NULL, NULL, w,
                                    NULL),
                      0);
     for (i = 0; i < p; i++)
-      assert_int_equal(algs[i], sel.algorithm);
+      assert_true(algs[i] == mine);
   }
   free(algs);
   free(lens);

@@ -239,6 +239,19 @@ static void step_p2p(soak_t *k, unsigned long step, uint64_t *s) {
   }
 }
 
+/* AUTO ("auto") or one of collective `coll`'s algorithms, at random. */
+static const char *rnd_alg(uint64_t *s, int coll) {
+  mmp_alg_info_t a;
+  int n = 0, i;
+
+  while (mmp_coll_algs(coll, n, &a) == 0)
+    n++;
+  i = (int)rnd(s, (uint64_t)n + 1);
+  if (i == 0 || mmp_coll_algs(coll, i - 1, &a) != 0)
+    return "auto";
+  return a.name;
+}
+
 static void step_bcast(soak_t *k, unsigned long step, uint64_t *s) {
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
   mmp_request_t *q = NULL;
@@ -246,23 +259,23 @@ static void step_bcast(soak_t *k, unsigned long step, uint64_t *s) {
   int root = (int)rnd(s, (uint64_t)k->p);
   uint64_t fill = step_seed(k, step, 2);
 
-  o.algorithm = (int)rnd(s, MMP_BCAST_ALG_COUNT);
+  o.algorithm = rnd_alg(s, MMP_COLL_BCAST);
   /* Multicast's failures are bounded by its own timeout, not the
    * heartbeat the soak's chaos is judged by: only with SOAK_MCAST=1. */
-  if (o.algorithm == MMP_BCAST_MULTICAST && !k->mcast)
-    o.algorithm = MMP_BCAST_AUTO;
+  if (strcmp(o.algorithm, "multicast") == 0 && !k->mcast)
+    o.algorithm = "auto";
   o.mode = rnd_mode(s);
   if (k->rank == root)
     mr_fill(k->buf, n, fill);
   else
     memset(k->buf, 0, n);
-  soak_at(k, mmp_bcast_alg_name(o.algorithm), step, "calling");
-  soak_rc(k, mmp_ibcast(k->buf, n, root, mmp_comm_world(), &o, &q),
-          mmp_bcast_alg_name(o.algorithm), step);
-  soak_wait(k, 1, &q, mmp_bcast_alg_name(o.algorithm), step);
+  soak_at(k, o.algorithm, step, "calling");
+  soak_rc(k, mmp_ibcast(k->buf, n, root, mmp_comm_world(), &o, &q), o.algorithm,
+          step);
+  soak_wait(k, 1, &q, o.algorithm, step);
   mr_fill(k->want, n, fill);
   CHECK(memcmp(k->buf, k->want, n) == 0, "bcast %s step %lu: %zu bytes from %d",
-        mmp_bcast_alg_name(o.algorithm), step, n, root);
+        o.algorithm, step, n, root);
   k->bcasts++;
 }
 
@@ -274,10 +287,10 @@ static void step_s2p(soak_t *k, unsigned long step, uint64_t *s) {
   char op[64];
 
   dist = (int)rnd(s, MMP_S2P_DIST_COUNT);
-  o.algorithm = (int)rnd(s, MMP_S2P_ALG_COUNT);
+  o.algorithm = rnd_alg(s, MMP_COLL_S2P);
   /* As for the broadcast: multicast fails by its own timeout. */
-  if (o.algorithm == MMP_S2P_MULTICAST && !k->mcast)
-    o.algorithm = MMP_S2P_AUTO;
+  if (strcmp(o.algorithm, "multicast") == 0 && !k->mcast)
+    o.algorithm = "auto";
   o.mode = rnd_mode(s);
   CHECK(mmp_s2p_dist(dist, ns, k->p, 0, k->is_src) == 0, "dist");
   for (i = 0; i < k->p; i++) {
@@ -287,7 +300,7 @@ static void step_s2p(soak_t *k, unsigned long step, uint64_t *s) {
   if (k->is_src[k->rank])
     mr_fill(k->out[0], k->lens[k->rank],
             step_seed(k, step, 3) ^ (uint64_t)k->rank);
-  snprintf(op, sizeof(op), "s2p %s", mmp_s2p_alg_name(o.algorithm));
+  snprintf(op, sizeof(op), "s2p %s", o.algorithm);
   /* Half the time the lengths are exchanged first, as without `lens`. */
   exchange = rnd(s, 2);
   soak_at(k, op, step, "calling");
@@ -316,7 +329,7 @@ static void step_allreduce(soak_t *k, unsigned long step, uint64_t *s) {
   size_t count = (size_t)rnd(s, 4096), i;
   int r;
 
-  o.algorithm = (int)rnd(s, MMP_ALLREDUCE_ALG_COUNT);
+  o.algorithm = rnd_alg(s, MMP_COLL_ALLREDUCE);
   for (i = 0; i < count; i++)
     k->red_in[i] = (int64_t)(step * 31 + i) * (k->rank + 1);
   soak_at(k, "allreduce", step, "calling");
@@ -502,7 +515,7 @@ int main(int argc, char **argv) {
   if (getenv("SOAK_MCAST") != NULL && strcmp(getenv("SOAK_MCAST"), "1") == 0) {
     mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
     uint8_t b[8] = {0};
-    o.algorithm = MMP_BCAST_MULTICAST;
+    o.algorithm = "multicast";
     rc = mmp_bcast_ex(b, sizeof(b), 0, mmp_comm_world(), &o);
     CHECK(rc == 0 || rc == MMP_ENOTSUP, "multicast detection: %s",
           mmp_err_name(rc));

@@ -514,25 +514,42 @@ static void test_every_algorithm_around_32_and_64(void **state) {
     printf("p 31..33, 64: %.2f s\n", mmp_wtime() - t0);
 }
 
-/* Every table passes its check, and agrees with the public numbers and
- * names. */
+/* Every table passes its check, and the public list (mmp_coll_algs,
+ * mmp_coll_name) says what it has: its rows in order, their options and
+ * flags. */
 static void test_tables(void **state) {
-  int coll, alg;
+  mmp_alg_info_t info;
+  int coll, i;
   (void)state;
 
   for (coll = 1; mmp__family_of(coll) != NULL; coll++) {
     const mmp__family_t *f = mmp__family_of(coll);
     assert_int_equal(mmp__family_check(f), 0);
-    assert_string_equal(mmp_coll_alg_name(coll, 0), "auto");
-    for (alg = 1; alg <= f->nrows; alg++)
-      assert_int_equal(
-          mmp_coll_alg_from_name(coll, mmp_coll_alg_name(coll, alg)), alg);
-    assert_null(mmp_coll_alg_name(coll, f->nrows + 1));
+    assert_string_equal(mmp_coll_name(coll), f->name);
+    for (i = 0; i < f->nrows; i++) {
+      const mmp__alg_t *a = f->rows[i];
+      assert_int_equal(mmp_coll_algs(coll, i, &info), 0);
+      assert_string_equal(info.name, a->name);
+      assert_string_equal(info.summary, a->summary);
+      assert_int_equal(info.options, a->takes);
+      assert_int_equal(!!(info.flags & MMP_ALG_AUTO),
+                       !!(a->flags & MMP__ALG_AUTO));
+      assert_int_equal(!!(info.flags & MMP_ALG_ORDERED),
+                       !!(a->flags & MMP__ALG_ORDERED));
+      assert_int_equal(!!(info.flags & MMP_ALG_PART),
+                       !!(a->flags & MMP__ALG_PART));
+      assert_ptr_equal(mmp__alg_find(f, a->name), a);
+    }
+    assert_int_equal(mmp_coll_algs(coll, f->nrows, &info), MMP_EINVAL);
+    assert_int_equal(mmp_coll_algs(coll, -1, &info), MMP_EINVAL);
+    assert_int_equal(mmp_coll_algs(coll, 0, NULL), MMP_EINVAL);
   }
   assert_int_equal(coll, MMP_COLL_BARRIER + 1);
-  assert_int_equal(mmp_coll_alg_from_name(MMP_COLL_ALLREDUCE, "nope"),
-                   MMP_EINVAL);
-  assert_null(mmp_coll_alg_name(coll, 1));
+  assert_null(mmp_coll_name(coll));
+  assert_null(mmp_coll_name(0));
+  assert_int_equal(mmp_coll_algs(coll, 0, &info), MMP_EINVAL);
+  assert_null(mmp__alg_find(mmp__family_of(MMP_COLL_ALLREDUCE), "nope"));
+  assert_null(mmp__alg_find(mmp__family_of(MMP_COLL_ALLREDUCE), "auto"));
 }
 
 /* The receives of rank 0, the root, in a k-nomial reduce of one element

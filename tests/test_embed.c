@@ -253,7 +253,7 @@ static int lost_root(void) {
   if (rc != MMP_EPEERLOST)
     return 41;
   /* The root would wait for rank 2's ARRIVED for ever. */
-  o.algorithm = MMP_BCAST_ARRIVAL_B;
+  o.algorithm = "arrival_b";
   memset(buf, 7, sizeof(buf));
   rc = mmp_bcast_ex(buf, sizeof(buf), 0, w, &o);
   return rc == MMP_EPEERLOST ? 0 : 42;
@@ -284,7 +284,7 @@ static void test_embed_lost_rank_fails_any_source_waits(void **state) {
       if (i == 0)
         _exit(lost_root()); /* no finalize: rank 2 cannot take part */
       /* Rank 1 is served, or loses the root when it exits. */
-      o.algorithm = MMP_BCAST_ARRIVAL_B;
+      o.algorithm = "arrival_b";
       rc = mmp_bcast_ex(buf, sizeof(buf), 0, mmp_comm_world(), &o);
       _exit(rc == 0 || rc == MMP_EPEERLOST ? 0 : 32);
     }
@@ -519,7 +519,7 @@ static void test_embed_lost_rank_fails_allreduce(void **state) {
         if (mmp_recv(&v, sizeof(v), 2, 9, w, NULL) != MMP_EPEERLOST)
           _exit(53);
       }
-      o.algorithm = MMP_ALLREDUCE_RING;
+      o.algorithm = "ring";
       rc = mmp_allreduce_ex(x, y, 100, MMP_DOUBLE, MMP_SUM, w, &o);
       if (i == 0)
         _exit(rc == MMP_EPEERLOST ? 0 : 54);
@@ -814,7 +814,7 @@ static int timeout_arrival(int rank, mmp_comm_t *c1, mmp_comm_t *c2) {
   double t0 = mmp_wtime();
   int rc, flag = 0;
 
-  b.algorithm = MMP_BCAST_ARRIVAL_NB;
+  b.algorithm = "arrival_nb";
   b.timeout_ms = TIMEOUT_MS;
   if (rank == 0) {
     rc = mmp_bcast_ex(x, sizeof(x), 2, c1, &b);
@@ -833,7 +833,7 @@ static int timeout_arrival(int rank, mmp_comm_t *c1, mmp_comm_t *c2) {
   if (mmp_barrier(c1) != MMP_ETIMEDOUT || mmp_wtime() - t0 > 0.1)
     return 82;
   /* The root of arrival_b serves rank 1 and waits for rank 2. */
-  b.algorithm = MMP_BCAST_ARRIVAL_B;
+  b.algorithm = "arrival_b";
   b.timeout_ms = 0;
   if (mmp_comm_set_timeout(c2, TIMEOUT_MS) != 0)
     return 83;
@@ -943,7 +943,7 @@ static int comm_timeout_rank0(mmp_comm_t *w) {
     return 108;
   /* A flat broadcast's rendezvous send that rank 1 never answers: the
    * call's 100 ms, not the communicator's 20 s. */
-  b.algorithm = MMP_BCAST_FLAT;
+  b.algorithm = "flat";
   b.mode = MMP_SEND_RNDV;
   b.timeout_ms = 100;
   t0 = mmp_wtime();

@@ -98,16 +98,13 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
   return rc;
 }
 
-static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-
 int mmp_iallgather(const void *sendbuf, size_t sendcount, void *recvbuf,
                    size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
                    const mmp_allgather_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
   return mmp__api_leave(
       ag_start(sendbuf, sendbuf == MMP_IN_PLACE ? recvcount : sendcount,
-               recvbuf, recvcount, NULL, NULL, type, comm,
-               opts != NULL ? opts : &defaults, req),
+               recvbuf, recvcount, NULL, NULL, type, comm, opts, req),
       __func__);
 }
 
@@ -138,7 +135,7 @@ static int iallgatherv_body(const void *sendbuf, size_t sendcount,
   if (recvcounts == NULL)
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return ag_start(sendbuf, sendcount, recvbuf, 0, recvcounts, displs, type,
-                  comm, opts != NULL ? opts : &defaults, req);
+                  comm, opts, req);
 }
 
 int mmp_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,

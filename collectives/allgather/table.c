@@ -27,6 +27,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__allgather_family = {
     .coll = MMP_COLL_ALLGATHER,
     .name = "allgather",
+    .env = "MINIMP_ALLGATHER_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

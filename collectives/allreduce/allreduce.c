@@ -13,7 +13,6 @@ static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
                            mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
                            const mmp_allreduce_opts_t *opts,
                            mmp_request_t **req) {
-  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   const mmp__family_t *f = &mmp__allreduce_family;
   int in_place = sendbuf == MMP_IN_PLACE, noncomm, rc;
   mmp__type_info_t ti;
@@ -33,7 +32,7 @@ static int iallreduce_body(const void *sendbuf, void *recvbuf, size_t count,
   if (op == 0 || (count > 0 && (recvbuf == NULL || sendbuf == NULL)))
     return MMP_EINVAL;
   if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0 ||
-      (rc = mmp__opts_from(f, opts != NULL ? opts : &defaults, &o)) != 0)
+      (rc = mmp__opts_from(f, opts, &o)) != 0)
     return rc;
   mmp__call_init(&c, f, comm, 0, count, ti.size, ti.base, op, noncomm, len);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||

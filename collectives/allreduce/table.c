@@ -29,6 +29,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__allreduce_family = {
     .coll = MMP_COLL_ALLREDUCE,
     .name = "allreduce",
+    .env = "MINIMP_ALLREDUCE_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

@@ -100,8 +100,6 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
   return rc;
 }
 
-static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-
 static int ialltoall_body(const void *sendbuf, size_t sendcount, void *recvbuf,
                           size_t recvcount, mmp_type_t type, mmp_comm_t *comm,
                           const mmp_alltoall_opts_t *opts,
@@ -109,7 +107,7 @@ static int ialltoall_body(const void *sendbuf, size_t sendcount, void *recvbuf,
   if (sendbuf != MMP_IN_PLACE && sendcount != recvcount)
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return a2a_start(sendbuf, NULL, NULL, recvbuf, NULL, NULL, recvcount, type,
-                   comm, opts != NULL ? opts : &defaults, req);
+                   comm, opts, req);
 }
 
 int mmp_ialltoall(const void *sendbuf, size_t sendcount, void *recvbuf,
@@ -149,7 +147,7 @@ static int ialltoallv_body(const void *sendbuf, const size_t *sendcounts,
   if (recvcounts == NULL)
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;
   return a2a_start(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls,
-                   0, type, comm, opts != NULL ? opts : &defaults, req);
+                   0, type, comm, opts, req);
 }
 
 int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,

@@ -26,6 +26,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__alltoall_family = {
     .coll = MMP_COLL_ALLTOALL,
     .name = "alltoall",
+    .env = "MINIMP_ALLTOALL_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

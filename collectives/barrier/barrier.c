@@ -24,10 +24,11 @@ int mmp_barrier(mmp_comm_t *comm) {
 }
 
 /* The barrier runs as a schedule, so that it runs in the progress
- * engine. Its signals carry no header: AUTO's choice, the same on every
- * rank, is the only one (the call takes no options). */
+ * engine. Its signals carry no header: with one row, AUTO's choice or
+ * MINIMP_BARRIER_ALG's is the same on every rank (the call takes no
+ * options); a second row needs the header the other collectives carry. */
 static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
-  static const mmp__opts_t none;
+  mmp__opts_t o;
   mmp__sched_t *s;
   mmp__call_t c;
   mmp__desc_t d;
@@ -37,10 +38,11 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
-  if ((rc = mmp__coll_ready(comm)) != 0)
+  if ((rc = mmp__coll_ready(comm)) != 0 ||
+      (rc = mmp__opts_from(&mmp__barrier_family, NULL, &o)) != 0)
     return rc;
   mmp__call_init(&c, &mmp__barrier_family, comm, 0, 0, 0, 0, 0, 0, 0);
-  if ((rc = mmp__resolve(&c, &none, &d, NULL)) != 0 ||
+  if ((rc = mmp__resolve(&c, &o, &d, NULL)) != 0 ||
       (rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s)) != 0)
     return rc;
   memset(&a, 0, sizeof(a));

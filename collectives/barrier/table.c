@@ -23,6 +23,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__barrier_family = {
     .coll = MMP_COLL_BARRIER,
     .name = "barrier",
+    .env = "MINIMP_BARRIER_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

@@ -262,25 +262,6 @@ static int adapt_start(const mmp__call_t *c, void *buf, const mmp__opts_t *o,
 
 /* ---- Public calls ------------------------------------------------------- */
 
-/* The options of `o`, its numbers looked up in the table. MMP_EINVAL for
- * a number no row has. */
-static int bcast_opts(const mmp_bcast_opts_t *o, mmp__opts_t *io) {
-  const mmp__family_t *f = &mmp__bcast_family;
-
-  memset(io, 0, sizeof(*io));
-  io->mode = o->mode;
-  io->timeout_ms = o->timeout_ms;
-  io->segment = o->segment;
-  io->radix = o->radix;
-  io->groups = o->groups;
-  if ((o->algorithm != MMP_BCAST_AUTO &&
-       (io->alg = mmp__alg_at(f, o->algorithm)) == NULL) ||
-      (o->inner != 0 && (io->inner = mmp__alg_at(f, o->inner)) == NULL) ||
-      (o->outer != 0 && (io->outer = mmp__alg_at(f, o->outer)) == NULL))
-    return MMP_EINVAL;
-  return 0;
-}
-
 static int check(const void *buf, size_t len, int root,
                  const mmp_comm_t *comm) {
   int rc = mmp__coll_ready(comm);
@@ -296,7 +277,6 @@ static int check(const void *buf, size_t len, int root,
 
 static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
                        const mmp_bcast_opts_t *opts, mmp_request_t **req) {
-  static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
   uint8_t hdr[MMP__DESC_MAX];
   mmp__opts_t o;
   mmp__call_t c;
@@ -308,7 +288,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     return MMP_EINVAL;
   *req = NULL;
   if ((rc = check(buf, len, root, comm)) != 0 ||
-      (rc = bcast_opts(opts != NULL ? opts : &defaults, &o)) != 0)
+      (rc = mmp__opts_from(&mmp__bcast_family, opts, &o)) != 0)
     return rc;
   bcast_call(comm, len, root, &c);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
@@ -346,8 +326,7 @@ int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
 }
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
-  static const mmp_bcast_opts_t defaults = MMP_BCAST_OPTS_INIT;
-  const mmp__family_t *f = &mmp__bcast_family;
+  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   mmp__desc_t d, arr;
   mmp__opts_t o;
   mmp__call_t c;
@@ -355,10 +334,12 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
 
   if (out == NULL)
     return MMP_EINVAL;
-  if ((rc = mmp__coll_ready(comm)) != 0)
+  if ((rc = mmp__coll_ready(comm)) != 0 ||
+      (rc = mmp__opts_from(&mmp__bcast_family, NULL, &o)) != 0)
     return rc;
-  memset(&o, 0, sizeof(o));
   bcast_call(comm, len, comm->rank, &c);
+  if ((rc = mmp__opts_check(&c, &o)) != 0)
+    return rc;
   rc = resolve(&c, &o, &d, &pays);
   /* In adaptive mode, what this rank would run as root now. */
   if (rc == 0 && adaptive(comm, len, &o, &d) &&
@@ -371,16 +352,11 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   if (rc != 0)
     return rc;
   *out = defaults;
-  out->algorithm = mmp__alg_index(f, d.alg);
-  out->segment = d.seg;
-  out->groups = d.groups;
-  out->radix = d.radix;
-  out->inner = mmp__alg_index(f, d.inner);
-  out->outer = mmp__alg_index(f, d.outer);
+  mmp__opts_to(&d, out);
   return 0;
 }
 
-int mmp_bcast_last(mmp_comm_t *comm, int *alg) {
+int mmp_bcast_last(mmp_comm_t *comm, const char **alg) {
   uint32_t seq[MMP__COLL_LOG];
   const mmp__alg_t *algs[MMP__COLL_LOG];
   int n;
@@ -394,7 +370,7 @@ int mmp_bcast_last(mmp_comm_t *comm, int *alg) {
   n = mmp__coll_log_get(comm, seq, algs, MMP__COLL_LOG);
   if (n == 0)
     return MMP_EINVAL;
-  *alg = mmp__alg_index(&mmp__bcast_family, algs[n - 1]);
+  *alg = algs[n - 1]->name;
   return 0;
 }
 
@@ -410,25 +386,4 @@ int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
 int mmp_bcast(void *buf, size_t len, int root, mmp_comm_t *comm) {
   mmp__api_enter();
   return mmp__api_leave(mmp_bcast_ex(buf, len, root, comm, NULL), __func__);
-}
-
-/* Names and numbers: what the table says. */
-const char *mmp_bcast_alg_name(int alg) {
-  const mmp__alg_t *a = mmp__alg_at(&mmp__bcast_family, alg);
-
-  if (alg == MMP_BCAST_AUTO)
-    return "auto";
-  return a != NULL ? a->name : NULL;
-}
-
-int mmp_bcast_alg_from_name(const char *name) {
-  int i;
-
-  if (name == NULL)
-    return MMP_EINVAL;
-  if (strcmp(name, "auto") == 0)
-    return MMP_BCAST_AUTO;
-  i = mmp__alg_index(&mmp__bcast_family,
-                     mmp__alg_find(&mmp__bcast_family, name));
-  return i > 0 ? i : MMP_EINVAL;
 }

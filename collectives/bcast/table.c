@@ -49,6 +49,7 @@ static size_t bcast_segment(int p, size_t len, size_t esize,
 const mmp__family_t mmp__bcast_family = {
     .coll = MMP_COLL_BCAST,
     .name = "bcast",
+    .env = "MINIMP_BCAST_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__bcast_pick,

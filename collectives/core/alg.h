@@ -122,6 +122,8 @@ typedef struct mmp__opts_s {
   const mmp__alg_t *inner, *outer;
   int rows;
   int window;
+  int from_env; /* MINIMP_<COLLECTIVE>_ALG's: groups and rows fit to the
+                   communicator instead of failing the call */
 } mmp__opts_t;
 
 /* What a row's resolve settles options with: every rank computes the
@@ -237,7 +239,9 @@ typedef struct mmp__query_s {
 
 struct mmp__family_s {
   int coll;                      /* MMP_COLL_* */
-  const char *name;              /* "bcast": MINIMP_BCAST_ALG */
+  const char *name;              /* "bcast": what mmp_coll_name says */
+  const char *env;               /* "MINIMP_BCAST_ALG": the variable that
+                                    names its algorithm in place of AUTO */
   const mmp__alg_t *const *rows; /* row i is algorithm number i + 1 */
   int nrows;
   /* AUTO: the cheapest row for `q`, with its segment and groups in *d

@@ -41,17 +41,81 @@ int mmp__desc_build(mmp__sched_t *s, const mmp__desc_t *d, mmp__arg_t *a) {
   return rc < 0 ? rc : 0;
 }
 
+/* The row of `f` named `name` into *out, NULL for AUTO (NULL or
+ * "auto"). 0, or MMP_EINVAL for a name no row has. */
+static int named(const mmp__family_t *f, const char *name,
+                 const mmp__alg_t **out) {
+  *out = NULL;
+  if (name == NULL || strcmp(name, "auto") == 0)
+    return 0;
+  return (*out = mmp__alg_find(f, name)) != NULL ? 0 : MMP_EINVAL;
+}
+
+/* MINIMP_<COLLECTIVE>_ALG of `f`, if set, in place of AUTO: its row and
+ * options (the caller's mode and timeout stay). 0, or MMP_EINVAL for a
+ * name the collectives' check at init did not see (it runs where the
+ * registry is linked: always in the shared library). */
+static int opts_env(const mmp__family_t *f, mmp__opts_t *io) {
+  const mmp__coll_config_t *cc;
+  const mmp__coll_env_t *a;
+  int i;
+
+  if (mmp__eng == NULL || (cc = mmp__rt_coll_config(mmp__eng))->nalgs == 0)
+    return 0;
+  for (i = 0; i < cc->nalgs; i++)
+    if (strcmp(cc->algs[i].var, f->env) == 0)
+      break;
+  if (i == cc->nalgs)
+    return 0;
+  a = &cc->algs[i];
+  if (named(f, a->alg, &io->alg) != 0 ||
+      named(f, a->inner[0] ? a->inner : NULL, &io->inner) != 0 ||
+      named(f, a->outer[0] ? a->outer : NULL, &io->outer) != 0)
+    return MMP_EINVAL;
+  io->segment = (size_t)a->segment;
+  io->radix = a->radix;
+  io->groups = a->groups;
+  io->rows = a->rows;
+  io->window = a->window;
+  io->from_env = 1;
+  return 0;
+}
+
 int mmp__opts_from(const mmp__family_t *f, const mmp_coll_opts_t *o,
                    mmp__opts_t *io) {
+  int rc;
+
   memset(io, 0, sizeof(*io));
-  io->mode = o->mode;
-  io->timeout_ms = o->timeout_ms;
+  if (o != NULL) {
+    io->mode = o->mode;
+    io->timeout_ms = o->timeout_ms;
+    if ((rc = named(f, o->algorithm, &io->alg)) != 0)
+      return rc;
+  }
+  /* AUTO's choice: the environment's, or AUTO's own without the
+   * caller's options. */
+  if (io->alg == NULL)
+    return opts_env(f, io);
   io->segment = o->segment;
   io->radix = o->radix;
+  io->groups = o->groups;
+  io->rows = o->rows;
   io->window = o->window;
-  if (o->algorithm != 0 && (io->alg = mmp__alg_at(f, o->algorithm)) == NULL)
-    return MMP_EINVAL;
+  if ((rc = named(f, o->inner, &io->inner)) != 0 ||
+      (rc = named(f, o->outer, &io->outer)) != 0)
+    return rc;
   return 0;
+}
+
+void mmp__opts_to(const mmp__desc_t *d, mmp_coll_opts_t *out) {
+  out->algorithm = d->alg != NULL ? d->alg->name : NULL;
+  out->inner = d->inner != NULL ? d->inner->name : NULL;
+  out->outer = d->outer != NULL ? d->outer->name : NULL;
+  out->segment = d->seg;
+  out->radix = d->radix;
+  out->groups = d->groups;
+  out->rows = d->rows;
+  out->window = d->window;
 }
 
 int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,

@@ -31,10 +31,18 @@ static inline int mmp__coll_ready(const mmp_comm_t *comm) {
 int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
                     mmp__type_info_t *ti, int *noncomm);
 
-/* The options of `o`, its algorithm number looked up in `f`; in
- * io->alg NULL for AUTO (0). MMP_EINVAL for a number no row of `f` has. */
+/* The options of `o` (NULL: all defaults), its names looked up in `f`:
+ * io->alg NULL for AUTO, unless MINIMP_<COLLECTIVE>_ALG names a row
+ * (that row and its options then, with o's mode and timeout). AUTO reads
+ * no other option of the caller's. Lock NOT held. 0, or MMP_EINVAL for a
+ * name no row of `f` has. */
 int mmp__opts_from(const mmp__family_t *f, const mmp_coll_opts_t *o,
                    mmp__opts_t *io);
+
+/* What the settled description `d` says in the public options: the
+ * algorithm's name and those of its parts, segment, radix, groups, rows
+ * and window (what a select call reports). */
+void mmp__opts_to(const mmp__desc_t *d, mmp_coll_opts_t *out);
 
 /*
  * Appends rank s->me's ops for the static description `d` over the whole

@@ -5,6 +5,7 @@
  * (debug builds). Which rows a collective has is its table file's
  * business (<collective>/table.c); nothing here lists them.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "collectives/core/alg.h"
@@ -80,7 +81,19 @@ static int row_check(const mmp__family_t *f, const mmp__alg_t *a) {
 }
 
 int mmp__family_check(const mmp__family_t *f) {
+  char env[64];
   int bad = 0, i, j;
+
+  /* MINIMP_<NAME>_ALG: config.c finds the variables by that shape. */
+  snprintf(env, sizeof(env), "MINIMP_%s_ALG", f->name);
+  for (i = 7; env[i] != '\0'; i++)
+    if (env[i] >= 'a' && env[i] <= 'z')
+      env[i] = (char)(env[i] - 'a' + 'A');
+  if (f->env == NULL || strcmp(f->env, env) != 0) {
+    MMP__LOG(MMP__LOG_ERROR, "%s table: .env is %s, should be %s", f->name,
+             f->env != NULL ? f->env : "NULL", env);
+    bad++;
+  }
 
   for (i = 0; i < f->nrows; i++) {
     const mmp__alg_t *a = f->rows[i];

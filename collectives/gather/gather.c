@@ -132,8 +132,6 @@ int mmp__gs_start(const mmp__gs_call_t *c, mmp_request_t **req) {
   return mmp__coll_start(s, fill, fill_at, fill_len, out, out_at, out_len, req);
 }
 
-static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-
 int mmp__gs_equal(const mmp__family_t *f, mmp__sched_rebuild_fn rebuild,
                   const void *sendbuf, void *recvbuf, size_t mine, size_t count,
                   mmp_type_t type, int root, mmp_comm_t *comm,
@@ -150,7 +148,7 @@ int mmp__gs_equal(const mmp__family_t *f, mmp__sched_rebuild_fn rebuild,
   c.type = type;
   c.root = root;
   c.comm = comm;
-  c.o = opts != NULL ? opts : &defaults;
+  c.o = opts;
   /* The layout's block: the root's count, elsewhere this rank's own
    * (equal in a correct program; the header compares them). */
   if (comm != NULL && mmp__eng != NULL && comm->rank != root)
@@ -177,7 +175,7 @@ int mmp__gs_varying(const mmp__family_t *f, mmp__sched_rebuild_fn rebuild,
   c.type = type;
   c.root = root;
   c.comm = comm;
-  c.o = opts != NULL ? opts : &defaults;
+  c.o = opts;
   if (comm != NULL && mmp__eng != NULL && comm->rank == root &&
       (counts == NULL || displs == NULL))
     return req != NULL ? (*req = NULL, MMP_EINVAL) : MMP_EINVAL;

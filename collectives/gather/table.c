@@ -25,6 +25,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__gather_family = {
     .coll = MMP_COLL_GATHER,
     .name = "gather",
+    .env = "MINIMP_GATHER_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

@@ -14,7 +14,6 @@ static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
                         mmp_type_t type, mmp_op_t op, int root,
                         mmp_comm_t *comm, const mmp_reduce_opts_t *opts,
                         mmp_request_t **req) {
-  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   const mmp__family_t *f = &mmp__reduce_family;
   int noncomm, rc, is_root, in_place = sendbuf == MMP_IN_PLACE;
   mmp__type_info_t ti;
@@ -38,7 +37,7 @@ static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
                      (!is_root && in_place))))
     return MMP_EINVAL;
   if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0 ||
-      (rc = mmp__opts_from(f, opts != NULL ? opts : &defaults, &o)) != 0)
+      (rc = mmp__opts_from(f, opts, &o)) != 0)
     return rc;
   mmp__call_init(&c, f, comm, root, count, ti.size, ti.base, op, noncomm, len);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||

@@ -28,6 +28,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__reduce_family = {
     .coll = MMP_COLL_REDUCE,
     .name = "reduce",
+    .env = "MINIMP_REDUCE_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

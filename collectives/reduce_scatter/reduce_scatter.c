@@ -86,15 +86,12 @@ static int ireduce_scatter_body(const void *sendbuf, void *recvbuf,
                                 mmp_op_t op, mmp_comm_t *comm,
                                 const mmp_reduce_scatter_opts_t *opts,
                                 mmp_request_t **req) {
-  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
   if (recvcounts == NULL)
     return MMP_EINVAL;
-  return rs_start(sendbuf, recvbuf, recvcounts, 0, type, op, comm,
-                  opts != NULL ? opts : &defaults, req);
+  return rs_start(sendbuf, recvbuf, recvcounts, 0, type, op, comm, opts, req);
 }
 
 int mmp_ireduce_scatter(const void *sendbuf, void *recvbuf,
@@ -133,13 +130,10 @@ static int ireduce_scatter_block_body(const void *sendbuf, void *recvbuf,
                                       mmp_op_t op, mmp_comm_t *comm,
                                       const mmp_reduce_scatter_opts_t *opts,
                                       mmp_request_t **req) {
-  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
-
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
-  return rs_start(sendbuf, recvbuf, NULL, recvcount, type, op, comm,
-                  opts != NULL ? opts : &defaults, req);
+  return rs_start(sendbuf, recvbuf, NULL, recvcount, type, op, comm, opts, req);
 }
 
 int mmp_ireduce_scatter_block(const void *sendbuf, void *recvbuf,

@@ -26,6 +26,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__reduce_scatter_family = {
     .coll = MMP_COLL_REDUCE_SCATTER,
     .name = "reduce_scatter",
+    .env = "MINIMP_REDUCE_SCATTER_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

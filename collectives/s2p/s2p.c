@@ -53,7 +53,7 @@ static void s2p_as_call(mmp_comm_t *comm, const mmp__s2p_t *x,
   }
 }
 
-static int s2p_check(const s2p_args_t *a) {
+static int s2p_check(s2p_args_t *a) {
   mmp__call_t c;
   int rc;
 
@@ -240,7 +240,7 @@ static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
   return rc;
 }
 
-static int s2p_call(const s2p_args_t *a, mmp_request_t **req) {
+static int s2p_call(s2p_args_t *a, mmp_request_t **req) {
   size_t *lens = NULL;
   int rc = s2p_check(a);
 
@@ -264,20 +264,19 @@ static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
                            void *recvbuf, size_t recvcap, const size_t *lens,
                            size_t *out_lens, mmp_comm_t *comm,
                            const mmp_s2p_opts_t *opts, mmp_request_t **req) {
-  static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
-  const mmp_s2p_opts_t *o = opts != NULL ? opts : &defaults;
   s2p_args_t a;
+  int rc;
 
   if (req == NULL)
     return MMP_EINVAL;
   *req = NULL;
   memset(&a, 0, sizeof(a));
-  if (o->algorithm != MMP_S2P_AUTO &&
-      (a.o.alg = mmp__alg_at(&mmp__s2p_family, o->algorithm)) == NULL)
-    return MMP_EINVAL;
-  a.o.mode = o->mode;
-  a.o.rows = o->rows;
-  a.o.timeout_ms = o->timeout_ms;
+  if ((rc = mmp__coll_ready(comm)) != 0 ||
+      (rc = mmp__opts_from(&mmp__s2p_family, opts, &a.o)) != 0)
+    return rc;
+  /* The grid is the call's, whichever row runs on it. */
+  if (a.o.rows == 0 && opts != NULL)
+    a.o.rows = opts->rows;
   a.sendbuf = sendbuf;
   a.sendlen = sendlen;
   a.is_source = is_source != 0;
@@ -313,8 +312,8 @@ int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
 }
 
 int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
-  static const mmp_s2p_opts_t defaults = MMP_S2P_OPTS_INIT;
-  static const mmp__opts_t none;
+  static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
+  mmp__opts_t o;
   mmp__s2p_t x;
   mmp__call_t c;
   mmp__desc_t d;
@@ -322,38 +321,20 @@ int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
 
   if (out == NULL || lens == NULL)
     return MMP_EINVAL;
-  if ((rc = mmp__coll_ready(comm)) != 0)
+  if ((rc = mmp__coll_ready(comm)) != 0 ||
+      (rc = mmp__opts_from(&mmp__s2p_family, NULL, &o)) != 0)
     return rc;
-  rc = mmp__s2p_init(&x, comm->size, comm->rank, 0, lens);
+  rc = mmp__s2p_init(&x, comm->size, comm->rank, o.rows, lens);
   if (rc != 0)
     return rc;
   s2p_as_call(comm, &x, lens, &c);
-  rc = mmp__resolve(&c, &none, &d, NULL);
+  if ((rc = mmp__opts_check(&c, &o)) == 0)
+    rc = mmp__resolve(&c, &o, &d, NULL);
   if (rc == 0) {
     *out = defaults;
-    out->algorithm = mmp__alg_index(&mmp__s2p_family, d.alg);
+    mmp__opts_to(&d, out);
     out->rows = x.rows;
   }
   mmp__s2p_fini(&x);
   return rc;
-}
-
-/* Names and numbers: what the table says. */
-const char *mmp_s2p_alg_name(int alg) {
-  const mmp__alg_t *a = mmp__alg_at(&mmp__s2p_family, alg);
-
-  if (alg == MMP_S2P_AUTO)
-    return "auto";
-  return a != NULL ? a->name : NULL;
-}
-
-int mmp_s2p_alg_from_name(const char *name) {
-  int i;
-
-  if (name == NULL)
-    return MMP_EINVAL;
-  if (strcmp(name, "auto") == 0)
-    return MMP_S2P_AUTO;
-  i = mmp__alg_index(&mmp__s2p_family, mmp__alg_find(&mmp__s2p_family, name));
-  return i > 0 ? i : MMP_EINVAL;
 }

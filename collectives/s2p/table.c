@@ -37,6 +37,7 @@ static const mmp__alg_t *const rows[] = {
 const mmp__family_t mmp__s2p_family = {
     .coll = MMP_COLL_S2P,
     .name = "s2p",
+    .env = "MINIMP_S2P_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
     .pick = mmp__auto_pick,

@@ -106,8 +106,10 @@ static inline void mmp__call_init(mmp__call_t *c, const mmp__family_t *f,
 /* The check every call's options get: a known mode, a radix of 0 or 2 ..
  * MMP__RADIX_MAX (core/alg.h), groups 0 .. p, a window >= 0, rows 0 or a
  * divisor of p, parts that run as parts, and a row that keeps rank order for an
- * operation that needs it. 0 or MMP_EINVAL. */
-int mmp__opts_check(const mmp__call_t *c, const mmp__opts_t *o);
+ * operation that needs it. 0 or MMP_EINVAL. Options from
+ * MINIMP_<COLLECTIVE>_ALG (o->from_env) are fitted to p instead: groups
+ * at most p, rows that do not divide p dropped. */
+int mmp__opts_check(const mmp__call_t *c, mmp__opts_t *o);
 
 /*
  * Settles the description of call `c` from options `o` (already checked):

@@ -13,9 +13,17 @@
 
 #include "collectives/select/auto.h"
 
-int mmp__opts_check(const mmp__call_t *c, const mmp__opts_t *o) {
+int mmp__opts_check(const mmp__call_t *c, mmp__opts_t *o) {
   int p = c->comm->size;
 
+  /* One variable serves every communicator of the job: its groups are at
+   * most p, and rows that do not divide p are left to the algorithm. */
+  if (o->from_env) {
+    if (o->groups > p)
+      o->groups = p;
+    if (o->rows > 0 && p % o->rows != 0)
+      o->rows = 0;
+  }
   if (o->mode > MMP_SEND_RNDV || o->radix < 0 || o->radix == 1 ||
       o->radix > MMP__RADIX_MAX || o->groups < 0 || o->groups > p ||
       o->window < 0 || o->rows < 0 || o->rows > p ||

@@ -71,6 +71,13 @@ int arrival_pattern_from_name(const char *name) {
   return -1;
 }
 
+/* The broadcast algorithm numbered `alg` as minimp-bench numbers them. */
+static const char *name_of(int alg) {
+  static const int bcast = MMP_COLL_BCAST;
+
+  return cli_alg(&bcast, alg);
+}
+
 static void die(const char *what, int rc) {
   fprintf(stderr, "minimp-bench: %s: %s\n", what, mmp_strerror(rc));
   mmp_abort(1);
@@ -104,11 +111,12 @@ static double uniform(unsigned long long *s) {
 static void bcast(void *buf, size_t n, const arrival_cfg_t *c, int alg) {
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
 
-  o.algorithm = alg;
+  o.algorithm = name_of(alg);
   o.mode = c->mode;
   o.segment = c->segment;
-  if (alg == MMP_BCAST_ARRIVAL_B || alg == MMP_BCAST_ARRIVAL_NB)
-    o.inner = c->inner;
+  if (strcmp(o.algorithm, "arrival_b") == 0 ||
+      strcmp(o.algorithm, "arrival_nb") == 0)
+    o.inner = c->inner > 0 ? name_of(c->inner) : NULL;
   CHK(mmp_bcast_ex(buf, n, c->root, mmp_comm_world(), &o));
 }
 
@@ -226,9 +234,8 @@ static void raw_rows(FILE *f, const double *all, int p, int iters,
     for (i = 0; i < p; i++) {
       const double *t = all + (size_t)i * 2 * (size_t)iters + 2 * (size_t)k;
       fprintf(f, "%s,%s,%d,%zu,%.0f,%d,%d,%.1f,%.1f,%.1f\n",
-              pat_names[c->pattern], mmp_bcast_alg_name(alg), p, n,
-              maxif_s * 1e6, k, i, (t[0] - a0) * 1e6, (t[1] - a0) * 1e6,
-              (t[1] - t[0]) * 1e6);
+              pat_names[c->pattern], name_of(alg), p, n, maxif_s * 1e6, k, i,
+              (t[0] - a0) * 1e6, (t[1] - a0) * 1e6, (t[1] - t[0]) * 1e6);
     }
   }
 }
@@ -267,10 +274,10 @@ static void row(FILE *f, const arrival_cfg_t *c, int alg, size_t n,
   fprintf(f,
           "%s,%s,%d,%zu,%.0f,%.2f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.2f,"
           "%.2f\n",
-          pat_names[c->pattern], mmp_bcast_alg_name(alg),
-          mmp_comm_size(mmp_comm_world()), n, maxif_s * 1e6, maxif_s / T,
-          T * 1e6, m->avg * 1e6, m->max * 1e6, m->g * 1e6, m->wait * 1e6,
-          m->lb_b * 1e6, m->lb_nb * 1e6, m->ratio_b, m->ratio_nb);
+          pat_names[c->pattern], name_of(alg), mmp_comm_size(mmp_comm_world()),
+          n, maxif_s * 1e6, maxif_s / T, T * 1e6, m->avg * 1e6, m->max * 1e6,
+          m->g * 1e6, m->wait * 1e6, m->lb_b * 1e6, m->lb_nb * 1e6, m->ratio_b,
+          m->ratio_nb);
   fflush(f);
 }
 

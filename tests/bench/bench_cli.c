@@ -256,3 +256,12 @@ FILE *cli_open_csv(const char *path, const char *header) {
   fprintf(f, "%s\n", header);
   return f;
 }
+
+const char *cli_alg(const void *coll, int i) {
+  mmp_alg_info_t a;
+
+  if (i == 0)
+    return "auto";
+  return i > 0 && mmp_coll_algs(*(const int *)coll, i - 1, &a) == 0 ? a.name
+                                                                    : NULL;
+}

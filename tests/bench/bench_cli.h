@@ -53,6 +53,11 @@ int cli_names(const char *opt, const char *list, const char *what,
               cli_name_fn name, const void *ctx, int allow_all, int *out,
               int max, int *n);
 
+/* Algorithm number i of collective `coll` (MMP_COLL_*) as the benchmark
+ * numbers them: 0 AUTO ("auto"), then the library's list (mmp_coll_algs)
+ * from 1; NULL past its end. A cli_name_fn with ctx pointing to coll. */
+const char *cli_alg(const void *coll, int i);
+
 /* Writes every name of the table to `f`, comma-separated, wrapped at 78
  * columns with `indent` spaces before each line. */
 void cli_print_names(FILE *f, int indent, cli_name_fn name, const void *ctx);

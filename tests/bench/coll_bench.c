@@ -25,27 +25,20 @@
 
 typedef coll_bench_opts_t cb_t;
 
-static const char *const coll_names[MMP_COLL_COUNT] = {
-    [MMP_COLL_ALLREDUCE] = "allreduce",
-    [MMP_COLL_REDUCE] = "reduce",
-    [MMP_COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [MMP_COLL_GATHER] = "gather",
-    [MMP_COLL_SCATTER] = "scatter",
-    [MMP_COLL_ALLGATHER] = "allgather",
-    [MMP_COLL_ALLTOALL] = "alltoall",
-};
-
+/* The collectives of the mode: those with an element type and a block. */
 int coll_bench_mode(const char *name) {
   int c;
 
-  for (c = 1; c < MMP_COLL_COUNT; c++)
-    if (strcmp(name, coll_names[c]) == 0)
+  for (c = MMP_COLL_ALLREDUCE; c <= MMP_COLL_ALLTOALL; c++)
+    if (strcmp(name, mmp_coll_name(c)) == 0)
       return c;
   return 0;
 }
 
 const char *coll_bench_name(int coll) {
-  return coll > 0 && coll < MMP_COLL_COUNT ? coll_names[coll] : NULL;
+  return coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_ALLTOALL
+             ? mmp_coll_name(coll)
+             : NULL;
 }
 
 /* One call of the collective with `n` bytes (see the comment above). */
@@ -76,7 +69,7 @@ static int cb_once(const cb_t *b, const mmp_coll_opts_t *o, size_t n, float *in,
 int coll_bench_run(const coll_bench_opts_t *opts) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mmp_comm_size(w), me = mmp_comm_rank(w), a, k, i, rc = 0;
-  const char *name = coll_names[opts->coll];
+  const char *name = coll_bench_name(opts->coll);
   cb_t b = *opts;
 
   if (b.nalgs == 0)
@@ -99,13 +92,12 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
     if (in == NULL || out == NULL)
       return 1;
     for (a = 0; a < b.nalgs && rc == 0; a++) {
-      mmp_coll_opts_t o = MMP_COLL_OPTS_INIT, chosen;
+      mmp_coll_opts_t o = MMP_COLL_OPTS_INIT, chosen = MMP_COLL_OPTS_INIT;
       double sum = 0, t[2], avg[2];
-      o.algorithm = b.algs[a];
+      o.algorithm = cli_alg(&b.coll, b.algs[a]);
       o.mode = b.mode;
       o.radix = b.radix;
-      chosen.algorithm = o.algorithm;
-      if (o.algorithm == 0 &&
+      if (b.algs[a] == 0 &&
           mmp_coll_select(
               w, b.coll,
               b.coll <= MMP_COLL_REDUCE_SCATTER
@@ -114,7 +106,7 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
                   : n,
               b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_FLOAT : MMP_BYTE,
               b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_SUM : 0, &chosen) != 0)
-        chosen.algorithm = -1;
+        chosen.algorithm = NULL;
       /* Two untimed calls: connections and the model are set up. */
       for (i = 0; i < 2 && rc == 0; i++)
         rc = cb_once(&b, &o, n, in, out);
@@ -127,8 +119,8 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
         sum += mmp_wtime() - t0;
       }
       if (rc != 0) {
-        fprintf(stderr, "minimp-bench %s %s %zu: %s\n", name,
-                mmp_coll_alg_name(b.coll, o.algorithm), n, mmp_strerror(rc));
+        fprintf(stderr, "minimp-bench %s %s %zu: %s\n", name, o.algorithm, n,
+                mmp_strerror(rc));
         break;
       }
       t[0] = t[1] = sum / b.iters;
@@ -136,11 +128,9 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
       if (rc == 0)
         rc = mmp_allreduce(t + 1, avg + 1, 1, MMP_DOUBLE, MMP_MAX, w);
       if (rc == 0 && me == 0) {
-        printf("coll,%s,%s,%s,%d,%zu,%.1f,%.1f\n", name,
-               mmp_coll_alg_name(b.coll, o.algorithm),
-               o.algorithm == 0 && chosen.algorithm >= 0
-                   ? mmp_coll_alg_name(b.coll, chosen.algorithm)
-                   : "-",
+        printf("coll,%s,%s,%s,%d,%zu,%.1f,%.1f\n", name, o.algorithm,
+               b.algs[a] == 0 && chosen.algorithm != NULL ? chosen.algorithm
+                                                          : "-",
                p, n, avg[0] / p * 1e6, avg[1] * 1e6);
         fflush(stdout);
       }

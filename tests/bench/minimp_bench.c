@@ -263,20 +263,21 @@ static const char *const sweep_names[] = {"s", "dist", "total", "all", NULL};
 static const char *name_in(const void *ctx, int i) {
   return ((const char *const *)ctx)[i];
 }
+static const int coll_bcast = MMP_COLL_BCAST, coll_s2p = MMP_COLL_S2P;
 static const char *name_bcast(const void *ctx, int i) {
   (void)ctx;
-  return mmp_bcast_alg_name(i);
+  return cli_alg(&coll_bcast, i);
 }
 static const char *name_s2p(const void *ctx, int i) {
   (void)ctx;
-  return mmp_s2p_alg_name(i);
+  return cli_alg(&coll_s2p, i);
 }
 static const char *name_dist(const void *ctx, int i) {
   (void)ctx;
   return mmp_s2p_dist_name(i);
 }
 static const char *name_coll(const void *ctx, int i) {
-  return mmp_coll_alg_name(*(const int *)ctx, i);
+  return cli_alg(ctx, i);
 }
 static const char *name_pattern(const void *ctx, int i) {
   (void)ctx;
@@ -722,14 +723,16 @@ static int cmd_pingpong(opts_t *o) {
 
 /* ---- bcast -------------------------------------------------------------- */
 
-/* How many timed AUTO broadcasts ran each algorithm, at this rank. */
-static int auto_ran[MMP_BCAST_ALG_COUNT];
+/* How many timed AUTO broadcasts ran each algorithm (as name_bcast
+ * numbers them), at this rank. */
+#define MAX_ALGS 64
+static int auto_ran[MAX_ALGS];
 
 /* The algorithm the most timed AUTO broadcasts ran. */
 static int most_ran(void) {
   int a, best = 0;
 
-  for (a = 1; a < MMP_BCAST_ALG_COUNT; a++)
+  for (a = 1; a < MAX_ALGS; a++)
     best = auto_ran[a] > auto_ran[best] ? a : best;
   return best;
 }
@@ -737,23 +740,30 @@ static int most_ran(void) {
 static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
                        int alg) {
   mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+  mmp_alg_info_t info;
 
-  bo.algorithm = alg;
+  bo.algorithm = name_bcast(NULL, alg);
   bo.mode = o->mode;
   bo.segment = o->segment;
-  if (alg == MMP_BCAST_HIERARCHICAL) {
-    bo.groups = o->groups;
-    bo.inner = o->inner;
-    bo.outer = o->outer;
+  /* The options the algorithm takes, from the benchmark's. */
+  if (alg > 0 && mmp_coll_algs(MMP_COLL_BCAST, alg - 1, &info) == 0) {
+    if (info.options & MMP_OPT_GROUPS)
+      bo.groups = o->groups;
+    if (info.options & MMP_OPT_INNER)
+      bo.inner = o->inner > 0 ? name_bcast(NULL, o->inner) : NULL;
+    if (info.options & MMP_OPT_OUTER)
+      bo.outer = o->outer > 0 ? name_bcast(NULL, o->outer) : NULL;
+    if (info.options & MMP_OPT_RADIX)
+      bo.radix = o->radix;
   }
-  if (alg == MMP_BCAST_KNOMIAL)
-    bo.radix = o->radix;
   CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
-  if (alg == MMP_BCAST_AUTO) {
-    int ran;
+  if (alg == 0) {
+    const char *ran;
+    int a;
     CHECK(mmp_bcast_last(mmp_comm_world(), &ran));
-    if (ran >= 0 && ran < MMP_BCAST_ALG_COUNT)
-      auto_ran[ran]++;
+    for (a = 1; a < MAX_ALGS && name_bcast(NULL, a) != NULL; a++)
+      if (strcmp(name_bcast(NULL, a), ran) == 0)
+        auto_ran[a]++;
   }
 }
 
@@ -874,10 +884,10 @@ static void method_ol(void *buf, size_t n, const opts_t *o, int alg, int M,
               "ping-pong (RTT %.1f us) took longer than the broadcast: CPUs "
               "too contended (more ranks than cores, or other load) for this "
               "method\n",
-              mmp_bcast_alg_name(alg), n, dest, ol * 1e6, er[1] * 1e6);
+              name_bcast(NULL, alg), n, dest, ol * 1e6, er[1] * 1e6);
     if (raw != NULL)
-      fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", mmp_bcast_alg_name(alg), p,
-              n, dest, er[0] * 1e6, er[1] * 1e6, ol * 1e6);
+      fprintf(raw, "%s,%d,%zu,%d,%.1f,%.1f,%.1f\n", name_bcast(NULL, alg), p, n,
+              dest, er[0] * 1e6, er[1] * 1e6, ol * 1e6);
     sum += ol;
     worst = ol > worst ? ol : worst;
     count++;
@@ -1009,25 +1019,25 @@ static int cmd_bcast(opts_t *o) {
         if (!(o->method & m))
           continue;
         progress("[%d/%d] %s %zu B by %s...", s * o->nalgs + a + 1,
-                 o->nsizes * o->nalgs, mmp_bcast_alg_name(alg), n,
+                 o->nsizes * o->nalgs, name_bcast(NULL, alg), n,
                  m == 1 ? "max OL_i" : "barrier loop");
         memset(auto_ran, 0, sizeof(auto_ran));
         if (m == 1)
           method_ol(buf, n, o, alg, M, raw, &avg, &mx);
         else
           method_barrier(buf, n, o, alg, M, &avg, &mx);
-        if (alg == MMP_BCAST_AUTO)
-          chosen = mmp_bcast_alg_name(most_ran());
+        if (alg == 0)
+          chosen = name_bcast(NULL, most_ran());
         if (r != 0)
           continue;
         printf("%-8s %-13s %-13s %4d %10zu %12.1f %12.1f\n",
-               m == 1 ? "ol" : "barrier", mmp_bcast_alg_name(alg),
-               alg == MMP_BCAST_AUTO ? chosen : "-", p, n, avg * 1e6, mx * 1e6);
+               m == 1 ? "ol" : "barrier", name_bcast(NULL, alg),
+               alg == 0 ? chosen : "-", p, n, avg * 1e6, mx * 1e6);
         fflush(stdout);
         if (csv != NULL)
           fprintf(csv, "%s,%s,%s,%d,%zu,%.1f,%.1f\n", m == 1 ? "ol" : "barrier",
-                  mmp_bcast_alg_name(alg), alg == MMP_BCAST_AUTO ? chosen : "",
-                  p, n, avg * 1e6, mx * 1e6);
+                  name_bcast(NULL, alg), alg == 0 ? chosen : "", p, n,
+                  avg * 1e6, mx * 1e6);
       }
     }
   }
@@ -1086,7 +1096,7 @@ static int s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
   mmp_s2p_opts_t so = MMP_S2P_OPTS_INIT;
   double t = 0, t0, *all = malloc((size_t)p * sizeof(double));
 
-  so.algorithm = alg;
+  so.algorithm = name_s2p(NULL, alg);
   so.mode = b->mode;
   so.rows = b->rows;
   for (x = -1; x < M; x++) { /* the first call warms up */
@@ -1096,7 +1106,7 @@ static int s2p_time(const s2p_bench_t *b, int alg, const size_t *lens,
     rc =
         mmp_bcast_s2p(mine, lens[me] == MMP_S2P_NONE ? 0 : lens[me],
                       lens[me] != MMP_S2P_NONE, out, total, lens, NULL, w, &so);
-    if (x < 0 && rc == MMP_ENOTSUP && alg == MMP_S2P_MULTICAST) {
+    if (x < 0 && rc == MMP_ENOTSUP && strcmp(so.algorithm, "multicast") == 0) {
       free(all);
       return rc;
     }
@@ -1137,9 +1147,8 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s,
   CHECK(mmp_s2p_select(w, lens, &sel));
   for (a = 0; a < b->nalgs; a++) {
     double avg, mx;
-    const char *name = mmp_s2p_alg_name(b->algs[a]);
-    const char *chosen =
-        b->algs[a] == MMP_S2P_AUTO ? mmp_s2p_alg_name(sel.algorithm) : "-";
+    const char *name = name_s2p(NULL, b->algs[a]);
+    const char *chosen = b->algs[a] == 0 ? sel.algorithm : "-";
     progress("[%s] %s %s s=%d L=%zu...", sweep, name, mmp_s2p_dist_name(d), s,
              L);
     if (s2p_time(b, b->algs[a], lens, mine, out, total, M, &avg, &mx) != 0) {
@@ -1159,8 +1168,8 @@ static void s2p_point(s2p_bench_t *b, const char *sweep, int d, int s,
     fflush(stdout);
     if (b->csvf != NULL)
       fprintf(b->csvf, "%s,%s,%s,%s,%d,%d,%zu,%zu,%.1f,%.1f\n", sweep, name,
-              b->algs[a] == MMP_S2P_AUTO ? chosen : "", mmp_s2p_dist_name(d), p,
-              s, L, total, avg * 1e6, mx * 1e6);
+              b->algs[a] == 0 ? chosen : "", mmp_s2p_dist_name(d), p, s, L,
+              total, avg * 1e6, mx * 1e6);
   }
   free(mark);
   free(lens);
@@ -1220,7 +1229,8 @@ static int cmd_calibrate(void) {
     return cli_fail("calibrate needs at least 2 ranks, not %d",
                     mmp_comm_size(w));
   }
-  /* Exactly what automatic selection measures (collectives/select/netmodel.c). */
+  /* Exactly what automatic selection measures (collectives/select/netmodel.c).
+   */
   CHECK(mmp_comm_netmodel(w, &nm));
   if (mmp_comm_rank(w) != 0)
     return 0;
