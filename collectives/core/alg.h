@@ -191,7 +191,7 @@ enum {
 
 struct mmp__alg_s {
   const char *name;    /* as users name it: opts.algorithm, MINIMP_*_ALG */
-  const char *summary; /* one line: mmp_coll_alg_info, --list-algs */
+  const char *summary; /* one line: mmp_coll_algs, --list-algs */
   unsigned flags;      /* MMP__ALG_* */
   unsigned takes;      /* the options it reads: MMP_OPT_* */
   int prefer;          /* AUTO: of two within 3%, the lower wins; unique in

@@ -11,7 +11,19 @@ each global symbol. Fails when
   - collectives/ uses transport/ other than its byte and logging helpers
     (util.c): it reaches the network only through the runtime.
 Usage: check_deps.py NM LIBMINIMP.a
+
+    check_deps.py folders SOURCE_DIR
+        The folders of collectives/ from their #include lines: core/ (the
+        executor, descriptors, the registry's mechanism) uses nothing of
+        collectives/ above it, patterns/ only core/, select/ (the network
+        model, AUTO) only patterns/ and core/, a collective's folder only
+        those and other collectives' folders, with no cycle among them;
+        collectives/registry.c, which lists the collectives, is the top.
+        Of runtime/, collectives/ includes only runtime/coll_api.h.
 """
+import glob
+import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -95,5 +107,76 @@ def main():
     return 1 if problems else 0
 
 
+# Lower layers first; every other folder of collectives/ is a collective's.
+FOLDER_RANK = {"core": 0, "patterns": 1, "select": 2}
+COLLECTIVE, TOP = 3, 4
+
+
+def folder_rank(folder):
+    return TOP if folder == "." else FOLDER_RANK.get(folder, COLLECTIVE)
+
+
+def folders(src):
+    """The problems of collectives/'s folders' #include lines."""
+    root = os.path.join(src, "collectives")
+    graph, problems = {}, []
+    paths = sorted(glob.glob(os.path.join(root, "**", "*.[ch]"),
+                             recursive=True))
+    for path in paths:
+        rel = os.path.relpath(path, root)
+        here = os.path.dirname(rel).split(os.sep)[0] or "."
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for n, line in enumerate(text.split("\n"), 1):
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if not m:
+                continue
+            inc = m.group(1)
+            where = "collectives/%s:%d" % (rel, n)
+            if inc.startswith("runtime/"):
+                if inc != "runtime/coll_api.h":
+                    problems.append("%s includes %s (only runtime/coll_api.h)"
+                                    % (where, inc))
+                continue
+            if not inc.startswith("collectives/"):
+                continue
+            parts = inc.split("/")
+            there = parts[1] if len(parts) > 2 else "."
+            if there == here:
+                continue
+            if folder_rank(there) > folder_rank(here) or (
+                    folder_rank(here) < COLLECTIVE and
+                    folder_rank(there) == folder_rank(here)):
+                problems.append("%s: %s/ includes %s, a layer above it"
+                                % (where, here, inc))
+            graph.setdefault(here, set()).add(there)
+    # Collectives may build on each other (allreduce on bcast), never in a
+    # cycle: depth-first search for a back edge.
+    state = {}
+
+    def visit(v, trail):
+        state[v] = 1
+        for w in sorted(graph.get(v, ())):
+            if state.get(w) == 1:
+                loop = trail + [v]
+                problems.append("collectives/ folders include each other in "
+                                "a cycle: " +
+                                " -> ".join(loop[loop.index(w):] + [w]))
+            elif w not in state:
+                visit(w, trail + [v])
+        state[v] = 2
+
+    for v in sorted(graph):
+        if v not in state:
+            visit(v, [])
+    for p in problems:
+        print(p)
+    print("%d files of collectives/ in %d folders, %d problem(s)"
+          % (len(paths), len(graph), len(problems)))
+    return 1 if problems else 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "folders":
+        sys.exit(folders(sys.argv[2]))
     sys.exit(main())
