@@ -253,6 +253,10 @@ static inline void mmp__comm_ref(mmp_comm_t *c) {
   atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
 }
 
+/* Frees a request handed to the user: its destructor, its reference on
+ * its communicator, its memory. Lock NOT held. */
+void mmp__req_user_free(mmp_request_t *r);
+
 /* Tags in a communicator's collective context (ctx + 1), which user
  * messages never carry: 23 bits of the collective's sequence number and 8
  * bits of phase, always >= 0. */

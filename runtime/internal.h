@@ -590,9 +590,6 @@ int mmp__comm_nodes_from(mmp_comm_t *c, const mmp_comm_t *parent,
 int mmp__comm_ctx_mine_locked(mmp__engine_t *e, uint32_t comm_ctx);
 
 void mmp__comm_unref(mmp_comm_t *c);
-/* Frees a request handed to the user: its destructor, its reference on
- * its communicator, its memory. Lock NOT held. */
-void mmp__req_user_free(mmp_request_t *r);
 
 /* Frees what the layers above keep about `c` (mmp__comm_ext_ops_t). */
 void mmp__comm_ext_free(mmp_comm_t *c);
