@@ -18,6 +18,7 @@
 #include "collectives/reduce/reduce.h"
 #include "collectives/reduce_scatter/reduce_scatter.h"
 #include "collectives/s2p/s2p.h"
+#include "collectives/scan/scan.h"
 #include "collectives/registry.h"
 #include "collectives/scatter/scatter.h"
 
@@ -32,6 +33,8 @@ static const mmp__family_t *const families[] = {
     [MMP_COLL_BCAST] = &mmp__bcast_family,
     [MMP_COLL_S2P] = &mmp__s2p_family,
     [MMP_COLL_BARRIER] = &mmp__barrier_family,
+    [MMP_COLL_SCAN] = &mmp__scan_family,
+    [MMP_COLL_EXSCAN] = &mmp__exscan_family,
 };
 
 const mmp__family_t *mmp__family_of(int coll) {
@@ -66,7 +69,9 @@ int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count, mmp_type_t type,
                     mmp_op_t op, mmp_coll_opts_t *out) {
   static const mmp_coll_opts_t defaults = MMP_COLL_OPTS_INIT;
   const mmp__family_t *f = mmp__family_of(coll);
-  int reducing = coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_REDUCE_SCATTER;
+  int reducing =
+      (coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_REDUCE_SCATTER) ||
+      coll == MMP_COLL_SCAN || coll == MMP_COLL_EXSCAN;
   int rc, noncomm;
   mmp__type_info_t ti;
   mmp__opts_t o;

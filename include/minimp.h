@@ -434,7 +434,9 @@ enum {
   MMP_COLL_ALLTOALL = 7,
   MMP_COLL_BCAST = 8,
   MMP_COLL_S2P = 9, /* mmp_bcast_s2p */
-  MMP_COLL_BARRIER = 10
+  MMP_COLL_BARRIER = 10,
+  MMP_COLL_SCAN = 11,  /* mmp_scan */
+  MMP_COLL_EXSCAN = 12 /* mmp_exscan */
 };
 
 /*
@@ -489,6 +491,7 @@ typedef mmp_coll_opts_t mmp_gather_opts_t;
 typedef mmp_coll_opts_t mmp_scatter_opts_t;
 typedef mmp_coll_opts_t mmp_allgather_opts_t;
 typedef mmp_coll_opts_t mmp_alltoall_opts_t;
+typedef mmp_coll_opts_t mmp_scan_opts_t;
 #define MMP_BCAST_OPTS_INIT MMP_COLL_OPTS_INIT
 #define MMP_S2P_OPTS_INIT MMP_COLL_OPTS_INIT
 #define MMP_ALLREDUCE_OPTS_INIT MMP_COLL_OPTS_INIT
@@ -498,6 +501,7 @@ typedef mmp_coll_opts_t mmp_alltoall_opts_t;
 #define MMP_SCATTER_OPTS_INIT MMP_COLL_OPTS_INIT
 #define MMP_ALLGATHER_OPTS_INIT MMP_COLL_OPTS_INIT
 #define MMP_ALLTOALL_OPTS_INIT MMP_COLL_OPTS_INIT
+#define MMP_SCAN_OPTS_INIT MMP_COLL_OPTS_INIT
 
 /* The option fields an algorithm reads (mmp_alg_info_t.options). */
 #define MMP_OPT_SEGMENT 0x1u
@@ -733,6 +737,30 @@ MMP_EXTERN int mmp_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
                               mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
                               const mmp_allreduce_opts_t *opts,
                               mmp_request_t **req);
+
+/* recvbuf at rank i = x_0 op x_1 op ... op x_i, x_j being rank j's
+ * sendbuf (count elements), in rank order for any associative operation.
+ * MMP_IN_PLACE: the data is in recvbuf. */
+MMP_EXTERN int mmp_scan(const void *sendbuf, void *recvbuf, size_t count,
+                        mmp_type_t type, mmp_op_t op, mmp_comm_t *comm);
+MMP_EXTERN int mmp_scan_ex(const void *sendbuf, void *recvbuf, size_t count,
+                           mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                           const mmp_scan_opts_t *opts);
+MMP_EXTERN int mmp_iscan(const void *sendbuf, void *recvbuf, size_t count,
+                         mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                         const mmp_scan_opts_t *opts, mmp_request_t **req);
+
+/* The exclusive scan: recvbuf at rank i > 0 = x_0 op ... op x_{i-1}; rank
+ * 0's recvbuf is left untouched (in place too: it keeps rank 0's data).
+ * MMP_IN_PLACE: the data is in recvbuf. */
+MMP_EXTERN int mmp_exscan(const void *sendbuf, void *recvbuf, size_t count,
+                          mmp_type_t type, mmp_op_t op, mmp_comm_t *comm);
+MMP_EXTERN int mmp_exscan_ex(const void *sendbuf, void *recvbuf, size_t count,
+                             mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                             const mmp_scan_opts_t *opts);
+MMP_EXTERN int mmp_iexscan(const void *sendbuf, void *recvbuf, size_t count,
+                           mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
+                           const mmp_scan_opts_t *opts, mmp_request_t **req);
 
 /* The reduction lands in the root's recvbuf (ignored elsewhere, may be
  * NULL). MMP_IN_PLACE at the root: its data is in recvbuf. */
@@ -1031,6 +1059,9 @@ MMP_EXTERN int mmp_s2p_dist_from_name(const char *name);
 #define MMP_REDUCE_SCATTER_RING "ring"
 #define MMP_REDUCE_SCATTER_HALVING "halving"
 #define MMP_REDUCE_SCATTER_PAIRWISE "pairwise"
+#define MMP_SCAN_AUTO ((const char *)0)
+#define MMP_SCAN_LINEAR "linear"
+#define MMP_SCAN_RECURSIVE_DOUBLING "recursive_doubling"
 #define MMP_GATHER_AUTO ((const char *)0)
 #define MMP_GATHER_FLAT "flat"
 #define MMP_GATHER_BINOMIAL "binomial"

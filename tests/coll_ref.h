@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "minimp.h"
 #include "mr_common.h"
@@ -94,6 +95,31 @@ static inline int ref_supported(int type, int op) {
   if (op <= MMP_BXOR)
     return integer || type == MMP_BYTE;
   return integer;
+}
+
+/* A non-commutative user operation: products of 2x2 matrices of
+ * uint64_t (a type of 4 MMP_UINT64), inout = in x inout. */
+static inline void ref_matmul(const void *in, void *inout, size_t count,
+                              mmp_type_t type, void *ctx) {
+  const uint64_t *a = in;
+  uint64_t *b = inout;
+  size_t i;
+  (void)type;
+  (void)ctx;
+
+  for (i = 0; i < count; i++, a += 4, b += 4) {
+    uint64_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
+                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
+    memcpy(b, c, sizeof(c));
+  }
+}
+
+static inline void ref_matrix(int r, size_t e, uint64_t m[4]) {
+  uint64_t s = (uint64_t)r * 31 + e * 1009;
+  int k;
+
+  for (k = 0; k < 4; k++)
+    m[k] = mr_next(&s) % 7;
 }
 
 #endif /* MMP_TESTS_COLL_REF_H */

@@ -488,29 +488,6 @@ static void test_large_blocks(void **state) {
 /* ---- A non-commutative operation ---------------------------------------- */
 
 /* 2 x 2 integer matrices, inout = in x inout (wrapping). */
-static void matmul(const void *in, void *inout, size_t count, mmp_type_t type,
-                   void *ctx) {
-  const uint64_t *a = in;
-  uint64_t *b = inout;
-  size_t i;
-  (void)type;
-  (void)ctx;
-
-  for (i = 0; i < count; i++, a += 4, b += 4) {
-    uint64_t c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
-                     a[2] * b[0] + a[3] * b[2], a[2] * b[1] + a[3] * b[3]};
-    memcpy(b, c, sizeof(c));
-  }
-}
-
-static void matrix(int r, size_t e, uint64_t m[4]) {
-  uint64_t s = (uint64_t)r * 31 + e * 1009;
-  int k;
-
-  for (k = 0; k < 4; k++)
-    m[k] = mr_next(&s) % 7;
-}
-
 static void test_noncommutative_rank_order(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   int p = mr_size(), me = mr_rank(), r, coll, alg;
@@ -522,18 +499,18 @@ static void test_noncommutative_rank_order(void **state) {
 
   assert_int_equal(mmp_type_contiguous(4, MMP_UINT64, &mat), 0);
   assert_int_equal(mmp_type_size(mat), 32);
-  assert_int_equal(mmp_op_create(matmul, 0, NULL, &op), 0);
+  assert_int_equal(mmp_op_create(ref_matmul, 0, NULL, &op), 0);
   for (e = 0; e < n; e++) {
     uint64_t acc[4], m[4];
-    matrix(0, e, acc);
+    ref_matrix(0, e, acc);
     for (r = 1; r < p; r++) {
-      matrix(r, e, m);
+      ref_matrix(r, e, m);
       /* acc = acc x m: the lower ranks on the left. */
-      matmul(acc, m, 1, mat, NULL);
+      ref_matmul(acc, m, 1, mat, NULL);
       memcpy(acc, m, sizeof(m));
     }
     memcpy(want + 4 * e, acc, 32);
-    matrix(me, e, in + 4 * e);
+    ref_matrix(me, e, in + 4 * e);
   }
   for (coll = MMP_COLL_ALLREDUCE; coll <= MMP_COLL_REDUCE; coll++)
     for (alg = 0; ALG(coll, alg) != NULL; alg++) {
@@ -562,7 +539,7 @@ static void test_noncommutative_rank_order(void **state) {
   {
     uint64_t *v = malloc(n * (size_t)p * 32);
     for (e = 0; e < n * (size_t)p; e++)
-      matrix(me, e % n, v + 4 * e);
+      ref_matrix(me, e % n, v + 4 * e);
     assert_int_equal(mmp_reduce_scatter_block(v, out, n, mat, op, w), 0);
     assert_memory_equal(out, want, n * 32);
     free(v);
@@ -602,11 +579,11 @@ static void test_reduce_local(void **state) {
   assert_int_equal(mmp_reduce_local(a, b, 3, MMP_INT32, 0), MMP_EINVAL);
   /* Matrix products do not commute: r becomes l x r. */
   assert_int_equal(mmp_type_contiguous(4, MMP_UINT64, &mat), 0);
-  assert_int_equal(mmp_op_create(matmul, 0, NULL, &op), 0);
-  matrix(1, 0, l);
-  matrix(2, 0, r);
+  assert_int_equal(mmp_op_create(ref_matmul, 0, NULL, &op), 0);
+  ref_matrix(1, 0, l);
+  ref_matrix(2, 0, r);
   memcpy(want, r, sizeof(want));
-  matmul(l, want, 1, mat, NULL);
+  ref_matmul(l, want, 1, mat, NULL);
   assert_int_equal(mmp_reduce_local(l, r, 1, mat, op), 0);
   assert_memory_equal(r, want, sizeof(want));
   assert_int_equal(mmp_op_free(&op), 0);

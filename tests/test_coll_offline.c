@@ -544,7 +544,7 @@ static void test_tables(void **state) {
     assert_int_equal(mmp_coll_algs(coll, -1, &info), MMP_EINVAL);
     assert_int_equal(mmp_coll_algs(coll, 0, NULL), MMP_EINVAL);
   }
-  assert_int_equal(coll, MMP_COLL_BARRIER + 1);
+  assert_int_equal(coll, MMP_COLL_EXSCAN + 1);
   assert_null(mmp_coll_name(coll));
   assert_null(mmp_coll_name(0));
   assert_int_equal(mmp_coll_algs(coll, 0, &info), MMP_EINVAL);

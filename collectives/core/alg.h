@@ -83,6 +83,8 @@ typedef struct mmp__arg_s {
    * scnt[i] bytes at sdsp[i] go to member i. */
   const size_t *cnt, *dsp;
   const size_t *scnt, *sdsp;
+  size_t res; /* exclusive scan: where the result goes (off: the
+                 contribution, left as it is) */
   int dep;
   int phase;
   /* The top-level call: first messages carry (and check) the header,
