@@ -390,6 +390,65 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
               op, -1, comm);
 }
 
+/* Scan (excl 0) and exclusive scan (excl 1). Rank 0's exclusive result
+ * is undefined in MPI: libminimp leaves its receive buffer untouched, and
+ * a packed one is not unpacked. */
+static int scan_start(const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype t, MPI_Op op, int excl, MPI_Comm comm,
+                      struct mmpi_req_s *r) {
+  int in_place = sendbuf == MPI_IN_PLACE, out, rc;
+  const void *sp;
+  void *rp;
+  mmpi__red_t plan;
+  cx_t *cx;
+
+  if (!mmpi__comm_ok(comm))
+    return MPI_ERR_COMM;
+  if ((rc = mmpi__red_plan(t, count, op, &plan)) != MPI_SUCCESS)
+    return rc;
+  red_hold(r, t, op);
+  out = !excl || comm->rank > 0;
+  if (!plan.pack) {
+    sp = in_place ? MMP_IN_PLACE : at(sendbuf, plan.shift);
+    rp = at(recvbuf, plan.shift);
+  } else {
+    if ((rc = red_pack(r, in_place ? recvbuf : sendbuf, count, recvbuf,
+                       out ? count : 0, t, &cx)) != MPI_SUCCESS)
+      return rc;
+    sp = cx->s.base;
+    rp = out ? cx->r.base : cx->s.base; /* rank 0 writes none */
+  }
+  rc = excl ? mmp_iexscan(sp, rp, plan.count, plan.type, plan.op, comm->mc,
+                          NULL, &r->mr)
+            : mmp_iscan(sp, rp, plan.count, plan.type, plan.op, comm->mc, NULL,
+                        &r->mr);
+  return mmpi__code(rc);
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count,
+             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  BLOCKING(comm, scan_start, sendbuf, recvbuf, count, datatype, op, 0, comm);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request) {
+  NONBLOCKING(comm, request, scan_start, sendbuf, recvbuf, count, datatype, op,
+              0, comm);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  BLOCKING(comm, scan_start, sendbuf, recvbuf, count, datatype, op, 1, comm);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request *request) {
+  NONBLOCKING(comm, request, scan_start, sendbuf, recvbuf, count, datatype, op,
+              1, comm);
+}
+
 /* Reduce-scatter: rank i keeps counts[i] elements (equal blocks of
  * `block` when counts is NULL). */
 static int rs_start(const void *sendbuf, void *recvbuf, const int *counts,

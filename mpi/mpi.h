@@ -623,6 +623,16 @@ MMPI_EXTERN int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
 MMPI_EXTERN int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request);
+MMPI_EXTERN int MPI_Scan(const void *sendbuf, void *recvbuf, int count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+MMPI_EXTERN int MPI_Exscan(const void *sendbuf, void *recvbuf, int count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+MMPI_EXTERN int MPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request);
+MMPI_EXTERN int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *request);
 MMPI_EXTERN int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
                                     const int recvcounts[],
                                     MPI_Datatype datatype, MPI_Op op,

@@ -5,7 +5,8 @@
  * wherever the standard allows it, derived datatypes on either side,
  * every predefined operation on the types it applies to (MINLOC and
  * MAXLOC ties included), user operations, non-commutative ones in rank
- * order, and MPI_Reduce_local. Runs on any number of ranks.
+ * order, MPI_Scan and MPI_Exscan, and MPI_Reduce_local. Runs on any number of
+ * ranks.
  */
 #include <complex.h>
 #include <stdbool.h>
@@ -706,6 +707,77 @@ static void test_ops_on_derived_types(void **state) {
   MPI_Type_free(&three);
 }
 
+/* MPI_Scan, MPI_Exscan and their I-forms: rank i gets the prefix up to
+ * i (exclusive: up to i - 1), in place too, in rank order for a
+ * non-commutative operation, and on a derived type with holes (packed). */
+static void test_scan(void **state) {
+  int nb = NB(state), me = mt_rank(), r, i, in[3], out[3];
+  long long mine[4], want[4], ex[4], got[4], m[4];
+  double v[6], o[6];
+  MPI_Datatype mat, every2;
+  MPI_Op mul;
+  MPI_Request rq;
+
+/* ex: MPI_Exscan, else MPI_Scan; the I-form when nb. */
+#define SCAN(ex, s, d, n, t, op)                                               \
+  (nb ? wait_rc((ex ? MPI_Iexscan : MPI_Iscan)(s, d, n, t, op, MPI_COMM_WORLD, \
+                                               &rq),                           \
+                &rq)                                                           \
+      : (ex ? MPI_Exscan : MPI_Scan)(s, d, n, t, op, MPI_COMM_WORLD))
+  for (i = 0; i < 3; i++) {
+    in[i] = me + i;
+    out[i] = -7;
+  }
+  assert_int_equal(SCAN(0, in, out, 3, MPI_INT, MPI_SUM), 0);
+  for (i = 0; i < 3; i++)
+    assert_int_equal(out[i], me * (me + 1) / 2 + (me + 1) * i);
+  for (i = 0; i < 3; i++)
+    out[i] = -7;
+  assert_int_equal(SCAN(1, in, out, 3, MPI_INT, MPI_SUM), 0);
+  for (i = 0; i < 3; i++) /* rank 0's is undefined: left as it was */
+    assert_int_equal(out[i], me == 0 ? -7 : (me - 1) * me / 2 + me * i);
+  assert_int_equal(SCAN(0, MPI_IN_PLACE, in, 3, MPI_INT, MPI_MAX), 0);
+  assert_int_equal(in[2], me + 2);
+  assert_int_equal(SCAN(1, MPI_IN_PLACE, in, 3, MPI_INT, MPI_MAX), 0);
+  assert_int_equal(in[0], me == 0 ? 0 : me - 1);
+  /* A non-commutative operation: the product m_0 x ... x m_i. */
+  MPI_Type_contiguous(4, MPI_LONG_LONG, &mat);
+  MPI_Type_commit(&mat);
+  assert_int_equal(MPI_Op_create(matmul, 0, &mul), 0);
+  matrix(0, want);
+  for (r = 1; r <= me; r++) {
+    memcpy(ex, want, sizeof(ex));
+    matrix(r, m);
+    matmul(want, m, &(int){1}, &mat);
+    memcpy(want, m, sizeof(m));
+  }
+  matrix(me, mine);
+  assert_int_equal(SCAN(0, mine, got, 1, mat, mul), 0);
+  assert_memory_equal(got, want, sizeof(want));
+  assert_int_equal(SCAN(1, mine, got, 1, mat, mul), 0);
+  if (me > 0)
+    assert_memory_equal(got, ex, sizeof(ex));
+  MPI_Op_free(&mul);
+  MPI_Type_free(&mat);
+  /* A derived type with holes: the holes keep what they had. */
+  MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &every2);
+  MPI_Type_commit(&every2);
+  for (i = 0; i < 6; i++) {
+    v[i] = me + i;
+    o[i] = -1;
+  }
+  assert_int_equal(SCAN(0, v, o, 1, every2, MPI_SUM), 0);
+  for (i = 0; i < 6; i++)
+    assert_true(o[i] == (i % 2 ? -1 : me * (me + 1) / 2.0 + (me + 1) * i));
+  for (i = 0; i < 6; i++)
+    o[i] = -1;
+  assert_int_equal(SCAN(1, v, o, 1, every2, MPI_SUM), 0);
+  for (i = 0; i < 6; i++)
+    assert_true(o[i] == (i % 2 || me == 0 ? -1 : (me - 1) * me / 2.0 + me * i));
+  MPI_Type_free(&every2);
+#undef SCAN
+}
+
 static void test_bad_arguments(void **state) {
   int v = 0, me = mt_rank(), p = mt_size();
   MPI_Datatype loose;
@@ -742,6 +814,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_ops_that_do_not_apply),
       BOTH(test_user_ops),
       cmocka_unit_test(test_ops_on_derived_types),
+      BOTH(test_scan),
       cmocka_unit_test(test_bad_arguments),
 #undef BOTH
   };
