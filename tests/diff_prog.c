@@ -94,8 +94,8 @@ static uint64_t mix(uint64_t a, uint64_t b) {
 
 /* ---- Algorithms: listed here, by name ----------------------------------- */
 
-/* The collectives (MMP_COLL_*) are 1 to MMP_COLL_BARRIER. */
-#define NCOLLS (MMP_COLL_BARRIER + 1)
+/* The collectives (MMP_COLL_*) are 1 to MMP_COLL_EXSCAN. */
+#define NCOLLS (MMP_COLL_EXSCAN + 1)
 typedef struct alg_list_s {
   int n;
   const char *name[MAX_ALGS];
@@ -436,6 +436,8 @@ enum {
   O_ALLTOALL,
   O_ALLTOALLV,
   O_BARRIER,
+  O_SCAN,
+  O_EXSCAN,
   NKINDS
 };
 static const char *const op_kind[NKINDS] = {"bcast",
@@ -452,7 +454,9 @@ static const char *const op_kind[NKINDS] = {"bcast",
                                             "allgatherv",
                                             "alltoall",
                                             "alltoallv",
-                                            "barrier"};
+                                            "barrier",
+                                            "scan",
+                                            "exscan"};
 /* The collective of each kind (MMP_COLL_*), 0 for the others. */
 static const int op_coll[NKINDS] = {0,
                                     0,
@@ -468,7 +472,9 @@ static const int op_coll[NKINDS] = {0,
                                     MMP_COLL_ALLGATHER,
                                     MMP_COLL_ALLTOALL,
                                     MMP_COLL_ALLTOALL,
-                                    0};
+                                    0,
+                                    MMP_COLL_SCAN,
+                                    MMP_COLL_EXSCAN};
 
 typedef struct op_s {
   int kind, spec, nb, in_place;
@@ -593,6 +599,12 @@ static size_t draw_bytes(rng_t *g, size_t cap, int big) {
   return (size_t)below(g, x < cap ? x + 1 : cap + 1);
 }
 
+/* 1 for the collectives that reduce (a vector of elements). */
+static int reducing(int coll) {
+  return coll <= MMP_COLL_REDUCE_SCATTER || coll == MMP_COLL_SCAN ||
+         coll == MMP_COLL_EXSCAN;
+}
+
 static void op_draw(rng_t *g, op_t *o, int nspecs) {
   static const unsigned modes[] = {MMP_SEND_AUTO, MMP_SEND_EAGER,
                                    MMP_SEND_RNDV};
@@ -636,7 +648,7 @@ static void op_draw(rng_t *g, op_t *o, int nspecs) {
      * are refused on every rank (checked at times). */
     if ((o->kind == O_GATHERV || o->kind == O_SCATTERV) && chance(g, 80))
       o->alg = chance(g, 50) ? NULL : "flat";
-    if (coll <= MMP_COLL_REDUCE_SCATTER) {
+    if (reducing(coll)) {
       do {
         o->type = (int)below(g, NTYPES);
         o->op = 1 + (int)below(g, NOPS - 1);
@@ -647,10 +659,8 @@ static void op_draw(rng_t *g, op_t *o, int nspecs) {
       o->type = moves[below(g, 5)];
     }
     /* Elements: a vector for the reductions, a block for the others. */
-    o->size = draw_bytes(g,
-                         coll <= MMP_COLL_REDUCE_SCATTER ? (size_t)1 << 17
-                                                         : (size_t)1 << 14,
-                         coll <= MMP_COLL_REDUCE_SCATTER) /
+    o->size = draw_bytes(g, reducing(coll) ? (size_t)1 << 17 : (size_t)1 << 14,
+                         reducing(coll)) /
               mmp_type_size(types[o->type].t);
     if (is_alg(o->alg, "knomial"))
       o->radix = chance(g, 30) ? 0 : 2 + (int)below(g, 15);
@@ -983,7 +993,20 @@ static void start_reduction(run_t *r) {
   }
   r->send = xmalloc(total * es);
   red_input(r->send, o->seed, o->type, o->op, ME, total);
-  if (o->kind == O_ALLREDUCE || o->kind == O_REDUCE) {
+  if (o->kind == O_SCAN || o->kind == O_EXSCAN) {
+    /* The prefix of the members up to this one (exclusive: before it);
+     * the exclusive scan leaves member 0's recvbuf as it was. */
+    int upto = r->me + (o->kind == O_SCAN);
+    r->want = xmalloc(n * es);
+    r->recv = guarded(n * es);
+    r->recv_len = r->check_len = n * es;
+    if (in_place)
+      memcpy(r->recv, r->send, n * es);
+    if (upto > 0)
+      red_want(r->want, o->seed, o->type, o->op, r->g->world, upto, 0, n);
+    else
+      memcpy(r->want, r->recv, n * es);
+  } else if (o->kind == O_ALLREDUCE || o->kind == O_REDUCE) {
     r->want = xmalloc(n * es);
     red_want(r->want, o->seed, o->type, o->op, r->g->world, nm, 0, n);
     r->recv = guarded(n * es);
@@ -1025,6 +1048,14 @@ static void start_reduction(run_t *r) {
                   ? mmp_ireduce_scatter_block(sb, rb, n, t, op, r->comm, &co,
                                               &r->req)
                   : mmp_reduce_scatter_block_ex(sb, rb, n, t, op, r->comm, &co);
+      break;
+    case O_SCAN:
+      r->rc = o->nb ? mmp_iscan(sb, rb, n, t, op, r->comm, &co, &r->req)
+                    : mmp_scan_ex(sb, rb, n, t, op, r->comm, &co);
+      break;
+    case O_EXSCAN:
+      r->rc = o->nb ? mmp_iexscan(sb, rb, n, t, op, r->comm, &co, &r->req)
+                    : mmp_exscan_ex(sb, rb, n, t, op, r->comm, &co);
       break;
     default:
       r->rc = o->nb ? mmp_ireduce_scatter(sb, rb, r->a, t, op, r->comm, &co,
@@ -1267,6 +1298,8 @@ static void op_start(run_t *r) {
   case O_REDUCE:
   case O_RS_BLOCK:
   case O_RS:
+  case O_SCAN:
+  case O_EXSCAN:
     start_reduction(r);
     break;
   case O_GATHER:
