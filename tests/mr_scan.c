@@ -20,6 +20,10 @@
 
 enum { N = 7, SENTINEL = 0x5a };
 
+/* The segment every call asks for (0: the algorithm's): the linear chain
+ * pipelines in segments of it. */
+static size_t case_segment;
+
 /* One call of the collective `coll` (MMP_COLL_SCAN or _EXSCAN) with
  * algorithm `alg` (NULL: AUTO), non-blocking when `nb`. */
 static int scan_call(int coll, const char *alg, int nb, const void *in,
@@ -30,6 +34,7 @@ static int scan_call(int coll, const char *alg, int nb, const void *in,
   int rc;
 
   o.algorithm = alg;
+  o.segment = case_segment;
   if (!nb)
     return coll == MMP_COLL_SCAN ? mmp_scan_ex(in, out, n, type, op, w, &o)
                                  : mmp_exscan_ex(in, out, n, type, op, w, &o);
@@ -184,10 +189,21 @@ static void test_plain_calls_and_bad_arguments(void **state) {
   assert_int_equal(mmp_scan(&x, &y, 1, MMP_BYTE, MMP_SUM, w), MMP_EINVAL);
 }
 
+/* Both tests again with one-element (8 B) and one-matrix (32 B)
+ * segments, so that the chain runs as a pipeline. */
+static void test_in_segments(void **state) {
+  case_segment = 8;
+  test_every_type_and_operation(state);
+  case_segment = 32;
+  test_noncommutative_rank_order(state);
+  case_segment = 0;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_type_and_operation),
       cmocka_unit_test(test_noncommutative_rank_order),
+      cmocka_unit_test(test_in_segments),
       cmocka_unit_test(test_count_zero),
       cmocka_unit_test(test_plain_calls_and_bad_arguments),
   };
