@@ -301,8 +301,8 @@ MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
  * from `comm` (dup, split, create) start with its value. Sends are not
  * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS;
  * nor are those three calls and the network model's measurement
- * (mmp_comm_netmodel), which mmp_init makes unless a profile gives the
- * model (docs/embedding.md).
+ * (mmp_comm_netmodel), which the first automatic choice on a communicator
+ * makes unless a profile gives the model (docs/embedding.md).
  * What a timeout leaves behind: docs/embedding.md. Returns 0, MMP_ENOTINIT,
  * MMP_ECOMM.
  */
@@ -597,20 +597,13 @@ typedef struct mmp_netmodel_s {
 } mmp_netmodel_t;
 
 /*
- * The network model automatic selection uses on `comm`. The world's is
- * measured in mmp_init and mmp_init_ex, by all ranks at once, and
- * communicators made from it inherit it, so that no collective's start
- * waits for the other ranks to measure it (a non-blocking one may start
- * on each rank at a different point). Where it is not known yet (with
- * MMP_INIT_EXTERNAL_PROGRESS, whose loop cannot run inside mmp_init, or
- * after a failed measurement), the first call that needs it measures it,
- * by all ranks at once: call this function then on every rank before
- * the first non-blocking collective. A saved profile replaces the
- * measurement: MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and optionally
- * MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS, MINIMP_NET_GAMMA_NS and
- * MINIMP_NET_NODE_ALPHA_US with MINIMP_NET_NODE_BETA_NS). Communicators
- * made from `comm` inherit the figures; nodes and node_size are always
- * `comm`'s own.
+ * The network model automatic selection uses on `comm`. Measured the first
+ * time it is needed, by all ranks at once (collective then, local
+ * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
+ * optionally MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS,
+ * MINIMP_NET_GAMMA_NS and MINIMP_NET_NODE_ALPHA_US with
+ * MINIMP_NET_NODE_BETA_NS) give a saved profile. Communicators made from
+ * `comm` inherit the figures; nodes and node_size are always `comm`'s own.
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
 

@@ -104,14 +104,6 @@ typedef struct mmp__coll_config_s {
  * it reads the environment. */
 extern int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
 
-/* Called by mmp_init and mmp_init_ex, when set, once the world is up,
- * with every rank: the collectives layer measures the world's network
- * model there, so that the communicators made from it inherit it and no
- * collective's start has to measure it with the other ranks (a
- * non-blocking one would wait there for them). Set by the collectives
- * layer when it is loaded. Lock NOT held. */
-extern void (*mmp__coll_world_up)(mmp_comm_t *world);
-
 /* The running engine's collectives configuration. Any thread; no lock. */
 const mmp__coll_config_t *mmp__rt_coll_config(const mmp__engine_t *e);
 

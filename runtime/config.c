@@ -129,7 +129,6 @@ static int env_double(const char *name, double min, double max, double def,
 }
 
 int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
-void (*mmp__coll_world_up)(mmp_comm_t *world);
 
 /* Copies the n bytes at s into out (MMP__COLL_NAME_MAX) as a name: lower
  * case letters, digits and '_'. 0, or -1 for anything else. */

@@ -751,9 +751,6 @@ static int runtime_start(const mmp__config_t *cfg) {
     return rc;
   }
   mmp__eng = e;
-  /* A loop the application drives cannot run inside mmp_init. */
-  if (mmp__coll_world_up != NULL && !cfg->progress_external)
-    mmp__coll_world_up(&e->world);
   return 0;
 }
 

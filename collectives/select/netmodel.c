@@ -593,26 +593,3 @@ int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out) {
     return rc;
   return mmp__netmodel_get(comm, out);
 }
-
-/* mmp__coll_world_up: the world's model, measured at init with every
- * rank, so that no collective's start measures it (a non-blocking
- * collective would wait there for the others). A failure leaves it to
- * the first call that needs it. */
-static void world_up(mmp_comm_t *world) {
-  mmp_netmodel_t nm;
-  int rc;
-
-  if (world->size < 2)
-    return;
-  if ((rc = mmp__netmodel_get(world, &nm)) != 0)
-    MMP__LOG(MMP__LOG_WARN,
-             "the network model could not be measured at init (%s); the "
-             "first automatic choice on each communicator measures it",
-             mmp_strerror(rc));
-}
-
-/* Registered here, in the file every user of the model links (a static
- * link leaves out objects nothing references). */
-__attribute__((constructor)) static void register_world_up(void) {
-  mmp__coll_world_up = world_up;
-}
