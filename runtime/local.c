@@ -279,10 +279,7 @@ static void local_finish(local_t *l) {
   for (i = 0; i < l->n; i++) {
     l->theirs[i] = l->theirs[i] && l->mapped[i];
     if (i != l->me && l->theirs[i]) {
-      mmp__peer_t *p = &e->peers[l->group[i]];
-      p->via = &e->shm;
-      /* Both ends of the pair choose the same. */
-      p->eager_over = MMP__EAGER_OVERHEAD_SHM;
+      e->peers[l->group[i]].via = &e->shm;
       pairs++;
     }
   }
