@@ -31,14 +31,14 @@ static int pipeline_build(mmp__sched_t *s, const mmp__arg_t *a) {
   return mmp__reduce_hop(s, a, troot, done, from, a->phase + PHASE_HOP);
 }
 
-static size_t pipeline_seg(int p, size_t len, size_t esize,
-                           const mmp_netmodel_t *nm) {
+size_t mmp__reduce_pipeline_seg(int p, size_t len, size_t esize,
+                                const mmp_netmodel_t *nm) {
   size_t seg = mmp__pipeline_seg(p, len, nm);
 
   return seg - seg % esize;
 }
 
-static double pipeline_cost(const mmp__cost_in_t *in) {
+double mmp__reduce_pipeline_cost(const mmp__cost_in_t *in) {
   size_t seg = mmp__pipeline_seg(in->p, (size_t)in->m, in->nm);
   double X = seg > 0 ? ceil(in->m / (double)seg) : 1;
 
@@ -55,6 +55,6 @@ const mmp__alg_t mmp__reduce_pipeline_alg = {
     .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED | MMP__ALG_SEGMENTED,
     .prefer = 2,
     .build = pipeline_build,
-    .cost = pipeline_cost,
-    .segment = pipeline_seg,
+    .cost = mmp__reduce_pipeline_cost,
+    .segment = mmp__reduce_pipeline_seg,
 };

@@ -12,4 +12,10 @@
 
 extern const mmp__family_t mmp__reduce_family;
 
+/* The pipelined chain of a reduction (pipeline.c), which scan's linear
+ * rows share: its segment, on element boundaries, and its price. */
+size_t mmp__reduce_pipeline_seg(int p, size_t len, size_t esize,
+                                const mmp_netmodel_t *nm);
+double mmp__reduce_pipeline_cost(const mmp__cost_in_t *in);
+
 #endif /* MMP_COLLECTIVES_REDUCE_REDUCE_H */

@@ -10,8 +10,8 @@
  * Selected: by AUTO for long vectors, where the pipeline's m(beta +
  * gamma) beats recursive doubling's log2 p of them.
  */
-#include <math.h>
 
+#include "collectives/reduce/reduce.h"
 #include "collectives/scan/scan.h"
 
 #define PHASE_CHAIN 0
@@ -69,23 +69,6 @@ static int exscan_linear_build(mmp__sched_t *s, const mmp__arg_t *a) {
   return linear_build(s, a, 1);
 }
 
-static size_t linear_seg_size(int p, size_t len, size_t esize,
-                              const mmp_netmodel_t *nm) {
-  size_t seg = mmp__pipeline_seg(p, len, nm);
-
-  return seg - seg % esize;
-}
-
-double mmp__scan_cost_linear(const mmp__cost_in_t *in) {
-  size_t seg = mmp__pipeline_seg(in->p, (size_t)in->m, in->nm);
-  double X = seg > 0 ? ceil(in->m / (double)seg) : 1;
-
-  if (in->p < 2)
-    return 0;
-  return (X + in->p - 2) *
-         (in->nm->alpha + in->m / X * (in->nm->beta + in->nm->gamma));
-}
-
 const mmp__alg_t mmp__scan_linear_alg = {
     .name = "linear",
     .summary = "a chain in rank order, pipelined in segments",
@@ -93,8 +76,8 @@ const mmp__alg_t mmp__scan_linear_alg = {
     .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED | MMP__ALG_SEGMENTED,
     .prefer = 2,
     .build = scan_linear_build,
-    .cost = mmp__scan_cost_linear,
-    .segment = linear_seg_size,
+    .cost = mmp__reduce_pipeline_cost,
+    .segment = mmp__reduce_pipeline_seg,
 };
 
 const mmp__alg_t mmp__exscan_linear_alg = {
@@ -104,6 +87,6 @@ const mmp__alg_t mmp__exscan_linear_alg = {
     .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED | MMP__ALG_SEGMENTED,
     .prefer = 2,
     .build = exscan_linear_build,
-    .cost = mmp__scan_cost_linear,
-    .segment = linear_seg_size,
+    .cost = mmp__reduce_pipeline_cost,
+    .segment = mmp__reduce_pipeline_seg,
 };

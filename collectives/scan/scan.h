@@ -14,10 +14,9 @@
 extern const mmp__family_t mmp__scan_family;
 extern const mmp__family_t mmp__exscan_family;
 
-/* Prices of p ranks and an m-byte vector: the chain's p - 1 steps and
- * recursive doubling's ceil(log2 p) rounds, each a message and a
- * combination. */
-double mmp__scan_cost_linear(const mmp__cost_in_t *in);
+/* Recursive doubling's price, p ranks and an m-byte vector: ceil(log2 p)
+ * rounds, each a message and a combination. The chain is priced as the
+ * reduction's pipelined chain (mmp__reduce_pipeline_cost). */
 double mmp__scan_cost_rd(const mmp__cost_in_t *in);
 
 #endif /* MMP_COLLECTIVES_SCAN_SCAN_H */
