@@ -54,6 +54,7 @@ extern char **environ;
 #define DMN_KILL_AFTER_MS 1500 /* SIGTERM, then SIGKILL */
 #define DMN_DRAIN_MS 1000      /* output after the last exit */
 #define DMN_LAUNCH_MS 30000    /* LAUNCH must follow HELLO */
+#define DMN_HOLD_MS 300        /* a signalled rank's report, under srun */
 
 typedef struct dmn_s dmn_t;
 
@@ -64,6 +65,8 @@ typedef struct dmn_rank_s {
   int spawned;
   int exited;
   int in_open; /* the stdin pipe is open */
+  int held;    /* its EXIT report waits on hold_timer */
+  uint32_t held_v[3];
   int out_open[2];
   uv_process_t proc;
   uv_pipe_t in;
@@ -105,6 +108,8 @@ struct dmn_s {
   uv_signal_t sig[3];
   uv_timer_t kill_timer;
   uv_timer_t drain_timer;
+  uv_timer_t hold_timer;
+  int nheld; /* ranks whose EXIT report is held */
   char rbuf[MMP__CTRL_CHUNK];
 };
 
@@ -190,7 +195,10 @@ static void dmn_on_signal(uv_signal_t *h, int signo) {
            getenv("SLURM_STEP_ID") != NULL
                ? " from Slurm (scancel, or the job's time limit)"
                : "");
-  /* Closing it ourselves: no `ended` follows, so stop here. */
+  /* Closing it ourselves: no `ended` follows, so stop here. Held EXIT
+   * reports are dropped: the reason below tells the whole story. */
+  d->nheld = 0;
+  uv_timer_stop(&d->hold_timer);
   mmp__ctrl_conn_close(d->conn, why);
   d->conn = NULL;
   dmn_kill(d); /* before dmn_lost: whoever signalled us needs no message */
@@ -213,6 +221,7 @@ static void dmn_close_all(dmn_t *d) {
     dmn_close((uv_handle_t *)&d->sig[i]);
   dmn_close((uv_handle_t *)&d->kill_timer);
   dmn_close((uv_handle_t *)&d->drain_timer);
+  dmn_close((uv_handle_t *)&d->hold_timer);
   for (i = 0; i < d->nranks; i++) {
     dmn_rank_t *r = &d->ranks[i];
     if (r->in_open)
@@ -252,6 +261,8 @@ static void dmn_on_drain(uv_timer_t *t) {
 static void dmn_maybe_done(dmn_t *d) {
   if (d->closed || d->nrunning > 0)
     return;
+  if (d->nheld > 0 && !d->stopping)
+    return; /* dmn_on_hold sends them, then comes back here */
   if (!d->stopping && !d->launched)
     return;
   if (!d->stopping && d->nopen > 0) {
@@ -312,6 +323,20 @@ static void dmn_on_drained(mmp__ctrl_conn_t *c) {
                       dmn_on_read);
 }
 
+/* The held EXIT reports go out: no signal of our own came meanwhile. */
+static void dmn_on_hold(uv_timer_t *t) {
+  dmn_t *d = t->data;
+  int i;
+
+  for (i = 0; i < d->nranks; i++)
+    if (d->ranks[i].held) {
+      d->ranks[i].held = 0;
+      dmn_send_u32s(d, MMP__C_EXIT, d->ranks[i].held_v, 3);
+    }
+  d->nheld = 0;
+  dmn_maybe_done(d);
+}
+
 static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
   dmn_rank_t *r = p->data;
   dmn_t *d = r->d;
@@ -330,7 +355,20 @@ static void dmn_on_exit(uv_process_t *p, int64_t status, int signo) {
   v[0] = (uint32_t)r->rank;
   v[1] = (uint32_t)(int32_t)status;
   v[2] = (uint32_t)signo;
-  dmn_send_u32s(d, MMP__C_EXIT, v, 3);
+  /* Under srun, slurmstepd signals the ranks and this daemon at once, and
+   * the rank's death may be seen first: its report waits DMN_HOLD_MS so
+   * that the job's end is told as Slurm's cancellation, not as one rank's
+   * death. */
+  if (signo != 0 && !d->killed && d->conn != NULL &&
+      getenv("SLURM_STEP_ID") != NULL) {
+    r->held = 1;
+    memcpy(r->held_v, v, sizeof(v));
+    d->nheld++;
+    if (!uv_is_active((uv_handle_t *)&d->hold_timer))
+      uv_timer_start(&d->hold_timer, dmn_on_hold, DMN_HOLD_MS, 0);
+  } else {
+    dmn_send_u32s(d, MMP__C_EXIT, v, 3);
+  }
   dmn_maybe_done(d);
 }
 
@@ -747,7 +785,8 @@ static int dmn_setup(dmn_t *d) {
   }
   uv_timer_init(&d->loop, &d->kill_timer);
   uv_timer_init(&d->loop, &d->drain_timer);
-  d->kill_timer.data = d->drain_timer.data = d;
+  uv_timer_init(&d->loop, &d->hold_timer);
+  d->kill_timer.data = d->drain_timer.data = d->hold_timer.data = d;
   rc = mmp__ctrl_conn_alloc(&d->loop, &dmn_ctrl_cb, d, &d->conn);
   if (rc == 0)
     rc = mmp__ctrl_conn_connect(d->conn, (struct sockaddr *)&d->ctrl,
