@@ -44,7 +44,7 @@ FUZZ_CI_RUNS ?= 20000
 CLUSTER_PKGS := openssh-server openssh-client munge slurm-wlm openmpi-bin
 PKGS := gcc libc6-dev pkg-config meson ninja-build libuv1-dev libcmocka-dev \
         libev-dev libsodium-dev iproute2 nftables \
-        libpmix-dev libmunge-dev $(CLUSTER_PKGS)
+        libpmix-dev libmunge-dev groff-base $(CLUSTER_PKGS)
 # Plots (make plots, and the demo's) are drawn by matplotlib, which Debian
 # installs for its own python3: that one runs the scripts.
 PLOT_PKGS := python3-matplotlib
