@@ -504,7 +504,8 @@ int mmp__config_tuning(mmp__config_t *cfg) {
     }
   }
   /* Off by default: sealing costs a pass over every byte (docs/security.md,
-   * docs/performance.md), and most clusters' networks are trusted. */
+   * docs/data/history/performance.md), and most clusters' networks are trusted.
+   */
   rc |= env_int("MINIMP_ENCRYPT", 0, 1, &cfg->encrypt, &present);
   rc |= env_shm(cfg);
   rc |= env_mcast(cfg);

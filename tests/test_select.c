@@ -499,8 +499,8 @@ static void test_adapt_model_is_bounded(void **st) {
  * The pipeline's segments after the first are priced by the gap, not by
  * alpha: charging alpha per segment and hop, with alpha inflated by CPU
  * load, priced the pipeline above the scatter-allgathers that it beats
- * on the links (figures: docs/performance.md, "AUTO in the wild"). With
- * the gap the pipeline wins; without a measured gap (0, a saved profile)
+ * on the links (figures: docs/data/history/performance.md, "AUTO in the wild").
+ * With the gap the pipeline wins; without a measured gap (0, a saved profile)
  * the price is the old one.
  */
 static void test_pipeline_segments_priced_by_the_gap(void **st) {

@@ -16,8 +16,8 @@
  * Cost: each source sends its L_j once (alpha + L_j beta at the source),
  * each rank receives S - L_me, flat in p. Each of the s sources paces at
  * 1/s of the model's rate and burst (pace_share), since all of them share
- * every receiver's link (docs/performance.md, "The multicast s-to-p").
- * Selected by AUTO where its price (multicast_cost) is 3% below every
+ * every receiver's link (docs/data/history/performance.md, "The multicast
+ * s-to-p"). Selected by AUTO where its price (multicast_cost) is 3% below every
  * other row's, under the broadcast's conditions, MINIMP_MCAST=on among
  * them (docs/algorithms.md, "Multicast"); else when asked for.
  */

@@ -12,7 +12,7 @@
  * Where a link passes its first B bytes at once (a shaper's bucket, see
  * bcast_choose.c), a hop costs alpha + max(0, L_max - B) beta, so the ring
  * runs at the receive limit S beta and beats the combining algorithms
- * (docs/performance.md, "s-to-p broadcast").
+ * (docs/data/history/performance.md, "s-to-p broadcast").
  * Bandwidth-optimal for s = p; for few sources the p - 1 hops dominate.
  *
  * Selected: for s close to p with long messages.

@@ -15,7 +15,8 @@ int mmp__mcast_considered(int p, const mmp_netmodel_t *nm) {
   /* Ranks sharing a node each take every datagram through that node's
    * kernel, and ranks sharing CPUs wake all at once for each one: either
    * way the receivers' cost grows with p, which the flat price does not
-   * say (docs/performance.md, "The multicast broadcast", p = 32). */
+   * say (docs/data/history/performance.md, "The multicast broadcast", p = 32).
+   */
   return p >= 3 && nm->nodes == p && !nm->shared_cpus;
 }
 
@@ -50,7 +51,8 @@ int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm,
  * TCP on the job's own family, and an IPv6 segment carries 20 bytes of TCP
  * payload fewer (its IP header is that much longer), so the same link
  * shows a higher beta there: the gain takes that back out, or the pace
- * would undershoot the link (docs/performance.md, "Multicast over IPv6"). */
+ * would undershoot the link (docs/data/history/performance.md, "Multicast over
+ * IPv6"). */
 double mmp__mcast_pace_gain(size_t extra) {
   size_t v4 = MMP__DGRAM_IP_UDP + MMP__MC_ETH_HDR;
   double more = extra > v4 ? (double)(extra - v4) : 0;
@@ -67,8 +69,8 @@ double mmp__mcast_pace_gain(size_t extra) {
  * the root's pace: the switch copies every datagram, so each receiver
  * takes the same bytes in the same time and the cost is flat in p. The
  * burst allowance is not counted: a multicast does not pass through it
- * at once, as a TCP row's first bytes do (docs/performance.md). Then the
- * repairs, under the loss q the availability probes saw: a datagram is
+ * at once, as a TCP row's first bytes do (docs/data/history/performance.md).
+ * Then the repairs, under the loss q the availability probes saw: a datagram is
  * re-multicast in round k when one of the p - 1 receivers still misses it after
  * k sends (probability 1 - (1 - q^k)^(p-1)), and round k happens at all when
  * any of the n datagrams does; a round costs the NACK delay

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The OSU micro-benchmarks 5.3, unmodified, on libminimp-mpi beside Open
-# MPI, in alternating rounds; medians for docs/performance.md ("The OSU
+# MPI, in alternating rounds; medians for docs/data/history/performance.md ("The OSU
 # micro-benchmarks").
 #   tests/bench/run_osu.sh BUILD_DIR onehost [REPEATS]
 #     osu_latency (8 B) on libminimp-mpi beside minimp-bench pingpong in

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Start-up of 64 ranks on 8 emulated hosts through each path a cluster
-# offers (docs/performance.md, "Through ssh, Slurm and PMIx"), beside Open
+# offers (docs/data/history/performance.md, "Through ssh, Slurm and PMIx"), beside Open
 # MPI's mpirun through the same ssh and the same Slurm:
 #
 #   mmp_ssh         minimprun --hostfile (8 hosts x 8 slots), over ssh
