@@ -353,9 +353,12 @@ def check_command(words, world):
             if not w.startswith("-") and "=" not in w and w not in world.make:
                 errors.append("make %s: no such target in the Makefile" % w)
         return errors
-    if cmd == "man" and len(words) == 2:
-        if words[1] + ".1" not in world.man:
-            errors.append("man %s: no such page is installed" % words[1])
+    if cmd == "man" and len(words) in (2, 3):
+        # man NAME (any section) or man SECTION NAME.
+        sections = [words[1]] if len(words) == 3 else "123456789"
+        if not any("%s.%s" % (words[-1], sec) in world.man
+                   for sec in sections):
+            errors.append("%s: no such page is installed" % " ".join(words))
         return errors
     if cmd == "meson":
         for w in words[1:]:
