@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Every public function has its reference entry and its manual page.
 
+Every type and constant of include/minimp.h (its macros, enumerators,
+error codes and typedef names; the deprecated algorithm names, which
+docs/api/algorithms.md describes as a group, aside) is named in docs/api/.
 For every function include/minimp.h declares with MMP_EXTERN:
   - a "### " heading of a page of docs/api/ names it, and no such heading
     names a function the header does not declare;
@@ -29,6 +32,22 @@ def public_functions(src):
     text = open(os.path.join(src, "include", "minimp.h"),
                 encoding="utf-8").read()
     return set(DECL.findall(re.sub(r"/\*.*?\*/", " ", text, flags=re.S)))
+
+
+def public_names(src):
+    """The types and constants of the header, deprecated names aside."""
+    text = open(os.path.join(src, "include", "minimp.h"),
+                encoding="utf-8").read()
+    text = re.sub(r"#ifndef MMP_NO_DEPRECATED.*?#endif /\* MMP_NO_DEPRECATED",
+                  " ", text, flags=re.S)
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    names = set(re.findall(r"#define\s+(MMP_[A-Z0-9_]+)", text))
+    names |= set(re.findall(r"^\s*(MMP_[A-Z0-9_]+)\s*=", text, flags=re.M))
+    names |= {"MMP_" + n for n in re.findall(r"XX\((\w+),", text)}
+    names |= set(re.findall(r"\b(mmp_\w+_t|mmp_\w+_fn)\b", text))
+    # The export and attribute macros are the build's, not the user's.
+    return {n for n in names if not n.startswith("MMP__")} - \
+        {"MMP_EXTERN", "MMP_NORETURN"}
 
 
 def reference_entries(src):
@@ -77,6 +96,15 @@ def main():
         elif name + ".3" not in installed:
             errors.append("%s: docs/man/man3/%s.3 is not installed "
                           "(docs/man/man3/meson.build)" % (name, name))
+    text = " ".join(open(os.path.join(src, "docs", "api", f),
+                         encoding="utf-8").read()
+                    for f in os.listdir(os.path.join(src, "docs", "api"))
+                    if f.endswith(".md"))
+    names = public_names(src)
+    for name in sorted(names):
+        if not re.search(r"\b%s\b" % re.escape(name), text):
+            errors.append("%s (include/minimp.h) is named nowhere in "
+                          "docs/api/" % name)
     for name, where in sorted(entries.items()):
         if name not in public:
             errors.append("%s: %s is not a public function of "
@@ -111,8 +139,9 @@ def main():
         print("FAIL: " + e)
     if not errors:
         print("api_reference: %d public functions, each with its entry in "
-              "docs/api/ and its installed page; %d pages rendered without "
-              "a warning" % (len(public), rendered))
+              "docs/api/ and its installed page; %d types and constants, "
+              "each named there; %d pages rendered without a warning" %
+              (len(public), len(names), rendered))
     return 1 if errors else 0
 
 
