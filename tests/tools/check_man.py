@@ -5,9 +5,10 @@ its --help: the page docs/man/NAME.1 exists and is installed, the program's
 --help succeeds, every option that --help lists as an entry (a line that
 starts with it) is an entry of the page's OPTIONS section, every other
 option --help names appears in the page, and every entry of the page's
-OPTIONS section is an option --help names. The programs come from the build's own list of installed files
-(meson-info/intro-installed.json), so a new tool is checked as soon as
-meson installs it.
+OPTIONS section is an option --help names; and the page renders with
+groff -man -ww without a warning. The programs come from the build's own
+list of installed files (meson-info/intro-installed.json), so a new tool
+is checked as soon as meson installs it.
 
     check_man.py BUILD_DIR SOURCE_DIR BINDIR
 """
@@ -114,6 +115,12 @@ def main():
         if not os.path.exists(page):
             errors.append("%s: no manual page %s" % (name, page))
             continue
+        r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        if r.returncode != 0 or r.stderr.strip():
+            errors.append("%s: groff -ww warns about %s: %s" %
+                          (name, page, r.stderr.strip()[:300]))
         if name + ".1" not in man1:
             errors.append("%s: %s.1 is not installed (docs/man/meson.build)"
                           % (name, name))
