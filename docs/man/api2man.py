@@ -156,6 +156,9 @@ def page(name, title, funcs, intro, sec, extra, rel, see):
              '.\\" Written by docs/man/api2man.py from %s: do not edit.' % rel,
              '.TH %s 3 %s "%s" "%s"' % (name.upper(),
                                        DATE, SOURCE, MANUAL),
+             # Identifiers are long and must not be hyphenated.
+             ".nh",
+             ".ad l",
              ".SH NAME",
              "%s \\- %s" % (", ".join(funcs),
                             escape(title[0].lower() + title[1:])),
