@@ -27,7 +27,8 @@
   X(arrival_nb)                                                                \
   X(knomial)                                                                   \
   X(node)                                                                      \
-  X(multicast)
+  X(multicast)                                                                 \
+  X(two_tree)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__bcast_##row##_alg;
 BCAST_ALGS(DECLARE)
