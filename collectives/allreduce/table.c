@@ -14,7 +14,8 @@
   X(ring_segmented)                                                            \
   X(rabenseifner)                                                              \
   X(reduce_bcast)                                                              \
-  X(hierarchical)
+  X(hierarchical)                                                              \
+  X(two_tree)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__allreduce_##row##_alg;
 ALLREDUCE_ALGS(DECLARE)
