@@ -24,6 +24,17 @@
 #                                 (lines ending in two numbers) is a miss
 #   anchors_count $sizes          how many words (rows to expect)
 #   anchors_finish                at the end: 1 if anything was missed
+#   anchors_hosts N               "P0,P1,...": the cluster's first N hosts
+#   anchors_bcast N SIZES ITERS [MAXIF [PATTERN]]
+#   anchors_s2p N L SOURCES ITERS
+#                                 the anchors' run_bcast.sh and run_s2p.sh,
+#                                 on the hosts of this cluster
+#
+# The emulated cluster's hosts are named by NETCLUSTER_PREFIX (P above, h
+# by default) as tests/netcluster names them, so that two clusters on one
+# machine stay apart; the anchors' own run_*.sh know only h0... The
+# broadcast anchors are those of ANCHOR_LIBS ("openmpi mpich gloo" by
+# default); anchors_libs says how many that is.
 
 anchors_me=${0##*/}
 
@@ -113,4 +124,87 @@ anchors_finish() {
   echo "$anchors_me: $n anchor run(s) gave fewer rows than asked for (named" \
     "above on stderr); their rows are missing from the tables" >&2
   return 1
+}
+
+anchors_pfx=${NETCLUSTER_PREFIX:-h}
+anchor_libs=${ANCHOR_LIBS:-openmpi mpich gloo}
+
+anchors_hosts() {
+  a_i=0
+  while [ "$a_i" -lt "$1" ]; do
+    [ "$a_i" -gt 0 ] && printf ','
+    printf '%s%d' "$anchors_pfx" "$a_i"
+    a_i=$((a_i + 1))
+  done
+}
+
+anchors_libs() {
+  anchors_count $anchor_libs
+}
+
+# Sets $ompi to Open MPI's mpirun over the first N hosts, forced onto TCP
+# on eth0, with the hostfile $anchors_hf (the caller removes it).
+anchors_ompi() {
+  anchors_hf=$(mktemp)
+  a_i=0
+  while [ "$a_i" -lt "$1" ]; do
+    echo "$anchors_pfx$a_i slots=1" >> "$anchors_hf"
+    a_i=$((a_i + 1))
+  done
+  ompi="mpirun.openmpi --allow-run-as-root -np $1 --hostfile $anchors_hf \
+--mca plm_rsh_agent $anchors/nsrsh --mca btl tcp,self \
+--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+--mca mpi_yield_when_idle 1"
+}
+
+# CMD on the cluster's first host under its own host name, as nsrsh runs
+# the others.
+anchors_on0() {
+  timeout 300 ip netns exec "${anchors_pfx}0" unshare --uts sh -c \
+    "hostname ${anchors_pfx}0; $*" </dev/null 2>&1 | tail -1
+}
+
+# The lines run_bcast.sh prints: "LIB p=N maxif_us=MAXIF PATTERN: SIZE
+# AVG_US MAX_US" for each size and library of ANCHOR_LIBS.
+anchors_bcast() {
+  a_n=$1 a_maxif=${4:-0} a_pat=${5:-all}
+  anchors_ompi "$a_n"
+  a_hfm=$(mktemp)
+  cut -d' ' -f1 "$anchors_hf" > "$a_hfm"
+  for a_s in $2; do
+    for a_lib in $anchor_libs; do
+      case $a_lib in
+      openmpi) a_o=$(anchors_on0 "$ompi $abin/bcast_ompi $a_s $3 $a_maxif $a_pat") ;;
+      mpich)
+        a_o=$(anchors_on0 "mpiexec.mpich -launcher ssh -launcher-exec" \
+          "$anchors/nsrsh -f $a_hfm -n $a_n -iface eth0" \
+          "$abin/bcast_mpich $a_s $3 $a_maxif $a_pat")
+        ;;
+      gloo)
+        a_d=$(mktemp -d) a_g=$(mktemp) a_i=0
+        while [ "$a_i" -lt "$a_n" ]; do
+          timeout 300 ip netns exec "$anchors_pfx$a_i" "$abin/bcast_gloo" $a_i \
+            "$a_n" "$a_d" eth0 "$a_s" "$3" "$a_maxif" "$a_pat" </dev/null >> "$a_g" 2>&1 &
+          a_i=$((a_i + 1))
+        done
+        wait
+        a_o=$(cat "$a_g")
+        rm -rf "$a_d" "$a_g"
+        ;;
+      *) anchors_fail "ANCHOR_LIBS: no anchor '$a_lib' (openmpi, mpich, gloo)" ;;
+      esac
+      echo "$a_lib p=$a_n maxif_us=$a_maxif $a_pat: $a_o"
+    done
+  done
+  rm -f "$anchors_hf" "$a_hfm"
+}
+
+# The lines run_s2p.sh prints: "openmpi-allgatherv p=N: L S AVG_US MAX_US"
+# for each number of sources S.
+anchors_s2p() {
+  anchors_ompi "$1"
+  for a_s in $3; do
+    echo "openmpi-allgatherv p=$1: $(anchors_on0 "$ompi $abin/s2p_ompi $2 $a_s $4")"
+  done
+  rm -f "$anchors_hf"
 }

@@ -6,11 +6,14 @@
 # much the machine itself drifted. Each round runs Open MPI's broadcast
 # and s-to-p anchors, then each build (in alternating order) with
 # minimp-bench's barrier method: AUTO and the pipelined chain at
-# BCAST_SIZES, and the s-to-p ring and AUTO at S2P_LEN bytes from
-# S2P_S sources (equal distribution). Prints medians and ranges over the
-# rounds; writes the raw rows to $OUT/ab.csv.
+# BCAST_SIZES, AUTO and the ring allreduce at AR_SIZES (none: "") and the
+# s-to-p ring and AUTO at S2P_LEN bytes from S2P_S sources (equal
+# distribution). Prints medians and ranges over the rounds; writes the
+# raw rows to $OUT/ab.csv.
 #   tests/bench/run_ab.sh OLD_BUILD NEW_BUILD [ROUNDS] [ITERS]
-# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh;
+# ANCHOR_LIBS chooses the broadcast's). NETCLUSTER_PREFIX (and _SWITCH,
+# _SUBNET) keep this cluster apart from another one on the same machine.
 set -eu
 old=$1
 new=$2
@@ -18,6 +21,7 @@ rounds=${3:-5}
 iters=${4:-10}
 n=${N:-16}
 sizes=${BCAST_SIZES:-"65536 1048576"}
+ar_sizes=${AR_SIZES-1048576}
 s2p_len=${S2P_LEN:-65536}
 s2p_s=${S2P_S:-16}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,20 +33,26 @@ mkdir -p "$out"
 csv="$out/ab.csv"
 "$here/../netcluster" up "$n" 100mbit >/dev/null
 trap '"$here/../netcluster" down >/dev/null 2>&1 || true' EXIT
-hosts=$(i=0; while [ $i -lt "$n" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
-hosts=${hosts%,}
+hosts=$(anchors_hosts "$n")
 commas=$(echo "$sizes" | tr ' ' ',')
 echo "impl,what,alg,round,size,avg_us,max_us" > "$csv"
 
 # One build's rows: bench NAME BUILD ROUND
 bench() {
-  ip netns exec h0 "$2/launcher/minimprun" --agent "ip netns exec" \
+  ip netns exec "${anchors_pfx}0" "$2/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/bench/minimp-bench" \
     bcast --algs auto,pipeline --sizes "$commas" --iters "$iters" \
     --method barrier 2>/dev/null |
     awk -v n="$1" -v r="$3" '$1 == "barrier" {
       print n ",bcast," $2 "," r "," $5 "," $6 "," $7 }' >> "$csv"
-  ip netns exec h0 "$2/launcher/minimprun" --agent "ip netns exec" \
+  [ -z "$ar_sizes" ] ||
+    ip netns exec "${anchors_pfx}0" "$2/launcher/minimprun" --agent "ip netns exec" \
+      --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/bench/minimp-bench" \
+      allreduce --algs auto,ring --sizes "$(echo "$ar_sizes" | tr ' ' ',')" \
+      --iters "$iters" 2>/dev/null |
+    awk -F, -v n="$1" -v r="$3" '$1 == "coll" {
+        print n ",allreduce," $3 "," r "," $6 "," $7 "," $8 }' >> "$csv"
+  ip netns exec "${anchors_pfx}0" "$2/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$2/tests/bench/minimp-bench" \
     s2p --algs auto,ring --dists equal --sources "$s2p_s" \
     --sizes "$s2p_len" --sweep s --iters "$iters" 2>/dev/null |
@@ -53,12 +63,12 @@ bench() {
 r=1
 while [ "$r" -le "$rounds" ]; do
   echo "round $r of $rounds" >&2
-  "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
-    anchors_check "run_bcast.sh, round $r" $((3 * $(anchors_count $sizes))) |
+  anchors_bcast "$n" "$sizes" "$iters" 2>/dev/null |
+    anchors_check "broadcast, round $r" $(($(anchors_libs) * $(anchors_count $sizes))) |
     awk -v r="$r" '$2 == "p='"$n"'" && NF == 7 && $1 == "openmpi" {
       print "openmpi,bcast,-," r "," $5 "," $6 "," $7 }' >> "$csv"
-  "$anchors/run_s2p.sh" "$n" "$s2p_len" "$s2p_s" "$iters" 2>/dev/null |
-    anchors_check "run_s2p.sh, round $r" "$(anchors_count $s2p_s)" |
+  anchors_s2p "$n" "$s2p_len" "$s2p_s" "$iters" 2>/dev/null |
+    anchors_check "s-to-p, round $r" "$(anchors_count $s2p_s)" |
     awk -v r="$r" -v L="$s2p_len" '$NF ~ /^[0-9.]+$/ { print "openmpi,s2p,-," r "," L "," $(NF-1) "," $NF }' >> "$csv"
   if [ $((r % 2)) -eq 1 ]; then
     bench old "$old" "$r"

@@ -1,14 +1,17 @@
 #!/bin/sh
 # Broadcast on the emulated cluster beside the anchors (Open MPI, MPICH,
 # Gloo), in one run: N hosts with RATE links (tests/netcluster), REPEATS
-# alternating rounds, each round the anchors' run_bcast.sh and then
-# minimp-bench's barrier method (the anchors' metric: per-node time after
-# a barrier, averaged over ranks) for every algorithm and AUTO, in an
-# order shuffled afresh each round (--shuffle), after 3 warm-up
-# broadcasts each. Prints
+# alternating rounds, each round the anchors' broadcasts (anchors_bcast)
+# and then minimp-bench's barrier method (the anchors' metric: per-node
+# time after a barrier, averaged over ranks) for every algorithm ($ALGS
+# chooses: "auto,pipeline,two_tree", say) and AUTO, in an order shuffled
+# afresh each round (--shuffle), after 3 warm-up broadcasts each. Prints
 # medians over the rounds; writes the raw rows to $OUT/bcast.csv.
 #   tests/bench/run_cluster_bcast.sh BUILD_DIR [N] [SIZES] [ITERS] [REPEATS] [RATE]
-# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
+# Needs root and the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh;
+# ANCHOR_LIBS chooses among them). NETCLUSTER_PREFIX (and _SWITCH,
+# _SUBNET) keep this cluster apart from another one on the same machine
+# (tests/netcluster).
 set -eu
 b=${1:-build}
 n=${2:-16}
@@ -16,6 +19,7 @@ sizes=${3:-"1024 65536 1048576"}
 iters=${4:-10}
 reps=${5:-3}
 rate=${6:-100mbit}
+algs=${ALGS:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/anchors.sh"
 anchors_init
@@ -24,24 +28,23 @@ out=${OUT:-results/cluster_bcast}
 mkdir -p "$out"
 csv="$out/bcast.csv"
 "$here/../netcluster" up "$n" "$rate" >/dev/null
-hosts=$(i=0; while [ $i -lt "$n" ]; do printf 'h%d,' $i; i=$((i + 1)); done)
-hosts=${hosts%,}
+trap '"$here/../netcluster" down >/dev/null 2>&1 || true' EXIT
+hosts=$(anchors_hosts "$n")
 commas=$(echo "$sizes" | tr ' ' ',')
 echo "impl,alg,chosen,rep,size,avg_us,max_us" > "$csv"
 i=1
 while [ "$i" -le "$reps" ]; do
   echo "round $i of $reps" >&2
-  "$anchors/run_bcast.sh" "$n" "$sizes" "$iters" 2>/dev/null |
-    anchors_check "run_bcast.sh, round $i" $((3 * $(anchors_count $sizes))) |
+  anchors_bcast "$n" "$sizes" "$iters" 2>/dev/null |
+    anchors_check "broadcast, round $i" $(($(anchors_libs) * $(anchors_count $sizes))) |
     awk -v r="$i" '$2 == "p='"$n"'" && NF == 7 {print $1 ",-,-," r "," $5 "," $6 "," $7}' >> "$csv"
-  ip netns exec h0 "$b/launcher/minimprun" --agent "ip netns exec" \
+  ip netns exec "${anchors_pfx}0" "$b/launcher/minimprun" --agent "ip netns exec" \
     --host "$hosts" --iface eth0 --timeout 1200 "$b/tests/bench/minimp-bench" bcast \
-    --algs all --sizes "$commas" --iters "$iters" --method barrier \
+    --algs "$algs" --sizes "$commas" --iters "$iters" --method barrier \
     --shuffle "$i" 2>/dev/null |
     awk -v r="$i" '$1 == "barrier" {print "minimp," $2 "," $3 "," r "," $5 "," $6 "," $7}' >> "$csv"
   i=$((i + 1))
 done
-"$here/../netcluster" down >/dev/null
 python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
