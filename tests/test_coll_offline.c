@@ -586,6 +586,84 @@ static void test_knomial_shape(void **state) {
   assert_int_equal(knomial_root_receives(13, 3), 5); /* 1, 2, 3, 6, 9 */
 }
 
+/* The two-tree broadcast's trees (collectives/bcast/two_tree.c). */
+int mmp__two_tree_links(int t, int v, int n, int *parent, int kids[2]);
+
+/* Sanders, Speck and Traeff's two trees over virtual ranks 1 .. n below
+ * rank 0: in each, every rank has one parent that lists it among its
+ * children, and lies at most ceil(log2 (n + 1)) hops below rank 0; no
+ * rank is inner (has children) in both trees, so none sends more than m
+ * bytes. */
+static void test_two_tree_shape(void **state) {
+  enum { NMAX = 200 };
+  int n, t, v, i, d, depth;
+  (void)state;
+  for (n = 1; n <= NMAX; n++) {
+    int inner[2][NMAX + 1], parent[NMAX + 1];
+    for (depth = 0; (1 << depth) < n + 1; depth++)
+      ;
+    for (t = 0; t < 2; t++) {
+      int seen[NMAX + 1] = {0};
+      for (v = 0; v <= n; v++) {
+        int kids[2], par, nk = mmp__two_tree_links(t, v, n, &par, kids);
+        parent[v] = par;
+        inner[t][v] = nk > 0;
+        for (i = 0; i < nk; i++) {
+          int k2[2], p2;
+          assert_true(kids[i] >= 1 && kids[i] <= n);
+          mmp__two_tree_links(t, kids[i], n, &p2, k2);
+          assert_int_equal(p2, v);
+          seen[kids[i]]++;
+        }
+      }
+      assert_int_equal(parent[0], -1);
+      for (v = 1; v <= n; v++) {
+        assert_int_equal(seen[v], 1);
+        for (d = 0, i = v; i != 0 && d <= depth; d++)
+          i = parent[i];
+        if (i != 0 || d > depth)
+          fail_msg("n %d tree %d: rank %d is %d hops deep (at most %d)", n, t,
+                   v, d, depth);
+      }
+    }
+    for (v = 1; v <= n; v++)
+      if (inner[0][v] && inner[1][v])
+        fail_msg("n %d: rank %d is inner in both trees", n, v);
+  }
+}
+
+/* The segment the two-tree rows settle for p ranks and m bytes in
+ * elements of `esize` under `nm`, without one asked for. */
+static size_t two_tree_seg(const mmp__alg_t *a, int p, size_t m, size_t esize,
+                           const mmp_netmodel_t *nm) {
+  mmp__env_t env;
+  mmp__desc_t d;
+
+  memset(&env, 0, sizeof(env));
+  env.nm = nm;
+  env.p = p;
+  env.m = (double)m;
+  memset(&d, 0, sizeof(d));
+  assert_non_null(a->resolve);
+  d.alg = a;
+  d.count = m / esize;
+  d.esize = esize;
+  assert_int_equal(a->resolve(&d, &env), 0);
+  return d.seg;
+}
+
+/* Both two-tree rows are pipelined where the caller gives no segment: a
+ * whole half would be stored and forwarded at every level. */
+static void test_two_tree_segment(void **state) {
+  size_t b, a;
+  (void)state;
+  b = two_tree_seg(R(BCAST, two_tree), 16, 1 << 20, 1, &net);
+  a = two_tree_seg(R(ALLREDUCE, two_tree), 16, 1 << 20, 4, &net);
+  assert_true(b >= 4096 && b < (1 << 19));
+  assert_true(a >= 4096 && a < (1 << 19));
+  assert_int_equal(a % 4, 0);
+}
+
 /* AUTO's pick of MMP_COLL_<coll> for p ranks and m bytes under `nm`. */
 static const mmp__alg_t *choose(int coll, int p, size_t m, int noncomm,
                                 const mmp_netmodel_t *nm) {
@@ -675,6 +753,8 @@ int main(void) {
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_auto_choices),
       cmocka_unit_test(test_knomial_shape),
+      cmocka_unit_test(test_two_tree_shape),
+      cmocka_unit_test(test_two_tree_segment),
       cmocka_unit_test(test_every_algorithm_p1_to_24),
       cmocka_unit_test(test_every_algorithm_around_32_and_64),
       cmocka_unit_test(test_large_p),
