@@ -40,9 +40,13 @@ double mmp__bcast_pick(const mmp__family_t *f, const mmp__query_t *q,
    * between hierarchical groups, where the k-nomial tree cannot go, the
    * binary tree takes its place. Hockney's model prices all three as
    * binomial <= binary, k-nomial, so this is a rule, not a formula
-   * (docs/algorithms.md, "Ranks that share CPUs"). */
+   * (docs/algorithms.md, "Ranks that share CPUs"). The k-nomial tree's
+   * root sends 2 ceil(log3 p) messages to the binary tree's 2, so it
+   * also needs a message whose time on the link is small beside a hop:
+   * m beta at most 2 alpha (on 100 Mbit/s links 1-2 KiB, not 4 KiB). */
   if (q->nm->shared_cpus && d->alg == &mmp__bcast_binomial_alg)
-    d->alg = q->level == MMP__PICK_TOP && q->len <= MMP__BULK_BYTES
+    d->alg = q->level == MMP__PICK_TOP && q->len <= MMP__BULK_BYTES &&
+                     (double)q->len * q->nm->beta <= 2 * q->nm->alpha
                  ? &mmp__bcast_knomial_alg
                  : &mmp__bcast_binary_alg;
   return best;
