@@ -109,7 +109,9 @@ const mmp__alg_t mmp__allreduce_two_tree_alg = {
     .summary = "halves reduced up two complementary binary trees, then "
                "broadcast down them",
     .takes = MMP_OPT_SEGMENT,
-    .flags = MMP__ALG_AUTO | MMP__ALG_SEGMENTED,
+    /* By name only: its price undercuts the chain's and the ring's in
+     * models where it measured slower (docs/algorithms.md). */
+    .flags = MMP__ALG_SEGMENTED,
     .prefer = 6,
     .build = two_tree_build,
     .cost = two_tree_cost,

@@ -201,7 +201,9 @@ const mmp__alg_t mmp__bcast_two_tree_alg = {
     .name = "two_tree",
     .summary = "halves down two complementary binary trees, pipelined",
     .takes = MMP_OPT_SEGMENT,
-    .flags = MMP__ALG_AUTO | MMP__ALG_SEGMENTED,
+    /* By name only: its price undercuts the chain's and the ring's in
+     * models where it measured slower (docs/algorithms.md). */
+    .flags = MMP__ALG_SEGMENTED,
     .prefer = 12,
     .build = two_tree_build,
     .cost = two_tree_cost,
