@@ -206,7 +206,12 @@ typedef struct mmp__peer_s {
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
   int bye;                     /* the peer said BYE */
-  uint64_t last_rx;            /* mmp__clock_ms() of the last frame from it */
+  uint64_t last_rx;            /* mmp__clock_ms() when it was last heard:
+                                  the heartbeat's tick that found
+                                  rx_frames moved, or the connection's
+                                  start */
+  uint64_t rx_frames;          /* frames received from it */
+  uint64_t rx_frames_seen;     /* rx_frames at the heartbeat's last tick */
   uint64_t last_ping;          /* mmp__clock_ms() of our last PING to it */
   unsigned unexp_rts;          /* its RTS entries in engine.unexpected */
   struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
@@ -238,24 +243,26 @@ typedef struct mmp__engine_s {
   uv_mutex_t lock;
   atomic_uintptr_t lock_owner;  /* mmp__lock()'s holder, or 0 (debug) */
   atomic_uintptr_t loop_thread; /* the loop's runner, or 0 (debug) */
-  uv_cond_t cv;             /* app threads: loop released or a request done */
-  uv_cond_t prog_cv;        /* the progress thread parks here */
-  int owner;                /* MMP__OWN_* */
-  int claims;               /* app threads inside a blocking wait */
-  int waiters;              /* threads blocked on cv */
-  uint64_t app_at;          /* uv_hrtime() when an application thread last
-                               used the library */
-  _Atomic uint64_t loop_at; /* uv_hrtime() when a thread last took or let
-                               go of the loop */
-  int nlost;                /* peers in MMP__P_DOWN (lock) */
-  uint64_t activity;        /* bumped by the transport whenever bytes move;
-                               loop owner only (progress.c) */
-  int long_waits;           /* blocking waits in a row that outlasted the
-                               yielding spin (progress.c; lock) */
-  int spin_off;             /* blocking waits left that sleep at once:
-                               the spin kept the peer off its CPU
-                               (progress.c; lock) */
-  uint64_t spin_offs;       /* times that was found (lock) */
+  uv_cond_t cv;       /* app threads: loop released or a request done */
+  uv_cond_t prog_cv;  /* the progress thread parks here */
+  int owner;          /* MMP__OWN_* */
+  int claims;         /* app threads inside a blocking wait */
+  int waiters;        /* threads blocked on cv */
+  uint64_t app_calls; /* calls of application threads into the
+                         library; the progress thread notes when it
+                         last saw this move (lock) */
+  _Atomic uint64_t loop_turns; /* times a thread took or let go of the
+                                  loop; the progress thread notes when it
+                                  last saw this move */
+  int nlost;                   /* peers in MMP__P_DOWN (lock) */
+  uint64_t activity;           /* bumped by the transport whenever bytes move;
+                                  loop owner only (progress.c) */
+  int long_waits;              /* blocking waits in a row that outlasted the
+                                  yielding spin (progress.c; lock) */
+  int spin_off;                /* blocking waits left that sleep at once:
+                                  the spin kept the peer off its CPU
+                                  (progress.c; lock) */
+  uint64_t spin_offs;          /* times that was found (lock) */
   uint64_t polls; /* loop passes that polled rather than slept (lock) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */

@@ -114,6 +114,14 @@ static void engine_ext_arm(mmp__engine_t *e) {
   timerfd_settime(e->ext_timer, 0, &its, NULL);
 }
 
+/* Counts a change of the loop's runner, for the progress thread's look
+ * at whether anyone runs the loop (progress_main). Only the runner writes
+ * it, and runners change under engine.lock: a load and a store suffice. */
+static void loop_turn(mmp__engine_t *e) {
+  uint64_t t = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+  atomic_store_explicit(&e->loop_turns, t + 1, memory_order_relaxed);
+}
+
 /* The calling thread becomes the one that runs the loop. The loop's owner
  * changes under engine.lock, so no other thread can be running it. */
 static void loop_enter(mmp__engine_t *e) {
@@ -123,11 +131,11 @@ static void loop_enter(mmp__engine_t *e) {
   assert(was == 0);
 #endif
   mmp__loop_enter(&e->loop);
-  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
+  loop_turn(e);
 }
 
 static void loop_leave(mmp__engine_t *e) {
-  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
+  loop_turn(e);
   mmp__loop_leave(&e->loop);
 #ifndef NDEBUG
   uintptr_t was =
@@ -181,7 +189,6 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->tasks);
   mmp__list_init(&e->deadlines);
   e->owner = MMP__OWN_NONE;
-  e->app_at = uv_hrtime();
   atomic_init(&e->lock_owner, 0);
   atomic_init(&e->loop_thread, 0);
   e->ext_fd = -1;
@@ -315,7 +322,7 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   }
   assert(e->claims > 0);
   e->claims--;
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   mmp__unlock(e);
 }
 
@@ -355,7 +362,7 @@ void mmp__progress_poke(mmp__engine_t *e) {
   /* Activity even when the progress thread holds the loop: it then hands
    * the loop back once its uv_run returns, and a polling application
    * drives progress itself again instead of through its wake-ups. */
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   mmp__unlock(e);
 }
 
@@ -615,6 +622,11 @@ static void progress_main(void *arg) {
                     : e->cfg.peer_timeout_ms < 8
                         ? 1000000
                         : (uint64_t)e->cfg.peer_timeout_ms / 8 * 1000000;
+  /* When app_calls and loop_turns were last seen to move: reading a clock
+   * at every call would cost each message more than the rest of its
+   * handling, so the calls are counted and timed here, at each look. An
+   * idle spell is then noticed up to one look late. */
+  uint64_t calls_seen, turns_seen, calls_at, turns_at;
   sigset_t all;
 
   /* Signals belong to the application's threads. Blocking SIGPIPE here
@@ -623,11 +635,22 @@ static void progress_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
 
   mmp__lock(e);
+  calls_seen = e->app_calls;
+  turns_seen = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+  calls_at = turns_at = uv_hrtime();
   while (!e->stop) {
-    uint64_t now = uv_hrtime();
-    uint64_t idle = now - e->app_at;
-    uint64_t unrun =
-        now - atomic_load_explicit(&e->loop_at, memory_order_relaxed);
+    uint64_t now = uv_hrtime(), idle, unrun;
+    uint64_t turns = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+    if (e->app_calls != calls_seen) {
+      calls_seen = e->app_calls;
+      calls_at = now;
+    }
+    if (turns != turns_seen) {
+      turns_seen = turns;
+      turns_at = now;
+    }
+    idle = now - calls_at;
+    unrun = now - turns_at;
     /* An application busy in the library without waiting (posting many
      * requests) runs no loop: nobody reads, and peers that hear nothing
      * for MINIMP_PEER_TIMEOUT_MS declare this rank lost. So the loop gets
