@@ -449,6 +449,8 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn);
 int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
                    mmp__sink_t *sink);
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
+int mmp__p2p_frame_whole(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                         const void *p0, size_t n0, const void *p1, size_t n1);
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
 const char *mmp__p2p_refuse(void *ctx, int peer);
 

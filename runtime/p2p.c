@@ -650,6 +650,50 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   return 0;
 }
 
+/* Lock held. A send that no one can wait for yet (its request is not
+ * handed out) is complete: no one needs telling, except an internal
+ * request's owner. */
+static void send_done_now(mmp__engine_t *e, mmp_request_t *r) {
+  if (r->cb != NULL) {
+    req_complete(e, r, 0);
+    return;
+  }
+  r->state = MMP__RQ_DONE;
+  r->status.source = comm_local(r->comm, r->peer);
+  r->status.tag = r->tag;
+  r->status.bytes = r->len;
+  r->status.error = 0;
+  atomic_store_explicit(&r->done, 1, memory_order_release);
+}
+
+/* Lock held. Writes a small eager message straight into a transport that
+ * takes whole frames at once (shared memory), when nothing waits before
+ * it and credit allows. Returns 1 if the send is complete, 0 if it takes
+ * the usual way. */
+static int send_inline(mmp__engine_t *e, mmp_request_t *r, uint64_t cost,
+                       int blocked) {
+  mmp__peer_t *p = &e->peers[r->peer];
+  mmp__frame_hdr_t h;
+
+  MMP__ASSERT_LOCKED(e);
+  if (p->via->ops->send_inline == NULL || r->len > EAGER_COPY_MAX || blocked ||
+      p->tx_credit < (int64_t)cost || p->state != MMP__P_UP ||
+      !mmp__list_empty(&p->sendq))
+    return 0;
+  memset(&h, 0, sizeof(h));
+  h.type = MMP__F_EAGER;
+  h.comm = r->ctx;
+  h.tag = r->tag;
+  h.a0 = r->len;
+  h.a1 = r->note;
+  if (p->via->ops->send_inline(p->conn, &h, r->buf, r->len) != 1)
+    return 0;
+  p->tx_credit -= (int64_t)cost;
+  r->mode = MMP_SEND_EAGER;
+  send_done_now(e, r);
+  return 1;
+}
+
 static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   mmp__peer_t *p = &e->peers[r->peer];
   uint64_t cost = (uint64_t)r->len + EAGER_OVERHEAD;
@@ -667,6 +711,8 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
             (p->via == &e->shm ? e->cfg.shm_eager_limit : e->cfg.eager_limit) &&
         r->len <= e->cfg.max_frame && !blocked && p->tx_credit >= (int64_t)cost;
 
+  if (eager && send_inline(e, r, cost, blocked) == 1)
+    return 0;
   memset(&tmp, 0, sizeof(tmp));
   tmp.w.hdr.comm = r->ctx;
   tmp.w.hdr.tag = r->tag;
@@ -1189,18 +1235,13 @@ static int rx_credit(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
   return 0;
 }
 
-int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
-                   mmp__sink_t *sink) {
-  mmp__via_t *via = ctx;
-  mmp__engine_t *e = via->e;
+/* Loop context, lock held. A header from `peer`: the body of
+ * mmp__p2p_frame. */
+static int frame_locked(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
+                        mmp__sink_t *sink) {
   int rc = 0;
 
-  MMP__ASSERT_LOOP(e);
-  MMP__ASSERT_UNLOCKED(e);
-  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
-  /* peer_up let no other transport's connection up for this peer. */
-  assert(e->peers[peer].via == via);
-  mmp__lock(e);
+  MMP__ASSERT_LOCKED(e);
   /* Counted, not timed: a clock read per frame costs as much as the
    * rest of a small frame's handling; the heartbeat turns the count into
    * a time at its next tick. */
@@ -1236,21 +1277,73 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   default:
     rc = MMP_EPROTO;
   }
+  return rc;
+}
+
+/* Loop context, lock held. The payload is in place: the body of
+ * mmp__p2p_frame_done. */
+static int frame_done_locked(mmp__engine_t *e, int peer,
+                             const mmp__frame_hdr_t *h) {
+  MMP__ASSERT_LOCKED(e);
+  if (h->type == MMP__F_EAGER)
+    return rx_eager_done(e, peer, h);
+  if (h->type == MMP__F_DATA)
+    return rx_data_done(e, peer, h);
+  return 0;
+}
+
+int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                   mmp__sink_t *sink) {
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
+  int rc;
+
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  /* peer_up let no other transport's connection up for this peer. */
+  assert(e->peers[peer].via == via);
+  mmp__lock(e);
+  rc = frame_locked(e, peer, h, sink);
   mmp__unlock(e);
   return rc;
 }
 
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
   mmp__engine_t *e = ((mmp__via_t *)ctx)->e;
-  int rc = 0;
+  int rc;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   mmp__lock(e);
-  if (h->type == MMP__F_EAGER)
-    rc = rx_eager_done(e, peer, h);
-  else if (h->type == MMP__F_DATA)
-    rc = rx_data_done(e, peer, h);
+  rc = frame_done_locked(e, peer, h);
+  mmp__unlock(e);
+  return rc;
+}
+
+int mmp__p2p_frame_whole(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                         const void *p0, size_t n0, const void *p1, size_t n1) {
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
+  mmp__sink_t sink = {NULL, 0};
+  int rc;
+
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  assert(e->peers[peer].via == via && n0 + n1 == h->len);
+  /* One lock for the header, the copy and the completion: a small
+   * frame's handling is mostly this bookkeeping. */
+  mmp__lock(e);
+  rc = frame_locked(e, peer, h, &sink);
+  if (rc == 0 && sink.len > 0) {
+    size_t a = sink.len < n0 ? sink.len : n0;
+    memcpy(sink.buf, p0, a);
+    if (sink.len > a)
+      memcpy((uint8_t *)sink.buf + a, p1, sink.len - a);
+  }
+  if (rc == 0)
+    rc = frame_done_locked(e, peer, h);
   mmp__unlock(e);
   return rc;
 }
@@ -1312,6 +1405,7 @@ void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
   cb->peer_up = mmp__p2p_peer_up;
   cb->frame = mmp__p2p_frame;
   cb->frame_done = mmp__p2p_frame_done;
+  cb->frame_whole = mmp__p2p_frame_whole;
   cb->peer_down = mmp__p2p_peer_down;
   cb->refuse = mmp__p2p_refuse;
 }

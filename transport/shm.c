@@ -82,9 +82,15 @@
  * peer still owes us count as activity (shm_progress), in ns. */
 #define SHM_PULL_PATIENCE 2000000u
 #define SHM_MAX_SEGMENT (1ull << 40)
+/* A record is copied into the ring, and published, in pieces of at most
+ * this many bytes, so that the consumer's copy out overlaps ours in. */
+#define SHM_PIPE_CHUNK (16u * 1024)
+/* Frames whose payload is at most this long are handed to the runtime
+ * whole (frame_whole), in one call, once all of them is in the ring. */
+#define SHM_WHOLE_MAX 4096u
 
 /* The head of a segment. Written once by its owner before anyone maps it,
- * except `asleep`. */
+ * except `asleep` and `cpu`. */
 typedef struct shm_seg_s {
   uint64_t magic;
   uint32_t version;
@@ -396,12 +402,18 @@ static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
       room = cap - (c->tx_tail - c->tx_head);
     }
     n = room < left ? room : left;
-    if (n > 0) {
-      shm_copy_record(c, w, n);
-      c->tx_tail += n;
-      w->offset_ += n;
+    while (n > 0) {
+      /* In pieces, each published at once, so that the consumer copies
+       * one out while we copy the next in. */
+      uint64_t k = n < SHM_PIPE_CHUNK ? n : SHM_PIPE_CHUNK;
+      if (*moved)
+        shm_kick(c); /* a sleeping consumer starts on the last piece */
+      shm_copy_record(c, w, k);
+      c->tx_tail += k;
+      w->offset_ += k;
+      n -= k;
       atomic_store_explicit(&c->tx->tail, c->tx_tail, memory_order_release);
-      atomic_fetch_add_explicit(&c->tp->bytes_out, n, memory_order_relaxed);
+      atomic_fetch_add_explicit(&c->tp->bytes_out, k, memory_order_relaxed);
       *moved = 1;
     }
     c->partial = w->offset_ != total;
@@ -476,6 +488,50 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   if (r != 1)
     return 0; /* write() finds a corrupt index again and reports it */
   atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
+  return 1;
+}
+
+/* Any thread, under the caller's serialisation of this pair's writes (as
+ * write_direct). Writes the frame `h` with `len` payload bytes straight
+ * into the ring if it fits now and nothing waits before it: the header is
+ * encoded in place, without a write to carry it. Returns 1 if written, 0
+ * if not (nothing written). */
+static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
+                           const void *buf, size_t len) {
+  uint64_t total = MMP__FRAME_HDR_SIZE + (uint64_t)len, cap = c->tx_cap;
+  uint64_t off = c->tx_tail & (cap - 1);
+  mmp__frame_hdr_t hdr = *h;
+
+  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 ||
+      c->partial || total > cap)
+    return 0;
+  if (cap - (c->tx_tail - c->tx_head) < total) {
+    uint64_t hd = atomic_load_explicit(&c->tx->head, memory_order_acquire);
+    /* An impossible head is reported by write(), which the caller uses
+     * next. */
+    if (hd - c->tx_head > c->tx_tail - c->tx_head)
+      return 0;
+    c->tx_head = hd;
+    if (cap - (c->tx_tail - c->tx_head) < total)
+      return 0;
+  }
+  hdr.seq = c->tx_seq++;
+  hdr.src = (uint32_t)c->tp->cfg.rank;
+  hdr.len = len;
+  if (cap - off >= MMP__FRAME_HDR_SIZE) {
+    mmp__frame_encode(&hdr, c->tx_data + off);
+  } else {
+    uint8_t wire[MMP__FRAME_HDR_SIZE];
+    mmp__frame_encode(&hdr, wire);
+    ring_put(c->tx_data, cap, c->tx_tail, wire, sizeof(wire));
+  }
+  if (len > 0)
+    ring_put(c->tx_data, cap, c->tx_tail + MMP__FRAME_HDR_SIZE, buf, len);
+  c->tx_tail += total;
+  atomic_store_explicit(&c->tx->tail, c->tx_tail, memory_order_release);
+  atomic_fetch_add_explicit(&c->tp->bytes_out, total, memory_order_relaxed);
+  atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
+  shm_kick(c);
   return 1;
 }
 
@@ -614,6 +670,26 @@ static int shm_frame_done(mmp__tp_conn_t *c) {
   return c->state == SHM_CLOSED ? -1 : 0;
 }
 
+/* The checked header is consumed and its whole payload follows at
+ * rx_head: hand both to the runtime at once. Returns 0 to go on, -1 if
+ * the pair failed. */
+static int shm_whole(mmp__tp_conn_t *c) {
+  mmp__tp_t *tp = c->tp;
+  uint64_t cap = tp->cfg.ring_bytes, off = c->rx_head & (cap - 1);
+  size_t len = (size_t)c->cur.len;
+  size_t n0 = cap - off < len ? (size_t)(cap - off) : len;
+  int rc = tp->cb.frame_whole(tp->cb.ctx, c->peer, &c->cur, c->rx_data + off,
+                              n0, c->rx_data, len - n0);
+
+  c->rx_head += len;
+  atomic_fetch_add_explicit(&tp->bytes_in, len, memory_order_relaxed);
+  if (rc != 0) {
+    shm_fail(c, rc, "frame rejected by the runtime", 1);
+    return -1;
+  }
+  return c->state == SHM_CLOSED ? -1 : 0;
+}
+
 /* A whole header (and descriptor) is at rx_head: check it and hand it to
  * the runtime. Returns 0 to go on, 1 to wait for more bytes, -1 if the
  * pair failed. */
@@ -668,6 +744,9 @@ static int shm_header(mmp__tp_conn_t *c, uint64_t avail) {
     shm_fail(c, MMP_EPROTO, "frame with a forged source rank", 1);
     return -1;
   }
+  if (!ref && tp->cb.frame_whole != NULL && c->cur.len <= SHM_WHOLE_MAX &&
+      avail - MMP__FRAME_HDR_SIZE >= c->cur.len)
+    return shm_whole(c);
   c->sink.buf = NULL;
   c->sink.len = 0;
   rc = tp->cb.frame(tp->cb.ctx, c->peer, &c->cur, &c->sink);
@@ -719,10 +798,18 @@ static int shm_read(mmp__tp_conn_t *c) {
       if (avail < MMP__FRAME_HDR_SIZE || shm_header(c, avail) != 0)
         break;
     } else {
-      uint64_t n = avail < c->pay_left ? avail : c->pay_left;
+      uint64_t n = avail < c->pay_left ? avail : c->pay_left, t;
       c->rx_need = 1;
-      if (n == 0)
-        break;
+      if (n == 0) {
+        /* The producer may be copying the next piece in (shm_push):
+         * free what we read, and take the piece if it is there now. */
+        shm_publish(c);
+        t = atomic_load_explicit(&c->rx->tail, memory_order_acquire);
+        if (t == tail || t - c->rx_head > cap)
+          break;
+        tail = t;
+        continue;
+      }
       if (c->pay_off < c->sink.len) {
         uint64_t m =
             c->sink.len - c->pay_off < n ? c->sink.len - c->pay_off : n;
@@ -822,8 +909,31 @@ static void shm_disarm(mmp__tp_t *tp) {
   }
 }
 
+/* Loop context. 1 if a pass over the pairs would find nothing to do: no
+ * bytes or EOF to read, no writes waiting for room, no pulls awaited, no
+ * callbacks due. A spinning wait looks here first: a few loads per pair,
+ * where a pass is many more. */
+static int shm_quiet(const mmp__tp_t *tp) {
+  if (!mmp__list_empty(&tp->done))
+    return 0;
+  for (int i = 0; i < tp->nlocal; i++) {
+    const mmp__tp_conn_t *c = tp->conns[i];
+    if (c == NULL || (c->state != SHM_UP && c->state != SHM_SHUTDOWN))
+      continue;
+    if (c->broken != NULL || !mmp__list_empty(&c->pending) ||
+        !mmp__list_empty(&c->refs) || (c->shut && !c->eof_sent) ||
+        atomic_load_explicit(&c->rx->tail, memory_order_acquire) - c->rx_head >=
+            c->rx_need ||
+        atomic_load_explicit(&c->rx->eof, memory_order_acquire))
+      return 0;
+  }
+  return 1;
+}
+
 static int shm_poll(mmp__tp_t *tp, int arm) {
   MMP__ASSERT_LOOP_OF(tp->loop);
+  if (!arm && shm_quiet(tp))
+    return 0;
   if (shm_progress(tp))
     return 1;
   if (!arm)
@@ -1421,6 +1531,7 @@ const mmp__tp_ops_t mmp__shm_ops = {
     .connect = shm_connect,
     .write = shm_write,
     .write_direct = shm_write_direct,
+    .send_inline = shm_send_inline,
     .shutdown = shm_shutdown,
     .abort = shm_abort,
     .stats = shm_stats_op,

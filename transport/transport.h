@@ -115,6 +115,16 @@ typedef struct mmp__tp_callbacks_s {
    * mmp__tp_conn_t must not be used.
    */
   void (*peer_down)(void *ctx, int peer, int err, const char *reason);
+  /*
+   * May be NULL. A valid header and its whole payload, which the transport
+   * holds in up to two pieces (p0, n0 then p1, n1; n0 + n1 == h->len),
+   * valid during the call: the same as frame, copying the payload into
+   * the sink it would fill, then frame_done. Return 0, or a negative code
+   * to drop the connection. Transports use it for small frames, whose
+   * handling is mostly the two calls' bookkeeping.
+   */
+  int (*frame_whole)(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                     const void *p0, size_t n0, const void *p1, size_t n1);
 } mmp__tp_callbacks_t;
 
 typedef struct mmp__tp_stats_s {
@@ -163,6 +173,16 @@ typedef struct mmp__tp_ops_s {
    * before any other frame), never an error: errors surface on write().
    */
   int (*write_direct)(mmp__tp_conn_t *conn, mmp__tp_write_t *w);
+  /*
+   * Any thread, under write_direct's conditions; NULL where the transport
+   * has none. Writes the whole frame `h` (its seq, src and len are the
+   * transport's to set) with the `len` bytes at `buf` as payload, now, if
+   * it can without waiting: a lighter write_direct for small frames,
+   * which needs no mmp__tp_write_t. Returns 1 if the frame was written, 0
+   * if nothing was (then use write_direct or write as usual).
+   */
+  int (*send_inline)(mmp__tp_conn_t *conn, const mmp__frame_hdr_t *h,
+                     const void *buf, size_t len);
   /*
    * Loop context. Orderly close: after the queued writes, half-closes the
    * sending side and keeps reading until the peer's EOF (peer_down then
