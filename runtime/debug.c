@@ -161,6 +161,10 @@ int mmp__debug_progress(mmp__debug_progress_t *out) {
   out->long_waits = e->long_waits;
   out->spin_offs = e->spin_offs;
   out->spin_off = e->spin_off;
+  out->handoffs = e->handoffs;
+  out->sleeps = e->sleeps;
+  out->spin_us = e->cfg.spin_us;
+  out->moves = atomic_load(&e->moves);
   mmp__unlock(e);
   return 0;
 }

@@ -263,7 +263,14 @@ typedef struct mmp__engine_s {
                                   the spin kept the peer off its CPU
                                   (progress.c; lock) */
   uint64_t spin_offs;          /* times that was found (lock) */
-  uint64_t polls; /* loop passes that polled rather than slept (lock) */
+  uint64_t polls;         /* loop passes that polled rather than slept (lock) */
+  uint64_t handoffs;      /* polling passes that yielded the CPU to a peer
+                             runnable on it (progress.c; lock) */
+  uint64_t sleeps;        /* times a blocking wait let the loop sleep (lock) */
+  int shared_looks;       /* looks in a row that found a peer runnable on our
+                             CPU (progress.c; loop owner) */
+  _Atomic uint64_t moves; /* times this rank moved off a CPU it shared
+                             with a peer (progress.c) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */
   mmp__via_t shm; /* the peers on this host, unless MINIMP_SHM=off */
@@ -631,6 +638,12 @@ typedef struct mmp__debug_progress_s {
   uint64_t spin_offs; /* times a wait's spin kept its peer off the CPU
                          (the next waits sleep at once) */
   int spin_off;       /* blocking waits left that sleep at once */
+  uint64_t handoffs;  /* polling passes that yielded the CPU to a peer
+                         that shares memory and was runnable on it */
+  uint64_t sleeps;    /* times a blocking wait let the loop sleep */
+  unsigned spin_us;   /* the spin budget (MINIMP_SPIN_US, or automatic) */
+  uint64_t moves;     /* times this rank moved off a CPU it kept sharing
+                         with a peer */
 } mmp__debug_progress_t;
 int mmp__debug_progress(mmp__debug_progress_t *out);
 /* Re-reads the collectives' MINIMP_* variables into the running engine,

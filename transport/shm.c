@@ -65,7 +65,7 @@
 #include "util.h"
 
 #define SHM_MAGIC 0x314d48535f504d4dull /* "MMP_SHM1" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 /* The producer's and the consumer's fields sit on separate lines, twice
  * the cache line because x86 prefetches lines in pairs. */
 #define SHM_LINE 128
@@ -102,6 +102,7 @@ typedef struct shm_seg_s {
   uint64_t probe_addr;  /* a word in the owner's memory ... */
   uint64_t probe_value; /* ... holding this, for the single-copy probe */
   alignas(SHM_LINE) _Atomic uint32_t asleep; /* the owner's loop sleeps */
+  _Atomic int32_t cpu; /* the CPU the owner last polled on, or -1 */
 } shm_seg_t;
 
 /* A ring's indices; its data follows at SHM_RING_CTL. */
@@ -951,6 +952,27 @@ static int shm_poll(mmp__tp_t *tp, int arm) {
   return 0;
 }
 
+/* Publishes `cpu` as ours, and looks for peers that are not asleep and
+ * last polled on it: they are runnable there, waiting for the CPU our
+ * polling holds. A peer's line is written only when its CPU changes, so
+ * it stays shared in our cache. Returns the highest rank of such a peer,
+ * or -1. */
+static int shm_cpu_shared(mmp__tp_t *tp, int cpu) {
+  int who = -1;
+
+  MMP__ASSERT_LOOP_OF(tp->loop);
+  if (atomic_load_explicit(&tp->seg->cpu, memory_order_relaxed) != cpu)
+    atomic_store_explicit(&tp->seg->cpu, cpu, memory_order_relaxed);
+  for (int i = tp->nlocal - 1; i >= 0 && who < 0; i--) {
+    mmp__tp_conn_t *c = tp->conns[i];
+    if (c != NULL && c->state == SHM_UP &&
+        atomic_load_explicit(&c->pseg->cpu, memory_order_relaxed) == cpu &&
+        atomic_load_explicit(&c->pseg->asleep, memory_order_relaxed) == 0)
+      who = c->peer;
+  }
+  return who;
+}
+
 static void shm_prepare_cb(uv_prepare_t *h) {
   shm_progress(h->data);
 }
@@ -1118,6 +1140,7 @@ static int shm_make_segment(mmp__tp_t *tp) {
   s->probe_addr = (uint64_t)(uintptr_t)&tp->probe;
   s->probe_value = tp->probe;
   atomic_init(&s->asleep, 0);
+  atomic_init(&s->cpu, -1);
   if (mkfifo(tp->bell_path, 0600) != 0) {
     MMP__LOG(MMP__LOG_WARN, "cannot create %s: %s", tp->bell_path,
              strerror(errno));
@@ -1536,6 +1559,7 @@ const mmp__tp_ops_t mmp__shm_ops = {
     .abort = shm_abort,
     .stats = shm_stats_op,
     .poll = shm_poll,
+    .cpu_shared = shm_cpu_shared,
     .data_chunk = shm_data_chunk,
     .destroy = shm_destroy,
 };

@@ -206,6 +206,15 @@ typedef struct mmp__tp_ops_s {
    */
   int (*poll)(mmp__tp_t *tp, int arm);
   /*
+   * Loop context; NULL where the peers' scheduling cannot be seen (TCP).
+   * Publishes `cpu` as the CPU this rank polls on, and returns the
+   * highest world rank among the peers that are not asleep and last
+   * polled on that very CPU, or -1 if there is none: such a peer is
+   * runnable there and waits for the CPU the caller's polling holds, so
+   * the caller should yield it rather than spin. Never blocks.
+   */
+  int (*cpu_shared)(mmp__tp_t *tp, int cpu);
+  /*
    * Any context, lock held by the caller; NULL for "as the runtime says".
    * The payload size of the DATA frames that suits `conn`, given the
    * runtime's (MINIMP_RNDV_CHUNK): a transport that moves large payloads
