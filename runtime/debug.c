@@ -173,3 +173,19 @@ uint64_t mmp__debug_eager_buffer(void) {
   mmp__engine_t *e = mmp__eng;
   return e != NULL ? e->cfg.eager_buffer : 0;
 }
+
+uint64_t mmp__debug_p2p_allocs(void) {
+  return read_counter(offsetof(mmp__engine_t, allocs));
+}
+
+uint64_t mmp__debug_eager_overhead(int peer) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t v;
+
+  if (e == NULL || peer < 0 || peer >= e->cfg.size)
+    return 0;
+  mmp__lock(e);
+  v = e->peers[peer].eager_over;
+  mmp__unlock(e);
+  return v;
+}

@@ -136,20 +136,33 @@ void mmp__config_shared(mmp__config_t *cfg, int shared);
 /* An arrived (or self-sent) message that no receive matched yet. */
 enum mmp__unexp_kind { MMP__U_EAGER = 1, MMP__U_RTS, MMP__U_SELF };
 
+/* Eager payloads this short live in their unexpected entry itself. */
+#define MMP__UNEXP_SMALL 16
+
+/* Eager credit a message costs besides its length: over TCP, about its
+ * frame header; through shared memory, where small messages pour in
+ * faster than a busy receiver takes them, enough that the entries a
+ * flood of them leaves unexpected take at most an eighth of the credit
+ * (docs/transport.md, "Memory"). Both ends of a pair charge the same. */
+#define MMP__EAGER_OVERHEAD 64u
+#define MMP__EAGER_OVERHEAD_SHM 1024u
+
 typedef struct mmp__unexp_s {
-  mmp__list_t node;
+  mmp__list_t node; /* engine.unexpected, or the engine's cache */
   int kind;
   int src; /* world rank */
   uint32_t ctx;
   int tag;
-  uint64_t len;           /* message length */
-  uint8_t *data;          /* eager payload (or self copy); NULL for RTS */
   int complete;           /* the eager payload has fully arrived */
+  uint64_t len;           /* message length */
+  uint8_t *data;          /* eager payload (or self copy): `small` or the
+                             heap; NULL for RTS */
   uint64_t cost;          /* eager credit charged for it */
   uint64_t cookie;        /* RTS: the sender's cookie */
   mmp_request_t *sreq;    /* self rndv: the sending request */
   mmp_request_t *claimer; /* a receive that matched it before completion */
   uint64_t note;          /* eager and self: the sender's note */
+  uint8_t small[MMP__UNEXP_SMALL];
 } mmp__unexp_t;
 
 /* ---- Outgoing frames ---------------------------------------------------- */
@@ -197,6 +210,10 @@ typedef struct mmp__peer_s {
   mmp__list_t dataq;      /* rndv sends with CTS received, FIFO */
   mmp__list_t dirty_node; /* on engine.dirty while sendq needs a pump */
   uint64_t data_inflight; /* DATA bytes handed to the transport */
+  uint64_t eager_over;    /* eager credit a message costs besides its
+                             length: MMP__EAGER_OVERHEAD, or
+                             MMP__EAGER_OVERHEAD_SHM through shared
+                             memory (local.c) */
   int64_t tx_credit;      /* eager bytes we may still send */
   uint64_t rx_used;       /* eager bytes the peer has outstanding here */
   uint64_t owed;          /* consumed credit not yet returned */
@@ -278,6 +295,12 @@ typedef struct mmp__engine_s {
   mmp__peer_t *peers;
   mmp__list_t posted;
   mmp__list_t unexpected;
+  /* Frames and unexpected entries kept for reuse (p2p.c), so that a
+   * steady flow of small messages allocates nothing (lock). */
+  mmp__list_t out_cache, unexp_cache;
+  unsigned out_cached, unexp_cached;
+  uint64_t allocs; /* frames, entries and payload buffers the point-to-point
+                      layer had to allocate (lock) */
   mmp__list_t dirty;
   mmp__list_t tasks;
   /* Cookies: registered requests awaiting a peer's CTS or DATA. */
@@ -627,6 +650,12 @@ uint64_t mmp__debug_unexp_peak(void);
 /* Most unmatched RTS entries any one peer had here at once. */
 uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
+/* Frames, unexpected entries and their payload buffers the point-to-point
+ * layer allocated so far (its caches' misses); 0 before init. */
+uint64_t mmp__debug_p2p_allocs(void);
+/* The eager credit a message to or from `peer` costs besides its
+ * length. */
+uint64_t mmp__debug_eager_overhead(int peer);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {
   uint64_t checks;    /* times the progress thread woke to look for an idle

@@ -35,14 +35,22 @@
 
 #include "internal.h"
 
-#define EAGER_OVERHEAD 64u
 /* Eager payloads up to this size are copied when they must queue, so the
  * send completes at once; larger ones complete when the kernel has them. */
 #define EAGER_COPY_MAX (4u * 1024)
+/* Frames kept for reuse have room for a copy of this many bytes (control
+ * frames need none); at most OUT_CACHE_MAX of them are kept, and
+ * UNEXP_CACHE_MAX unexpected entries (128 bytes each), enough for what
+ * the eager credit of a peer that shares memory lets pile up
+ * (local.c). */
+#define OUT_CACHE_COPY 64u
+#define OUT_CACHE_MAX 4096u
+#define UNEXP_CACHE_MAX 32768u
 
 static void pump_peer(mmp__engine_t *e, int peer);
 static void out_written(mmp__tp_write_t *w, int status);
 static void report_suspect(mmp__engine_t *e, int peer, const char *why);
+static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u);
 
 /* ---- Small helpers ------------------------------------------------------ */
 
@@ -182,13 +190,27 @@ static void recv_complete(mmp__engine_t *e, mmp_request_t *r, int src, int tag,
 
 /* ---- Sending frames ----------------------------------------------------- */
 
+/* Lock held. A zeroed frame with room for a `copy`-byte payload: from the
+ * cache where the room it keeps is enough. */
 static mmp__out_t *out_new(mmp__engine_t *e, int peer, size_t copy) {
-  mmp__out_t *o = calloc(1, sizeof(*o) + copy);
+  mmp__list_t *it =
+      copy <= OUT_CACHE_COPY ? mmp__list_head(&e->out_cache) : NULL;
+  size_t cap = copy <= OUT_CACHE_COPY ? OUT_CACHE_COPY : copy;
+  mmp__out_t *o;
 
-  if (o == NULL)
+  MMP__ASSERT_LOCKED(e);
+  if (it != NULL) {
+    mmp__list_remove(it);
+    e->out_cached--;
+    o = mmp__container_of(it, mmp__out_t, node);
+    memset(o, 0, sizeof(*o));
+  } else if ((o = calloc(1, sizeof(*o) + cap)) == NULL) {
     return NULL;
+  } else {
+    e->allocs++;
+  }
   o->peer = peer;
-  o->copy_cap = copy;
+  o->copy_cap = cap;
   o->w.cb = out_written;
   o->w.data = e;
   mmp__list_init(&o->node);
@@ -203,7 +225,38 @@ static void out_release(mmp__engine_t *e, mmp__out_t *o) {
   MMP__ASSERT_LOCKED(e);
   if (p->pong_out == o)
     p->pong_out = NULL;
+  if (o->copy_cap == OUT_CACHE_COPY && e->out_cached < OUT_CACHE_MAX) {
+    mmp__list_insert_head(&e->out_cache, &o->node);
+    e->out_cached++;
+    return;
+  }
   free(o);
+}
+
+/* Lock held. A zeroed unexpected entry, from the cache if it has one. */
+static mmp__unexp_t *unexp_new(mmp__engine_t *e) {
+  mmp__list_t *it = mmp__list_head(&e->unexp_cache);
+  mmp__unexp_t *u;
+
+  MMP__ASSERT_LOCKED(e);
+  if (it == NULL) {
+    e->allocs++;
+    return calloc(1, sizeof(mmp__unexp_t));
+  }
+  mmp__list_remove(it);
+  e->unexp_cached--;
+  u = mmp__container_of(it, mmp__unexp_t, node);
+  memset(u, 0, sizeof(*u));
+  return u;
+}
+
+/* A payload buffer of `len` bytes for `u`: its own room when that is
+ * enough. NULL if out of memory. */
+static uint8_t *unexp_room(mmp__engine_t *e, mmp__unexp_t *u, uint64_t len) {
+  if (len <= MMP__UNEXP_SMALL)
+    return u->data = u->small;
+  e->allocs++;
+  return u->data = malloc((size_t)len);
 }
 
 static void mark_dirty(mmp__engine_t *e, mmp__peer_t *p) {
@@ -620,7 +673,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     req_complete(e, r, 0);
     return 0;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
   u->kind = MMP__U_SELF;
@@ -633,9 +686,8 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   if (mode == MMP_SEND_EAGER ||
       (mode == MMP_SEND_AUTO && r->len <= e->cfg.eager_limit)) {
     if (r->len > 0) {
-      u->data = malloc(r->len);
-      if (u->data == NULL) {
-        free(u);
+      if (unexp_room(e, u, r->len) == NULL) {
+        unexp_free(e, u);
         return MMP_ENOMEM;
       }
       memcpy(u->data, r->buf, r->len);
@@ -696,7 +748,7 @@ static int send_inline(mmp__engine_t *e, mmp_request_t *r, uint64_t cost,
 
 static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   mmp__peer_t *p = &e->peers[r->peer];
-  uint64_t cost = (uint64_t)r->len + EAGER_OVERHEAD;
+  uint64_t cost = (uint64_t)r->len + p->eager_over;
   int blocked = p->credit_waiters > 0; /* credit must go in queue order */
   int eager, rc;
   mmp__out_t tmp;
@@ -733,9 +785,14 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
       tmp.needs_credit = 1;
     /* Small frames are copied when they must wait, so the send completes
      * now; large ones, and those waiting for credit (backpressure), complete
-     * once written. */
-    rc = frame_submit(e, r->peer, &tmp, 0,
-                      r->len <= EAGER_COPY_MAX && !tmp.needs_credit, r);
+     * once written. Through shared memory none is copied: a small frame
+     * waits only for ring room, which the receiver frees as it reads
+     * whatever it reads, and a sender that ran ahead of a slow receiver
+     * would otherwise hold one copy per message (docs/transport.md,
+     * "Memory"). */
+    rc = frame_submit(
+        e, r->peer, &tmp, 0,
+        r->len <= EAGER_COPY_MAX && !tmp.needs_credit && p->via != &e->shm, r);
     if (rc < 0) {
       if (!tmp.needs_credit)
         p->tx_credit += (int64_t)cost;
@@ -850,7 +907,13 @@ static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
     assert(e->peers[u->src].unexp_rts > 0);
     e->peers[u->src].unexp_rts--;
   }
-  free(u->data);
+  if (u->data != u->small)
+    free(u->data);
+  if (e->unexp_cached < UNEXP_CACHE_MAX) {
+    mmp__list_insert_head(&e->unexp_cache, &u->node);
+    e->unexp_cached++;
+    return;
+  }
   free(u);
 }
 
@@ -1051,7 +1114,7 @@ int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
                     mmp__sink_t *sink) {
   mmp__peer_t *p = &e->peers[peer];
-  uint64_t cost = h->len + EAGER_OVERHEAD;
+  uint64_t cost = h->len + p->eager_over;
   mmp_request_t *r;
   mmp__unexp_t *u;
 
@@ -1074,15 +1137,12 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
     p->rx_target = r;
     return 0;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
-  if (h->len > 0) {
-    u->data = malloc((size_t)h->len);
-    if (u->data == NULL) {
-      free(u);
-      return MMP_ENOMEM;
-    }
+  if (h->len > 0 && unexp_room(e, u, h->len) == NULL) {
+    unexp_free(e, u);
+    return MMP_ENOMEM;
   }
   u->kind = MMP__U_EAGER;
   u->src = peer;
@@ -1106,7 +1166,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
 static int rx_eager_done(mmp__engine_t *e, int peer,
                          const mmp__frame_hdr_t *h) {
   mmp__peer_t *p = &e->peers[peer];
-  uint64_t cost = h->len + EAGER_OVERHEAD;
+  uint64_t cost = h->len + p->eager_over;
 
   if (p->rx_kind == MMP__RX_REQ) {
     mmp_request_t *r = p->rx_target;
@@ -1147,7 +1207,7 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
              peer, e->cfg.max_unexp_rts);
     return MMP_ENOMEM;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
   if (++e->peers[peer].unexp_rts > e->unexp_rts_peak)
@@ -1641,6 +1701,8 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
 int mmp__p2p_init(mmp__engine_t *e) {
   int i, n = e->cfg.size;
 
+  mmp__list_init(&e->out_cache);
+  mmp__list_init(&e->unexp_cache);
   e->peers = calloc((size_t)n, sizeof(*e->peers));
   if (e->peers == NULL)
     return MMP_ENOMEM;
@@ -1651,6 +1713,7 @@ int mmp__p2p_init(mmp__engine_t *e) {
     mmp__list_init(&p->dataq);
     mmp__list_init(&p->dirty_node);
     p->via = &e->tcp;
+    p->eager_over = MMP__EAGER_OVERHEAD;
     p->tx_credit = (int64_t)e->cfg.eager_buffer;
     p->state = i == e->cfg.rank ? MMP__P_UP : MMP__P_IDLE;
   }
@@ -1723,6 +1786,14 @@ void mmp__p2p_fini(mmp__engine_t *e) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     mmp__list_remove(it);
     unexp_free(e, u);
+  }
+  while ((it = mmp__list_head(&e->unexp_cache)) != NULL) {
+    mmp__list_remove(it);
+    free(mmp__container_of(it, mmp__unexp_t, node));
+  }
+  while ((it = mmp__list_head(&e->out_cache)) != NULL) {
+    mmp__list_remove(it);
+    free(mmp__container_of(it, mmp__out_t, node));
   }
   free(e->peers);
   free(e->cookie_req);
