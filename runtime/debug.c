@@ -73,13 +73,18 @@ typedef struct corrupt_s {
   uint64_t value;
 } corrupt_t;
 
-/* Loop context, lock not held. */
+/* Loop context, lock not held. The lock serialises the garbage written
+ * into a ring with the runtime's own writes to the pair, which other
+ * threads make under it. */
 static void corrupt_in_loop(void *arg) {
   corrupt_t *c = arg;
 
+  MMP__ASSERT_UNLOCKED(c->e);
+  mmp__lock(c->e);
   c->rc = c->e->shm.tp == NULL ? MMP_EINVAL
                                : mmp__shm_debug_corrupt(c->e->shm.tp, c->peer,
                                                         c->which, c->value);
+  mmp__unlock(c->e);
 }
 
 int mmp__debug_shm_corrupt(int peer, int which, uint64_t value) {

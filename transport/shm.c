@@ -156,7 +156,14 @@ struct mmp__tp_conn_s {
   mmp__frame_hdr_t cur;
   uint64_t pay_left, pay_off;
   mmp__sink_t sink;
-  /* Sending: the ring we write in its segment. */
+  /* Sending: the ring we write in its segment. tx_tail, tx_head, tx_seq,
+   * `partial` and the ring's free bytes have one writer at a time, which
+   * alone reads them too: while `queued` is 0, the caller that serialises
+   * this pair's writes (write, write_direct, send_inline; the runtime's
+   * engine lock); while it is not, the loop, which moves the queued
+   * writes (shm_flush). `queued` hands them over, so any other thread
+   * reads `queued` first (shm_tx_free). Debug builds check that writers
+   * never overlap (shm_tx_enter). */
   shm_ring_t *tx;
   uint8_t *tx_data;
   uint64_t tx_cap;
@@ -164,8 +171,11 @@ struct mmp__tp_conn_s {
   uint64_t tx_head; /* its head as last read and checked */
   uint64_t tx_seq;
   mmp__list_t pending; /* writes waiting for room, in order (loop) */
-  _Atomic int queued;  /* writes in `pending`: write_direct keeps off */
-  mmp__list_t refs;    /* REF writes waiting for the peer's pull */
+  _Atomic int queued;  /* writes in `pending` (or the pair closed) */
+#ifndef NDEBUG
+  _Atomic uintptr_t tx_writer; /* the thread writing the sending side */
+#endif
+  mmp__list_t refs; /* REF writes waiting for the peer's pull */
   uint64_t refs_posted, refs_acked;
   int partial; /* a record is partly in the ring: it goes on first */
   int pull_ok; /* the peer reads our DATA payloads itself */
@@ -308,6 +318,38 @@ static void shm_idle_update(mmp__tp_t *tp) {
 
 /* ---- Writing ------------------------------------------------------------ */
 
+/* The calling thread starts and ends writing c's sending side. Debug
+ * builds record it: a second writer meanwhile, which would interleave two
+ * records in the ring, fails the assertion (see struct mmp__tp_conn_s). */
+static void shm_tx_enter(mmp__tp_conn_t *c) {
+#ifndef NDEBUG
+  uintptr_t was = atomic_exchange_explicit(&c->tx_writer, mmp__thread_self(),
+                                           memory_order_relaxed);
+  assert(was == 0);
+  (void)was;
+#else
+  (void)c;
+#endif
+}
+
+static void shm_tx_leave(mmp__tp_conn_t *c) {
+#ifndef NDEBUG
+  atomic_store_explicit(&c->tx_writer, 0, memory_order_relaxed);
+#else
+  (void)c;
+#endif
+}
+
+/* Any thread, under the caller's serialisation of this pair's writes.
+ * 1 if the sending side is the caller's: no write is queued, which hands
+ * it over from the loop (the acquire pairs with shm_flush's release), and
+ * no record is partly in the ring. Nothing of the sending side may be
+ * read before this says 1. */
+static int shm_tx_free(const mmp__tp_conn_t *c) {
+  return atomic_load_explicit(&c->queued, memory_order_acquire) == 0 &&
+         !c->partial;
+}
+
 /* 1 if the payload of `w`, not yet encoded, goes by reference: rendezvous
  * data, and eager payloads that would not fit the ring anyway (their
  * sender waits for the receiver either way, as over TCP once the socket is
@@ -378,13 +420,14 @@ static void shm_copy_record(mmp__tp_conn_t *c, mmp__tp_write_t *w, uint64_t n) {
 }
 
 /*
- * Copies as much of `w` as fits into the ring towards c's peer. Any
- * thread, under the caller's serialisation of this pair's writes. Returns
- * 1 once the whole record is in, 0 when it waits for room (want_space is
- * then set), -1 when the peer's head index is impossible. *moved tells
- * whether bytes went in.
+ * Copies as much of `w` as fits into the ring towards c's peer. The
+ * caller writes the sending side (see struct mmp__tp_conn_s): the loop
+ * while writes are queued, else whoever serialises the pair's writes.
+ * Returns 1 once the whole record is in, 0 when it waits for room
+ * (want_space is then set), -1 when the peer's head index is impossible.
+ * *moved tells whether bytes went in.
  */
-static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
+static int shm_push_owned(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
   uint64_t total, room, cap = c->tx_cap;
   int waited = 0;
 
@@ -427,6 +470,16 @@ static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
     atomic_store_explicit(&c->tx->want_space, 1, memory_order_seq_cst);
     waited = 1;
   }
+}
+
+/* shm_push_owned, with the writer recorded (shm_tx_enter). */
+static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
+  int r;
+
+  shm_tx_enter(c);
+  r = shm_push_owned(c, w, moved);
+  shm_tx_leave(c);
+  return r;
 }
 
 /* Loop context. A completely pushed write: REF writes wait for the pull,
@@ -478,7 +531,7 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   int moved = 0, r;
 
   assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
-  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 || c->partial)
+  if (!shm_tx_free(c))
     return 0;
   /* A payload by reference completes in the loop, when the peer has it. */
   if (!w->encoded_ && shm_by_ref(c, w))
@@ -492,20 +545,14 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   return 1;
 }
 
-/* Any thread, under the caller's serialisation of this pair's writes (as
- * write_direct). Writes the frame `h` with `len` payload bytes straight
- * into the ring if it fits now and nothing waits before it: the header is
- * encoded in place, without a write to carry it. Returns 1 if written, 0
- * if not (nothing written). */
-static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
-                           const void *buf, size_t len) {
+/* shm_send_inline once the sending side is the caller's (shm_tx_free):
+ * writes `h` and `len` bytes of payload if they fit now. Returns 1 if
+ * written, 0 if not (nothing written). */
+static int shm_inline_owned(mmp__tp_conn_t *c, mmp__frame_hdr_t *h,
+                            const void *buf, size_t len) {
   uint64_t total = MMP__FRAME_HDR_SIZE + (uint64_t)len, cap = c->tx_cap;
   uint64_t off = c->tx_tail & (cap - 1);
-  mmp__frame_hdr_t hdr = *h;
 
-  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 ||
-      c->partial || total > cap)
-    return 0;
   if (cap - (c->tx_tail - c->tx_head) < total) {
     uint64_t hd = atomic_load_explicit(&c->tx->head, memory_order_acquire);
     /* An impossible head is reported by write(), which the caller uses
@@ -516,14 +563,14 @@ static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
     if (cap - (c->tx_tail - c->tx_head) < total)
       return 0;
   }
-  hdr.seq = c->tx_seq++;
-  hdr.src = (uint32_t)c->tp->cfg.rank;
-  hdr.len = len;
+  h->seq = c->tx_seq++;
+  h->src = (uint32_t)c->tp->cfg.rank;
+  h->len = len;
   if (cap - off >= MMP__FRAME_HDR_SIZE) {
-    mmp__frame_encode(&hdr, c->tx_data + off);
+    mmp__frame_encode(h, c->tx_data + off);
   } else {
     uint8_t wire[MMP__FRAME_HDR_SIZE];
-    mmp__frame_encode(&hdr, wire);
+    mmp__frame_encode(h, wire);
     ring_put(c->tx_data, cap, c->tx_tail, wire, sizeof(wire));
   }
   if (len > 0)
@@ -532,8 +579,28 @@ static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
   atomic_store_explicit(&c->tx->tail, c->tx_tail, memory_order_release);
   atomic_fetch_add_explicit(&c->tp->bytes_out, total, memory_order_relaxed);
   atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
-  shm_kick(c);
   return 1;
+}
+
+/* Any thread, under the caller's serialisation of this pair's writes (as
+ * write_direct). Writes the frame `h` with `len` payload bytes straight
+ * into the ring if it fits now and nothing waits before it: the header is
+ * encoded in place, without a write to carry it. Returns 1 if written, 0
+ * if not (nothing written). */
+static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
+                           const void *buf, size_t len) {
+  uint64_t total = MMP__FRAME_HDR_SIZE + (uint64_t)len, cap = c->tx_cap;
+  mmp__frame_hdr_t hdr = *h;
+  int r;
+
+  if (total > cap || !shm_tx_free(c))
+    return 0;
+  shm_tx_enter(c);
+  r = shm_inline_owned(c, &hdr, buf, len);
+  shm_tx_leave(c);
+  if (r == 1)
+    shm_kick(c);
+  return r;
 }
 
 /* Loop context. Moves queued writes into the ring as room allows, and
@@ -545,7 +612,10 @@ static int shm_flush(mmp__tp_conn_t *c) {
 
   while ((it = mmp__list_head(&c->pending)) != NULL) {
     mmp__tp_write_t *w = mmp__container_of(it, mmp__tp_write_t, node_);
-    int r = shm_push(c, w, &moved);
+    int r;
+    /* Queued writes make the sending side the loop's (struct comment). */
+    assert(atomic_load_explicit(&c->queued, memory_order_relaxed) > 0);
+    r = shm_push(c, w, &moved);
     if (r < 0) {
       shm_fail(c, MMP_EPROTO, "corrupt ring index (head) from the peer", 1);
       return 1;
@@ -1355,6 +1425,9 @@ int mmp__shm_attach(mmp__tp_t *tp, int peer, int same_pid_ns) {
   mmp__list_init(&c->pending);
   mmp__list_init(&c->refs);
   atomic_init(&c->queued, 0);
+#ifndef NDEBUG
+  atomic_init(&c->tx_writer, 0);
+#endif
   /* Whether the peer may send us DATA by reference: we must be able to
    * read its memory. It learns our answer from its ring in our segment. */
   c->can_pull = tp->cfg.single_copy && c->pid != 0 && shm_probe(c->pid, s);
@@ -1481,12 +1554,20 @@ int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value) {
     atomic_store(&c->rx->head, value);
   else if (which == 2)
     atomic_store(&c->rx->ref_done, value);
-  else if (which == 3 && c->tx_cap - (c->tx_tail - c->tx_head) >= 64) {
+  else if (which == 3) {
     uint8_t junk[64];
+    int fits;
     memset(junk, 0xab, sizeof(junk));
-    ring_put(c->tx_data, c->tx_cap, c->tx_tail, junk, sizeof(junk));
-    c->tx_tail += sizeof(junk);
-    atomic_store(&c->tx->tail, c->tx_tail);
+    shm_tx_enter(c);
+    fits = c->tx_cap - (c->tx_tail - c->tx_head) >= sizeof(junk);
+    if (fits) {
+      ring_put(c->tx_data, c->tx_cap, c->tx_tail, junk, sizeof(junk));
+      c->tx_tail += sizeof(junk);
+      atomic_store(&c->tx->tail, c->tx_tail);
+    }
+    shm_tx_leave(c);
+    if (!fits)
+      return MMP_EINVAL;
   } else
     return MMP_EINVAL;
   shm_kick(c);

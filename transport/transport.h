@@ -307,7 +307,9 @@ void mmp__shm_stats(mmp__tp_t *tp, mmp__shm_stats_t *out);
  * process would, by writing `value` into an index in shared memory: the
  * tail of the ring we write into it (`which` 0), the head (1) or the pull
  * count (2) of the ring it writes into us; or (3) by writing 64 bytes of
- * garbage into its ring. Loop context. Returns 0 or MMP_EINVAL. */
+ * garbage into its ring. Loop context; (3) writes the ring, so the caller
+ * serialises it with the pair's writes, as for write(). Returns 0 or
+ * MMP_EINVAL. */
 int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value);
 
 /* ---- Addresses (transport/addr.c) -------------------------------------- */
