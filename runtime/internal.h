@@ -288,6 +288,9 @@ typedef struct mmp__engine_s {
                              CPU (progress.c; loop owner) */
   _Atomic uint64_t moves; /* times this rank moved off a CPU it shared
                              with a peer (progress.c) */
+  int move_hold;          /* blocking waits left before a rank that does
+                             not see its peers' CPUs may move again
+                             (progress.c; lock) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */
   mmp__via_t shm; /* the peers on this host, unless MINIMP_SHM=off */

@@ -100,7 +100,7 @@ static int engine_sleep(mmp__engine_t *e) {
   return !work;
 }
 
-/* Loop context, lock not held. Moves the calling thread off the CPU it
+/* Loop context. Moves the calling thread off the CPU it
  * runs on, to another its affinity allows (the kernel picks which), and
  * gives it its affinity back: the kernel does not move a running thread
  * back, the load balancer may later. Returns 1 if it moved. */
@@ -119,7 +119,7 @@ static int engine_move(mmp__engine_t *e) {
   (void)sched_setaffinity(0, sizeof(was), &was);
   /* Published at once, so that the peer left behind does not find us on
    * its CPU and move too. */
-  if (now >= 0)
+  if (now >= 0 && e->shm.tp != NULL && e->shm.ops->cpu_shared != NULL)
     (void)e->shm.ops->cpu_shared(e->shm.tp, now);
   return now >= 0 && now != cpu;
 }
@@ -147,6 +147,23 @@ static int engine_cpu_shared(mmp__engine_t *e) {
       return 0;
     }
   }
+  return 1;
+}
+
+/* Loop context. The spin of a wait whose peers' CPUs we do not see (TCP)
+ * kept the peer off its CPU: where this host has a CPU per rank, the peer
+ * most likely shares ours, where the kernel's wake-ups of sleeping ranks
+ * gathered the two, and moving parts them for good where sleeping would
+ * pay a wake-up at every hop. Moves at most once in SPIN_OFF_WAITS waits,
+ * so that a machine busy with other work still gets the sleeping waits.
+ * Returns 1 if it moved. */
+static int engine_part_unseen(mmp__engine_t *e, int see) {
+  if (see || e->cfg.cpus_shared || e->move_hold > 0)
+    return 0;
+  e->move_hold = SPIN_OFF_WAITS;
+  if (!engine_move(e))
+    return 0;
+  e->moves++;
   return 1;
 }
 
@@ -390,8 +407,10 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
    * (handoff), and moving, not sleeping, parts the two: the spin kept a
    * peer waiting only if other work contends for the CPUs, which this
    * thread's own waits for a CPU show. */
+  if (e->move_hold > 0)
+    e->move_hold--;
   if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget &&
-      (!see || (!handoff && cpu_contended()))) {
+      (!see || (!handoff && cpu_contended())) && !engine_part_unseen(e, see)) {
     e->spin_off = SPIN_OFF_WAITS;
     e->spin_offs++;
   }

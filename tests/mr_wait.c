@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How blocking waits spend the CPU between ranks that share memory, run
- * through minimprun on one host (docs/progress.md, "Sharing a CPU with a
- * peer"). Every check counts what the progress engine did (its polls,
- * sleeps and hand-overs, the doorbells rung) or the CPU time a rank used;
- * none times a message. Which checks apply depends on how the job runs:
- * with a spin budget of seconds (MINIMP_SPIN_US) no wait may sleep, with
- * the default one a wait of seconds must; polling that yields at every
- * pass (more ranks than CPUs) or that yields only to a peer on its CPU.
+ * How blocking waits spend the CPU between ranks that share memory, and
+ * between ranks on one host over TCP, run through minimprun (docs/
+ * progress.md, "Sharing a CPU with a peer"). Every check counts what the
+ * progress engine did (its polls, sleeps and hand-overs, the doorbells rung) or
+ * the CPU time a rank used; none times a message. Which checks apply depends on
+ * how the job runs: with a spin budget of seconds (MINIMP_SPIN_US) no wait may
+ * sleep, with the default one a wait of seconds must; polling that yields at
+ * every pass (more ranks than CPUs) or that yields only to a peer on its CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -161,26 +161,15 @@ static void test_peer_on_the_same_cpu_gets_it(void **state) {
   assert_int_equal(mr_barrier(), 0);
 }
 
-/*
- * Two ranks that the scheduler leaves on one CPU of several: handing the
- * CPU over keeps both warm in its cache, which keeps the load balancer
- * from parting them, so after some round trips the lower rank moves to
- * another CPU itself. Pinned together first, then let go; the pair must
- * end on two CPUs, by that move or by the balancer.
- */
-static void test_pair_on_one_cpu_is_parted(void **state) {
+/* Ranks 0 and 1, pinned together for `pinned` round trips, then let go:
+ * 2,000 round trips later they must be on two CPUs, or rank 0 fails the
+ * test with `how`. Every rank calls it. */
+static void pair_parted(int pinned, const char *how) {
   mmp_comm_t *w = mmp_comm_world();
   mmp__debug_progress_t d0 = progress(), d1;
   cpu_set_t was;
   int cpu[2];
-  (void)state;
 
-  if (d0.yield || !all_shared() || d0.spin_us < LONG_SPIN_US) {
-    if (mr_rank() == 0)
-      print_message("polling yields, no shared memory or a short budget: "
-                    "nothing to check\n");
-    return;
-  }
   assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
   if (CPU_COUNT(&was) < 2) {
     if (mr_rank() == 0)
@@ -190,25 +179,66 @@ static void test_pair_on_one_cpu_is_parted(void **state) {
   assert_int_equal(mr_barrier(), 0);
   if (mr_rank() <= 1) {
     int other = 1 - mr_rank(), mine;
+    mmp_request_t *q;
     pin_to_one_cpu(&was);
-    ping_pong(other, 20);
+    ping_pong(other, pinned);
     assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
     ping_pong(other, 2000);
     d1 = progress();
     mine = sched_getcpu();
     cpu[mr_rank()] = mine;
-    {
-      mmp_request_t *q;
-      assert_int_equal(mmp_isend(&mine, sizeof(mine), other, 24, w, &q), 0);
-      assert_int_equal(
-          mmp_recv(&cpu[other], sizeof(cpu[other]), other, 24, w, NULL), 0);
-      assert_int_equal(mmp_wait(&q, NULL), 0);
-    }
+    assert_int_equal(mmp_isend(&mine, sizeof(mine), other, 24, w, &q), 0);
+    assert_int_equal(
+        mmp_recv(&cpu[other], sizeof(cpu[other]), other, 24, w, NULL), 0);
+    assert_int_equal(mmp_wait(&q, NULL), 0);
     if (mr_rank() == 0 && d1.moves == d0.moves && cpu[0] == cpu[1])
-      fail_msg("2,000 round trips later both ranks are still on CPU %d",
+      fail_msg("%s2,000 round trips later both ranks are still on CPU %d", how,
                cpu[0]);
   }
   assert_int_equal(mr_barrier(), 0);
+}
+
+/*
+ * Two ranks that the scheduler leaves on one CPU of several: handing the
+ * CPU over keeps both warm in its cache, which keeps the load balancer
+ * from parting them, so after some round trips the lower rank moves to
+ * another CPU itself. Pinned together first, then let go; the pair must
+ * end on two CPUs, by that move or by the balancer.
+ */
+static void test_pair_on_one_cpu_is_parted(void **state) {
+  mmp__debug_progress_t d0 = progress();
+  (void)state;
+
+  if (d0.yield || !all_shared() || d0.spin_us < LONG_SPIN_US) {
+    if (mr_rank() == 0)
+      print_message("polling yields, no shared memory or a short budget: "
+                    "nothing to check\n");
+    return;
+  }
+  pair_parted(20, "");
+}
+
+/*
+ * The same over TCP, where a rank does not see its peer's CPU: a wait
+ * whose spin ran out and that was woken soon after was kept waiting by
+ * its own polling, the peer most likely on its CPU, so with a CPU per
+ * rank the rank moves itself instead of sleeping from then on. Pinned
+ * together first (a rank that cannot move sleeps its next waits), then
+ * let go; the pair must end on two CPUs, by that move or by the balancer.
+ */
+static void test_tcp_pair_on_one_cpu_is_parted(void **state) {
+  mmp__debug_progress_t d0 = progress();
+  (void)state;
+
+  if (d0.yield || mr_size() < 2 || mmp__debug_peer_shm(1 - (mr_rank() & 1)) ||
+      d0.spin_us == 0 || d0.spin_us >= LONG_SPIN_US) {
+    if (mr_rank() == 0)
+      print_message("polling yields, shared memory or no short budget: "
+                    "nothing to check\n");
+    return;
+  }
+  /* Pinned, a rank that cannot move sleeps its next waits. */
+  pair_parted(50, "over TCP, ");
 }
 
 /*
@@ -267,6 +297,7 @@ int main(void) {
       cmocka_unit_test(test_idle_receive_uses_no_cpu),
       cmocka_unit_test(test_peer_on_the_same_cpu_gets_it),
       cmocka_unit_test(test_pair_on_one_cpu_is_parted),
+      cmocka_unit_test(test_tcp_pair_on_one_cpu_is_parted),
       cmocka_unit_test(test_oversubscribed_ring_hands_over),
   };
   return cmocka_run_group_tests(tests, mr_setup, mr_teardown);
