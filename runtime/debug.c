@@ -73,13 +73,18 @@ typedef struct corrupt_s {
   uint64_t value;
 } corrupt_t;
 
-/* Loop context, lock not held. */
+/* Loop context, lock not held. The lock serialises the garbage written
+ * into a ring with the runtime's own writes to the pair, which other
+ * threads make under it. */
 static void corrupt_in_loop(void *arg) {
   corrupt_t *c = arg;
 
+  MMP__ASSERT_UNLOCKED(c->e);
+  mmp__lock(c->e);
   c->rc = c->e->shm.tp == NULL ? MMP_EINVAL
                                : mmp__shm_debug_corrupt(c->e->shm.tp, c->peer,
                                                         c->which, c->value);
+  mmp__unlock(c->e);
 }
 
 int mmp__debug_shm_corrupt(int peer, int which, uint64_t value) {
@@ -161,6 +166,10 @@ int mmp__debug_progress(mmp__debug_progress_t *out) {
   out->long_waits = e->long_waits;
   out->spin_offs = e->spin_offs;
   out->spin_off = e->spin_off;
+  out->handoffs = e->handoffs;
+  out->sleeps = e->sleeps;
+  out->spin_us = e->cfg.spin_us;
+  out->moves = atomic_load(&e->moves);
   mmp__unlock(e);
   return 0;
 }
@@ -168,4 +177,20 @@ int mmp__debug_progress(mmp__debug_progress_t *out) {
 uint64_t mmp__debug_eager_buffer(void) {
   mmp__engine_t *e = mmp__eng;
   return e != NULL ? e->cfg.eager_buffer : 0;
+}
+
+uint64_t mmp__debug_p2p_allocs(void) {
+  return read_counter(offsetof(mmp__engine_t, allocs));
+}
+
+uint64_t mmp__debug_eager_overhead(int peer) {
+  mmp__engine_t *e = mmp__eng;
+  uint64_t v;
+
+  if (e == NULL || peer < 0 || peer >= e->cfg.size)
+    return 0;
+  mmp__lock(e);
+  v = e->peers[peer].eager_over;
+  mmp__unlock(e);
+  return v;
 }

@@ -136,20 +136,33 @@ void mmp__config_shared(mmp__config_t *cfg, int shared);
 /* An arrived (or self-sent) message that no receive matched yet. */
 enum mmp__unexp_kind { MMP__U_EAGER = 1, MMP__U_RTS, MMP__U_SELF };
 
+/* Eager payloads this short live in their unexpected entry itself. */
+#define MMP__UNEXP_SMALL 16
+
+/* Eager credit a message costs besides its length: over TCP, about its
+ * frame header; through shared memory, where small messages pour in
+ * faster than a busy receiver takes them, enough that the entries a
+ * flood of them leaves unexpected take at most an eighth of the credit
+ * (docs/transport.md, "Memory"). Both ends of a pair charge the same. */
+#define MMP__EAGER_OVERHEAD 64u
+#define MMP__EAGER_OVERHEAD_SHM 1024u
+
 typedef struct mmp__unexp_s {
-  mmp__list_t node;
+  mmp__list_t node; /* engine.unexpected, or the engine's cache */
   int kind;
   int src; /* world rank */
   uint32_t ctx;
   int tag;
-  uint64_t len;           /* message length */
-  uint8_t *data;          /* eager payload (or self copy); NULL for RTS */
   int complete;           /* the eager payload has fully arrived */
+  uint64_t len;           /* message length */
+  uint8_t *data;          /* eager payload (or self copy): `small` or the
+                             heap; NULL for RTS */
   uint64_t cost;          /* eager credit charged for it */
   uint64_t cookie;        /* RTS: the sender's cookie */
   mmp_request_t *sreq;    /* self rndv: the sending request */
   mmp_request_t *claimer; /* a receive that matched it before completion */
   uint64_t note;          /* eager and self: the sender's note */
+  uint8_t small[MMP__UNEXP_SMALL];
 } mmp__unexp_t;
 
 /* ---- Outgoing frames ---------------------------------------------------- */
@@ -197,6 +210,10 @@ typedef struct mmp__peer_s {
   mmp__list_t dataq;      /* rndv sends with CTS received, FIFO */
   mmp__list_t dirty_node; /* on engine.dirty while sendq needs a pump */
   uint64_t data_inflight; /* DATA bytes handed to the transport */
+  uint64_t eager_over;    /* eager credit a message costs besides its
+                             length: MMP__EAGER_OVERHEAD, or
+                             MMP__EAGER_OVERHEAD_SHM through shared
+                             memory (local.c) */
   int64_t tx_credit;      /* eager bytes we may still send */
   uint64_t rx_used;       /* eager bytes the peer has outstanding here */
   uint64_t owed;          /* consumed credit not yet returned */
@@ -206,7 +223,12 @@ typedef struct mmp__peer_s {
   int rx_kind;            /* what the payload in flight belongs to */
   void *rx_target;
   int bye;                     /* the peer said BYE */
-  uint64_t last_rx;            /* mmp__clock_ms() of the last frame from it */
+  uint64_t last_rx;            /* mmp__clock_ms() when it was last heard:
+                                  the heartbeat's tick that found
+                                  rx_frames moved, or the connection's
+                                  start */
+  uint64_t rx_frames;          /* frames received from it */
+  uint64_t rx_frames_seen;     /* rx_frames at the heartbeat's last tick */
   uint64_t last_ping;          /* mmp__clock_ms() of our last PING to it */
   unsigned unexp_rts;          /* its RTS entries in engine.unexpected */
   struct mmp__out_s *pong_out; /* our answer to its PING, still queued */
@@ -238,25 +260,37 @@ typedef struct mmp__engine_s {
   uv_mutex_t lock;
   atomic_uintptr_t lock_owner;  /* mmp__lock()'s holder, or 0 (debug) */
   atomic_uintptr_t loop_thread; /* the loop's runner, or 0 (debug) */
-  uv_cond_t cv;             /* app threads: loop released or a request done */
-  uv_cond_t prog_cv;        /* the progress thread parks here */
-  int owner;                /* MMP__OWN_* */
-  int claims;               /* app threads inside a blocking wait */
-  int waiters;              /* threads blocked on cv */
-  uint64_t app_at;          /* uv_hrtime() when an application thread last
-                               used the library */
-  _Atomic uint64_t loop_at; /* uv_hrtime() when a thread last took or let
-                               go of the loop */
-  int nlost;                /* peers in MMP__P_DOWN (lock) */
-  uint64_t activity;        /* bumped by the transport whenever bytes move;
-                               loop owner only (progress.c) */
-  int long_waits;           /* blocking waits in a row that outlasted the
-                               yielding spin (progress.c; lock) */
-  int spin_off;             /* blocking waits left that sleep at once:
-                               the spin kept the peer off its CPU
-                               (progress.c; lock) */
-  uint64_t spin_offs;       /* times that was found (lock) */
-  uint64_t polls; /* loop passes that polled rather than slept (lock) */
+  uv_cond_t cv;       /* app threads: loop released or a request done */
+  uv_cond_t prog_cv;  /* the progress thread parks here */
+  int owner;          /* MMP__OWN_* */
+  int claims;         /* app threads inside a blocking wait */
+  int waiters;        /* threads blocked on cv */
+  uint64_t app_calls; /* calls of application threads into the
+                         library; the progress thread notes when it
+                         last saw this move (lock) */
+  _Atomic uint64_t loop_turns; /* times a thread took or let go of the
+                                  loop; the progress thread notes when it
+                                  last saw this move */
+  int nlost;                   /* peers in MMP__P_DOWN (lock) */
+  uint64_t activity;           /* bumped by the transport whenever bytes move;
+                                  loop owner only (progress.c) */
+  int long_waits;              /* blocking waits in a row that outlasted the
+                                  yielding spin (progress.c; lock) */
+  int spin_off;                /* blocking waits left that sleep at once:
+                                  the spin kept the peer off its CPU
+                                  (progress.c; lock) */
+  uint64_t spin_offs;          /* times that was found (lock) */
+  uint64_t polls;         /* loop passes that polled rather than slept (lock) */
+  uint64_t handoffs;      /* polling passes that yielded the CPU to a peer
+                             runnable on it (progress.c; lock) */
+  uint64_t sleeps;        /* times a blocking wait let the loop sleep (lock) */
+  int shared_looks;       /* looks in a row that found a peer runnable on our
+                             CPU (progress.c; loop owner) */
+  _Atomic uint64_t moves; /* times this rank moved off a CPU it shared
+                             with a peer (progress.c) */
+  int move_hold;          /* blocking waits left before a rank that does
+                             not see its peers' CPUs may move again
+                             (progress.c; lock) */
   int stop;
   mmp__via_t tcp; /* every peer on another host */
   mmp__via_t shm; /* the peers on this host, unless MINIMP_SHM=off */
@@ -264,6 +298,12 @@ typedef struct mmp__engine_s {
   mmp__peer_t *peers;
   mmp__list_t posted;
   mmp__list_t unexpected;
+  /* Frames and unexpected entries kept for reuse (p2p.c), so that a
+   * steady flow of small messages allocates nothing (lock). */
+  mmp__list_t out_cache, unexp_cache;
+  unsigned out_cached, unexp_cached;
+  uint64_t allocs; /* frames, entries and payload buffers the point-to-point
+                      layer had to allocate (lock) */
   mmp__list_t dirty;
   mmp__list_t tasks;
   /* Cookies: registered requests awaiting a peer's CTS or DATA. */
@@ -442,6 +482,8 @@ void mmp__p2p_peer_up(void *ctx, int peer, mmp__tp_conn_t *conn);
 int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
                    mmp__sink_t *sink);
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h);
+int mmp__p2p_frame_whole(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                         const void *p0, size_t n0, const void *p1, size_t n1);
 void mmp__p2p_peer_down(void *ctx, int peer, int err, const char *reason);
 const char *mmp__p2p_refuse(void *ctx, int peer);
 
@@ -611,6 +653,12 @@ uint64_t mmp__debug_unexp_peak(void);
 /* Most unmatched RTS entries any one peer had here at once. */
 uint64_t mmp__debug_unexp_rts_peak(void);
 uint64_t mmp__debug_eager_buffer(void);
+/* Frames, unexpected entries and their payload buffers the point-to-point
+ * layer allocated so far (its caches' misses); 0 before init. */
+uint64_t mmp__debug_p2p_allocs(void);
+/* The eager credit a message to or from `peer` costs besides its
+ * length. */
+uint64_t mmp__debug_eager_overhead(int peer);
 /* The progress engine's counters. 0, or MMP_EINVAL before init. */
 typedef struct mmp__debug_progress_s {
   uint64_t checks;    /* times the progress thread woke to look for an idle
@@ -622,6 +670,12 @@ typedef struct mmp__debug_progress_s {
   uint64_t spin_offs; /* times a wait's spin kept its peer off the CPU
                          (the next waits sleep at once) */
   int spin_off;       /* blocking waits left that sleep at once */
+  uint64_t handoffs;  /* polling passes that yielded the CPU to a peer
+                         that shares memory and was runnable on it */
+  uint64_t sleeps;    /* times a blocking wait let the loop sleep */
+  unsigned spin_us;   /* the spin budget (MINIMP_SPIN_US, or automatic) */
+  uint64_t moves;     /* times this rank moved off a CPU it kept sharing
+                         with a peer */
 } mmp__debug_progress_t;
 int mmp__debug_progress(mmp__debug_progress_t *out);
 /* Re-reads the collectives' MINIMP_* variables into the running engine,

@@ -279,7 +279,10 @@ static void local_finish(local_t *l) {
   for (i = 0; i < l->n; i++) {
     l->theirs[i] = l->theirs[i] && l->mapped[i];
     if (i != l->me && l->theirs[i]) {
-      e->peers[l->group[i]].via = &e->shm;
+      mmp__peer_t *p = &e->peers[l->group[i]];
+      p->via = &e->shm;
+      /* Both ends of the pair choose the same. */
+      p->eager_over = MMP__EAGER_OVERHEAD_SHM;
       pairs++;
     }
   }

@@ -35,14 +35,22 @@
 
 #include "internal.h"
 
-#define EAGER_OVERHEAD 64u
 /* Eager payloads up to this size are copied when they must queue, so the
  * send completes at once; larger ones complete when the kernel has them. */
 #define EAGER_COPY_MAX (4u * 1024)
+/* Frames kept for reuse have room for a copy of this many bytes (control
+ * frames need none); at most OUT_CACHE_MAX of them are kept, and
+ * UNEXP_CACHE_MAX unexpected entries (128 bytes each), enough for what
+ * the eager credit of a peer that shares memory lets pile up
+ * (local.c). */
+#define OUT_CACHE_COPY 64u
+#define OUT_CACHE_MAX 4096u
+#define UNEXP_CACHE_MAX 32768u
 
 static void pump_peer(mmp__engine_t *e, int peer);
 static void out_written(mmp__tp_write_t *w, int status);
 static void report_suspect(mmp__engine_t *e, int peer, const char *why);
+static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u);
 
 /* ---- Small helpers ------------------------------------------------------ */
 
@@ -182,13 +190,27 @@ static void recv_complete(mmp__engine_t *e, mmp_request_t *r, int src, int tag,
 
 /* ---- Sending frames ----------------------------------------------------- */
 
+/* Lock held. A zeroed frame with room for a `copy`-byte payload: from the
+ * cache where the room it keeps is enough. */
 static mmp__out_t *out_new(mmp__engine_t *e, int peer, size_t copy) {
-  mmp__out_t *o = calloc(1, sizeof(*o) + copy);
+  mmp__list_t *it =
+      copy <= OUT_CACHE_COPY ? mmp__list_head(&e->out_cache) : NULL;
+  size_t cap = copy <= OUT_CACHE_COPY ? OUT_CACHE_COPY : copy;
+  mmp__out_t *o;
 
-  if (o == NULL)
+  MMP__ASSERT_LOCKED(e);
+  if (it != NULL) {
+    mmp__list_remove(it);
+    e->out_cached--;
+    o = mmp__container_of(it, mmp__out_t, node);
+    memset(o, 0, sizeof(*o));
+  } else if ((o = calloc(1, sizeof(*o) + cap)) == NULL) {
     return NULL;
+  } else {
+    e->allocs++;
+  }
   o->peer = peer;
-  o->copy_cap = copy;
+  o->copy_cap = cap;
   o->w.cb = out_written;
   o->w.data = e;
   mmp__list_init(&o->node);
@@ -203,7 +225,38 @@ static void out_release(mmp__engine_t *e, mmp__out_t *o) {
   MMP__ASSERT_LOCKED(e);
   if (p->pong_out == o)
     p->pong_out = NULL;
+  if (o->copy_cap == OUT_CACHE_COPY && e->out_cached < OUT_CACHE_MAX) {
+    mmp__list_insert_head(&e->out_cache, &o->node);
+    e->out_cached++;
+    return;
+  }
   free(o);
+}
+
+/* Lock held. A zeroed unexpected entry, from the cache if it has one. */
+static mmp__unexp_t *unexp_new(mmp__engine_t *e) {
+  mmp__list_t *it = mmp__list_head(&e->unexp_cache);
+  mmp__unexp_t *u;
+
+  MMP__ASSERT_LOCKED(e);
+  if (it == NULL) {
+    e->allocs++;
+    return calloc(1, sizeof(mmp__unexp_t));
+  }
+  mmp__list_remove(it);
+  e->unexp_cached--;
+  u = mmp__container_of(it, mmp__unexp_t, node);
+  memset(u, 0, sizeof(*u));
+  return u;
+}
+
+/* A payload buffer of `len` bytes for `u`: its own room when that is
+ * enough. NULL if out of memory. */
+static uint8_t *unexp_room(mmp__engine_t *e, mmp__unexp_t *u, uint64_t len) {
+  if (len <= MMP__UNEXP_SMALL)
+    return u->data = u->small;
+  e->allocs++;
+  return u->data = malloc((size_t)len);
 }
 
 static void mark_dirty(mmp__engine_t *e, mmp__peer_t *p) {
@@ -620,7 +673,7 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
     req_complete(e, r, 0);
     return 0;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
   u->kind = MMP__U_SELF;
@@ -633,9 +686,8 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   if (mode == MMP_SEND_EAGER ||
       (mode == MMP_SEND_AUTO && r->len <= e->cfg.eager_limit)) {
     if (r->len > 0) {
-      u->data = malloc(r->len);
-      if (u->data == NULL) {
-        free(u);
+      if (unexp_room(e, u, r->len) == NULL) {
+        unexp_free(e, u);
         return MMP_ENOMEM;
       }
       memcpy(u->data, r->buf, r->len);
@@ -650,9 +702,53 @@ static int send_self(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   return 0;
 }
 
+/* Lock held. A send that no one can wait for yet (its request is not
+ * handed out) is complete: no one needs telling, except an internal
+ * request's owner. */
+static void send_done_now(mmp__engine_t *e, mmp_request_t *r) {
+  if (r->cb != NULL) {
+    req_complete(e, r, 0);
+    return;
+  }
+  r->state = MMP__RQ_DONE;
+  r->status.source = comm_local(r->comm, r->peer);
+  r->status.tag = r->tag;
+  r->status.bytes = r->len;
+  r->status.error = 0;
+  atomic_store_explicit(&r->done, 1, memory_order_release);
+}
+
+/* Lock held. Writes a small eager message straight into a transport that
+ * takes whole frames at once (shared memory), when nothing waits before
+ * it and credit allows. Returns 1 if the send is complete, 0 if it takes
+ * the usual way. */
+static int send_inline(mmp__engine_t *e, mmp_request_t *r, uint64_t cost,
+                       int blocked) {
+  mmp__peer_t *p = &e->peers[r->peer];
+  mmp__frame_hdr_t h;
+
+  MMP__ASSERT_LOCKED(e);
+  if (p->via->ops->send_inline == NULL || r->len > EAGER_COPY_MAX || blocked ||
+      p->tx_credit < (int64_t)cost || p->state != MMP__P_UP ||
+      !mmp__list_empty(&p->sendq))
+    return 0;
+  memset(&h, 0, sizeof(h));
+  h.type = MMP__F_EAGER;
+  h.comm = r->ctx;
+  h.tag = r->tag;
+  h.a0 = r->len;
+  h.a1 = r->note;
+  if (p->via->ops->send_inline(p->conn, &h, r->buf, r->len) != 1)
+    return 0;
+  p->tx_credit -= (int64_t)cost;
+  r->mode = MMP_SEND_EAGER;
+  send_done_now(e, r);
+  return 1;
+}
+
 static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
   mmp__peer_t *p = &e->peers[r->peer];
-  uint64_t cost = (uint64_t)r->len + EAGER_OVERHEAD;
+  uint64_t cost = (uint64_t)r->len + p->eager_over;
   int blocked = p->credit_waiters > 0; /* credit must go in queue order */
   int eager, rc;
   mmp__out_t tmp;
@@ -667,6 +763,8 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
             (p->via == &e->shm ? e->cfg.shm_eager_limit : e->cfg.eager_limit) &&
         r->len <= e->cfg.max_frame && !blocked && p->tx_credit >= (int64_t)cost;
 
+  if (eager && send_inline(e, r, cost, blocked) == 1)
+    return 0;
   memset(&tmp, 0, sizeof(tmp));
   tmp.w.hdr.comm = r->ctx;
   tmp.w.hdr.tag = r->tag;
@@ -687,9 +785,14 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
       tmp.needs_credit = 1;
     /* Small frames are copied when they must wait, so the send completes
      * now; large ones, and those waiting for credit (backpressure), complete
-     * once written. */
-    rc = frame_submit(e, r->peer, &tmp, 0,
-                      r->len <= EAGER_COPY_MAX && !tmp.needs_credit, r);
+     * once written. Through shared memory none is copied: a small frame
+     * waits only for ring room, which the receiver frees as it reads
+     * whatever it reads, and a sender that ran ahead of a slow receiver
+     * would otherwise hold one copy per message (docs/transport.md,
+     * "Memory"). */
+    rc = frame_submit(
+        e, r->peer, &tmp, 0,
+        r->len <= EAGER_COPY_MAX && !tmp.needs_credit && p->via != &e->shm, r);
     if (rc < 0) {
       if (!tmp.needs_credit)
         p->tx_credit += (int64_t)cost;
@@ -728,7 +831,7 @@ static int isend_start(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
   assert(buf != NULL || len == 0);
   req_init(r, MMP__REQ_SEND, comm, ctx, (void *)buf, len, peer, tag);
   r->note = note;
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   if (peer == e->cfg.rank)
     return send_self(e, r, mode);
   if (e->peers[peer].state == MMP__P_DOWN ||
@@ -804,7 +907,13 @@ static void unexp_free(mmp__engine_t *e, mmp__unexp_t *u) {
     assert(e->peers[u->src].unexp_rts > 0);
     e->peers[u->src].unexp_rts--;
   }
-  free(u->data);
+  if (u->data != u->small)
+    free(u->data);
+  if (e->unexp_cached < UNEXP_CACHE_MAX) {
+    mmp__list_insert_head(&e->unexp_cache, &u->node);
+    e->unexp_cached++;
+    return;
+  }
   free(u);
 }
 
@@ -902,7 +1011,7 @@ int mmp__irecv_flags_locked(mmp__engine_t *e, const mmp_comm_t *comm,
   assert(buf != NULL || cap == 0);
   req_init(r, MMP__REQ_RECV, comm, ctx, buf, cap, peer, tag);
   r->rflags = flags;
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   mmp__list_foreach(it, &e->unexpected) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     if (matches(ctx, peer, tag, u->ctx, u->src, u->tag)) {
@@ -1005,7 +1114,7 @@ int mmp__iprobe_locked(mmp__engine_t *e, const mmp_comm_t *comm, uint32_t ctx,
 static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
                     mmp__sink_t *sink) {
   mmp__peer_t *p = &e->peers[peer];
-  uint64_t cost = h->len + EAGER_OVERHEAD;
+  uint64_t cost = h->len + p->eager_over;
   mmp_request_t *r;
   mmp__unexp_t *u;
 
@@ -1028,15 +1137,12 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
     p->rx_target = r;
     return 0;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
-  if (h->len > 0) {
-    u->data = malloc((size_t)h->len);
-    if (u->data == NULL) {
-      free(u);
-      return MMP_ENOMEM;
-    }
+  if (h->len > 0 && unexp_room(e, u, h->len) == NULL) {
+    unexp_free(e, u);
+    return MMP_ENOMEM;
   }
   u->kind = MMP__U_EAGER;
   u->src = peer;
@@ -1060,7 +1166,7 @@ static int rx_eager(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
 static int rx_eager_done(mmp__engine_t *e, int peer,
                          const mmp__frame_hdr_t *h) {
   mmp__peer_t *p = &e->peers[peer];
-  uint64_t cost = h->len + EAGER_OVERHEAD;
+  uint64_t cost = h->len + p->eager_over;
 
   if (p->rx_kind == MMP__RX_REQ) {
     mmp_request_t *r = p->rx_target;
@@ -1101,7 +1207,7 @@ static int rx_rts(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
              peer, e->cfg.max_unexp_rts);
     return MMP_ENOMEM;
   }
-  u = calloc(1, sizeof(*u));
+  u = unexp_new(e);
   if (u == NULL)
     return MMP_ENOMEM;
   if (++e->peers[peer].unexp_rts > e->unexp_rts_peak)
@@ -1189,19 +1295,17 @@ static int rx_credit(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h) {
   return 0;
 }
 
-int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
-                   mmp__sink_t *sink) {
-  mmp__via_t *via = ctx;
-  mmp__engine_t *e = via->e;
+/* Loop context, lock held. A header from `peer`: the body of
+ * mmp__p2p_frame. */
+static int frame_locked(mmp__engine_t *e, int peer, const mmp__frame_hdr_t *h,
+                        mmp__sink_t *sink) {
   int rc = 0;
 
-  MMP__ASSERT_LOOP(e);
-  MMP__ASSERT_UNLOCKED(e);
-  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
-  /* peer_up let no other transport's connection up for this peer. */
-  assert(e->peers[peer].via == via);
-  mmp__lock(e);
-  e->peers[peer].last_rx = mmp__clock_ms();
+  MMP__ASSERT_LOCKED(e);
+  /* Counted, not timed: a clock read per frame costs as much as the
+   * rest of a small frame's handling; the heartbeat turns the count into
+   * a time at its next tick. */
+  e->peers[peer].rx_frames++;
   switch (h->type) {
   case MMP__F_EAGER:
     rc = rx_eager(e, peer, h, sink);
@@ -1233,21 +1337,73 @@ int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
   default:
     rc = MMP_EPROTO;
   }
+  return rc;
+}
+
+/* Loop context, lock held. The payload is in place: the body of
+ * mmp__p2p_frame_done. */
+static int frame_done_locked(mmp__engine_t *e, int peer,
+                             const mmp__frame_hdr_t *h) {
+  MMP__ASSERT_LOCKED(e);
+  if (h->type == MMP__F_EAGER)
+    return rx_eager_done(e, peer, h);
+  if (h->type == MMP__F_DATA)
+    return rx_data_done(e, peer, h);
+  return 0;
+}
+
+int mmp__p2p_frame(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                   mmp__sink_t *sink) {
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
+  int rc;
+
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  /* peer_up let no other transport's connection up for this peer. */
+  assert(e->peers[peer].via == via);
+  mmp__lock(e);
+  rc = frame_locked(e, peer, h, sink);
   mmp__unlock(e);
   return rc;
 }
 
 int mmp__p2p_frame_done(void *ctx, int peer, const mmp__frame_hdr_t *h) {
   mmp__engine_t *e = ((mmp__via_t *)ctx)->e;
-  int rc = 0;
+  int rc;
 
   MMP__ASSERT_LOOP(e);
   MMP__ASSERT_UNLOCKED(e);
   mmp__lock(e);
-  if (h->type == MMP__F_EAGER)
-    rc = rx_eager_done(e, peer, h);
-  else if (h->type == MMP__F_DATA)
-    rc = rx_data_done(e, peer, h);
+  rc = frame_done_locked(e, peer, h);
+  mmp__unlock(e);
+  return rc;
+}
+
+int mmp__p2p_frame_whole(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                         const void *p0, size_t n0, const void *p1, size_t n1) {
+  mmp__via_t *via = ctx;
+  mmp__engine_t *e = via->e;
+  mmp__sink_t sink = {NULL, 0};
+  int rc;
+
+  MMP__ASSERT_LOOP(e);
+  MMP__ASSERT_UNLOCKED(e);
+  assert(peer >= 0 && peer < e->cfg.size && peer != e->cfg.rank);
+  assert(e->peers[peer].via == via && n0 + n1 == h->len);
+  /* One lock for the header, the copy and the completion: a small
+   * frame's handling is mostly this bookkeeping. */
+  mmp__lock(e);
+  rc = frame_locked(e, peer, h, &sink);
+  if (rc == 0 && sink.len > 0) {
+    size_t a = sink.len < n0 ? sink.len : n0;
+    memcpy(sink.buf, p0, a);
+    if (sink.len > a)
+      memcpy((uint8_t *)sink.buf + a, p1, sink.len - a);
+  }
+  if (rc == 0)
+    rc = frame_done_locked(e, peer, h);
   mmp__unlock(e);
   return rc;
 }
@@ -1309,6 +1465,7 @@ void mmp__p2p_tp_init(mmp__engine_t *e, mmp__via_t *via, mmp__tp_config_t *tc,
   cb->peer_up = mmp__p2p_peer_up;
   cb->frame = mmp__p2p_frame;
   cb->frame_done = mmp__p2p_frame_done;
+  cb->frame_whole = mmp__p2p_frame_whole;
   cb->peer_down = mmp__p2p_peer_down;
   cb->refuse = mmp__p2p_refuse;
 }
@@ -1397,6 +1554,12 @@ void mmp__p2p_heartbeat(mmp__engine_t *e) {
     if (i == e->cfg.rank)
       continue;
     mmp__lock(e);
+    if (p->rx_frames != p->rx_frames_seen) {
+      /* Heard since the last tick: at most a tick ago, never earlier than
+       * it was, so a peer is never declared lost early. */
+      p->rx_frames_seen = p->rx_frames;
+      p->last_rx = now;
+    }
     if (p->state == MMP__P_UP && late > 0) {
       /* Our loop was stalled (descheduled, or one long iteration), and
        * timers run before the poll that would read what arrived meanwhile:
@@ -1538,6 +1701,8 @@ void mmp__p2p_fail_peer_locked(mmp__engine_t *e, int peer, int err) {
 int mmp__p2p_init(mmp__engine_t *e) {
   int i, n = e->cfg.size;
 
+  mmp__list_init(&e->out_cache);
+  mmp__list_init(&e->unexp_cache);
   e->peers = calloc((size_t)n, sizeof(*e->peers));
   if (e->peers == NULL)
     return MMP_ENOMEM;
@@ -1548,6 +1713,7 @@ int mmp__p2p_init(mmp__engine_t *e) {
     mmp__list_init(&p->dataq);
     mmp__list_init(&p->dirty_node);
     p->via = &e->tcp;
+    p->eager_over = MMP__EAGER_OVERHEAD;
     p->tx_credit = (int64_t)e->cfg.eager_buffer;
     p->state = i == e->cfg.rank ? MMP__P_UP : MMP__P_IDLE;
   }
@@ -1620,6 +1786,14 @@ void mmp__p2p_fini(mmp__engine_t *e) {
     mmp__unexp_t *u = mmp__container_of(it, mmp__unexp_t, node);
     mmp__list_remove(it);
     unexp_free(e, u);
+  }
+  while ((it = mmp__list_head(&e->unexp_cache)) != NULL) {
+    mmp__list_remove(it);
+    free(mmp__container_of(it, mmp__unexp_t, node));
+  }
+  while ((it = mmp__list_head(&e->out_cache)) != NULL) {
+    mmp__list_remove(it);
+    free(mmp__container_of(it, mmp__out_t, node));
   }
   free(e->peers);
   free(e->cookie_req);

@@ -36,8 +36,10 @@
  * and signalled with uv_async_send; whoever owns the loop next runs it.
  */
 #include <assert.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -62,6 +64,10 @@
  * if it finds its message (docs/progress.md, "Spinning on a loaded
  * machine"). */
 #define SPIN_OFF_WAITS 256
+/* Looks in a row that find a peer runnable on our CPU before the lower
+ * rank of the two moves to another (engine_cpu_shared): in a ping-pong,
+ * about as many round trips. */
+#define MOVE_AFTER 64
 
 static _Thread_local int tls_sleepy;
 
@@ -85,9 +91,80 @@ static int engine_tp_poll(mmp__engine_t *e, int arm) {
 
 /* Loop context, lock not held. Lets the loop sleep until something
  * happens: shared memory arms its doorbell first, and if it has work
- * instead, the loop only makes a pass. */
-static void engine_sleep(mmp__engine_t *e) {
-  uv_run(&e->loop, engine_tp_poll(e, 1) ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+ * instead, the loop only makes a pass. Returns 1 if it let the loop
+ * sleep. */
+static int engine_sleep(mmp__engine_t *e) {
+  int work = engine_tp_poll(e, 1);
+
+  uv_run(&e->loop, work ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+  return !work;
+}
+
+/* Loop context. Moves the calling thread off the CPU it
+ * runs on, to another its affinity allows (the kernel picks which), and
+ * gives it its affinity back: the kernel does not move a running thread
+ * back, the load balancer may later. Returns 1 if it moved. */
+static int engine_move(mmp__engine_t *e) {
+  cpu_set_t was, away;
+  int cpu = sched_getcpu(), now;
+
+  if (cpu < 0 || sched_getaffinity(0, sizeof(was), &was) != 0 ||
+      !CPU_ISSET(cpu, &was) || CPU_COUNT(&was) < 2)
+    return 0;
+  away = was;
+  CPU_CLR(cpu, &away);
+  if (sched_setaffinity(0, sizeof(away), &away) != 0)
+    return 0;
+  now = sched_getcpu();
+  (void)sched_setaffinity(0, sizeof(was), &was);
+  /* Published at once, so that the peer left behind does not find us on
+   * its CPU and move too. */
+  if (now >= 0 && e->shm.tp != NULL && e->shm.ops->cpu_shared != NULL)
+    (void)e->shm.ops->cpu_shared(e->shm.tp, now);
+  return now >= 0 && now != cpu;
+}
+
+/* Loop context, lock not held. 1 if a peer that shares memory with us is
+ * runnable on the CPU we poll on (transport's cpu_shared). A pair that
+ * stays on one CPU for MOVE_AFTER looks in a row, while this host has a
+ * CPU per rank, is split: its lower rank moves to another CPU. Handing
+ * the CPU over keeps both ranks warm in its cache, so the scheduler's
+ * load balancer, which leaves such tasks where they are, would not split
+ * them (docs/progress.md, "Sharing a CPU with a peer"). */
+static int engine_cpu_shared(mmp__engine_t *e) {
+  int cpu = sched_getcpu(), who;
+
+  who = cpu < 0 ? -1 : e->shm.ops->cpu_shared(e->shm.tp, cpu);
+  if (who < 0) {
+    e->shared_looks = 0;
+    return 0;
+  }
+  if (who > e->cfg.rank && !e->cfg.cpus_shared &&
+      ++e->shared_looks >= MOVE_AFTER) {
+    e->shared_looks = 0;
+    if (engine_move(e)) {
+      e->moves++;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Loop context. The spin of a wait whose peers' CPUs we do not see (TCP)
+ * kept the peer off its CPU: where this host has a CPU per rank, the peer
+ * most likely shares ours, where the kernel's wake-ups of sleeping ranks
+ * gathered the two, and moving parts them for good where sleeping would
+ * pay a wake-up at every hop. Moves at most once in SPIN_OFF_WAITS waits,
+ * so that a machine busy with other work still gets the sleeping waits.
+ * Returns 1 if it moved. */
+static int engine_part_unseen(mmp__engine_t *e, int see) {
+  if (see || e->cfg.cpus_shared || e->move_hold > 0)
+    return 0;
+  e->move_hold = SPIN_OFF_WAITS;
+  if (!engine_move(e))
+    return 0;
+  e->moves++;
+  return 1;
 }
 
 /* Loop context, lock not held; external progress only. Makes the
@@ -114,6 +191,14 @@ static void engine_ext_arm(mmp__engine_t *e) {
   timerfd_settime(e->ext_timer, 0, &its, NULL);
 }
 
+/* Counts a change of the loop's runner, for the progress thread's look
+ * at whether anyone runs the loop (progress_main). Only the runner writes
+ * it, and runners change under engine.lock: a load and a store suffice. */
+static void loop_turn(mmp__engine_t *e) {
+  uint64_t t = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+  atomic_store_explicit(&e->loop_turns, t + 1, memory_order_relaxed);
+}
+
 /* The calling thread becomes the one that runs the loop. The loop's owner
  * changes under engine.lock, so no other thread can be running it. */
 static void loop_enter(mmp__engine_t *e) {
@@ -123,11 +208,11 @@ static void loop_enter(mmp__engine_t *e) {
   assert(was == 0);
 #endif
   mmp__loop_enter(&e->loop);
-  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
+  loop_turn(e);
 }
 
 static void loop_leave(mmp__engine_t *e) {
-  atomic_store_explicit(&e->loop_at, uv_hrtime(), memory_order_relaxed);
+  loop_turn(e);
   mmp__loop_leave(&e->loop);
 #ifndef NDEBUG
   uintptr_t was =
@@ -181,13 +266,44 @@ int mmp__engine_init(mmp__engine_t *e) {
   mmp__list_init(&e->tasks);
   mmp__list_init(&e->deadlines);
   e->owner = MMP__OWN_NONE;
-  e->app_at = uv_hrtime();
   atomic_init(&e->lock_owner, 0);
   atomic_init(&e->loop_thread, 0);
   e->ext_fd = -1;
   e->ext_timer = -1;
   mmp__loop_share(&e->loop);
   return 0;
+}
+
+/* Of the time since the last look (at most CONTENDED_WINDOW_NS ago), the
+ * share in which this thread was runnable but waited for a CPU, read
+ * from /proc/thread-self/schedstat, must exceed 1/CONTENDED_SHARE for the
+ * CPUs to count as contended. */
+#define CONTENDED_SHARE 16
+#define CONTENDED_WINDOW_NS 1000000000ull
+
+static _Thread_local uint64_t tls_delay, tls_delay_at;
+
+/* 1 if this thread has lately waited for a CPU for a noticeable share of
+ * the time (other work contends for the CPUs); 0 if not, or if it cannot
+ * tell (no earlier look in the window, nothing to read). */
+static int cpu_contended(void) {
+  char buf[96];
+  unsigned long long run = 0, delay = 0;
+  uint64_t now = uv_hrtime(), was = tls_delay, at = tls_delay_at;
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+    return 0;
+  tls_delay = delay;
+  tls_delay_at = now;
+  return at != 0 && now - at < CONTENDED_WINDOW_NS && delay >= was &&
+         (delay - was) * CONTENDED_SHARE > now - at;
 }
 
 /*
@@ -210,17 +326,25 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t seen = e->activity;
   uint64_t idle_since = 0, start = e->cfg.spin_yield ? uv_hrtime() : 0;
   uint64_t spun_at = 0; /* when the spin ran out (not yielding) */
-  int poll, passes = 0, yield = e->cfg.spin_yield && !tls_sleepy;
+  uint64_t handoffs = 0, sleeps = 0;
   int fast = e->shm_pairs > 0;
+  /* Where peers share memory with us we see on which CPU they poll, and
+   * whether they sleep (docs/progress.md, "Sharing a CPU with a peer"). */
+  int see = fast && e->shm.ops->cpu_shared != NULL;
+  int poll, passes = 0, yield = e->cfg.spin_yield && (!tls_sleepy || see);
+  int handoff = 0; /* a peer waits for our CPU: yield it while polling */
   unsigned spins = 0;
 
   MMP__ASSERT_LOCKED(e);
   assert(e->owner == MMP__OWN_NONE);
   /* Where polling yields: not for bulk waits (mmp__progress_sleepy), nor
-   * after long waits. */
-  if (e->cfg.spin_yield && (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
+   * after long waits; unless the peers share memory with us, where a
+   * sleeping wait makes the rank with the next hop's bytes pay a wake-up
+   * and each hop's copy is the receiver's own work. */
+  if (e->cfg.spin_yield && !see &&
+      (tls_sleepy || e->long_waits >= SPIN_SKIP_AFTER))
     budget = 0;
-  /* Nor where a spin kept the peer off our CPU (SPIN_OFF_WAITS). */
+  /* Nor where a spin kept the peer off its CPU (SPIN_OFF_WAITS). */
   if (!e->cfg.spin_yield && e->spin_off > 0 && budget > 0) {
     e->spin_off--;
     budget = 0;
@@ -233,7 +357,7 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   for (;;) {
     int quiet = 0;
     if (!poll)
-      engine_sleep(e);
+      sleeps += (uint64_t)engine_sleep(e);
     else if (fast && (++spins & (SPIN_LOOP_EVERY - 1)) != 0)
       /* A look at the rings that found nothing changed nothing the
        * predicate reads, so the lock is skipped: what other threads
@@ -254,8 +378,15 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       }
       mmp__unlock(e);
     }
-    if (poll && yield)
+    /* A peer runnable on this CPU waits for it: the spin would keep it
+     * from running, and so from answering. Looked at on the first pass
+     * after activity, then every 16th. */
+    if (poll && see && !yield && (passes & 15) == 0)
+      handoff = engine_cpu_shared(e);
+    if (poll && (yield || handoff)) {
       sched_yield(); /* a runnable peer on this CPU goes first */
+      handoffs += (uint64_t)handoff;
+    }
     /* Reading the clock costs as much as a poll on a VM: do it every 16th
      * pass; the first reading after activity starts the idle time (which
      * a wait that ends sooner, a ping-pong's, never reads at all). */
@@ -269,8 +400,17 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
       }
     }
   }
-  /* Woken soon after its spin: its peer ran only once it slept. */
-  if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget) {
+  e->handoffs += handoffs;
+  e->sleeps += sleeps;
+  /* Woken soon after its spin: its peer ran only once it slept. Where the
+   * peers' CPUs are seen, a peer on ours was given the CPU already
+   * (handoff), and moving, not sleeping, parts the two: the spin kept a
+   * peer waiting only if other work contends for the CPUs, which this
+   * thread's own waits for a CPU show. */
+  if (e->move_hold > 0)
+    e->move_hold--;
+  if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget &&
+      (!see || (!handoff && cpu_contended())) && !engine_part_unseen(e, see)) {
     e->spin_off = SPIN_OFF_WAITS;
     e->spin_offs++;
   }
@@ -315,7 +455,7 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   }
   assert(e->claims > 0);
   e->claims--;
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   mmp__unlock(e);
 }
 
@@ -355,7 +495,7 @@ void mmp__progress_poke(mmp__engine_t *e) {
   /* Activity even when the progress thread holds the loop: it then hands
    * the loop back once its uv_run returns, and a polling application
    * drives progress itself again instead of through its wake-ups. */
-  e->app_at = uv_hrtime();
+  e->app_calls++;
   mmp__unlock(e);
 }
 
@@ -615,6 +755,11 @@ static void progress_main(void *arg) {
                     : e->cfg.peer_timeout_ms < 8
                         ? 1000000
                         : (uint64_t)e->cfg.peer_timeout_ms / 8 * 1000000;
+  /* When app_calls and loop_turns were last seen to move: reading a clock
+   * at every call would cost each message more than the rest of its
+   * handling, so the calls are counted and timed here, at each look. An
+   * idle spell is then noticed up to one look late. */
+  uint64_t calls_seen, turns_seen, calls_at, turns_at;
   sigset_t all;
 
   /* Signals belong to the application's threads. Blocking SIGPIPE here
@@ -623,11 +768,22 @@ static void progress_main(void *arg) {
   pthread_sigmask(SIG_BLOCK, &all, NULL);
 
   mmp__lock(e);
+  calls_seen = e->app_calls;
+  turns_seen = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+  calls_at = turns_at = uv_hrtime();
   while (!e->stop) {
-    uint64_t now = uv_hrtime();
-    uint64_t idle = now - e->app_at;
-    uint64_t unrun =
-        now - atomic_load_explicit(&e->loop_at, memory_order_relaxed);
+    uint64_t now = uv_hrtime(), idle, unrun;
+    uint64_t turns = atomic_load_explicit(&e->loop_turns, memory_order_relaxed);
+    if (e->app_calls != calls_seen) {
+      calls_seen = e->app_calls;
+      calls_at = now;
+    }
+    if (turns != turns_seen) {
+      turns_seen = turns;
+      turns_at = now;
+    }
+    idle = now - calls_at;
+    unrun = now - turns_at;
     /* An application busy in the library without waiting (posting many
      * requests) runs no loop: nobody reads, and peers that hear nothing
      * for MINIMP_PEER_TIMEOUT_MS declare this rank lost. So the loop gets

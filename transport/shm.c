@@ -65,7 +65,7 @@
 #include "util.h"
 
 #define SHM_MAGIC 0x314d48535f504d4dull /* "MMP_SHM1" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 /* The producer's and the consumer's fields sit on separate lines, twice
  * the cache line because x86 prefetches lines in pairs. */
 #define SHM_LINE 128
@@ -82,9 +82,15 @@
  * peer still owes us count as activity (shm_progress), in ns. */
 #define SHM_PULL_PATIENCE 2000000u
 #define SHM_MAX_SEGMENT (1ull << 40)
+/* A record is copied into the ring, and published, in pieces of at most
+ * this many bytes, so that the consumer's copy out overlaps ours in. */
+#define SHM_PIPE_CHUNK (16u * 1024)
+/* Frames whose payload is at most this long are handed to the runtime
+ * whole (frame_whole), in one call, once all of them is in the ring. */
+#define SHM_WHOLE_MAX 4096u
 
 /* The head of a segment. Written once by its owner before anyone maps it,
- * except `asleep`. */
+ * except `asleep` and `cpu`. */
 typedef struct shm_seg_s {
   uint64_t magic;
   uint32_t version;
@@ -96,6 +102,7 @@ typedef struct shm_seg_s {
   uint64_t probe_addr;  /* a word in the owner's memory ... */
   uint64_t probe_value; /* ... holding this, for the single-copy probe */
   alignas(SHM_LINE) _Atomic uint32_t asleep; /* the owner's loop sleeps */
+  _Atomic int32_t cpu; /* the CPU the owner last polled on, or -1 */
 } shm_seg_t;
 
 /* A ring's indices; its data follows at SHM_RING_CTL. */
@@ -149,7 +156,14 @@ struct mmp__tp_conn_s {
   mmp__frame_hdr_t cur;
   uint64_t pay_left, pay_off;
   mmp__sink_t sink;
-  /* Sending: the ring we write in its segment. */
+  /* Sending: the ring we write in its segment. tx_tail, tx_head, tx_seq,
+   * `partial` and the ring's free bytes have one writer at a time, which
+   * alone reads them too: while `queued` is 0, the caller that serialises
+   * this pair's writes (write, write_direct, send_inline; the runtime's
+   * engine lock); while it is not, the loop, which moves the queued
+   * writes (shm_flush). `queued` hands them over, so any other thread
+   * reads `queued` first (shm_tx_free). Debug builds check that writers
+   * never overlap (shm_tx_enter). */
   shm_ring_t *tx;
   uint8_t *tx_data;
   uint64_t tx_cap;
@@ -157,8 +171,11 @@ struct mmp__tp_conn_s {
   uint64_t tx_head; /* its head as last read and checked */
   uint64_t tx_seq;
   mmp__list_t pending; /* writes waiting for room, in order (loop) */
-  _Atomic int queued;  /* writes in `pending`: write_direct keeps off */
-  mmp__list_t refs;    /* REF writes waiting for the peer's pull */
+  _Atomic int queued;  /* writes in `pending` (or the pair closed) */
+#ifndef NDEBUG
+  _Atomic uintptr_t tx_writer; /* the thread writing the sending side */
+#endif
+  mmp__list_t refs; /* REF writes waiting for the peer's pull */
   uint64_t refs_posted, refs_acked;
   int partial; /* a record is partly in the ring: it goes on first */
   int pull_ok; /* the peer reads our DATA payloads itself */
@@ -301,6 +318,38 @@ static void shm_idle_update(mmp__tp_t *tp) {
 
 /* ---- Writing ------------------------------------------------------------ */
 
+/* The calling thread starts and ends writing c's sending side. Debug
+ * builds record it: a second writer meanwhile, which would interleave two
+ * records in the ring, fails the assertion (see struct mmp__tp_conn_s). */
+static void shm_tx_enter(mmp__tp_conn_t *c) {
+#ifndef NDEBUG
+  uintptr_t was = atomic_exchange_explicit(&c->tx_writer, mmp__thread_self(),
+                                           memory_order_relaxed);
+  assert(was == 0);
+  (void)was;
+#else
+  (void)c;
+#endif
+}
+
+static void shm_tx_leave(mmp__tp_conn_t *c) {
+#ifndef NDEBUG
+  atomic_store_explicit(&c->tx_writer, 0, memory_order_relaxed);
+#else
+  (void)c;
+#endif
+}
+
+/* Any thread, under the caller's serialisation of this pair's writes.
+ * 1 if the sending side is the caller's: no write is queued, which hands
+ * it over from the loop (the acquire pairs with shm_flush's release), and
+ * no record is partly in the ring. Nothing of the sending side may be
+ * read before this says 1. */
+static int shm_tx_free(const mmp__tp_conn_t *c) {
+  return atomic_load_explicit(&c->queued, memory_order_acquire) == 0 &&
+         !c->partial;
+}
+
 /* 1 if the payload of `w`, not yet encoded, goes by reference: rendezvous
  * data, and eager payloads that would not fit the ring anyway (their
  * sender waits for the receiver either way, as over TCP once the socket is
@@ -371,13 +420,14 @@ static void shm_copy_record(mmp__tp_conn_t *c, mmp__tp_write_t *w, uint64_t n) {
 }
 
 /*
- * Copies as much of `w` as fits into the ring towards c's peer. Any
- * thread, under the caller's serialisation of this pair's writes. Returns
- * 1 once the whole record is in, 0 when it waits for room (want_space is
- * then set), -1 when the peer's head index is impossible. *moved tells
- * whether bytes went in.
+ * Copies as much of `w` as fits into the ring towards c's peer. The
+ * caller writes the sending side (see struct mmp__tp_conn_s): the loop
+ * while writes are queued, else whoever serialises the pair's writes.
+ * Returns 1 once the whole record is in, 0 when it waits for room
+ * (want_space is then set), -1 when the peer's head index is impossible.
+ * *moved tells whether bytes went in.
  */
-static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
+static int shm_push_owned(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
   uint64_t total, room, cap = c->tx_cap;
   int waited = 0;
 
@@ -396,12 +446,18 @@ static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
       room = cap - (c->tx_tail - c->tx_head);
     }
     n = room < left ? room : left;
-    if (n > 0) {
-      shm_copy_record(c, w, n);
-      c->tx_tail += n;
-      w->offset_ += n;
+    while (n > 0) {
+      /* In pieces, each published at once, so that the consumer copies
+       * one out while we copy the next in. */
+      uint64_t k = n < SHM_PIPE_CHUNK ? n : SHM_PIPE_CHUNK;
+      if (*moved)
+        shm_kick(c); /* a sleeping consumer starts on the last piece */
+      shm_copy_record(c, w, k);
+      c->tx_tail += k;
+      w->offset_ += k;
+      n -= k;
       atomic_store_explicit(&c->tx->tail, c->tx_tail, memory_order_release);
-      atomic_fetch_add_explicit(&c->tp->bytes_out, n, memory_order_relaxed);
+      atomic_fetch_add_explicit(&c->tp->bytes_out, k, memory_order_relaxed);
       *moved = 1;
     }
     c->partial = w->offset_ != total;
@@ -414,6 +470,16 @@ static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
     atomic_store_explicit(&c->tx->want_space, 1, memory_order_seq_cst);
     waited = 1;
   }
+}
+
+/* shm_push_owned, with the writer recorded (shm_tx_enter). */
+static int shm_push(mmp__tp_conn_t *c, mmp__tp_write_t *w, int *moved) {
+  int r;
+
+  shm_tx_enter(c);
+  r = shm_push_owned(c, w, moved);
+  shm_tx_leave(c);
+  return r;
 }
 
 /* Loop context. A completely pushed write: REF writes wait for the pull,
@@ -465,7 +531,7 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   int moved = 0, r;
 
   assert(w->npayload <= MMP__ARRAY_SIZE(w->payload));
-  if (atomic_load_explicit(&c->queued, memory_order_acquire) != 0 || c->partial)
+  if (!shm_tx_free(c))
     return 0;
   /* A payload by reference completes in the loop, when the peer has it. */
   if (!w->encoded_ && shm_by_ref(c, w))
@@ -479,6 +545,64 @@ static int shm_write_direct(mmp__tp_conn_t *c, mmp__tp_write_t *w) {
   return 1;
 }
 
+/* shm_send_inline once the sending side is the caller's (shm_tx_free):
+ * writes `h` and `len` bytes of payload if they fit now. Returns 1 if
+ * written, 0 if not (nothing written). */
+static int shm_inline_owned(mmp__tp_conn_t *c, mmp__frame_hdr_t *h,
+                            const void *buf, size_t len) {
+  uint64_t total = MMP__FRAME_HDR_SIZE + (uint64_t)len, cap = c->tx_cap;
+  uint64_t off = c->tx_tail & (cap - 1);
+
+  if (cap - (c->tx_tail - c->tx_head) < total) {
+    uint64_t hd = atomic_load_explicit(&c->tx->head, memory_order_acquire);
+    /* An impossible head is reported by write(), which the caller uses
+     * next. */
+    if (hd - c->tx_head > c->tx_tail - c->tx_head)
+      return 0;
+    c->tx_head = hd;
+    if (cap - (c->tx_tail - c->tx_head) < total)
+      return 0;
+  }
+  h->seq = c->tx_seq++;
+  h->src = (uint32_t)c->tp->cfg.rank;
+  h->len = len;
+  if (cap - off >= MMP__FRAME_HDR_SIZE) {
+    mmp__frame_encode(h, c->tx_data + off);
+  } else {
+    uint8_t wire[MMP__FRAME_HDR_SIZE];
+    mmp__frame_encode(h, wire);
+    ring_put(c->tx_data, cap, c->tx_tail, wire, sizeof(wire));
+  }
+  if (len > 0)
+    ring_put(c->tx_data, cap, c->tx_tail + MMP__FRAME_HDR_SIZE, buf, len);
+  c->tx_tail += total;
+  atomic_store_explicit(&c->tx->tail, c->tx_tail, memory_order_release);
+  atomic_fetch_add_explicit(&c->tp->bytes_out, total, memory_order_relaxed);
+  atomic_fetch_add_explicit(&c->tp->frames_out, 1, memory_order_relaxed);
+  return 1;
+}
+
+/* Any thread, under the caller's serialisation of this pair's writes (as
+ * write_direct). Writes the frame `h` with `len` payload bytes straight
+ * into the ring if it fits now and nothing waits before it: the header is
+ * encoded in place, without a write to carry it. Returns 1 if written, 0
+ * if not (nothing written). */
+static int shm_send_inline(mmp__tp_conn_t *c, const mmp__frame_hdr_t *h,
+                           const void *buf, size_t len) {
+  uint64_t total = MMP__FRAME_HDR_SIZE + (uint64_t)len, cap = c->tx_cap;
+  mmp__frame_hdr_t hdr = *h;
+  int r;
+
+  if (total > cap || !shm_tx_free(c))
+    return 0;
+  shm_tx_enter(c);
+  r = shm_inline_owned(c, &hdr, buf, len);
+  shm_tx_leave(c);
+  if (r == 1)
+    shm_kick(c);
+  return r;
+}
+
 /* Loop context. Moves queued writes into the ring as room allows, and
  * sends EOF after the last once shutdown was asked. Returns 1 if anything
  * moved. */
@@ -488,7 +612,10 @@ static int shm_flush(mmp__tp_conn_t *c) {
 
   while ((it = mmp__list_head(&c->pending)) != NULL) {
     mmp__tp_write_t *w = mmp__container_of(it, mmp__tp_write_t, node_);
-    int r = shm_push(c, w, &moved);
+    int r;
+    /* Queued writes make the sending side the loop's (struct comment). */
+    assert(atomic_load_explicit(&c->queued, memory_order_relaxed) > 0);
+    r = shm_push(c, w, &moved);
     if (r < 0) {
       shm_fail(c, MMP_EPROTO, "corrupt ring index (head) from the peer", 1);
       return 1;
@@ -614,6 +741,26 @@ static int shm_frame_done(mmp__tp_conn_t *c) {
   return c->state == SHM_CLOSED ? -1 : 0;
 }
 
+/* The checked header is consumed and its whole payload follows at
+ * rx_head: hand both to the runtime at once. Returns 0 to go on, -1 if
+ * the pair failed. */
+static int shm_whole(mmp__tp_conn_t *c) {
+  mmp__tp_t *tp = c->tp;
+  uint64_t cap = tp->cfg.ring_bytes, off = c->rx_head & (cap - 1);
+  size_t len = (size_t)c->cur.len;
+  size_t n0 = cap - off < len ? (size_t)(cap - off) : len;
+  int rc = tp->cb.frame_whole(tp->cb.ctx, c->peer, &c->cur, c->rx_data + off,
+                              n0, c->rx_data, len - n0);
+
+  c->rx_head += len;
+  atomic_fetch_add_explicit(&tp->bytes_in, len, memory_order_relaxed);
+  if (rc != 0) {
+    shm_fail(c, rc, "frame rejected by the runtime", 1);
+    return -1;
+  }
+  return c->state == SHM_CLOSED ? -1 : 0;
+}
+
 /* A whole header (and descriptor) is at rx_head: check it and hand it to
  * the runtime. Returns 0 to go on, 1 to wait for more bytes, -1 if the
  * pair failed. */
@@ -668,6 +815,9 @@ static int shm_header(mmp__tp_conn_t *c, uint64_t avail) {
     shm_fail(c, MMP_EPROTO, "frame with a forged source rank", 1);
     return -1;
   }
+  if (!ref && tp->cb.frame_whole != NULL && c->cur.len <= SHM_WHOLE_MAX &&
+      avail - MMP__FRAME_HDR_SIZE >= c->cur.len)
+    return shm_whole(c);
   c->sink.buf = NULL;
   c->sink.len = 0;
   rc = tp->cb.frame(tp->cb.ctx, c->peer, &c->cur, &c->sink);
@@ -719,10 +869,18 @@ static int shm_read(mmp__tp_conn_t *c) {
       if (avail < MMP__FRAME_HDR_SIZE || shm_header(c, avail) != 0)
         break;
     } else {
-      uint64_t n = avail < c->pay_left ? avail : c->pay_left;
+      uint64_t n = avail < c->pay_left ? avail : c->pay_left, t;
       c->rx_need = 1;
-      if (n == 0)
-        break;
+      if (n == 0) {
+        /* The producer may be copying the next piece in (shm_push):
+         * free what we read, and take the piece if it is there now. */
+        shm_publish(c);
+        t = atomic_load_explicit(&c->rx->tail, memory_order_acquire);
+        if (t == tail || t - c->rx_head > cap)
+          break;
+        tail = t;
+        continue;
+      }
       if (c->pay_off < c->sink.len) {
         uint64_t m =
             c->sink.len - c->pay_off < n ? c->sink.len - c->pay_off : n;
@@ -822,8 +980,31 @@ static void shm_disarm(mmp__tp_t *tp) {
   }
 }
 
+/* Loop context. 1 if a pass over the pairs would find nothing to do: no
+ * bytes or EOF to read, no writes waiting for room, no pulls awaited, no
+ * callbacks due. A spinning wait looks here first: a few loads per pair,
+ * where a pass is many more. */
+static int shm_quiet(const mmp__tp_t *tp) {
+  if (!mmp__list_empty(&tp->done))
+    return 0;
+  for (int i = 0; i < tp->nlocal; i++) {
+    const mmp__tp_conn_t *c = tp->conns[i];
+    if (c == NULL || (c->state != SHM_UP && c->state != SHM_SHUTDOWN))
+      continue;
+    if (c->broken != NULL || !mmp__list_empty(&c->pending) ||
+        !mmp__list_empty(&c->refs) || (c->shut && !c->eof_sent) ||
+        atomic_load_explicit(&c->rx->tail, memory_order_acquire) - c->rx_head >=
+            c->rx_need ||
+        atomic_load_explicit(&c->rx->eof, memory_order_acquire))
+      return 0;
+  }
+  return 1;
+}
+
 static int shm_poll(mmp__tp_t *tp, int arm) {
   MMP__ASSERT_LOOP_OF(tp->loop);
+  if (!arm && shm_quiet(tp))
+    return 0;
   if (shm_progress(tp))
     return 1;
   if (!arm)
@@ -839,6 +1020,27 @@ static int shm_poll(mmp__tp_t *tp, int arm) {
   tp->armed = 1;
   atomic_fetch_add_explicit(&tp->arms, 1, memory_order_relaxed);
   return 0;
+}
+
+/* Publishes `cpu` as ours, and looks for peers that are not asleep and
+ * last polled on it: they are runnable there, waiting for the CPU our
+ * polling holds. A peer's line is written only when its CPU changes, so
+ * it stays shared in our cache. Returns the highest rank of such a peer,
+ * or -1. */
+static int shm_cpu_shared(mmp__tp_t *tp, int cpu) {
+  int who = -1;
+
+  MMP__ASSERT_LOOP_OF(tp->loop);
+  if (atomic_load_explicit(&tp->seg->cpu, memory_order_relaxed) != cpu)
+    atomic_store_explicit(&tp->seg->cpu, cpu, memory_order_relaxed);
+  for (int i = tp->nlocal - 1; i >= 0 && who < 0; i--) {
+    mmp__tp_conn_t *c = tp->conns[i];
+    if (c != NULL && c->state == SHM_UP &&
+        atomic_load_explicit(&c->pseg->cpu, memory_order_relaxed) == cpu &&
+        atomic_load_explicit(&c->pseg->asleep, memory_order_relaxed) == 0)
+      who = c->peer;
+  }
+  return who;
 }
 
 static void shm_prepare_cb(uv_prepare_t *h) {
@@ -1008,6 +1210,7 @@ static int shm_make_segment(mmp__tp_t *tp) {
   s->probe_addr = (uint64_t)(uintptr_t)&tp->probe;
   s->probe_value = tp->probe;
   atomic_init(&s->asleep, 0);
+  atomic_init(&s->cpu, -1);
   if (mkfifo(tp->bell_path, 0600) != 0) {
     MMP__LOG(MMP__LOG_WARN, "cannot create %s: %s", tp->bell_path,
              strerror(errno));
@@ -1222,6 +1425,9 @@ int mmp__shm_attach(mmp__tp_t *tp, int peer, int same_pid_ns) {
   mmp__list_init(&c->pending);
   mmp__list_init(&c->refs);
   atomic_init(&c->queued, 0);
+#ifndef NDEBUG
+  atomic_init(&c->tx_writer, 0);
+#endif
   /* Whether the peer may send us DATA by reference: we must be able to
    * read its memory. It learns our answer from its ring in our segment. */
   c->can_pull = tp->cfg.single_copy && c->pid != 0 && shm_probe(c->pid, s);
@@ -1348,12 +1554,20 @@ int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value) {
     atomic_store(&c->rx->head, value);
   else if (which == 2)
     atomic_store(&c->rx->ref_done, value);
-  else if (which == 3 && c->tx_cap - (c->tx_tail - c->tx_head) >= 64) {
+  else if (which == 3) {
     uint8_t junk[64];
+    int fits;
     memset(junk, 0xab, sizeof(junk));
-    ring_put(c->tx_data, c->tx_cap, c->tx_tail, junk, sizeof(junk));
-    c->tx_tail += sizeof(junk);
-    atomic_store(&c->tx->tail, c->tx_tail);
+    shm_tx_enter(c);
+    fits = c->tx_cap - (c->tx_tail - c->tx_head) >= sizeof(junk);
+    if (fits) {
+      ring_put(c->tx_data, c->tx_cap, c->tx_tail, junk, sizeof(junk));
+      c->tx_tail += sizeof(junk);
+      atomic_store(&c->tx->tail, c->tx_tail);
+    }
+    shm_tx_leave(c);
+    if (!fits)
+      return MMP_EINVAL;
   } else
     return MMP_EINVAL;
   shm_kick(c);
@@ -1421,10 +1635,12 @@ const mmp__tp_ops_t mmp__shm_ops = {
     .connect = shm_connect,
     .write = shm_write,
     .write_direct = shm_write_direct,
+    .send_inline = shm_send_inline,
     .shutdown = shm_shutdown,
     .abort = shm_abort,
     .stats = shm_stats_op,
     .poll = shm_poll,
+    .cpu_shared = shm_cpu_shared,
     .data_chunk = shm_data_chunk,
     .destroy = shm_destroy,
 };

@@ -115,6 +115,16 @@ typedef struct mmp__tp_callbacks_s {
    * mmp__tp_conn_t must not be used.
    */
   void (*peer_down)(void *ctx, int peer, int err, const char *reason);
+  /*
+   * May be NULL. A valid header and its whole payload, which the transport
+   * holds in up to two pieces (p0, n0 then p1, n1; n0 + n1 == h->len),
+   * valid during the call: the same as frame, copying the payload into
+   * the sink it would fill, then frame_done. Return 0, or a negative code
+   * to drop the connection. Transports use it for small frames, whose
+   * handling is mostly the two calls' bookkeeping.
+   */
+  int (*frame_whole)(void *ctx, int peer, const mmp__frame_hdr_t *h,
+                     const void *p0, size_t n0, const void *p1, size_t n1);
 } mmp__tp_callbacks_t;
 
 typedef struct mmp__tp_stats_s {
@@ -164,6 +174,16 @@ typedef struct mmp__tp_ops_s {
    */
   int (*write_direct)(mmp__tp_conn_t *conn, mmp__tp_write_t *w);
   /*
+   * Any thread, under write_direct's conditions; NULL where the transport
+   * has none. Writes the whole frame `h` (its seq, src and len are the
+   * transport's to set) with the `len` bytes at `buf` as payload, now, if
+   * it can without waiting: a lighter write_direct for small frames,
+   * which needs no mmp__tp_write_t. Returns 1 if the frame was written, 0
+   * if nothing was (then use write_direct or write as usual).
+   */
+  int (*send_inline)(mmp__tp_conn_t *conn, const mmp__frame_hdr_t *h,
+                     const void *buf, size_t len);
+  /*
    * Loop context. Orderly close: after the queued writes, half-closes the
    * sending side and keeps reading until the peer's EOF (peer_down then
    * reports err 0), or until `timeout_ms` passes.
@@ -185,6 +205,15 @@ typedef struct mmp__tp_ops_s {
    * right before it lets the loop sleep.
    */
   int (*poll)(mmp__tp_t *tp, int arm);
+  /*
+   * Loop context; NULL where the peers' scheduling cannot be seen (TCP).
+   * Publishes `cpu` as the CPU this rank polls on, and returns the
+   * highest world rank among the peers that are not asleep and last
+   * polled on that very CPU, or -1 if there is none: such a peer is
+   * runnable there and waits for the CPU the caller's polling holds, so
+   * the caller should yield it rather than spin. Never blocks.
+   */
+  int (*cpu_shared)(mmp__tp_t *tp, int cpu);
   /*
    * Any context, lock held by the caller; NULL for "as the runtime says".
    * The payload size of the DATA frames that suits `conn`, given the
@@ -278,7 +307,9 @@ void mmp__shm_stats(mmp__tp_t *tp, mmp__shm_stats_t *out);
  * process would, by writing `value` into an index in shared memory: the
  * tail of the ring we write into it (`which` 0), the head (1) or the pull
  * count (2) of the ring it writes into us; or (3) by writing 64 bytes of
- * garbage into its ring. Loop context. Returns 0 or MMP_EINVAL. */
+ * garbage into its ring. Loop context; (3) writes the ring, so the caller
+ * serialises it with the pair's writes, as for write(). Returns 0 or
+ * MMP_EINVAL. */
 int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value);
 
 /* ---- Addresses (transport/addr.c) -------------------------------------- */

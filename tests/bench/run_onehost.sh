@@ -10,9 +10,10 @@
 #  - broadcast on N ranks (8 by default): per-node time after a barrier,
 #    Open MPI's defaults (with mpi_yield_when_idle, as the ranks outnumber
 #    the cores) against libminimp's AUTO, with shared memory and without.
-# The variants alternate within each round, so that drift in the machine
-# hits them alike; medians over the rounds are printed at the end, and
-# every value is in OUT/onehost.csv.
+# PP_SIZES and BC_SIZES set the sizes; BC_SIZES="" leaves the broadcast
+# out. The variants alternate within each round, so that drift in the
+# machine hits them alike; medians over the rounds are printed at the
+# end, and every value is in OUT/onehost.csv.
 #   tests/bench/run_onehost.sh BUILD_DIR [ROUNDS [N]]
 # Needs the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
@@ -26,7 +27,7 @@ anchors_init
 anchors_bin pp_ompi bcast_ompi
 out=${OUT:-results/onehost}
 pp_sizes=${PP_SIZES:-"8 1024 16384 65536 1048576 4194304"}
-bc_sizes=${BC_SIZES:-"1024 65536 1048576"}
+bc_sizes=${BC_SIZES-"1024 65536 1048576"}
 bc_iters=${BC_ITERS:-200}
 ompi="mpirun.openmpi --allow-run-as-root"
 mkdir -p "$out"
@@ -56,6 +57,7 @@ while [ "$i" -le "$rounds" ]; do
       anchors_check "openmpi bcast, $s B, round $i" | awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on off; do
+    [ -n "$bc_sizes" ] || break
     MINIMP_SHM=$v "$b/launcher/minimprun" -n "$n" "$b/tests/bench/minimp-bench" \
       bcast --algs auto --method barrier --sizes "$bcommas" \
       --iters "$bc_iters" 2>/dev/null |
