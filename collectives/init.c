@@ -2,15 +2,18 @@
 /*
  * The library's entry points, mmp_init and mmp_init_ex: they start the
  * runtime with what it calls of the collectives layer (mmp__coll_hooks_t):
- * the check of MINIMP_<COLLECTIVE>_ALG against the tables. They
+ * the check of MINIMP_<COLLECTIVE>_ALG against the tables, and the
+ * measurement of the world's network model once every rank is up. They
  * sit at the top of this layer, not in the runtime, so that whatever links
- * mmp_init links it, in a static link too (which leaves out the objects
+ * mmp_init links both, in a static link too (which leaves out the objects
  * nothing references), while the runtime references nothing above it.
  */
 #include "collectives/registry.h"
+#include "collectives/select/netmodel.h"
 
 static const mmp__coll_hooks_t hooks = {
     .config_check = mmp__coll_check_env,
+    .world_up = mmp__netmodel_world_up,
 };
 
 int mmp_init(int *argc, char ***argv) {
