@@ -180,17 +180,10 @@ static int check_env_one(const mmp__coll_env_t *e) {
          check_part(f, var, "outer", e->outer);
 }
 
-/* mmp__coll_config_check: every variable, every problem logged. */
-static int check_env(const mmp__coll_config_t *cc) {
+int mmp__coll_check_env(const mmp__coll_config_t *cc) {
   int i, bad = 0;
 
   for (i = 0; i < cc->nalgs; i++)
     bad |= check_env_one(&cc->algs[i]);
   return bad ? MMP_EENV : 0;
-}
-
-/* The runtime checks the variables at init with the names the library
- * has, once it is loaded. */
-__attribute__((constructor)) static void register_env_check(void) {
-  mmp__coll_config_check = check_env;
 }

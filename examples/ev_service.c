@@ -169,9 +169,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rank %d: mmp_init_ex: %s\n", s.rank, mmp_strerror(rc));
     return 1;
   }
-  /* Automatic algorithm selection measures the network the first time it
-   * runs on a communicator, and every rank takes part: a blocking step
-   * that belongs here, before the loop, not in a callback. */
+  /* mmp_init_ex cannot measure the network model automatic selection
+   * uses without a progress thread: every rank measures it here, a
+   * blocking step that belongs before the loop, not in a callback
+   * (until then the selection prices with fixed figures). */
   {
     mmp_netmodel_t nm;
     rc = mmp_comm_netmodel(mmp_comm_world(), &nm);

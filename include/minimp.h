@@ -122,7 +122,11 @@ typedef struct mmp_status_s {
  * Initialises the library from the environment minimprun sets (MINIMP_RANK,
  * MINIMP_SIZE, MINIMP_BOOT_ADDR, MINIMP_JOB_KEY, ...). Without any of them
  * the process runs as a singleton job of size 1. argc and argv may be NULL
- * and are not modified.
+ * and are not modified. Collective over the job: once every rank is up,
+ * all measure the network model that automatic selection uses, which
+ * every communicator inherits (mmp_comm_netmodel; nothing is measured
+ * when a saved profile gives it). A MINIMP_<COLLECTIVE>_ALG that names no
+ * collective, algorithm or option of it is MMP_EENV, with a message.
  * Returns 0, MMP_EALREADY, MMP_EENV, MMP_EBOOT, MMP_EADDR, MMP_ENOMEM.
  */
 MMP_EXTERN int mmp_init(int *argc, char ***argv);
@@ -142,7 +146,10 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
  * has finalised). `iface` selects the address to listen on (interface name
  * or CIDR); NULL picks the address that reaches the rendezvous.
  * With MMP_INIT_EXTERNAL_PROGRESS no progress thread is started (see
- * mmp_progress_fd). The strings are only read during the call.
+ * mmp_progress_fd), and the network model is not measured: call
+ * mmp_comm_netmodel on every rank once the loop runs, before making
+ * communicators, or automatic selection prices with fixed figures. The
+ * strings are only read during the call.
  * Returns as mmp_init(), plus MMP_EINVAL for bad arguments or flags.
  */
 MMP_EXTERN int mmp_init_ex(int rank, int size, const char *rendezvous,
@@ -300,9 +307,9 @@ MMP_EXTERN int mmp_comm_free(mmp_comm_t **comm);
  * already started keep the timeout they started with. Communicators made
  * from `comm` (dup, split, create) start with its value. Sends are not
  * timed: what they wait for is the peer, watched by MINIMP_PEER_TIMEOUT_MS;
- * nor are those three calls and the network model's measurement
- * (mmp_comm_netmodel), which the first automatic choice on a communicator
- * makes unless a profile gives the model (docs/embedding.md).
+ * nor are those three calls and the network model's measurement (in
+ * mmp_init, mmp_comm_netmodel and mmp_comm_netmodel_measure;
+ * docs/embedding.md).
  * What a timeout leaves behind: docs/embedding.md. Returns 0, MMP_ENOTINIT,
  * MMP_ECOMM.
  */
@@ -597,15 +604,34 @@ typedef struct mmp_netmodel_s {
 } mmp_netmodel_t;
 
 /*
- * The network model automatic selection uses on `comm`. Measured the first
- * time it is needed, by all ranks at once (collective then, local
- * afterwards), unless MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
+ * The network model automatic selection uses on `comm`. mmp_init measures
+ * the world's, by all ranks at once, and communicators made from a
+ * communicator inherit its figures, so that no collective's start waits
+ * for the other ranks to measure them (a non-blocking one may start on
+ * each rank at a different point); nodes and node_size are always
+ * `comm`'s own. Where none was measured (MMP_INIT_EXTERNAL_PROGRESS, a
+ * measurement at init that failed), this call measures it, by all ranks
+ * of `comm` at once (collective then, local afterwards); until then
+ * automatic selection prices with fixed figures. A saved profile replaces
+ * every measurement: MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and
  * optionally MINIMP_NET_BURST_BYTES, MINIMP_NET_SHARED_CPUS,
- * MINIMP_NET_GAMMA_NS and MINIMP_NET_NODE_ALPHA_US with
- * MINIMP_NET_NODE_BETA_NS) give a saved profile. Communicators made from
- * `comm` inherit the figures; nodes and node_size are always `comm`'s own.
+ * MINIMP_NET_GAMMA_NS, MINIMP_NET_GAP_US and MINIMP_NET_NODE_ALPHA_US
+ * with MINIMP_NET_NODE_BETA_NS). Returns 0, MMP_ENOTINIT, MMP_ECOMM,
+ * MMP_EINVAL for a NULL `out`, or an error of the measurement
+ * (MMP_EPEERLOST, MMP_ENOMEM).
  */
 MMP_EXTERN int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out);
+
+/*
+ * Measures the network model of `comm` anew, by all its ranks at once
+ * (collective), stores it in *out, and makes it the one automatic
+ * selection uses on `comm` and on the communicators made from it
+ * afterwards (those made before keep theirs). For links that changed
+ * since, or a communicator whose ranks' links differ from the world's. A
+ * saved profile is returned as mmp_comm_netmodel does, without measuring.
+ * Returns as mmp_comm_netmodel.
+ */
+MMP_EXTERN int mmp_comm_netmodel_measure(mmp_comm_t *comm, mmp_netmodel_t *out);
 
 /* ---- Element types and reduction operations ------------------------------
  *
@@ -912,10 +938,10 @@ MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
  * MINIMP_<COLLECTIVE>_ALG names an algorithm, that one with its options.
  * A broadcast's AUTO can still turn to an arrival-aware algorithm from
  * 64 KiB on (mmp_bcast_last says what ran). For mmp_bcast_s2p,
- * mmp_s2p_select. Collective the first time on a communicator (it
- * measures the network and, where AUTO considers multicast, checks that
- * it works: docs/algorithms.md, "Multicast"), local afterwards. Returns
- * 0, MMP_EINVAL, MMP_ENOTINIT, MMP_ECOMM, or an error of the measurement.
+ * mmp_s2p_select. Local, except the first time on a communicator where
+ * AUTO considers multicast (MINIMP_MCAST=on): then collective, as it
+ * checks that multicast works (docs/algorithms.md, "Multicast"). Returns
+ * 0, MMP_EINVAL, MMP_ENOTINIT, MMP_ECOMM, or an error of that check.
  */
 MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
                                mmp_type_t type, mmp_op_t op,
@@ -975,10 +1001,9 @@ MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
 
 /* What AUTO would run for these lengths (p entries, as above), or the
  * algorithm MINIMP_S2P_ALG names: fills out->algorithm and out->rows, as
- * mmp_coll_select does. Collective the first time on a
- * communicator (it measures the network and, where AUTO considers
- * multicast, which takes MINIMP_MCAST=on, checks that it works), local
- * afterwards. */
+ * mmp_coll_select does. Local, except the first time on a communicator
+ * where AUTO considers multicast (MINIMP_MCAST=on): then collective, as
+ * it checks that multicast works. */
 MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
                               mmp_s2p_opts_t *out);
 

@@ -648,7 +648,6 @@ void mmpi__comm_release(MPI_Comm c) {
 
 int mmpi__comm_init(void) {
   mmp_comm_t *w = mmp_comm_world(), *self = NULL;
-  mmp_netmodel_t nm;
   int me = mmp_comm_rank(w), p = mmp_comm_size(w), *ranks, i, rc;
 
   mmpi_comm_world.mc = w;
@@ -662,12 +661,6 @@ int mmpi__comm_init(void) {
   free(ranks);
   if (mmpi_comm_world.group == NULL)
     return MPI_ERR_NO_MEM;
-  /* The network model, measured now by every rank together: every
-   * communicator made from the world inherits it, so that no
-   * non-blocking collective measures it at its start, which would wait
-   * for the other ranks to start theirs (docs/mpi.md). */
-  if ((rc = mmp_comm_netmodel(w, &nm)) != 0)
-    return mmpi__code(rc);
   /* Collective over the world: every rank alone in its own color. */
   if ((rc = mmp_comm_split(w, me, 0, &self)) != 0)
     return mmpi__code(rc);

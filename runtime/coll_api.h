@@ -66,7 +66,7 @@ int mmp__rt_in_loop(mmp__engine_t *e);
 /* MINIMP_<COLLECTIVE>_ALG=name[,option=value]...: the algorithm, with
  * options named as mmp_coll_opts_t's fields, that replaces AUTO for the
  * collective's calls that leave the choice to AUTO. config.c reads the
- * syntax; the collectives layer checks the names (mmp__coll_config_check). */
+ * syntax; the collectives layer checks the names (mmp__coll_hooks_t). */
 #define MMP__COLL_ENV_MAX 16 /* collectives with a variable set */
 #define MMP__COLL_NAME_MAX 32
 typedef struct mmp__coll_env_s {
@@ -98,11 +98,31 @@ typedef struct mmp__coll_config_s {
   int nalgs;
 } mmp__coll_config_t;
 
-/* Checks the names in cc->algs against the collectives and their
- * algorithms: 0, or MMP_EENV after logging what is wrong. Set by the
- * collectives layer when it is loaded; config.c calls it, when set, as
- * it reads the environment. */
-extern int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
+/*
+ * What the runtime calls of the collectives layer. The layer hands them
+ * to mmp__rt_init from the library's entry points (collectives/init.c)
+ * rather than registering them from a constructor: a static link leaves
+ * out the objects nothing references, and the runtime references nothing
+ * above it, so a constructor's object could be missing.
+ */
+typedef struct mmp__coll_hooks_s {
+  /* Checks the names in cc->algs against the collectives and their
+   * algorithms: 0, or MMP_EENV after logging what is wrong. Called as
+   * the environment is read. */
+  int (*config_check)(const mmp__coll_config_t *cc);
+  /* Called with every rank once the world is up and the progress loop
+   * runs inside the library (not with MMP_INIT_EXTERNAL_PROGRESS): the
+   * layer measures the world's network model there. Lock NOT held. */
+  void (*world_up)(mmp_comm_t *world);
+} mmp__coll_hooks_t;
+
+/* The bodies of mmp_init and mmp_init_ex (minimp.h), with the
+ * collectives layer's hooks `h` (static storage; kept for the process's
+ * life). Same returns as those. */
+int mmp__rt_init(const mmp__coll_hooks_t *h, int *argc, char ***argv);
+int mmp__rt_init_ex(const mmp__coll_hooks_t *h, int rank, int size,
+                    const char *rendezvous, const char *job_key,
+                    const char *iface, unsigned flags);
 
 /* The running engine's collectives configuration. Any thread; no lock. */
 const mmp__coll_config_t *mmp__rt_coll_config(const mmp__engine_t *e);

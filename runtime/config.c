@@ -128,7 +128,7 @@ static int env_double(const char *name, double min, double max, double def,
   return 0;
 }
 
-int (*mmp__coll_config_check)(const mmp__coll_config_t *cc);
+const mmp__coll_hooks_t *mmp__coll_hooks;
 
 /* Copies the n bytes at s into out (MMP__COLL_NAME_MAX) as a name: lower
  * case letters, digits and '_'. 0, or -1 for anything else. */
@@ -303,8 +303,9 @@ int mmp__config_coll(mmp__coll_config_t *out) {
   }
   if (rc == 0)
     rc = env_algs(&cc);
-  if (rc == 0 && mmp__coll_config_check != NULL)
-    rc = mmp__coll_config_check(&cc);
+  if (rc == 0 && mmp__coll_hooks != NULL &&
+      mmp__coll_hooks->config_check != NULL)
+    rc = mmp__coll_hooks->config_check(&cc);
   if (rc != 0)
     return MMP_EENV;
   /* Unset stays at the maximum: the algorithm's own default. */

@@ -751,10 +751,14 @@ static int runtime_start(const mmp__config_t *cfg) {
     return rc;
   }
   mmp__eng = e;
+  /* A loop the application drives cannot run inside mmp_init. */
+  if (mmp__coll_hooks != NULL && mmp__coll_hooks->world_up != NULL &&
+      !cfg->progress_external)
+    mmp__coll_hooks->world_up(&e->world);
   return 0;
 }
 
-static int init_body(int *argc, char ***argv) {
+static int init_body(const mmp__coll_hooks_t *h, int *argc, char ***argv) {
   mmp__config_t cfg;
   int rc;
   (void)argc;
@@ -766,6 +770,7 @@ static int init_body(int *argc, char ***argv) {
     uv_mutex_unlock(&init_mutex);
     return MMP_EALREADY;
   }
+  mmp__coll_hooks = h;
   memset(&cfg, 0, sizeof(cfg));
   rc = mmp__config_tuning(&cfg);
   /* Started by a PMIx or PMI-2 launcher: it is the rendezvous. */
@@ -778,9 +783,9 @@ static int init_body(int *argc, char ***argv) {
   return rc;
 }
 
-int mmp_init(int *argc, char ***argv) {
+int mmp__rt_init(const mmp__coll_hooks_t *h, int *argc, char ***argv) {
   mmp__api_enter();
-  return mmp__api_leave(init_body(argc, argv), __func__);
+  return mmp__api_leave(init_body(h, argc, argv), "mmp_init");
 }
 
 /* mmp_init_ex's arguments, each checked with a message that names it. The
@@ -815,9 +820,9 @@ static int init_ex_args(mmp__config_t *cfg, int rank, int size,
   return 0;
 }
 
-static int init_ex_body(int rank, int size, const char *rendezvous,
-                        const char *job_key, const char *iface,
-                        unsigned flags) {
+static int init_ex_body(const mmp__coll_hooks_t *h, int rank, int size,
+                        const char *rendezvous, const char *job_key,
+                        const char *iface, unsigned flags) {
   mmp__config_t cfg;
   int rc;
 
@@ -831,6 +836,7 @@ static int init_ex_body(int rank, int size, const char *rendezvous,
     uv_mutex_unlock(&init_mutex);
     return MMP_EALREADY;
   }
+  mmp__coll_hooks = h;
   rc = mmp__config_tuning(&cfg);
   if (rc == 0) {
     cfg.from_args = 1;
@@ -850,11 +856,13 @@ static int init_ex_body(int rank, int size, const char *rendezvous,
   return rc;
 }
 
-int mmp_init_ex(int rank, int size, const char *rendezvous, const char *job_key,
-                const char *iface, unsigned flags) {
+int mmp__rt_init_ex(const mmp__coll_hooks_t *h, int rank, int size,
+                    const char *rendezvous, const char *job_key,
+                    const char *iface, unsigned flags) {
   mmp__api_enter();
   return mmp__api_leave(
-      init_ex_body(rank, size, rendezvous, job_key, iface, flags), __func__);
+      init_ex_body(h, rank, size, rendezvous, job_key, iface, flags),
+      "mmp_init_ex");
 }
 
 static int finalize_body(void) {

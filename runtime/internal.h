@@ -122,6 +122,11 @@ int mmp__config_identity(mmp__config_t *cfg);
  */
 int mmp__config_coll(mmp__coll_config_t *cc);
 
+/* The collectives layer's hooks, set by mmp__rt_init (NULL before: the
+ * names in MINIMP_<COLLECTIVE>_ALG go unchecked). Written under the init
+ * mutex, read by the thread that initialises or reloads the config. */
+extern const mmp__coll_hooks_t *mmp__coll_hooks;
+
 /* MINIMP_SPIN_US unset: decided from the ranks per host and the CPUs. */
 #define MMP__SPIN_AUTO 0xffffffffu
 

@@ -17,8 +17,9 @@
 # Environment: NETCLUSTER_PREFIX / NETCLUSTER_SWITCH (as tests/netcluster),
 # CHAOS_HOSTS (8), CHAOS_MAX_BYTES (1048576), CHAOS_PEER_TIMEOUT_MS (2000,
 # the ranks' MINIMP_PEER_TIMEOUT_MS), CHAOS_STRICT (1), CHAOS_KEEP=1 leaves
-# the cluster up, SOAK_CHAOS_MEASURE=0 leaves the network measurement to the
-# first automatic choice inside the workload, SOAK_MCAST=1 draws the
+# the cluster up, SOAK_CHAOS_MEASURE=0 starts the workload with a
+# measurement of the network model (mmp_comm_netmodel_measure; mmp_init
+# measured it before the chaos), SOAK_MCAST=1 draws the
 # multicast broadcast and s-to-p too (with MINIMP_MCAST_TIMEOUT_MS 3000
 # unless set, below the limit of 10 s). One line per round, then
 # "chaos: P of N rounds passed".

@@ -20,8 +20,8 @@
  *  - any: survivors may also succeed (the victim is a leaf to them).
  * The sets `exchange` and `netmodel` each hold a collective that runs
  * inside a blocking call: s-to-p's length exchange (mmp_bcast_s2p with
- * lens NULL), and the network model's measurement (on a communicator of
- * its own per round, since it is measured once per communicator). The
+ * lens NULL), and the network model's measurement (mmp_comm_netmodel_measure,
+ * on a communicator of its own per round). The
  * set `barrier` holds the blocking mmp_barrier, whose rounds run outside
  * the schedule executor.
  * Survivors ignore SIGTERM: minimprun stops the job once the victim is
@@ -185,7 +185,7 @@ static int run_blocking(item_t *it, int round) {
     return mmp_barrier(mmp_comm_world());
   } else {
     mmp_netmodel_t nm;
-    return mmp_comm_netmodel(model_comm[round], &nm);
+    return mmp_comm_netmodel_measure(model_comm[round], &nm);
   }
 }
 

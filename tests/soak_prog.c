@@ -471,21 +471,21 @@ static int run_chaos(soak_t *k, unsigned long steps) {
   int dummy = 0;
 
   signal(SIGTERM, chaos_on_term);
-  /* The network model AUTO needs is measured now, by everyone, unless
-   * SOAK_CHAOS_MEASURE=0 (then the first AUTO choice in the workload
-   * measures it, and a loss there is what the round finds): so that
-   * every round runs the same workload from its first step. */
-  if (getenv("SOAK_CHAOS_MEASURE") == NULL ||
-      strcmp(getenv("SOAK_CHAOS_MEASURE"), "0") != 0) {
-    mmp_netmodel_t nm;
-    CHECK(mmp_comm_netmodel(w, &nm) == 0, "network model");
-  }
   CHECK(mmp_irecv(&dummy, sizeof(dummy), MMP_ANY_SOURCE, SOAK_SENTINEL_TAG, w,
                   &k->sentinel) == 0,
         "sentinel");
   CHECK(mmp_barrier(w) == 0, "barrier");
   printf("rank %d: chaos ready\n", k->rank);
   fflush(stdout);
+  /* mmp_init measured the network model before the chaos. With
+   * SOAK_CHAOS_MEASURE=0 the workload starts by measuring it again, by
+   * everyone, and a loss there is what the round finds. */
+  if (getenv("SOAK_CHAOS_MEASURE") != NULL &&
+      strcmp(getenv("SOAK_CHAOS_MEASURE"), "0") == 0) {
+    mmp_netmodel_t nm;
+    soak_at(k, "network model", 0, "measuring");
+    soak_rc(k, mmp_comm_netmodel_measure(w, &nm), "network model", 0);
+  }
   for (step = 0; steps == 0 || step < steps; step++)
     soak_step(k, step);
   /* The sentinel is completed by a message to ourselves. */

@@ -4,8 +4,13 @@
  * bytes costs alpha + m beta, and an idle link passes its first `burst`
  * bytes at once.
  *
- * The model is measured once per communicator, the first time a choice
- * needs it, by every rank at once: alpha is the time per round of a
+ * The world's model is measured in mmp_init, by every rank at once, and
+ * every communicator made from it inherits it, so that no collective's
+ * start waits for the others to measure (a non-blocking one may start on
+ * each rank at a different point); mmp_comm_netmodel measures it where
+ * none was (MMP_INIT_EXTERNAL_PROGRESS) and mmp_comm_netmodel_measure
+ * anew, both collectively. Without a measurement the choices use fixed
+ * figures. alpha is the time per round of a
  * 1-byte ring through all ranks (so it includes waiting for a CPU where
  * ranks share one), beta the slope between 64 KiB and 1 MiB ping-pongs
  * within pairs of ranks (which cancels a shaper's or switch's burst
@@ -539,49 +544,98 @@ static void fit_layout(const mmp_comm_t *comm, mmp_netmodel_t *nm) {
   }
 }
 
-int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
+/* The saved profile's figures (MINIMP_NET_*). */
+static void profile(const mmp__coll_config_t *cc, mmp_netmodel_t *out) {
+  out->alpha = cc->net_alpha_us * 1e-6;
+  out->beta = cc->net_beta_ns * 1e-9;
+  out->burst = cc->net_burst;
+  out->shared_cpus = cc->net_shared;
+  out->gamma = gamma_profile(cc);
+  out->alpha_node =
+      cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6 : out->alpha;
+  out->beta_node =
+      cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
+  out->gap = cc->net_gap_us > 0 ? fmin(cc->net_gap_us * 1e-6, out->alpha) : 0;
+}
+
+/* The figures where nothing was measured: fixed, so that every rank
+ * decides alike without asking the others. */
+static void fallback(const mmp__coll_config_t *cc, int size,
+                     mmp_netmodel_t *out) {
+  out->alpha = (size < 2 ? 1 : MMP__NET_DEFAULT_ALPHA_US) * 1e-6;
+  out->beta = (size < 2 ? 0.1 : MMP__NET_DEFAULT_BETA_NS) * 1e-9;
+  out->alpha_node = (size < 2 ? 1 : MMP__NET_DEFAULT_NODE_ALPHA_US) * 1e-6;
+  out->beta_node = (size < 2 ? 0.1 : MMP__NET_DEFAULT_NODE_BETA_NS) * 1e-9;
+  out->burst = 0;
+  out->shared_cpus = 0;
+  out->gap = 0;
+  out->gamma = gamma_profile(cc);
+}
+
+/* Measures `comm`'s model with all its ranks and keeps it: AUTO's cached
+ * decisions of the previous figures are stale. Lock NOT held. */
+static int measure_keep(mmp_comm_t *comm, mmp__coll_state_t *st,
+                        mmp_netmodel_t *out) {
+  int rc = measure(comm, out);
+
+  if (rc != 0)
+    return rc;
+  mmp__lock(mmp__eng);
+  st->net = *out;
+  st->net_known = 1;
+  st->net_gen++;
+  mmp__unlock(mmp__eng);
+  return 0;
+}
+
+/* How fetch finds the model where `comm` has none: */
+enum {
+  MODEL_LOCAL,   /* the fixed figures, asking nobody */
+  MODEL_MEASURE, /* measured now, by every rank */
+  MODEL_AGAIN,   /* measured now even if known, by every rank */
+};
+
+static int fetch(mmp_comm_t *comm, int how, mmp_netmodel_t *out) {
   mmp__rt_facts_t facts;
-  const mmp__coll_config_t *cc;
   mmp__coll_state_t *st;
-  int rc;
+  int rc = 0, known;
 
   MMP__ASSERT_UNLOCKED(mmp__eng); /* measuring waits on the network */
   mmp__rt_facts(mmp__eng, &facts);
-  cc = facts.coll;
-  if (cc->net_profile) {
-    out->alpha = cc->net_alpha_us * 1e-6;
-    out->beta = cc->net_beta_ns * 1e-9;
-    out->burst = cc->net_burst;
-    out->shared_cpus = cc->net_shared;
-    out->gamma = gamma_profile(cc);
-    out->alpha_node =
-        cc->net_node_alpha_us >= 0 ? cc->net_node_alpha_us * 1e-6 : out->alpha;
-    out->beta_node =
-        cc->net_node_beta_ns >= 0 ? cc->net_node_beta_ns * 1e-9 : out->beta;
-    out->gap = cc->net_gap_us > 0 ? fmin(cc->net_gap_us * 1e-6, out->alpha) : 0;
-    fit_layout(comm, out);
-    return 0;
-  }
-  if ((st = mmp__coll_state(comm)) == NULL)
+  if (facts.coll->net_profile) {
+    profile(facts.coll, out);
+  } else if ((st = mmp__coll_state(comm)) == NULL) {
     return MMP_ENOMEM;
-  if (!st->net_known && comm->size < 2) {
-    out->alpha = out->alpha_node = 1e-6;
-    out->beta = out->beta_node = 1e-10;
-    out->burst = 0;
-    out->shared_cpus = 0;
-    out->gap = 0;
-    out->gamma = gamma_profile(cc);
-  } else if (!st->net_known) {
-    if ((rc = measure(comm, out)) != 0)
-      return rc;
-    st->net = *out;
-    st->net_known = 1;
-    st->net_gen++;
   } else {
+    mmp__lock(mmp__eng);
+    known = st->net_known;
     *out = st->net;
+    mmp__unlock(mmp__eng);
+    if (comm->size >= 2 &&
+        (how == MODEL_AGAIN || (how == MODEL_MEASURE && !known)))
+      rc = measure_keep(comm, st, out);
+    else if (!known)
+      fallback(facts.coll, comm->size, out);
   }
-  fit_layout(comm, out);
-  return 0;
+  if (rc == 0)
+    fit_layout(comm, out);
+  return rc;
+}
+
+int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out) {
+  return fetch(comm, MODEL_LOCAL, out);
+}
+
+void mmp__netmodel_world_up(mmp_comm_t *world) {
+  mmp_netmodel_t nm;
+  int rc;
+
+  if ((rc = fetch(world, MODEL_MEASURE, &nm)) != 0)
+    MMP__LOG(MMP__LOG_WARN,
+             "the network model could not be measured at init (%s): "
+             "automatic choices use fixed figures until mmp_comm_netmodel "
+             "measures it",
+             mmp_strerror(rc));
 }
 
 int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out) {
@@ -591,5 +645,15 @@ int mmp_comm_netmodel(mmp_comm_t *comm, mmp_netmodel_t *out) {
     return MMP_EINVAL;
   if ((rc = mmp__coll_ready(comm)) != 0)
     return rc;
-  return mmp__netmodel_get(comm, out);
+  return fetch(comm, MODEL_MEASURE, out);
+}
+
+int mmp_comm_netmodel_measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
+  int rc;
+
+  if (out == NULL)
+    return MMP_EINVAL;
+  if ((rc = mmp__coll_ready(comm)) != 0)
+    return rc;
+  return fetch(comm, MODEL_AGAIN, out);
 }

@@ -15,11 +15,28 @@
 void mmp__net_beta_burst(double one, double small, double large, double *beta,
                          double *burst);
 
-/* The model for `comm`: the saved profile when MINIMP_NET_ALPHA_US and
- * MINIMP_NET_BETA_NS were set, else measured once per communicator by all
- * its ranks at once (a collective call the first time; communicators made
- * from it inherit it). Lock NOT held. 0 or an error of the measurement. */
+/* The model for `comm`, never asking another rank: the saved profile
+ * when MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS were set, else the one
+ * measured on it or on the communicator it was made from (the world's in
+ * mmp_init, or one mmp_comm_netmodel measured), else fixed figures
+ * (MMP__NET_DEFAULT_*), the same on every rank. A collective's start
+ * calls it, and a non-blocking one must not wait there for the others.
+ * Lock NOT held. 0 or MMP_ENOMEM. */
 int mmp__netmodel_get(mmp_comm_t *comm, mmp_netmodel_t *out);
+
+/* mmp__coll_hooks_t.world_up: measures the world's model with every rank
+ * (nothing without ranks to measure or with a saved profile); a failure
+ * is logged and leaves the fixed figures. Lock NOT held. */
+void mmp__netmodel_world_up(mmp_comm_t *world);
+
+/* The fixed figures of a communicator of two ranks or more that has no
+ * measured model (MMP_INIT_EXTERNAL_PROGRESS, or a measurement at init
+ * that failed): a switched network of about 8 Gbit/s between nodes, shared memory
+ * within one (docs/algorithms.md, "The network model"). */
+#define MMP__NET_DEFAULT_ALPHA_US 20.0
+#define MMP__NET_DEFAULT_BETA_NS 1.0
+#define MMP__NET_DEFAULT_NODE_ALPHA_US 2.0
+#define MMP__NET_DEFAULT_NODE_BETA_NS 0.2
 
 /* gamma (seconds per byte reduced) on this CPU: the best of a few float
  * sums (gamma.c); rank 0's travels with the model. */

@@ -18,7 +18,9 @@ Usage: check_deps.py NM LIBMINIMP.a
         collectives/ above it, patterns/ only core/, select/ (the network
         model, AUTO) only patterns/ and core/, a collective's folder only
         those and other collectives' folders, with no cycle among them;
-        collectives/registry.c, which lists the collectives, is the top.
+        collectives/registry.c, which lists the collectives, and
+        collectives/init.c, the entry points that hand the runtime its
+        hooks into this layer, are the top.
         Of runtime/, collectives/ includes only runtime/coll_api.h.
 """
 import glob

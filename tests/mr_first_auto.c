@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The first automatic choice on a communicator, made by a non-blocking
+ * collective that the ranks start at different points: each rank's start
+ * must return without waiting for the others, whatever the order in which
+ * they start their first collectives on the world, its duplicates and its
+ * splits (the network model AUTO prices with is the world's, measured in
+ * mmp_init and inherited). No saved profile is set, so that the model is
+ * measured. A rank that waits longer than DEADLINE_S for any of it fails
+ * the test instead of hanging it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mr_common.h"
+
+#define DEADLINE_S 60
+#define LEN 4096
+#define COUNT 64
+
+static void hung(int sig) {
+  static const char msg[] =
+      "mr_first_auto: a collective's start waited for the other ranks "
+      "(deadline passed)\n";
+  (void)sig;
+  (void)!write(2, msg, sizeof(msg) - 1);
+  _exit(3);
+}
+
+static void deadline_on(void) {
+  signal(SIGALRM, hung);
+  alarm(DEADLINE_S);
+}
+
+static void deadline_off(void) {
+  alarm(0);
+}
+
+/* Rank 0 ends a blocking barrier on the world before it starts a
+ * broadcast on a duplicate; the others start the broadcast first. */
+static void test_barrier_then_ibcast_reversed(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *d = NULL;
+  mmp_request_t *r = NULL;
+  uint8_t buf[LEN], want[LEN];
+  (void)state;
+
+  assert_int_equal(mmp_comm_dup(w, &d), 0);
+  mr_fill(want, LEN, 7);
+  if (mr_rank() == 0)
+    memcpy(buf, want, LEN);
+  else
+    memset(buf, 0, LEN);
+  deadline_on();
+  if (mr_rank() == 0) {
+    assert_int_equal(mmp_barrier(w), 0);
+    assert_int_equal(mmp_ibcast(buf, LEN, 0, d, NULL, &r), 0);
+  } else {
+    assert_int_equal(mmp_ibcast(buf, LEN, 0, d, NULL, &r), 0);
+    assert_int_equal(mmp_barrier(w), 0);
+  }
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  deadline_off();
+  assert_memory_equal(buf, want, LEN);
+  assert_int_equal(mmp_comm_free(&d), 0);
+}
+
+/* Two duplicates, each rank starting its first collectives on them in
+ * the other order from its neighbours'. */
+static void test_two_dups_reversed(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *d1 = NULL, *d2 = NULL;
+  mmp_request_t *r[2] = {NULL, NULL};
+  int p = mr_size(), me = mr_rank(), i;
+  int32_t in[COUNT], sum[COUNT];
+  uint8_t buf[LEN], want[LEN];
+  (void)state;
+
+  assert_int_equal(mmp_comm_dup(w, &d1), 0);
+  assert_int_equal(mmp_comm_dup(w, &d2), 0);
+  mr_fill(want, LEN, 11);
+  memcpy(buf, want, LEN);
+  if (me != p - 1)
+    memset(buf, 0, LEN);
+  for (i = 0; i < COUNT; i++)
+    in[i] = me + i;
+  deadline_on();
+  if (me % 2 == 0) {
+    assert_int_equal(mmp_ibcast(buf, LEN, p - 1, d1, NULL, &r[0]), 0);
+    assert_int_equal(
+        mmp_iallreduce(in, sum, COUNT, MMP_INT32, MMP_SUM, d2, NULL, &r[1]), 0);
+  } else {
+    assert_int_equal(
+        mmp_iallreduce(in, sum, COUNT, MMP_INT32, MMP_SUM, d2, NULL, &r[1]), 0);
+    assert_int_equal(mmp_ibcast(buf, LEN, p - 1, d1, NULL, &r[0]), 0);
+  }
+  assert_int_equal(mmp_wait(&r[0], NULL), 0);
+  assert_int_equal(mmp_wait(&r[1], NULL), 0);
+  deadline_off();
+  assert_memory_equal(buf, want, LEN);
+  for (i = 0; i < COUNT; i++)
+    assert_int_equal(sum[i], p * (p - 1) / 2 + p * i);
+  assert_int_equal(mmp_comm_free(&d1), 0);
+  assert_int_equal(mmp_comm_free(&d2), 0);
+}
+
+/* A split in two halves and a duplicate: within each half, neighbours
+ * start their first collectives on the half and on the duplicate in
+ * opposite orders. */
+static void test_split_and_dup_reversed(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *s = NULL, *d = NULL;
+  mmp_request_t *r[2] = {NULL, NULL};
+  int p = mr_size(), me = mr_rank(), i, q, sp;
+  int32_t mine[COUNT], all[COUNT * 16], sum[COUNT];
+  (void)state;
+
+  assert_true(p <= 16);
+  assert_int_equal(mmp_comm_split(w, me % 2, -me, &s), 0);
+  assert_int_equal(mmp_comm_dup(w, &d), 0);
+  sp = mmp_comm_size(s);
+  for (i = 0; i < COUNT; i++)
+    mine[i] = me * 1000 + i;
+  deadline_on();
+  if ((me / 2) % 2 == 0) {
+    assert_int_equal(
+        mmp_iallgather(mine, COUNT, all, COUNT, MMP_INT32, d, NULL, &r[0]), 0);
+    assert_int_equal(
+        mmp_iallreduce(mine, sum, COUNT, MMP_INT32, MMP_SUM, s, NULL, &r[1]),
+        0);
+  } else {
+    assert_int_equal(
+        mmp_iallreduce(mine, sum, COUNT, MMP_INT32, MMP_SUM, s, NULL, &r[1]),
+        0);
+    assert_int_equal(
+        mmp_iallgather(mine, COUNT, all, COUNT, MMP_INT32, d, NULL, &r[0]), 0);
+  }
+  assert_int_equal(mmp_wait(&r[0], NULL), 0);
+  assert_int_equal(mmp_wait(&r[1], NULL), 0);
+  deadline_off();
+  for (q = 0; q < p; q++)
+    for (i = 0; i < COUNT; i++)
+      assert_int_equal(all[q * COUNT + i], q * 1000 + i);
+  for (i = 0; i < COUNT; i++) {
+    int32_t want = 0;
+    for (q = me % 2; q < p; q += 2)
+      want += q * 1000 + i;
+    assert_int_equal(sum[i], want);
+  }
+  assert_int_equal(sp, (p - me % 2 + 1) / 2);
+  assert_int_equal(mmp_comm_free(&s), 0);
+  assert_int_equal(mmp_comm_free(&d), 0);
+}
+
+/* One case per job (argv[1]: barrier, dups or split), so that each
+ * starts on communicators that no earlier collective has touched. */
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_barrier_then_ibcast_reversed),
+      cmocka_unit_test(test_two_dups_reversed),
+      cmocka_unit_test(test_split_and_dup_reversed),
+  };
+  static const char *const names[] = {"barrier", "dups", "split"};
+  size_t i;
+
+  for (i = 0; argc == 2 && i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(argv[1], names[i]) == 0)
+      return _cmocka_run_group_tests(names[i], &tests[i], 1, mr_setup,
+                                     mr_teardown);
+  fprintf(stderr, "usage: mr_first_auto barrier|dups|split\n");
+  return 64;
+}
