@@ -252,6 +252,10 @@ static void test_mcast_auto_picks_it(void **state) {
   assert_int_equal(
       cluster_count(r.out, "s2p AUTO 1048576 bytes from one source: multicast"),
       1);
+  /* A non-blocking first broadcast on a new duplicate, started at
+   * different points, did not wait for the multicast check. */
+  assert_int_equal(
+      cluster_count(r.out, "non-blocking AUTO on a new duplicate: done"), 1);
   /* The same profile without MINIMP_MCAST=on: AUTO leaves it alone. */
   auto_job("off", &r);
   assert_int_equal(cluster_count(r.out, "AUTO 1024 bytes: "), 1);

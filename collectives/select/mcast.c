@@ -29,7 +29,7 @@ int mmp__mcast_considered(int p, const mmp_netmodel_t *nm) {
  * (the condition is of p, the model and the setting only, alike on every
  * rank), and its verdict is the same everywhere.
  */
-int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm,
+int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm, int may_check,
                     mmp__mcast_verdict_t *mc) {
   mmp__rt_facts_t f;
   int rc;
@@ -37,6 +37,10 @@ int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm,
   memset(mc, 0, sizeof(*mc));
   mmp__rt_facts(mmp__eng, &f);
   if (f.mcast != MMP__MCAST_ON || !mmp__mcast_considered(comm->size, nm))
+    return 0;
+  /* The verdict changes only in collectives of this communicator, which
+   * every rank calls in one order: unchecked here is unchecked on all. */
+  if (!may_check && comm->mcast.state == 0)
     return 0;
   rc = mmp__mcast_usable(comm, mc);
   if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && comm->mcast.state == -2)) {

@@ -31,8 +31,8 @@ void mmp__netmodel_world_up(mmp_comm_t *world);
 
 /* The fixed figures of a communicator of two ranks or more that has no
  * measured model (MMP_INIT_EXTERNAL_PROGRESS, or a measurement at init
- * that failed): a switched network of about 8 Gbit/s between nodes, shared memory
- * within one (docs/algorithms.md, "The network model"). */
+ * that failed): a switched network of about 8 Gbit/s between nodes, shared
+ * memory within one (docs/algorithms.md, "The network model"). */
 #define MMP__NET_DEFAULT_ALPHA_US 20.0
 #define MMP__NET_DEFAULT_BETA_NS 1.0
 #define MMP__NET_DEFAULT_NODE_ALPHA_US 2.0
@@ -85,8 +85,10 @@ int mmp__mcast_considered(int p, const mmp_netmodel_t *nm);
  * runtime's availability check (collective on the first call, the same
  * point on every rank). A misconfigured group, logged as an error on
  * every rank, leaves AUTO without multicast, as where it is unusable.
- * 0, or an error of the point-to-point exchange. */
-int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm,
+ * Unless `may_check`, a communicator not yet checked is priced without
+ * multicast and left unchecked. 0, or an error of the point-to-point
+ * exchange. */
+int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm, int may_check,
                     mmp__mcast_verdict_t *mc);
 
 /* The price of multicasting: alpha, then `first` bytes of payload at the
