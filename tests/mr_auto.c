@@ -28,6 +28,20 @@
 
 #define LEN (256 * 1024)
 
+/* Under TSan every transfer is many times slower and the ranks leave a
+ * barrier far apart, so "balanced" is not balanced: the pattern test
+ * checks the turns only elsewhere (TSan runs it for races). */
+#if defined(__SANITIZE_THREAD__)
+#define MR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MR_TSAN 1
+#endif
+#endif
+#ifndef MR_TSAN
+#define MR_TSAN 0
+#endif
+
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
   nanosleep(&ts, NULL);
@@ -145,7 +159,7 @@ static void test_auto_follows_the_pattern(void **state) {
     late += is_arrival(alg[i]);
   for (i = n - 8; i < n; i++)
     back += !is_arrival(alg[i]);
-  if (mr_size() >= 3) {
+  if (mr_size() >= 3 && !MR_TSAN) {
     assert_true(late >= 4); /* it turned */
     assert_true(back >= 4); /* and back */
   }
