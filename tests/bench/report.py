@@ -47,7 +47,8 @@ HISTORY = "docs/data/history"
 # ---- The benchmarks ------------------------------------------------------
 
 # Each: the script and its arguments (full, quick), extra environment, the
-# CSV file it writes into $OUT, and a line saying what it measures. The
+# CSV file it writes into $OUT, a line saying what it measures, and what
+# must be built before the bench lock is taken ("prepare"). The
 # 16-host broadcast needs the anchors' host names (h0...), which their
 # run_bcast.sh hard-codes: it runs with NETCLUSTER_PREFIX=h.
 BENCHES = {
@@ -86,6 +87,27 @@ BENCHES = {
         "quick_env": {"AR_SIZES": "4096 1048576", "COLLS": "allreduce reduce"},
         "csv": "coll.csv",
         "root": True,
+    },
+    "osu1": {
+        "what": "OSU's osu_latency on libminimp-mpi beside minimp-bench",
+        "cmd": ["sh", "tests/bench/run_osu.sh", "{build}", "onehost",
+                "{rounds}"],
+        "rounds": (9, 3),
+        "env": {"OSU_BUILD": "results/osu"},
+        "csv": "onehost.csv",
+        "prepare": ["sh", "tests/bench/run_osu.sh", "{build}", "build"],
+    },
+    "osu16": {
+        "what": "OSU's osu_bcast and osu_allreduce on 16 emulated hosts",
+        "cmd": ["sh", "tests/bench/run_osu.sh", "{build}", "cluster",
+                "{rounds}", "16", "100mbit", "osu_bcast osu_allreduce"],
+        "rounds": (3, 1),
+        "env": {"OSU_BUILD": "results/osu", "NETCLUSTER_PREFIX": "h",
+                "NETCLUSTER_SWITCH": "sw"},
+        "quick_env": {"OSU_ARGS": "-m 1024:1048576 -i 100 -x 10"},
+        "csv": "cluster.csv",
+        "root": True,
+        "prepare": ["sh", "tests/bench/run_osu.sh", "{build}", "build"],
     },
 }
 
@@ -225,6 +247,14 @@ def run(args):
               "date": date.strftime("%Y-%m-%d"),
               "quick": bool(args.quick), "machine": machine(),
               "benches": {}}
+    for cmd in {tuple(BENCHES[n]["prepare"]) for n in names
+                if "prepare" in BENCHES[n]}:
+        env = dict(os.environ, **{k: v for n in names
+                                  for k, v in BENCHES[n]["env"].items()})
+        p = subprocess.run([c.format(build=build) for c in cmd], cwd=SRC,
+                           env=env)
+        if p.returncode != 0:
+            die(p.returncode, "%s failed; nothing measured" % " ".join(cmd))
     for n in names:
         p = subprocess.run(lock_prefix() + [
             sys.executable, os.path.abspath(__file__), "section", n,
@@ -399,6 +429,41 @@ def t_coll16(b):
                   "AUTO ÷ Open MPI"], body)
 
 
+def t_osu1(b):
+    rows = b["rows"]
+    body = []
+    for shm, path, o in (("on", "shared memory", "default"),
+                         ("off", "TCP loopback", "tcp")):
+        pp = med(rows, "value", row="minimp-bench_pingpong_shm=" + shm)
+        osu = med(rows, "value", row="osu_latency_libminimp-mpi_shm=" + shm)
+        om = med(rows, "value", row="osu_latency_openmpi_" + o)
+        added = None if pp is None or osu is None else osu - pp
+        body.append([path, fmt_us(pp), fmt_us(osu),
+                     "" if added is None else "%+.2f µs" % added,
+                     fmt_us(om), ratio(osu, om)])
+    return table(["path", "minimp-bench pingpong", "osu_latency, libminimp-mpi",
+                  "added by the MPI layer", "osu_latency, Open MPI",
+                  "ratio"], body)
+
+
+def t_osu16(b):
+    rows = b["rows"]
+    benches = ("osu_bcast", "osu_allreduce")
+    body = []
+    for s in sizes_of(rows):
+        line = [size_name(s)]
+        for bench in benches:
+            m = med(rows, "value", impl="minimp", bench=bench, size=s)
+            o = med(rows, "value", impl="openmpi", bench=bench, size=s)
+            line += [fmt_us(m), fmt_us(o), ratio(m, o)]
+        body.append(line)
+    head = ["size"]
+    for bench in benches:
+        head += ["%s, libminimp-mpi" % bench, "%s, Open MPI" % bench,
+                 "ratio"]
+    return table(head, body)
+
+
 def t_headline(res):
     """README's table: one figure per benchmark the result holds."""
     B = res["benches"]
@@ -461,6 +526,9 @@ def provenance(res, names, path):
                 " (`make report`)", rounds, loads, path))
 
 
+# The benchmarks README's headline table takes a figure from (t_headline).
+HEADLINE = ("pingpong", "onehost", "bcast16", "coll16")
+
 # Region name: (benchmarks it needs, the function making its lines).
 TABLES = {
     "pingpong": (["pingpong"], t_pingpong),
@@ -468,6 +536,8 @@ TABLES = {
     "onehost-bcast": (["onehost"], t_onehost_bcast),
     "bcast16": (["bcast16"], t_bcast16),
     "coll16": (["coll16"], t_coll16),
+    "osu1": (["osu1"], t_osu1),
+    "osu16": (["osu16"], t_osu16),
     "headline": (None, None),
     "machine": (None, None),
 }
@@ -483,7 +553,7 @@ def region_lines(name, res, path):
                          m["memory_gib"], m["kernel"], res["commit"],
                          res["date"])]
     if name == "headline":
-        names = [n for n in BENCHES if n in res["benches"]]
+        names = [n for n in HEADLINE if n in res["benches"]]
         if not names:
             return None
         return [provenance(res, names, path), ""] + t_headline(res)

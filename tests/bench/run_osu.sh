@@ -1,12 +1,15 @@
 #!/bin/sh
 # The OSU micro-benchmarks 5.3, unmodified, on libminimp-mpi beside Open
-# MPI, in alternating rounds; medians for docs/data/history/performance.md ("The OSU
+# MPI, in alternating rounds; medians for docs/performance.md ("The OSU
 # micro-benchmarks").
+#   tests/bench/run_osu.sh BUILD_DIR build
+#     only builds OSU for both libraries (in $OSU_BUILD), so that a
+#     measured run does not build.
 #   tests/bench/run_osu.sh BUILD_DIR onehost [REPEATS]
 #     osu_latency (8 B) on libminimp-mpi beside minimp-bench pingpong in
 #     the same round, with shared memory and over TCP loopback
 #     (MINIMP_SHM=off), and Open MPI's osu_latency (its defaults, and
-#     forced onto TCP).
+#     forced onto TCP). Rows in $OUT/onehost.csv (row,rep,value).
 #   tests/bench/run_osu.sh BUILD_DIR cluster [REPEATS] [N] [RATE] [BENCHES]
 #     osu_bcast and osu_allreduce (BENCHES) from 1 KiB to 1 MiB on N
 #     emulated hosts (tests/netcluster, default 16 at 100mbit), each
@@ -18,9 +21,10 @@
 #     OSU_PT2PT_ARGS the point-to-point ones (-i and -x only; default
 #     none), OSU_TIMEOUT the seconds one program may take (1200). Each
 #     program's completion is reported per library; the script fails if
-#     one did not complete.
+#     one did not complete. Rows in $OUT/cluster.csv.
 # OSU_SRC names the sources (default ../shared/peers beside the tree);
-# both builds go to $OUT (default results/osu) once. Open MPI is the
+# both builds go to $OSU_BUILD (default $OUT, itself by default
+# results/osu) once. Open MPI is the
 # system's (mpicc.openmpi); the cluster runs reach its hosts through the
 # anchors' nsrsh, found through MINIMP_ANCHORS (tests/bench/anchors.sh).
 # Needs root for the cluster; honours NETCLUSTER_PREFIX and
@@ -36,21 +40,23 @@ osu=${OSU_SRC:-$here/../../../shared/peers/osu-micro-benchmarks-5.3}
 [ -d "$osu" ] || osu=$here/../../../../shared/peers/osu-micro-benchmarks-5.3
 out=$(mkdir -p "${OUT:-results/osu}" && cd "${OUT:-results/osu}" && pwd)
 run="$b/launcher/minimprun"
+bld=$(mkdir -p "${OSU_BUILD:-$out}" && cd "${OSU_BUILD:-$out}" && pwd)
 
 # Builds OSU in $out/$1 with C compiler $2 and C++ driver $3.
 build_osu() {
-  [ -x "$out/$1/mpi/collective/osu_bcast" ] && return 0
-  rm -rf "${out:?}/$1"
-  cp -r "$osu" "$out/$1"
-  (cd "$out/$1" && touch aclocal.m4 && sleep 1 && touch configure &&
+  [ -x "$bld/$1/mpi/collective/osu_bcast" ] && return 0
+  rm -rf "${bld:?}/$1"
+  cp -r "$osu" "$bld/$1"
+  (cd "$bld/$1" && touch aclocal.m4 && sleep 1 && touch configure &&
     find . -name Makefile.in -exec touch {} + && sleep 1 &&
     ./configure CC="$2" CXX="$3" >configure.log 2>&1 &&
     make -j2 >make.log 2>&1) || { echo "run_osu: building $1 failed" >&2; exit 1; }
 }
 build_osu minimp "$b/mpi/minimpicc" "$b/mpi/minimpicc"
 build_osu openmpi mpicc.openmpi mpicxx.openmpi
-M=$out/minimp/mpi
-O=$out/openmpi/mpi
+[ "$mode" = build ] && exit 0
+M=$bld/minimp/mpi
+O=$bld/openmpi/mpi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The value of OSU's row for size $1 (column 2) in the output on stdin.
@@ -72,6 +78,10 @@ PY
 if [ "$mode" = onehost ]; then
   res="$out/onehost.txt"
   : >"$res"
+  csv="$out/onehost.csv"
+  echo "row,rep,value" >"$csv"
+  # One measurement of round $r: row name $1, value $2.
+  put() { echo "$1 $2" >>"$res" && echo "$1,$r,$2" >>"$csv"; }
   r=1
   while [ "$r" -le "$reps" ]; do
     echo "round $r of $reps" >&2
@@ -79,15 +89,15 @@ if [ "$mode" = onehost ]; then
       e="MINIMP_SHM=$shm"
       v=$(env $e "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong \
         --sizes 8 | awk '$1 == 8 {print $2}')
-      echo "minimp-bench_pingpong_shm=$shm $v" >>"$res"
+      put "minimp-bench_pingpong_shm=$shm" "$v"
       v=$(env $e "$run" -n 2 "$M/pt2pt/osu_latency" | row 8)
-      echo "osu_latency_libminimp-mpi_shm=$shm $v" >>"$res"
+      put "osu_latency_libminimp-mpi_shm=$shm" "$v"
     done
     v=$(mpirun.openmpi --allow-run-as-root -np 2 "$O/pt2pt/osu_latency" | row 8)
-    echo "osu_latency_openmpi_default $v" >>"$res"
+    put "osu_latency_openmpi_default" "$v"
     v=$(mpirun.openmpi --allow-run-as-root -np 2 --mca btl tcp,self \
       "$O/pt2pt/osu_latency" | row 8)
-    echo "osu_latency_openmpi_tcp $v" >>"$res"
+    put "osu_latency_openmpi_tcp" "$v"
     r=$((r + 1))
   done
   echo "8-byte latency, us (half round trip), medians over $reps rounds:"

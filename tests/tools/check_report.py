@@ -135,6 +135,33 @@ with tempfile.TemporaryDirectory() as tmp:
         check(rc5 == 0, "%s: %s" % (name, err5.strip()))
         check(got == text, "%s: an empty result changed it" % name)
 
+# The OSU tables: osu_latency beside minimp-bench with the difference, and
+# osu_bcast and osu_allreduce side by side per size.
+OSU1 = []
+for rep, k in ((1, 1.0), (2, 3.0)):
+    OSU1 += [{"row": r, "rep": str(rep), "value": str(v * k)} for r, v in (
+        ("minimp-bench_pingpong_shm=on", 0.5),
+        ("osu_latency_libminimp-mpi_shm=on", 0.6),
+        ("minimp-bench_pingpong_shm=off", 5.0),
+        ("osu_latency_libminimp-mpi_shm=off", 5.5),
+        ("osu_latency_openmpi_default", 0.3),
+        ("osu_latency_openmpi_tcp", 4.0))]
+OSU16 = [{"impl": i, "bench": b, "rep": "1", "size": "1024", "value": str(v)}
+         for i, b, v in (("minimp", "osu_bcast", 200), ("openmpi",
+                         "osu_bcast", 400), ("minimp", "osu_allreduce", 600),
+                         ("openmpi", "osu_allreduce", 500))]
+OSU_DOC = "\n".join(BEGIN % n + "\nold\n" + END % n for n in ("osu1", "osu16"))
+with tempfile.TemporaryDirectory() as tmp:
+    rc, err, out = render(tmp, OSU_DOC, dict(RESULT, benches={
+        "osu1": bench(OSU1), "osu16": bench(OSU16)}))
+    check(rc == 0, "render of the OSU tables failed: %s" % err)
+    check("| shared memory | 1.00 µs | 1.20 µs | +0.20 µs | 0.60 µs | 2.00 |"
+          in out,
+          "the osu_latency table is not the medians and their difference:\n"
+          + out)
+    check("| 1 KiB | 200 µs | 400 µs | 0.50 | 600 µs | 500 µs | 1.20 |" in out,
+          "the osu_bcast/osu_allreduce table is wrong:\n" + out)
+
 # `run` refuses before it measures anything without the anchors.
 for value in (None, "none", "/nonexistent"):
     env = {k: v for k, v in os.environ.items() if k != "MINIMP_ANCHORS"}
