@@ -3,7 +3,8 @@
  * The broadcast's automatic choice without a network, under the models
  * measured on the emulated cluster and on loopback: the tree for small
  * messages where ranks share CPUs, when AUTO leaves the static algorithms
- * for an arrival-aware one, and the root's gathering window.
+ * for an arrival-aware one, and the root's gathering window; the
+ * allreduce's rule where ranks share CPUs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collectives/allreduce/allreduce.h"
 #include "collectives/bcast/bcast.h"
 
 /* The broadcast row of that name. */
@@ -547,9 +549,41 @@ static void test_pipeline_segments_priced_by_the_gap(void **st) {
   assert_true(fabs(as_alpha.gap - 2 * measured.gap) < 1e-15);
 }
 
+/* The allreduce row AUTO takes for p ranks and len bytes of floats. */
+static const char *allreduce_auto(int p, size_t len, const mmp_netmodel_t *nm) {
+  mmp__query_t q = {.p = p, .len = len, .esize = 4, .nm = nm};
+  mmp__desc_t d;
+
+  memset(&d, 0, sizeof(d));
+  mmp__allreduce_family.pick(&mmp__allreduce_family, &q, &d);
+  return d.alg->name;
+}
+
+/* Where ranks share CPUs, a short allreduce on 8 ranks or more takes the
+ * hierarchical row (fewest messages in all) in place of recursive
+ * doubling or Rabenseifner's; longer vectors, fewer ranks and CPUs of
+ * their own keep the model's choice (docs/algorithms.md). */
+static void test_allreduce_hierarchical_where_cpus_are_shared(void **st) {
+  mmp_netmodel_t shared = cluster;
+  const char *flat;
+
+  (void)st;
+  shared.shared_cpus = 1;
+  assert_string_equal(allreduce_auto(16, 1024, &shared), "hierarchical");
+  assert_string_equal(allreduce_auto(16, 8192, &shared), "hierarchical");
+  assert_string_equal(allreduce_auto(9, 4096, &shared), "hierarchical");
+  /* Without the rule: what the model prices lowest. */
+  flat = allreduce_auto(16, 1024, &cluster);
+  assert_true(strcmp(flat, "recursive_doubling") == 0 ||
+              strcmp(flat, "rabenseifner") == 0);
+  assert_string_not_equal(allreduce_auto(16, 16384, &shared), "hierarchical");
+  assert_string_not_equal(allreduce_auto(4, 1024, &shared), "hierarchical");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multicast_priced_where_usable),
+      cmocka_unit_test(test_allreduce_hierarchical_where_cpus_are_shared),
       cmocka_unit_test(test_multicast_priced_by_family),
       cmocka_unit_test(test_small_messages_knomial_where_cpus_are_shared),
       cmocka_unit_test(test_no_chain_where_the_pipeline_fits),

@@ -22,6 +22,14 @@ double mmp__cost_rd(int p, double m, const mmp_netmodel_t *nm);
 int mmp__allreduce_rabenseifner_build(mmp__sched_t *s, const mmp__arg_t *a);
 double mmp__cost_rabenseifner(int p, double m, const mmp_netmodel_t *nm);
 
+/* AUTO's allreduce: mmp__auto_pick with the rule for ranks that share
+ * CPUs (hierarchical.c). */
+extern const mmp__alg_t mmp__allreduce_rd_alg;
+extern const mmp__alg_t mmp__allreduce_rabenseifner_alg;
+extern const mmp__alg_t mmp__allreduce_hierarchical_alg;
+double mmp__allreduce_pick(const mmp__family_t *f, const mmp__query_t *q,
+                           mmp__desc_t *d);
+
 /* The broadcast a reduction's result leaves by (reduce_bcast.c): the best
  * flat broadcast for g->n ranks and len bytes under `nm` (the binomial
  * tree without one), over group `g` from member `root`, after `dep`, at

@@ -12,8 +12,9 @@
  * in rank order: any associative operation; the leaders compute the
  * same bits and broadcast them.
  *
- * Selected: when asked for (AUTO prices it, but the flat algorithms cost
- * less in the model).
+ * Selected: when asked for, and by AUTO's rule for short vectors where
+ * ranks share CPUs (mmp__allreduce_pick); Hockney's model prices the flat
+ * algorithms lower everywhere.
  */
 #include <stdlib.h>
 
@@ -76,3 +77,29 @@ const mmp__alg_t mmp__allreduce_hierarchical_alg = {
     .build = hier_build,
     .cost = hier_cost,
 };
+
+/* Where ranks outnumber CPUs, a short allreduce pays for every message
+ * any rank handles, not for its longest chain: the CPUs that would run
+ * the next hop are busy with other ranks' messages. The hierarchical
+ * row handles about 2p + G log2 G messages, recursive doubling p log2 p
+ * and Rabenseifner's 2p log2 p, so AUTO's choice of either gives way to
+ * it for a vector of up to SHARED_HIER_MAX bytes on 8 ranks or more.
+ * A rule, not a price, as the broadcast's (docs/algorithms.md, "Ranks
+ * that share CPUs", has the figures). */
+#define SHARED_HIER_MAX (8u * 1024)
+#define SHARED_HIER_MIN_P 8
+
+double mmp__allreduce_pick(const mmp__family_t *f, const mmp__query_t *q,
+                           mmp__desc_t *d) {
+  double best = mmp__auto_pick(f, q, d);
+
+  if (q->nm->shared_cpus && q->level == MMP__PICK_TOP &&
+      q->p >= SHARED_HIER_MIN_P && q->len <= SHARED_HIER_MAX &&
+      (d->alg == &mmp__allreduce_rd_alg ||
+       d->alg == &mmp__allreduce_rabenseifner_alg)) {
+    d->alg = &mmp__allreduce_hierarchical_alg;
+    d->seg = 0;
+    d->groups = 0;
+  }
+  return best;
+}

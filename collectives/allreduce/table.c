@@ -33,7 +33,7 @@ const mmp__family_t mmp__allreduce_family = {
     .env = "MINIMP_ALLREDUCE_ALG",
     .rows = rows,
     .nrows = (int)(sizeof(rows) / sizeof(rows[0])),
-    .pick = mmp__auto_pick,
+    .pick = mmp__allreduce_pick,
     .segment = mmp__coll_seg,
 };
 
