@@ -117,6 +117,34 @@ static int barrier(mmp_comm_t *c) {
   return rc != 0 ? rc : mmp__sched_wait_watch(&r);
 }
 
+/* A dissemination barrier among the ring's members alone (`ring`, n
+ * communicator ranks, this one at index me), by point-to-point messages
+ * with `tag`, which no other barrier of the measurement uses between the
+ * same two ranks: the ranks outside the ring have nothing to wait for,
+ * and a barrier of all ranks across hosts cost more than the rounds it
+ * framed (docs/algorithms.md, "The model"). Each member sends at most
+ * one message to each other per barrier, in order, so consecutive
+ * barriers cannot take each other's. */
+static int ring_barrier(mmp__engine_t *e, mmp_comm_t *c, int tag,
+                        const int *ring, int n, int me) {
+  void *in = calloc(1, 1), *out = calloc(1, 1);
+  int k, rc = in != NULL && out != NULL ? 0 : MMP_ENOMEM;
+
+  for (k = 1; k < n && rc == 0; k <<= 1) {
+    mmp_request_t *r = NULL;
+    /* Eager, as the ring's own sends: every member sends before it
+     * receives, which a rendezvous (MINIMP_EAGER_LIMIT=0) would block. */
+    rc = post(e, c, 1, out, 1, ring[(me + k) % n], tag, MMP_SEND_EAGER, &r);
+    if (rc == 0)
+      rc = finish(e, c, &r, &out);
+    if (rc == 0)
+      rc = xfer(e, c, 0, in, 1, ring[(me - k + n) % n], tag, &in);
+  }
+  free(in);
+  free(out);
+  return rc;
+}
+
 /*
  * alpha: seconds per round of a ring in which every rank passes one byte
  * to the next and waits for one from the previous, all at once. Every
@@ -134,29 +162,31 @@ static int barrier(mmp_comm_t *c) {
  * (docs/progress.md).
  *
  * The ring is `ring` (n communicator ranks, this one at index me; -1: not
- * in it, and *alpha is 0); every rank of `c` joins the barriers.
+ * in it, and *alpha is 0); only its members join its barriers
+ * (ring_barrier, with `btag`).
  */
-static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, const int *ring,
-                      int n, int me, double *alpha) {
-  int next = n > 1 ? ring[(me + 1) % n] : 0,
-      prev = n > 1 ? ring[(me + n - 1) % n] : 0;
-  void *in = calloc(1, 1), *out = calloc(1, 1);
+static int ring_alpha(mmp__engine_t *e, mmp_comm_t *c, int tag, int btag,
+                      const int *ring, int n, int me, double *alpha) {
+  int next, prev, i, rc, was;
+  void *in, *out;
   double t0 = 0;
-  int i, rc = in != NULL && out != NULL ? 0 : MMP_ENOMEM, was;
 
   *alpha = 0; /* not in a ring: nothing to report */
-  if (me >= 0 && n > 1)
-    *alpha = INFINITY;
+  if (me < 0 || n < 2)
+    return 0;
+  *alpha = INFINITY;
+  next = ring[(me + 1) % n];
+  prev = ring[(me + n - 1) % n];
+  in = calloc(1, 1);
+  out = calloc(1, 1);
+  rc = in != NULL && out != NULL ? 0 : MMP_ENOMEM;
   for (i = 0; i < RING_RUNS * RING_ROUNDS && rc == 0; i++) {
     mmp_request_t *r[2] = {NULL, NULL};
     if (i % RING_ROUNDS == 0) {
-      /* Every rank joins the barriers, in a ring or not. */
-      if ((rc = barrier(c)) != 0)
+      if ((rc = ring_barrier(e, c, btag, ring, n, me)) != 0)
         break;
       t0 = mmp_wtime();
     }
-    if (me < 0 || n < 2)
-      continue;
     was = mmp__progress_sleepy(1);
     rc = post(e, c, 0, in, 1, prev, tag, 0, &r[0]);
     if (rc == 0)
@@ -272,15 +302,22 @@ static int stream_gap(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
   return rc;
 }
 
+/* The large ping-pong once between nodes, twice within one: between
+ * nodes it is bound by the link, reads alike every time (within 2% on
+ * 100 Mbit/s links) and is the costliest probe (84 ms a way there);
+ * within a node it is bound by the CPUs, and varies several-fold. Both
+ * partners know where the other runs, so they agree on the count. */
 static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
                      double *beta, double *burst, double *gap) {
+  int large_reps =
+      mmp__comm_node_of(c, c->rank) != mmp__comm_node_of(c, peer) ? 1 : 2;
   double one, small, large;
   int rc = pingpong(e, c, peer, tag, 1, 5, &one);
 
   if (rc == 0)
     rc = pingpong(e, c, peer, tag, BETA_SMALL, 5, &small);
   if (rc == 0)
-    rc = pingpong(e, c, peer, tag, BETA_LARGE, 2, &large);
+    rc = pingpong(e, c, peer, tag, BETA_LARGE, large_reps, &large);
   if (rc == 0)
     rc = stream_gap(e, c, peer, tag, one, gap);
   if (rc != 0)
@@ -398,13 +435,17 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   double al[2], beta = 0, burst = 0, gap = 0, nb[2] = {0, 0}, nb_gap;
   int rc, a, b;
 
-  rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4), l->node_ring,
-                  l->n_node, l->me_node, &al[1]);
+  /* The nodes' rings run at once: one barrier of all ranks starts them
+   * together, and then each synchronises its own members. */
+  rc = barrier(comm);
+  if (rc == 0)
+    rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 4),
+                    MMP__COLL_TAG(seq, MMP__PHASE_SYS + 7), l->node_ring,
+                    l->n_node, l->me_node, &al[1]);
   if (rc == 0)
     rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1),
-                    l->lead_ring, l->nodes, l->me_lead, &al[0]);
-  if (rc == 0)
-    rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), al, 2);
+                    MMP__COLL_TAG(seq, MMP__PHASE_SYS + 8), l->lead_ring,
+                    l->nodes, l->me_lead, &al[0]);
   if (rc == 0 && (comm->rank == 0 || comm->rank == l->lead_ring[1]))
     rc = pair_beta(e, comm, comm->rank == 0 ? l->lead_ring[1] : 0,
                    MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2), &beta, &burst, &gap);
@@ -418,6 +459,9 @@ static int measure_nodes(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   if (rc == 0 && a != 0 && (comm->rank == a || comm->rank == 0))
     rc = xfer(e, comm, comm->rank == a, nb, sizeof(nb), comm->rank == a ? 0 : a,
               MMP__COLL_TAG(seq, MMP__PHASE_SYS + 6), NULL);
+  /* Last, so that no pair waits for rank 0 to hear from every rank. */
+  if (rc == 0)
+    rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), al, 2);
   if (rc == 0 && comm->rank == 0) {
     model[0] = al[0];
     model[1] = beta;
@@ -457,14 +501,17 @@ static int measure(mmp_comm_t *comm, mmp_netmodel_t *out) {
     for (r = 0; r < comm->size && all != NULL; r++)
       all[r] = r;
     if (rc == 0)
-      rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1), all,
-                      comm->size, me, &model[0]);
+      rc = ring_alpha(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 1),
+                      MMP__COLL_TAG(seq, MMP__PHASE_SYS + 7), all, comm->size,
+                      me, &model[0]);
     free(all);
-    if (rc == 0)
-      rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), model, 1);
+    /* Every pair starts as soon as its ring is done, rank 0's too, and
+     * only then does rank 0 hear from every rank. */
     if (rc == 0 && (me ^ 1) < comm->size)
       rc = pair_beta(e, comm, me ^ 1, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 2),
                      &large, &burst, &gap);
+    if (rc == 0)
+      rc = slowest(e, comm, MMP__COLL_TAG(seq, MMP__PHASE_SYS + 3), model, 1);
     model[1] = large;
     model[2] = burst;
     model[7] = gap;

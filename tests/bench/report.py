@@ -109,6 +109,19 @@ BENCHES = {
         "root": True,
         "prepare": ["sh", "tests/bench/run_osu.sh", "{build}", "build"],
     },
+    # Open MPI's side is Debian's mpirun (make test installs it), not the
+    # anchors; the hosts are NETCLUSTER_PREFIX's, whatever the caller set.
+    "startup": {
+        "what": "start-up of 64 ranks on 8 emulated hosts through ssh, "
+                "Slurm and PMIx",
+        "cmd": ["sh", "tests/bench/run_startup_real.sh", "{build}",
+                "{rounds}"],
+        "rounds": (7, 3),
+        "env": {},
+        "csv": "startup.csv",
+        "root": True,
+        "anchors": False,
+    },
 }
 
 ANCHOR_PROGRAMS = ["pp_ompi", "bcast_ompi", "bcast_mpich", "bcast_gloo",
@@ -121,7 +134,16 @@ def die(status, msg):
 
 
 def check_anchors(names):
-    """Refuses (exit 2) unless MINIMP_ANCHORS and the programs are there."""
+    """Refuses (exit 2) unless MINIMP_ANCHORS and the programs are there,
+    where a benchmark of `names` runs beside them, and unless root, where
+    one needs the emulated cluster."""
+    if any(BENCHES[n].get("anchors", True) for n in names):
+        anchors_there()
+    if any(BENCHES[n].get("root") for n in names) and os.geteuid() != 0:
+        die(2, "the emulated cluster needs root (tests/netcluster)")
+
+
+def anchors_there():
     a = os.environ.get("MINIMP_ANCHORS", "")
     if a in ("", "none"):
         die(2, "MINIMP_ANCHORS is %s: the report measures beside the "
@@ -139,8 +161,6 @@ def check_anchors(names):
         die(2, "anchor programs missing in %s (ANCHORS): %s; build them with "
             "'sh %s/build.sh' and 'sh tests/bench/build_coll_anchors.sh'" %
             (abin, " ".join(missing), a))
-    if any(BENCHES[n].get("root") for n in names) and os.geteuid() != 0:
-        die(2, "the emulated cluster needs root (tests/netcluster)")
 
 
 def loadavg():
@@ -462,6 +482,44 @@ def t_osu16(b):
         head += ["%s, libminimp-mpi" % bench, "%s, Open MPI" % bench,
                  "ratio"]
     return table(head, body)
+def fmt_s(rows, case):
+    """A start-up case's median and range in seconds, or ""."""
+    sel = sorted(float(r["seconds"]) for r in rows if r["case"] == case)
+    if not sel:
+        return ""
+    return "%.2f s (%.2f–%.2f)" % (statistics.median(sel), sel[0], sel[-1])
+
+
+STARTUP_PATHS = [
+    ("over ssh, a hostfile: `minimprun --hostfile H` / "
+     "`mpirun --hostfile H -np 64`", "mmp_ssh", "ompi_ssh"),
+    ("in an allocation: `salloc -N 8 --ntasks-per-node=8 minimprun` / "
+     "`... mpirun`", "mmp_salloc", "ompi_salloc"),
+    ("`srun --mpi=pmix -N 8 --ntasks-per-node=8` alone", "mmp_srun_pmix",
+     "ompi_srun_pmix"),
+    ("`srun --mpi=pmi2 -N 8 --ntasks-per-node=8` alone", "mmp_srun_pmi2",
+     None),
+]
+SLURM_ALONE = [
+    ("`--mpi=none /bin/true`", "true_srun_none"),
+    ("`--mpi=pmi2 /bin/true`", "true_srun_pmi2"),
+    ("`--mpi=pmix /bin/true`", "true_srun_pmix"),
+    ("`--mpi=pmix` of a program that calls `PMIx_Init` and "
+     "`PMIx_Finalize` alone (`tests/bench/pmix_hello.c`)", "pmix_srun_init"),
+]
+
+
+def t_startup(b):
+    rows = b["rows"]
+    lines = table(["64 ranks, 8 hosts × 8", "libminimp", "Open MPI 4.1"],
+                  [[what, fmt_s(rows, m), fmt_s(rows, o) if o else ""]
+                   for what, m, o in STARTUP_PATHS])
+    lines += ["", "What Slurm costs before any library of ranks runs, in "
+              "the same rounds:", ""]
+    lines += table(["64 tasks, 8 hosts × 8, "
+                    "`srun -N 8 --ntasks-per-node=8`", "time"],
+                   [[what, fmt_s(rows, c)] for what, c in SLURM_ALONE])
+    return lines
 
 
 def t_headline(res):
@@ -538,6 +596,7 @@ TABLES = {
     "coll16": (["coll16"], t_coll16),
     "osu1": (["osu1"], t_osu1),
     "osu16": (["osu16"], t_osu16),
+    "startup": (["startup"], t_startup),
     "headline": (None, None),
     "machine": (None, None),
 }
@@ -545,7 +604,9 @@ TABLES = {
 
 def region_lines(name, res, path):
     if name == "machine":
-        if not res["benches"]:
+        # A result of the start-up alone (--only startup) leaves it, as
+        # it leaves README's headline: its table has its own line.
+        if not any(n != "startup" for n in res["benches"]):
             return None
         m = res["machine"]
         return ["The machine: %d CPUs (%s), %d GiB, Linux %s. Commit `%s`, "

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # Start-up of 64 ranks on 8 emulated hosts through each path a cluster
-# offers (docs/data/history/performance.md, "Through ssh, Slurm and PMIx"), beside Open
-# MPI's mpirun through the same ssh and the same Slurm:
+# offers (docs/performance.md, "Start-up through ssh, Slurm and PMIx"),
+# beside Open MPI's mpirun through the same ssh and the same Slurm:
 #
 #   mmp_ssh         minimprun --hostfile (8 hosts x 8 slots), over ssh
 #   ompi_ssh        mpirun.openmpi --hostfile, over the same ssh
@@ -24,7 +24,9 @@
 # Each is examples/hello (tests/bench/mpi_hello.c for Open MPI): every rank
 # prints a line and sends one message to rank 0. The wall time of the
 # whole command run on host 0, cases alternating in every round; medians
-# over ROUNDS (default 7). Run it under benchlock:
+# over ROUNDS (default 7). With OUT set, every run is also a row of
+# $OUT/startup.csv (case,round,seconds), which `make report` reads. Run it
+# under benchlock:
 #
 #   benchlock sh tests/bench/run_startup_real.sh build [ROUNDS]
 #
@@ -86,10 +88,13 @@ run_case() { # NAME
 CASES="mmp_ssh ompi_ssh mmp_salloc ompi_salloc mmp_srun_pmix mmp_srun_pmi2 ompi_srun_pmix
 true_srun_none true_srun_pmi2 true_srun_pmix pmix_srun_init"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -z "${OUT:-}" ] || { mkdir -p "$OUT" && echo case,round,seconds >"$OUT/startup.csv"; }
 r=0
 while [ $r -lt "$ROUNDS" ]; do
   for c in $CASES; do
-    run_case "$c" >>"$D/times"
+    run_case "$c" >"$D/one"
+    cat "$D/one" >>"$D/times"
+    [ -z "${OUT:-}" ] || awk -v r=$((r + 1)) '{print $1 "," r "," $2}' "$D/one" >>"$OUT/startup.csv"
   done
   r=$((r + 1))
 done
