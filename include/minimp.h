@@ -421,9 +421,9 @@ MMP_EXTERN int mmp_barrier(mmp_comm_t *comm);
  * Every collective runs one of its algorithms, each named by a short
  * string ("ring", "binomial"). AUTO, a NULL or "auto" name, chooses one
  * from the size, the ranks and a model of the network; docs/algorithms.md
- * has every algorithm's cost and AUTO's rules. mmp_coll_algs lists a
- * collective's algorithms with the options each reads, so that a program
- * never needs to know how many there are. MINIMP_<COLLECTIVE>_ALG (e.g.
+ * has every algorithm's cost, docs/design/auto.md AUTO's rules. mmp_coll_algs
+ * lists a collective's algorithms with the options each reads, so that a
+ * program never needs to know how many there are. MINIMP_<COLLECTIVE>_ALG (e.g.
  * MINIMP_ALLREDUCE_ALG=ring, MINIMP_BCAST_ALG=knomial,radix=4) names the
  * algorithm, and options, that replace AUTO for every call that leaves
  * the choice to AUTO (docs/guide/tuning.md).
@@ -556,7 +556,7 @@ MMP_EXTERN const char *mmp_coll_name(int coll);
  * with the root's.
  * From 64 KiB on, AUTO's root decides, broadcast by broadcast, between a
  * static algorithm and an arrival-aware one from how late the ranks
- * arrived before, and the others follow it (docs/algorithms.md). A rank
+ * arrived before, and the others follow it (docs/design/auto.md). A rank
  * whose length falls on the other side of 64 KiB gets MMP_EMISMATCH too,
  * but a root that runs arrival_b (messages over half a rank's eager
  * buffer) waits for it.
@@ -741,7 +741,8 @@ MMP_EXTERN int mmp_reduce_local(const void *in, void *inout, size_t count,
  * timeout_ms, MINIMP_COLL_TIMEOUT_MS), or MMP_EMISMATCH when
  * ranks passed different counts, types, operations or roots (every rank
  * that learns of it: the ranks that disagree and those after them;
- * docs/algorithms.md, "Inconsistent arguments", says where it can hang).
+ * docs/design/collectives.md, "Inconsistent arguments", says where it
+ * can hang).
  */
 
 /* recvbuf = the reduction over all ranks of sendbuf (count elements).
@@ -940,7 +941,7 @@ MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
  * 64 KiB on (mmp_bcast_last says what ran). For mmp_bcast_s2p,
  * mmp_s2p_select. Local, except the first time on a communicator where
  * AUTO considers multicast (MINIMP_MCAST=on): then collective, as it
- * checks that multicast works (docs/algorithms.md, "Multicast"). Returns
+ * checks that multicast works (docs/design/auto.md, "Multicast"). Returns
  * 0, MMP_EINVAL, MMP_ENOTINIT, MMP_ECOMM, or an error of that check.
  */
 MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,

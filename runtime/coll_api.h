@@ -327,7 +327,7 @@ static inline int mmp__comm_world(const mmp_comm_t *c, int r) {
 /*
  * The node of communicator rank `rank`, for collectives that treat the
  * ranks of one node apart. Ranks share a node when they run on one kernel
- * in the same network and IPC namespaces (docs/transport.md, "When the
+ * in the same network and IPC namespaces (docs/design/transport.md, "When the
  * shared-memory path is chosen"), whether or not MINIMP_SHM lets them use
  * shared memory. Nodes are numbered densely from 0 in the order of their
  * lowest communicator rank, so every rank of `c` computes the same
@@ -369,7 +369,7 @@ void mmp__progress_until(mmp__engine_t *e, int (*pred)(void *), void *arg);
  * yield (more ranks than CPUs): waits for bulk transfers, whose polling
  * would take the CPU from the ranks moving the bytes, and the broadcast
  * model's ring, which must be timed as the selection rules were checked
- * (docs/progress.md). Returns the previous setting.
+ * (docs/design/progress.md). Returns the previous setting.
  */
 int mmp__progress_sleepy(int on);
 /* Requests moving more than this many bytes are waited for sleepily. */

@@ -2,7 +2,7 @@
 /*
  * Configuration from the environment. The job identity comes from the
  * variables minimprun exports (or Slurm's); tuning comes from MINIMP_*
- * variables with measured defaults (docs/protocols.md explains each).
+ * variables with measured defaults (docs/design/protocols.md explains each).
  * Every malformed value is reported by name; none is silently ignored.
  */
 #include <arpa/inet.h>
@@ -13,14 +13,15 @@
 #include "internal.h"
 #include "transport/hostlist.h"
 
-/* Defaults, measured where it matters (docs/protocols.md). The eager limit
- * is the crossover between eager (one more copy, no handshake) and
+/* Defaults, measured where it matters (docs/design/protocols.md). The eager
+ * limit is the crossover between eager (one more copy, no handshake) and
  * rendezvous (zero copy, one more round trip), kept so that a whole eager
  * frame fits one 64 KiB loopback segment. */
 #define DEF_EAGER_LIMIT (60u * 1024)
 /* The same through shared memory, where copies are cheap and a hop pays
  * mostly for the hand-overs between ranks that a rendezvous adds, all the
- * more where ranks share CPUs (docs/protocols.md has the sweep). */
+ * more where ranks share CPUs (docs/data/history/protocols.md has the sweep).
+ */
 #define DEF_SHM_EAGER_LIMIT (128u * 1024)
 #define DEF_MAX_FRAME (64u * 1024 * 1024)
 #define DEF_CHUNK (512u * 1024)
@@ -28,12 +29,13 @@
 #define DEF_GRACE_US 1000u
 #define DEF_SPIN_US 50u /* idle polling before a wait sleeps */
 /* The same, on a machine with more ranks than CPUs: there every pass
- * yields the CPU, so the budget can be long (docs/progress.md). */
+ * yields the CPU, so the budget can be long (docs/design/progress.md). */
 #define DEF_SPIN_SHARED_US 1000u
 /* While the application is busy in the library, the progress thread looks
  * at most this often whether it has gone quiet. On a shared machine each
  * look is a timer wake-up that preempts a rank: 16 ranks on 2 CPUs with a
- * 4 ms interval spent ~15% of the time on them (docs/progress.md). */
+ * 4 ms interval spent ~15% of the time on them (docs/data/history/progress.md).
+ */
 #define DEF_CHECK_US 4000u
 #define DEF_CHECK_SHARED_US 64000u
 #define DEF_HANDSHAKE_MS 10000u
@@ -48,7 +50,7 @@
 #define DEF_MCAST_BITS 8u
 /* Where the job's addresses are IPv6: ff15::/16, transient (T flag: not
  * an IANA assignment) and site-scoped (scope 5, administratively
- * bounded, like 239.0.0.0/8); docs/transport.md says why this scope. */
+ * bounded, like 239.0.0.0/8); docs/design/transport.md says why this scope. */
 #define DEF_MCAST_GROUP6_HI 0xff
 #define DEF_MCAST_GROUP6_LO 0x15
 #define DEF_MCAST_BITS6 16u

@@ -148,7 +148,7 @@ enum mmp__unexp_kind { MMP__U_EAGER = 1, MMP__U_RTS, MMP__U_SELF };
  * frame header; through shared memory, where small messages pour in
  * faster than a busy receiver takes them, enough that the entries a
  * flood of them leaves unexpected take at most an eighth of the credit
- * (docs/transport.md, "Memory"). Both ends of a pair charge the same. */
+ * (docs/design/transport.md, "Memory"). Both ends of a pair charge the same. */
 #define MMP__EAGER_OVERHEAD 64u
 #define MMP__EAGER_OVERHEAD_SHM 1024u
 
@@ -543,7 +543,7 @@ void mmp__p2p_cancel_internal_locked(mmp__engine_t *e);
 /* ---- Multicast (mcast.c) ----------------------------------------------- */
 
 /* Lock NOT held, not loop context. Opens the job's multicast channel on
- * first use (MINIMP_MCAST, docs/transport.md), in the family of the
+ * first use (MINIMP_MCAST, docs/design/transport.md), in the family of the
  * address the TCP path listens on. 0, or MMP_ENOTSUP when it is off or
  * cannot run here (logged at debug level), MMP_EINVAL when
  * MINIMP_MCAST_GROUP is of the other family (logged as an error),
@@ -596,7 +596,7 @@ int mmp__mcast_stats(mmp__mcast_stats_t *out);
 
 /* Writes this rank's host identity, published beside its address: the
  * kernel's boot id, its network, IPC and pid namespaces, and whether it
- * may use shared memory (docs/transport.md). */
+ * may use shared memory (docs/design/transport.md). */
 void mmp__local_identity(const mmp__engine_t *e, char *out, size_t cap);
 
 /*

@@ -34,7 +34,7 @@ void (*mmp__debug_init_hook)(const char *stage);
  * while the node's n * (n - 1) rings would take more than
  * LOCAL_RING_BUDGET, down to LOCAL_RING_MIN. Every page is reserved at
  * init, so the budget bounds what a node gives up to shared memory;
- * docs/transport.md has the measurements behind the sizes. */
+ * docs/design/transport.md has the reasons behind the sizes. */
 #define LOCAL_RING_MAX (256u * 1024)
 #define LOCAL_RING_MIN (16u * 1024)
 #define LOCAL_RING_BUDGET (64ull << 20)

@@ -5,8 +5,8 @@
  * listens for its (context, sequence number), keeps those that arrive
  * before their collective started, and drops replays: datagrams of
  * collectives this rank already finished, or too far ahead of the ones it
- * runs (docs/transport.md, "The UDP multicast channel"). A context number
- * alone does not name a communicator: the disjoint communicators of one
+ * runs (docs/design/transport.md, "The UDP multicast channel"). A context
+ * number alone does not name a communicator: the disjoint communicators of one
  * split share theirs, and each rank of the job hears every datagram. A
  * rank is in at most one communicator of a context, ever, so the pair
  * (context, sender) does: a datagram whose sender is no member of this

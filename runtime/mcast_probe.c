@@ -10,7 +10,7 @@
  * passed. The ranks then agree, over the point-to-point path again, on
  * the verdict: usable only if every rank heard every other; the smallest
  * payload any rank takes; the fraction of probes lost, which AUTO prices
- * multicast's repairs with (docs/algorithms.md, "Multicast").
+ * multicast's repairs with (docs/design/auto.md, "Multicast").
  */
 #include <stdlib.h>
 #include <string.h>

@@ -788,7 +788,7 @@ static int send_remote(mmp__engine_t *e, mmp_request_t *r, unsigned mode) {
      * once written. Through shared memory none is copied: a small frame
      * waits only for ring room, which the receiver frees as it reads
      * whatever it reads, and a sender that ran ahead of a slow receiver
-     * would otherwise hold one copy per message (docs/transport.md,
+     * would otherwise hold one copy per message (docs/design/transport.md,
      * "Memory"). */
     rc = frame_submit(
         e, r->peer, &tmp, 0,

@@ -27,9 +27,10 @@
  * The grace period makes ownership sticky: a thread that alternates
  * between short computations and waits keeps the loop and never pays a
  * hand-over. A cross-thread wake-up costs many loopback round trips, which
- * is why the progress thread does not own the loop for good. The defaults
- * and the figures behind them are in docs/progress.md ("What we measured
- * before choosing", "The design: the loop has one owner at a time").
+ * is why the progress thread does not own the loop for good. The design
+ * is in docs/design/progress.md ("Why not a progress thread that always
+ * owns the loop", "The design: the loop has one owner at a time"), the
+ * figures behind it in docs/data/history/progress.md.
  *
  * Work that application threads create for the loop (queued frames,
  * connection requests, bootstrap calls) is posted as tasks or dirty peers
@@ -53,7 +54,7 @@
 #define SPIN_SKIP_AFTER 2
 /* While spinning with shared-memory peers, one pass in this many runs the
  * whole loop (TCP, timers, tasks of other threads); the others only look
- * at the rings, which costs a fraction of a loop pass (docs/progress.md,
+ * at the rings, which costs a fraction of a loop pass (docs/design/progress.md,
  * "Shared memory"). A power of two. */
 #define SPIN_LOOP_EVERY 16
 /* A wait whose spin ran out and whose sleep then ended within twice the
@@ -61,7 +62,7 @@
  * CPU (a loaded machine moves both ranks onto one CPU) and ran only once
  * the poller slept, or once its own spin ran out. The next SPIN_OFF_WAITS
  * blocking waits sleep at once; then one polls again, and polling stays
- * if it finds its message (docs/progress.md, "Spinning on a loaded
+ * if it finds its message (docs/design/progress.md, "Spinning on a loaded
  * machine"). */
 #define SPIN_OFF_WAITS 256
 /* Looks in a row that find a peer runnable on our CPU before the lower
@@ -130,7 +131,7 @@ static int engine_move(mmp__engine_t *e) {
  * CPU per rank, is split: its lower rank moves to another CPU. Handing
  * the CPU over keeps both ranks warm in its cache, so the scheduler's
  * load balancer, which leaves such tasks where they are, would not split
- * them (docs/progress.md, "Sharing a CPU with a peer"). */
+ * them (docs/design/progress.md, "Sharing a CPU with a peer"). */
 static int engine_cpu_shared(mmp__engine_t *e) {
   int cpu = sched_getcpu(), who;
 
@@ -319,7 +320,7 @@ static int cpu_contended(void) {
  * A rank woken from sleep that then spins through a long wait takes the
  * shared CPUs from the ranks still sending. Waits that end within the
  * spin, as in back-to-back collectives, keep spinning. The figures are in
- * docs/progress.md ("The design: the loop has one owner at a time").
+ * docs/design/progress.md ("The design: the loop has one owner at a time").
  */
 static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t budget = (uint64_t)e->cfg.spin_us * 1000;
@@ -329,7 +330,8 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
   uint64_t handoffs = 0, sleeps = 0;
   int fast = e->shm_pairs > 0;
   /* Where peers share memory with us we see on which CPU they poll, and
-   * whether they sleep (docs/progress.md, "Sharing a CPU with a peer"). */
+   * whether they sleep (docs/design/progress.md, "Sharing a CPU with a peer").
+   */
   int see = fast && e->shm.ops->cpu_shared != NULL;
   int poll, passes = 0, yield = e->cfg.spin_yield && (!tls_sleepy || see);
   int handoff = 0; /* a peer waits for our CPU: yield it while polling */

@@ -494,7 +494,7 @@ static void mcast_auto_nonblocking(uint8_t *buf, uint8_t *want, size_t n) {
 
 /* AUTO at 1 KiB and 1 MiB: the data arrive, and every rank ran the same
  * algorithm (multicast where its price, under the loss detection saw,
- * won; docs/algorithms.md), the one mmp_bcast_select names. */
+ * won; docs/design/auto.md), the one mmp_bcast_select names. */
 static void mcast_auto(int on) {
   static const size_t sizes[] = {1024, 1u << 20};
   mmp_comm_t *w = mmp_comm_world();

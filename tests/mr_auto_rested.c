@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * AUTO on rested and drained links (docs/algorithms.md, "Rested or
+ * AUTO on rested and drained links (docs/design/auto.md, "Rested or
  * drained links"): in adaptive mode the root lets the burst allowance
  * count only once burst·β has passed since its last adaptive broadcast
  * ended. A saved profile (set by meson) with a burst makes the two

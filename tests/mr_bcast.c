@@ -42,7 +42,7 @@ static void check_bcast(mmp_comm_t *c, const mmp_bcast_opts_t *o, int root,
     memset(buf, 0xa5, n);
   rc = mmp_bcast_ex(buf, n, root, c, o);
   /* Multicast datagrams are authenticated, not sealed: a sealed job
-   * refuses the algorithm on every rank (docs/transport.md). */
+   * refuses the algorithm on every rank (docs/design/transport.md). */
   if (o->algorithm != NULL && strcmp(o->algorithm, "multicast") == 0 &&
       getenv("MINIMP_ENCRYPT") != NULL &&
       strcmp(getenv("MINIMP_ENCRYPT"), "1") == 0 && rc == MMP_ENOTSUP) {

@@ -443,6 +443,9 @@ static void test_iallgatherv(void **state) {
     allgatherv_case(algs[a], 0, 400 + (uint64_t)a);
     allgatherv_case(algs[a], 1, 450 + (uint64_t)a);
   }
+  /* AUTO, or MINIMP_ALLGATHER_ALG (coll_calls_env_n3), on both layouts. */
+  allgatherv_case("auto", 0, 498);
+  allgatherv_case("auto", 1, 499);
 }
 
 /* ---- The plain forms ------------------------------------------------------

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a flood of small messages costs in memory between ranks that
- * share memory (docs/transport.md, "Memory"), run through minimprun on
+ * share memory (docs/design/transport.md, "Memory"), run through minimprun on
  * one host: rank 0 keeps 500 non-blocking 8-byte sends in flight to rank
  * 1, which receives them in windows of 500. The sender runs ahead of the
  * receiver, so what bounds the memory is the eager credit between them

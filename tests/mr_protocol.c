@@ -447,7 +447,7 @@ static void test_progress_thread_stays_away_while_waiting(void **state) {
  * that outlasted the spin sleeps at once, without a single polling pass;
  * a wait that ends within the spin brings the polling back. Not between
  * ranks that share memory: there every wait polls through its budget
- * (docs/progress.md, "Sharing a CPU with a peer"). */
+ * (docs/design/progress.md, "Sharing a CPU with a peer"). */
 static void test_spin_skipped_after_long_waits(void **state) {
   mmp_comm_t *w = mmp_comm_world();
   mmp__debug_progress_t d0, d1;

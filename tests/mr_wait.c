@@ -2,12 +2,13 @@
 /*
  * How blocking waits spend the CPU between ranks that share memory, and
  * between ranks on one host over TCP, run through minimprun (docs/
- * progress.md, "Sharing a CPU with a peer"). Every check counts what the
- * progress engine did (its polls, sleeps and hand-overs, the doorbells rung) or
- * the CPU time a rank used; none times a message. Which checks apply depends on
- * how the job runs: with a spin budget of seconds (MINIMP_SPIN_US) no wait may
- * sleep, with the default one a wait of seconds must; polling that yields at
- * every pass (more ranks than CPUs) or that yields only to a peer on its CPU.
+ * docs/design/progress.md, "Sharing a CPU with a peer"). Every check counts
+ * what the progress engine did (its polls, sleeps and hand-overs, the doorbells
+ * rung) or the CPU time a rank used; none times a message. Which checks apply
+ * depends on how the job runs: with a spin budget of seconds (MINIMP_SPIN_US)
+ * no wait may sleep, with the default one a wait of seconds must; polling that
+ * yields at every pass (more ranks than CPUs) or that yields only to a peer on
+ * its CPU.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
  * multicast is blocked from the start, detection turns it off (MMP_ENOTSUP on
  * every rank) and AUTO still works, without multicast. Under a saved
  * profile of CPUs that are not shared (the emulated hosts share two, so
- * AUTO would not look at multicast: docs/algorithms.md, "Multicast") and
+ * AUTO would not look at multicast: docs/design/auto.md, "Multicast") and
  * with MINIMP_MCAST=on, the broadcast's and the s-to-p's AUTO pick
  * multicast where its price wins, on every rank alike; neither picks it
  * where multicast is blocked, or without MINIMP_MCAST=on. Repairs go by

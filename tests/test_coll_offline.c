@@ -699,7 +699,7 @@ static int knomial_radix(int p, double m, const mmp_netmodel_t *nm) {
   return d.radix;
 }
 
-/* AUTO under the emulated cluster's model: what docs/algorithms.md
+/* AUTO under the emulated cluster's model: what docs/design/auto.md
  * says it picks. */
 static void test_auto_choices(void **state) {
   (void)state;

@@ -132,7 +132,7 @@ static void test_s2p_choice_obvious_cases(void **state) {
   mmp__s2p_fini(&x);
 }
 
-/* The multicast row (docs/algorithms.md, "Multicast"): never priced
+/* The multicast row (docs/design/auto.md, "Multicast"): never priced
  * without usable multicast figures; without loss one source's datagrams
  * reach all 15 receivers in one pass, which beats any TCP row; under 10%
  * loss the repairs price it out. */

@@ -57,7 +57,7 @@ static double mc_cost(int p, double m, const mmp_netmodel_t *nm,
   return B(multicast)->cost(&in);
 }
 
-/* AUTO's multicast rule (docs/algorithms.md, "Multicast"): priced only
+/* AUTO's multicast rule (docs/design/auto.md, "Multicast"): priced only
  * where detection passed, flat in p, dearer with loss, and chosen where
  * that price beats every TCP row's by the 3% margin. */
 static void test_multicast_priced_where_usable(void **st) {

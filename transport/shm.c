@@ -75,7 +75,7 @@
 #define SHM_REF_BYTES 16u   /* what follows a REF header: address, length */
 #define SHM_REF_MIN (16u * 1024) /* smaller DATA payloads go through rings */
 /* DATA payload asked of the runtime where the peer pulls them: each frame
- * costs a round trip, so large ones stream faster (docs/transport.md,
+ * costs a round trip, so large ones stream faster (docs/design/transport.md,
  * "Single copy"). */
 #define SHM_PULL_CHUNK (4u << 20)
 /* How long, since a payload of ours was last posted or pulled, the pulls a

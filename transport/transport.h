@@ -247,7 +247,7 @@ int mmp__tcp_conn_fd(const mmp__tp_conn_t *conn);
 /* ---- Shared memory (transport/shm.c) ----------------------------------
  *
  * mmp__shm_ops moves frames between the ranks of one host through rings in
- * shared memory (docs/transport.md, "Ranks on the same host"). Its pairs
+ * shared memory (docs/design/transport.md, "Ranks on the same host"). Its pairs
  * are set up once, at init, in three steps, each of which every local rank
  * finishes before any starts the next (the runtime makes sure of it
  * through the rendezvous):

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The job's UDP multicast channel (docs/transport.md, "The UDP multicast
+ * The job's UDP multicast channel (docs/design/transport.md, "The UDP multicast
  * channel"): one group per job, joined on the interface the TCP path
  * listens on, authenticated datagrams that never exceed the interface's
  * MTU. It knows nothing of collectives: it sends what it is given to the

@@ -66,9 +66,11 @@ static int ag_start(const void *sendbuf, size_t sendcount, void *recvbuf,
     rc = mmp__opts_check(&c, &o);
   if (rc == 0)
     rc = mmp__resolve(&c, &o, &d, NULL);
-  /* The s-to-p machinery needs the blocks packed in rank order. */
+  /* The s-to-p machinery needs the blocks packed in rank order. A call
+   * that names it for other blocks is wrong; MINIMP_ALLGATHER_ALG, which
+   * serves every allgather, is not. */
   if (rc == 0 && d.alg == &mmp__allgather_s2p_alg && !packed(p, cnt, dsp)) {
-    if (o.alg == &mmp__allgather_s2p_alg)
+    if (o.alg == &mmp__allgather_s2p_alg && !o.from_env)
       rc = MMP_EINVAL;
     d.alg = &mmp__allgather_ring_alg;
   }

@@ -64,9 +64,11 @@ static int a2a_start(const void *sendbuf, const size_t *scounts,
     o.alg = &mmp__alltoall_linear_alg;
   if (rc == 0)
     rc = mmp__resolve(&c, &o, &d, NULL);
-  /* Bruck moves equal blocks only. */
+  /* Bruck moves equal blocks only: where the call did not name it
+   * (MINIMP_ALLTOALL_ALG serves the equal-block form too), the v-form runs
+   * pairwise exchange, on every rank alike whatever its counts. */
   if (rc == 0 && v && d.alg == &mmp__alltoall_bruck_alg &&
-      o.alg != &mmp__alltoall_bruck_alg)
+      (o.alg != &mmp__alltoall_bruck_alg || o.from_env))
     d.alg = &mmp__alltoall_pairwise_alg;
   if (rc == 0)
     rc = mmp__coll_sched_new(comm, f, &d, type, o.mode, o.timeout_ms, recvbuf,

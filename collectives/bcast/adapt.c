@@ -5,7 +5,7 @@
  * predicted from the arrival offsets a root saw, the model corrected by
  * the root's own observed times, and the decision between the two. Pure
  * functions: the root keeps the patterns (core/state.h) and bcast.c
- * runs the decision (docs/algorithms.md, "AUTO under arrival patterns").
+ * runs the decision (docs/design/auto.md, "AUTO under arrival patterns").
  */
 #include <math.h>
 #include <stdlib.h>

@@ -1074,7 +1074,7 @@ double mmp__arrival_window(int p, size_t len, const mmp_netmodel_t *nm) {
  * and about two latencies of p ranks (the ARRIVED messages in, the GROUP
  * headers out). Worth it when that is at most MMP__ARRIVAL_AUTO_SHARE
  * above the static choice's time: arriving apart, it is several times
- * faster (docs/algorithms.md). Where the static choice is the pipeline
+ * faster (docs/design/auto.md). Where the static choice is the pipeline
  * itself, the rule is the overhead against that share of it; where it is
  * a shape the sub-broadcast cannot be (the node hierarchy), the gap
  * counts too. */

@@ -190,7 +190,7 @@ static int adapt_regime(const mmp__call_t *c, const mmp__opts_t *o,
 
 /*
  * Adaptive mode, at the root: the static choice for links as this rank's
- * last broadcast left them. The burst allowance (docs/algorithms.md,
+ * last broadcast left them. The burst allowance (docs/design/auto.md,
  * "Burst allowance") counts only once the links have had burst·β to
  * refill it since that broadcast ended; back to back, a choice that
  * relied on it gives way (mmp__bcast_choose_drained). Receivers follow

@@ -63,7 +63,7 @@ double mmp__bcast_choose_flat(int p, size_t len, const mmp_netmodel_t *nm,
 /* AUTO's static choice for links a broadcast just drained (no time to
  * refill the burst allowance): the same as mmp__bcast_choose_auto's
  * unless that one relied on the allowance (its busiest link carries no
- * more than the burst), which becomes the pipeline (docs/algorithms.md,
+ * more than the burst), which becomes the pipeline (docs/design/auto.md,
  * "Rested or drained links"). */
 void mmp__bcast_choose_drained(int p, size_t len, const mmp_netmodel_t *nm,
                                mmp__desc_t *d);
@@ -105,7 +105,7 @@ int mmp__bcast_arrival_pays(int p, size_t len, const mmp_netmodel_t *nm,
  * arrival-aware one; the receivers follow its first message, so every rank
  * runs the same algorithm whatever each knew before. The root decides from
  * the arrival patterns it saw in its last broadcasts of that size: the
- * algorithm predicted faster under them, by a margin (docs/algorithms.md,
+ * algorithm predicted faster under them, by a margin (docs/design/auto.md,
  * "AUTO under arrival patterns"). */
 #define MMP__ADAPT_MARGIN 1.1
 

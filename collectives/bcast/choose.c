@@ -11,7 +11,8 @@
  * G = ceil(sqrt(p)) groups with the best flat algorithm inside and between
  * them. The multicast row is priced only at the top and only with the
  * communicator's agreed multicast figures (select/mcast.c).
- * docs/algorithms.md lists the rules and the measurements behind them.
+ * docs/design/auto.md lists the rules, docs/data/history/ the measurements
+ * behind them.
  */
 #include <math.h>
 #include <string.h>
@@ -40,7 +41,7 @@ double mmp__bcast_pick(const mmp__family_t *f, const mmp__query_t *q,
    * between hierarchical groups, where the k-nomial tree cannot go, the
    * binary tree takes its place. Hockney's model prices all three as
    * binomial <= binary, k-nomial, so this is a rule, not a formula
-   * (docs/algorithms.md, "Ranks that share CPUs"). The k-nomial tree's
+   * (docs/design/auto.md, "Ranks that share CPUs"). The k-nomial tree's
    * root sends 2 ceil(log3 p) messages to the binary tree's 2, so it
    * also needs a message whose time on the link is small beside a hop:
    * m beta at most 2 alpha (on 100 Mbit/s links 1-2 KiB, not 4 KiB). */
@@ -60,7 +61,7 @@ void mmp__bcast_drained_rule(int p, size_t len, const mmp_netmodel_t *nm,
       a->link_bytes(p, (double)len) > nm->burst)
     return;
   /* A measured rule, not a price: alpha per segment and hop overprices the
-   * pipeline near the burst (figures: docs/algorithms.md, "Rested or
+   * pipeline near the burst (figures: docs/design/auto.md, "Rested or
    * drained links"). */
   d->alg = &mmp__bcast_pipeline_alg;
   d->seg = mmp__pipeline_seg(p, len, nm);

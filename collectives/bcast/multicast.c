@@ -67,7 +67,7 @@
  * after every receiver holds the message.
  * Selected by AUTO where that price, under the loss the availability
  * probes saw, is 3% below every TCP row's, on one rank per node and CPUs
- * not shared, with MINIMP_MCAST=on (docs/algorithms.md, "Multicast");
+ * not shared, with MINIMP_MCAST=on (docs/design/auto.md, "Multicast");
  * else when asked for.
  */
 #include <math.h>

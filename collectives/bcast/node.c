@@ -22,7 +22,7 @@
  * algorithm for its size under its own links' alpha and beta
  * (mmp_netmodel_t.alpha_node, beta_node); the leaders' part starts on
  * rested links, so a burst allowance counts there as it does for a flat
- * broadcast (docs/algorithms.md, "Burst allowance"). Grouped leaders cost
+ * broadcast (docs/design/auto.md, "Burst allowance"). Grouped leaders cost
  * T_outer(G) on rested links + T_outer(ceil(N / G)) + T_inner(L); the
  * row prices the cheaper of the two shapes and resolve runs it.
  *

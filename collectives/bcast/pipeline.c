@@ -14,8 +14,8 @@
  * (mmp__net_gap: one more message sent back to back) behind it; with
  * g = alpha, Hasanov's (X + p - 2)(alpha + (m / X) beta). The segment
  * count stays that formula's optimum, X = sqrt((p - 2) m beta / alpha),
- * which the benchmarks measured (docs/algorithms.md). As X grows the time tends
- * to m beta, the link time, which no broadcast can beat: every rank must
+ * which the benchmarks measured (docs/design/auto.md). As X grows the time
+ * tends to m beta, the link time, which no broadcast can beat: every rank must
  * take in all m bytes through its own link.
  *
  * Selected: for large messages, where the bandwidth term dominates, and
@@ -70,7 +70,7 @@ static double chain_link_bytes(int p, double m) {
 /* The chain is no AUTO candidate: it is the pipelined chain with one
  * segment, which the pipeline's optimal X already covers, and the latency
  * terms of a burst allowance can price it below the pipeline where it is
- * several times slower (docs/algorithms.md, "The chain"). */
+ * several times slower (docs/design/auto.md, "The chain"). */
 const mmp__alg_t mmp__bcast_chain_alg = {
     .name = "chain",
     .summary = "rank i sends the whole message to rank i + 1",

@@ -177,7 +177,7 @@ static double symmetric_link_bytes(int p, double m) {
  * S = sqrt(n alpha / ((q - 1) beta)), at least 4 KiB, and pieces are cut
  * into equal parts of at least S (mmp__even_seg). Where the whole message
  * fits the burst allowance the bytes cost no time and each sub-segment
- * only adds messages: pieces go whole (docs/algorithms.md has the
+ * only adds messages: pieces go whole (docs/data/history/algorithms.md has the
  * measurements). */
 static size_t symmetric_seg(int p, size_t len, const mmp_netmodel_t *nm) {
   int q = p - 1;

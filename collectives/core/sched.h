@@ -146,7 +146,7 @@ struct mmp__sched_s {
   /* Waits for the request count its largest message, not len, as the
    * length that makes them bulk (MMP__BULK_BYTES): a step of a lock-step
    * algorithm moving small messages ends within about alpha, so its wait
-   * polls (docs/progress.md). */
+   * polls (docs/design/progress.md). */
   int wait_by_msg;
   int *ident; /* member i is rank i: mmp__sched_group_all's map, or NULL */
   mmp__sop_t *ops;

@@ -43,8 +43,10 @@ int mmp__gs_start(const mmp__gs_call_t *c, mmp_request_t **req) {
       (rc = mmp__opts_from(c->fam, c->o, &o)) != 0)
     return rc;
   if (c->counts != NULL) {
-    /* Only the root knows the counts: the flat algorithm. */
-    if (o.alg != NULL && o.alg != flat)
+    /* Only the root knows the counts: the flat algorithm. A call that
+     * names another is wrong; MINIMP_<COLLECTIVE>_ALG, which serves the
+     * equal-block form too, is not. */
+    if (o.alg != NULL && o.alg != flat && !o.from_env)
       return MMP_EINVAL;
     o.alg = flat;
     if (is_root && c->displs == NULL)

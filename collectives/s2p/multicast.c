@@ -19,7 +19,7 @@
  * every receiver's link (docs/data/history/performance.md, "The multicast
  * s-to-p"). Selected by AUTO where its price (multicast_cost) is 3% below every
  * other row's, under the broadcast's conditions, MINIMP_MCAST=on among
- * them (docs/algorithms.md, "Multicast"); else when asked for.
+ * them (docs/design/auto.md, "Multicast"); else when asked for.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * and the model, which touch no network (measuring the model is
  * netmodel.c's job), so every rank that passes the same inputs gets the
  * same answer and unit tests can check the rules. select/auto.h states
- * how a row is priced; docs/algorithms.md lists the rules and the
- * measurements behind them.
+ * how a row is priced; docs/design/auto.md lists the rules, docs/data/history/
+ * the measurements behind them.
  */
 #include <math.h>
 #include <string.h>
@@ -39,7 +39,7 @@ double mmp__auto_price(const mmp__family_t *f, const mmp__alg_t *a,
    * one before; through the allowance they pass at once and each hop's
    * store and forward shows, priced at alpha as measured. The choice is
    * for a call that finds the links rested, as [de Supinski & Karonis
-   * 1999]'s method measures each one (docs/algorithms.md, "Burst
+   * 1999]'s method measures each one (docs/design/auto.md, "Burst
    * allowance").
    */
   if (burst && nm->burst > 0 && a->link_bytes != NULL &&

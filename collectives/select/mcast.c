@@ -24,7 +24,7 @@ int mmp__mcast_considered(int p, const mmp_netmodel_t *nm) {
  * Only where the user switched it on (MINIMP_MCAST=on): its price is not
  * yet checked on hosts where it applies, and the check costs the first
  * call a barrier and the probes, 500 ms where multicast is blocked
- * (docs/algorithms.md, "Multicast"). The check is collective: every
+ * (docs/design/auto.md, "Multicast"). The check is collective: every
  * rank's first AUTO broadcast or s-to-p makes it, whatever the length
  * (the condition is of p, the model and the setting only, alike on every
  * rank), and its verdict is the same everywhere.

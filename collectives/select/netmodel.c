@@ -21,7 +21,7 @@
  * its figures so that every rank decides alike; communicators made from
  * this one inherit them. A saved profile
  * (MINIMP_NET_ALPHA_US, MINIMP_NET_BETA_NS, e.g. from `minimp-bench
- * calibrate`) skips the measurement. docs/algorithms.md ("The network
+ * calibrate`) skips the measurement. docs/design/auto.md ("The network
  * model") says what is measured when, and why each choice was made.
  */
 #include <math.h>
@@ -159,7 +159,7 @@ static int ring_barrier(mmp__engine_t *e, mmp_comm_t *c, int tag,
  * rounds early on messages its predecessor sent ahead (up to p - 1 rounds
  * ahead round the ring). The ring's waits sleep while it is timed, as the
  * waits of the broadcasts whose cost formulas were checked against it do
- * (docs/progress.md).
+ * (docs/design/progress.md).
  *
  * The ring is `ring` (n communicator ranks, this one at index me; -1: not
  * in it, and *alpha is 0); only its members join its barriers
@@ -267,7 +267,7 @@ void mmp__net_beta_burst(double one, double small, double large, double *beta,
   *burst = BETA_LARGE - (large - one) / *beta;
   /* Only if the small one really went through at once: in well under
    * half its time at that rate, which a plain link cannot beat (a quarter
-   * was exceeded under CPU load; docs/algorithms.md). Then the burst is
+   * was exceeded under CPU load; docs/design/auto.md). Then the burst is
    * at least its size, what headers cost the estimate notwithstanding. */
   if (small - one > 0.5 * BETA_SMALL * *beta)
     *burst = 0;
@@ -282,7 +282,7 @@ void mmp__net_beta_burst(double one, double small, double large, double *beta,
  * with one byte; less the round trip (2 `one`), the best of a few such
  * streams is GAP_MSGS - 1 gaps. Latency (alpha) is paid once per
  * stream, not per message, which is why a pipeline's segments are priced
- * by this and not by alpha (docs/algorithms.md, "The network model").
+ * by this and not by alpha (docs/design/auto.md, "The network model").
  */
 static int stream_gap(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
                       double one, double *gap) {

@@ -32,7 +32,7 @@ void mmp__netmodel_world_up(mmp_comm_t *world);
 /* The fixed figures of a communicator of two ranks or more that has no
  * measured model (MMP_INIT_EXTERNAL_PROGRESS, or a measurement at init
  * that failed): a switched network of about 8 Gbit/s between nodes, shared
- * memory within one (docs/algorithms.md, "The network model"). */
+ * memory within one (docs/design/auto.md, "The network model"). */
 #define MMP__NET_DEFAULT_ALPHA_US 20.0
 #define MMP__NET_DEFAULT_BETA_NS 1.0
 #define MMP__NET_DEFAULT_NODE_ALPHA_US 2.0
@@ -48,7 +48,7 @@ double mmp__measure_gamma(void);
 /* What each segment of a pipeline after its first adds on a link: the
  * model's gap (one more message sent back to back), or alpha where none
  * was measured (a saved profile without MINIMP_NET_GAP_US). A segment
- * that follows another does not wait the latency again (docs/algorithms.md,
+ * that follows another does not wait the latency again (docs/design/auto.md,
  * "The network model"). */
 static inline double mmp__net_gap(const mmp_netmodel_t *nm) {
   return nm->gap > 0 ? nm->gap : nm->alpha;
@@ -74,7 +74,7 @@ static inline double mmp__net_gap(const mmp_netmodel_t *nm) {
 double mmp__mcast_pace_gain(size_t extra);
 
 /* 1 if AUTO considers multicast at all on p ranks under `nm`: at least 3
- * ranks, one per node, on CPUs they do not share (docs/algorithms.md,
+ * ranks, one per node, on CPUs they do not share (docs/design/auto.md,
  * "Multicast"). A function of (p, nm) only, not of the length, so that
  * every rank's first AUTO call makes the same collective availability
  * check whatever length it passed. */

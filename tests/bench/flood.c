@@ -6,7 +6,7 @@
  * the two prints, as one line, the heap allocated after mmp_init, the
  * peak above it during the flood (glibc's count, sampled every 200 us
  * and after every window), the growth of the [heap] mapping of
- * /proc/self/smaps, and the flood's rate. docs/transport.md ("Memory")
+ * /proc/self/smaps, and the flood's rate. docs/design/transport.md ("Memory")
  * and docs/performance.md quote it.
  *
  *   minimprun -n 2 minimp-flood [N [WINDOW [BYTES]]]

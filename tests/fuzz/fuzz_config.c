@@ -2,14 +2,14 @@
 /*
  * Fuzz harness: the runtime's environment (runtime/config.c and the number
  * parsers of transport/util.c): every MINIMP_* tuning variable of
- * docs/protocols.md, the job identity minimprun or Slurm exports, and the
- * automatic choices that depend on whether ranks share CPUs.
+ * docs/design/protocols.md, the job identity minimprun or Slurm exports, and
+ * the automatic choices that depend on whether ranks share CPUs.
  *
  * Input: a flags byte (bit 0: more ranks than CPUs), then records of one
  * byte naming a variable and a u16-counted value (cut at its first NUL, as
  * an environment value is). A variable named twice keeps the last value.
  *
- * The harness computes, from docs/protocols.md alone, what each value
+ * The harness computes, from docs/design/protocols.md alone, what each value
  * must give: a size is decimal digits with one optional k/m/g suffix
  * (binary) that fits 64 bits; an integer is what strtol reads whole; each
  * variable has its documented range. Invariants:
@@ -18,7 +18,7 @@
  *    maximum frame, a ring that is not a power of two, half a network
  *    model); otherwise every field is the value given or its default
  * (MINIMP_ENCRYPT too: 0 or 1, off by default);
- *  - the automatic spin, yield and check choices follow docs/progress.md
+ *  - the automatic spin, yield and check choices follow docs/design/progress.md
  *    and never override a value the user set;
  *  - mmp__config_identity accepts a job of one without any variable, or a
  *    rank below the size with a 32-hex-digit key and a rendezvous address,
@@ -188,7 +188,7 @@ static int cfg_ref_long(const char *s, long *out) {
   return 1;
 }
 
-/* A multicast group or range (docs/transport.md): an IPv4 address in
+/* A multicast group or range (docs/design/transport.md): an IPv4 address in
  * 224.0.0.0/4 or an IPv6 one in ff00::/8, optionally "/n" with n from
  * 4 to 32 (IPv4) or 8 to 128 (IPv6) as strtol reads it whole. */
 static int cfg_ref_group(const char *s, cfg_want_t *w) {
@@ -393,7 +393,7 @@ static void cfg_check_tuning(const cfg_want_t *want, int shared) {
              cfg_size_or(W("MINIMP_MAX_UNEXPECTED_RTS"), 65536));
   cfg_check_mcast(&cfg, want);
 
-  /* The automatic choices (docs/progress.md), twice: a second call, as
+  /* The automatic choices (docs/design/progress.md), twice: a second call, as
    * when init learns more, must not take the user's values for its own. */
   for (i = 0; i < 2; i++) {
     int sh = i == 0 ? shared : !shared;

@@ -280,7 +280,8 @@ class World:
         for d in CODE_DIRS + ("include", "tests"):
             for path in glob.glob(os.path.join(src, d, "**", "*.[ch]"),
                                   recursive=True):
-                self.internal |= set(re.findall(r"\bmmp__\w+", read(path)))
+                self.internal |= set(re.findall(r"\b(?:mmp|MMP)__\w+",
+                                                read(path)))
         self.env = set(env_read_by_code(src))
         # What the checkout holds, not what runs left in it (results/ of
         # make bench or make report, which docs name as output to come).
@@ -418,7 +419,7 @@ def check_span(span, world):
     errors = []
     s = span.strip()
     for name in re.findall(r"\b(mmp__?\w+|MMP_\w+)\b(?!\.\.\.|\*)", s):
-        if name.startswith("mmp__"):
+        if name.startswith(("mmp__", "MMP__")):
             if name not in world.internal:
                 errors.append("%s is in no source file" % name)
         elif name not in world.public:
