@@ -562,7 +562,7 @@ static const char *allreduce_auto(int p, size_t len, const mmp_netmodel_t *nm) {
 /* Where ranks share CPUs, a short allreduce on 8 ranks or more takes the
  * hierarchical row (fewest messages in all) in place of recursive
  * doubling or Rabenseifner's; longer vectors, fewer ranks and CPUs of
- * their own keep the model's choice (docs/algorithms.md). */
+ * their own keep the model's choice (docs/design/auto.md). */
 static void test_allreduce_hierarchical_where_cpus_are_shared(void **st) {
   mmp_netmodel_t shared = cluster;
   const char *flat;

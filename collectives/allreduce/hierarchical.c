@@ -84,8 +84,8 @@ const mmp__alg_t mmp__allreduce_hierarchical_alg = {
  * row handles about 2p + G log2 G messages, recursive doubling p log2 p
  * and Rabenseifner's 2p log2 p, so AUTO's choice of either gives way to
  * it for a vector of up to SHARED_HIER_MAX bytes on 8 ranks or more.
- * A rule, not a price, as the broadcast's (docs/algorithms.md, "Ranks
- * that share CPUs", has the figures). */
+ * A rule, not a price, as the broadcast's (docs/design/auto.md, "Ranks
+ * that share CPUs"; the figures are in its history). */
 #define SHARED_HIER_MAX (8u * 1024)
 #define SHARED_HIER_MIN_P 8
 
