@@ -33,9 +33,8 @@
 #define DEF_SPIN_SHARED_US 1000u
 /* While the application is busy in the library, the progress thread looks
  * at most this often whether it has gone quiet. On a shared machine each
- * look is a timer wake-up that preempts a rank: 16 ranks on 2 CPUs with a
- * 4 ms interval spent ~15% of the time on them (docs/data/history/progress.md).
- */
+ * look is a timer wake-up that preempts a rank, so it looks far less
+ * often there (the cost: docs/data/history/progress.md). */
 #define DEF_CHECK_US 4000u
 #define DEF_CHECK_SHARED_US 64000u
 #define DEF_HANDSHAKE_MS 10000u

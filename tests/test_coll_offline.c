@@ -586,7 +586,7 @@ static void test_knomial_shape(void **state) {
   assert_int_equal(knomial_root_receives(13, 3), 5); /* 1, 2, 3, 6, 9 */
 }
 
-/* The two-tree broadcast's trees (collectives/bcast/two_tree.c). */
+/* The two-tree rows' trees (collectives/patterns/two_tree.c). */
 int mmp__two_tree_links(int t, int v, int n, int *parent, int kids[2]);
 
 /* Sanders, Speck and Traeff's two trees over virtual ranks 1 .. n below
@@ -633,23 +633,14 @@ static void test_two_tree_shape(void **state) {
 }
 
 /* The segment the two-tree rows settle for p ranks and m bytes in
- * elements of `esize` under `nm`, without one asked for. */
+ * elements of `esize` under `nm`, without one asked for: their own
+ * segment hook, which mmp__resolve runs for a SEGMENTED row named
+ * without a segment. */
 static size_t two_tree_seg(const mmp__alg_t *a, int p, size_t m, size_t esize,
                            const mmp_netmodel_t *nm) {
-  mmp__env_t env;
-  mmp__desc_t d;
-
-  memset(&env, 0, sizeof(env));
-  env.nm = nm;
-  env.p = p;
-  env.m = (double)m;
-  memset(&d, 0, sizeof(d));
-  assert_non_null(a->resolve);
-  d.alg = a;
-  d.count = m / esize;
-  d.esize = esize;
-  assert_int_equal(a->resolve(&d, &env), 0);
-  return d.seg;
+  assert_true(a->flags & MMP__ALG_SEGMENTED);
+  assert_non_null(a->segment);
+  return a->segment(p, m, esize, nm);
 }
 
 /* Both two-tree rows are pipelined where the caller gives no segment: a

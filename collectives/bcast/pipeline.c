@@ -14,15 +14,15 @@
  * (mmp__net_gap: one more message sent back to back) behind it; with
  * g = alpha, Hasanov's (X + p - 2)(alpha + (m / X) beta). The segment
  * count stays that formula's optimum, X = sqrt((p - 2) m beta / alpha),
- * which the benchmarks measured (docs/design/auto.md). As X grows the time
- * tends to m beta, the link time, which no broadcast can beat: every rank must
- * take in all m bytes through its own link.
+ * which the benchmarks bear out (docs/design/auto.md). As X grows the time
+ * tends to m beta, the link time, which no broadcast can beat: every rank
+ * must take in all m bytes through its own link.
  *
  * Selected: for large messages, where the bandwidth term dominates, and
  * for messages that fit a burst allowance where the symmetric broadcast
- * does not price clearly below it (48-64 KiB at p = 16 on the emulated
- * cluster); the segment size comes from the model's optimal X (at least
- * 4 KiB).
+ * does not price clearly below it (the sizes: docs/algorithms.md,
+ * "Automatic selection"); the segment size comes from the model's optimal
+ * X (at least 4 KiB).
  */
 #include <math.h>
 

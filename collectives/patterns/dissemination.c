@@ -12,8 +12,7 @@
  * Round k's signal goes out once the signals of every earlier round
  * arrived. Waiting for round k - 1's alone would break the barrier from
  * p = 8 on: what a member passes on must include all it has heard, or a
- * member leaves before some member entered (test_kill_coll at p = 8 saw
- * it, and mr_coll checks it).
+ * member leaves before some member entered (mr_coll checks it).
  */
 int mmp__dissemination(mmp__sched_t *s, const mmp__group_t *g) {
   int n = g->n, me = g->me, k, round = 0, heard = -1, rc;

@@ -20,6 +20,15 @@
 int mmp__reduce_tree(mmp__sched_t *s, const mmp__arg_t *a, int parent,
                      const int *kids, int nkids, int phase);
 
+/* The same step, `how` a set of: MMP__RT_LEFT, the kids' results combined
+ * on the left of this rank's (a chain in rank order, where what comes
+ * from below is x_0 o ... o x_{i-1}); MMP__RT_KEEP, at most one kid's
+ * received into a->res, at each segment's offset, and kept there (the
+ * exclusive scan's result), a rank with no parent only receiving it. */
+enum { MMP__RT_LEFT = 0x1, MMP__RT_KEEP = 0x2 };
+int mmp__reduce_tree_ex(mmp__sched_t *s, const mmp__arg_t *a, int parent,
+                        const int *kids, int nkids, int phase, unsigned how);
+
 /* The binomial reduce to a->root (to member 0 first, then a hop, when
  * the operation is not commutative), pipelined in a->seg segments; and
  * its price for p ranks and m bytes. */

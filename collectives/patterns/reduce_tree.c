@@ -25,30 +25,39 @@
 #define PHASE_TREE 0
 #define PHASE_HOP 2
 
-int mmp__reduce_tree(mmp__sched_t *s, const mmp__arg_t *a, int parent,
-                     const int *kids, int nkids, int phase) {
-  size_t nseg = mmp__seg_count(a->len, a->seg), k, o, len, slot;
+int mmp__reduce_tree_ex(mmp__sched_t *s, const mmp__arg_t *a, int parent,
+                        const int *kids, int nkids, int phase, unsigned how) {
+  size_t nseg = mmp__seg_count(a->len, a->seg), k, o, len, slot = 0;
   size_t slen = a->seg > 0 && a->seg < a->len ? a->seg : a->len;
+  int keep = (how & MMP__RT_KEEP) != 0, right = !(how & MMP__RT_LEFT);
   int from = s->nops, c, *red = malloc(2 * ((size_t)nkids + 1) * sizeof(int));
   int rc = 0;
 
+  assert(!keep || nkids <= 1);
   if (red == NULL)
     return MMP_ENOMEM;
   /* Two slots of a segment per child: segment k + 1 arrives while k is
    * combined. */
-  slot = mmp__sched_scratch(s, 2 * (size_t)nkids * slen);
+  if (!keep)
+    slot = mmp__sched_scratch(s, 2 * (size_t)nkids * slen);
   for (c = 0; c < 2 * nkids; c++)
     red[c] = -1;
   for (k = 0; k < nseg && rc >= 0; k++) {
     int prev = a->dep;
     mmp__seg_range(a->len, a->seg, k, &o, &len);
     for (c = 0; c < nkids && rc >= 0; c++) {
-      size_t t = slot + (2 * (size_t)c + k % 2) * slen;
+      size_t t = keep ? a->res + o : slot + (2 * (size_t)c + k % 2) * slen;
       int rcv = mmp__coll_recv(s, a, kids[c], t, len, phase, k == 0);
       if (rcv >= 0 && red[2 * c + k % 2] >= 0)
         rc = mmp__sched_dep(s, red[2 * c + k % 2], rcv);
-      /* The kids' results on the right, in the order given. */
-      prev = mmp__coll_reduce(s, t, a->off + o, len, 1, rcv, prev);
+      /* Kept with nothing to send on: received is all there is to do. */
+      if (keep && parent < 0) {
+        if (rcv < 0)
+          rc = rcv;
+        continue;
+      }
+      /* The kids' results on the side asked for, in the order given. */
+      prev = mmp__coll_reduce(s, t, a->off + o, len, right, rcv, prev);
       red[2 * c + k % 2] = prev;
       if (prev < 0)
         rc = prev;
@@ -58,6 +67,11 @@ int mmp__reduce_tree(mmp__sched_t *s, const mmp__arg_t *a, int parent,
   }
   free(red);
   return rc < 0 ? rc : mmp__coll_after_all(s, from);
+}
+
+int mmp__reduce_tree(mmp__sched_t *s, const mmp__arg_t *a, int parent,
+                     const int *kids, int nkids, int phase) {
+  return mmp__reduce_tree_ex(s, a, parent, kids, nkids, phase, 0);
 }
 
 int mmp__reduce_binomial_build(mmp__sched_t *s, const mmp__arg_t *a) {

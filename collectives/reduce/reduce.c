@@ -1,26 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reduce: the public calls (the algorithms are rows of its table,
- * table.c, each in <name>.c). Reduce works on the root's receive buffer
- * there, and on an accumulator in the schedule's scratch elsewhere; each
- * rank's contribution is copied into it first.
+ * table.c, each in <name>.c), and the front-end every reduction shares
+ * (allreduce and scan call it too). A reduction works on the receive
+ * buffer where the result is (every rank's, or the root's), and on an
+ * accumulator in the schedule's scratch elsewhere and for the exclusive
+ * scan, whose receive buffer takes only the result; each rank's
+ * contribution is copied into the accumulator first.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "collectives/reduce/reduce.h"
 
-static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
-                        mmp_type_t type, mmp_op_t op, int root,
-                        mmp_comm_t *comm, const mmp_reduce_opts_t *opts,
-                        mmp_request_t **req) {
-  const mmp__family_t *f = &mmp__reduce_family;
-  int noncomm, rc, is_root, in_place = sendbuf == MMP_IN_PLACE;
+int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
+                   void *recvbuf, size_t count, mmp_type_t type, mmp_op_t op,
+                   int root, mmp_comm_t *comm, const mmp_coll_opts_t *opts,
+                   mmp_request_t **req) {
+  int in_place = sendbuf == MMP_IN_PLACE, rooted = how & MMP__RED_ROOTED;
+  int noncomm, rc, has_res, scratch;
   mmp__type_info_t ti;
   mmp__opts_t o;
   mmp__call_t c;
   mmp__desc_t d;
   mmp__arg_t a;
+  mmp_netmodel_t nm;
   mmp__sched_t *s;
   size_t len;
 
@@ -29,12 +33,14 @@ static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
   *req = NULL;
   if ((rc = mmp__coll_check(comm, type, op, &ti, &noncomm)) != 0)
     return rc;
-  if (root < 0 || root >= comm->size)
+  if (!rooted)
+    root = 0;
+  else if (root < 0 || root >= comm->size)
     return MMP_ERANK;
-  is_root = comm->rank == root;
+  has_res = !rooted || comm->rank == root;
   if (op == 0 ||
-      (count > 0 && (sendbuf == NULL || (is_root && recvbuf == NULL) ||
-                     (!is_root && in_place))))
+      (count > 0 && (sendbuf == NULL || (has_res && recvbuf == NULL) ||
+                     (!has_res && in_place))))
     return MMP_EINVAL;
   if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0 ||
       (rc = mmp__opts_from(f, opts, &o)) != 0)
@@ -43,30 +49,41 @@ static int ireduce_body(const void *sendbuf, void *recvbuf, size_t count,
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
       (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
+  memset(&a, 0, sizeof(a));
+  /* A composite chooses its parts from the model. */
+  if (d.alg->flags & MMP__ALG_MODEL) {
+    if ((rc = mmp__netmodel_get(comm, &nm)) != 0)
+      return rc;
+    a.nm = &nm;
+  }
   rc = mmp__coll_sched_new(comm, f, &d, type, o.mode, o.timeout_ms,
-                           is_root ? recvbuf : NULL, is_root ? len : 0, NULL, 0,
+                           has_res ? recvbuf : NULL, has_res ? len : 0, NULL, 0,
                            NULL, &s);
   if (rc != 0)
     return rc;
-  memset(&a, 0, sizeof(a));
-  a.off = is_root ? 0 : mmp__sched_scratch(s, len);
+  scratch = (how & MMP__RED_EXCL) || !has_res;
+  a.off = scratch ? mmp__sched_scratch(s, len) : 0;
   a.len = len;
   a.noncomm = noncomm;
   if ((rc = mmp__desc_build(s, &d, &a)) != 0) {
     mmp__sched_free(s);
     return rc;
   }
-  return mmp__coll_start(s, in_place ? NULL : sendbuf, a.off,
-                         in_place ? 0 : len, NULL, 0, 0, req);
+  /* In place, the contribution is in the accumulator already. */
+  if (in_place && !scratch)
+    return mmp__coll_start(s, NULL, 0, 0, NULL, 0, 0, req);
+  return mmp__coll_start(s, in_place ? recvbuf : sendbuf, a.off, len, NULL, 0,
+                         0, req);
 }
 
 int mmp_ireduce(const void *sendbuf, void *recvbuf, size_t count,
                 mmp_type_t type, mmp_op_t op, int root, mmp_comm_t *comm,
                 const mmp_reduce_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(
-      ireduce_body(sendbuf, recvbuf, count, type, op, root, comm, opts, req),
-      __func__);
+  return mmp__api_leave(mmp__red_start(&mmp__reduce_family, MMP__RED_ROOTED,
+                                       sendbuf, recvbuf, count, type, op, root,
+                                       comm, opts, req),
+                        __func__);
 }
 
 static int reduce_ex_body(const void *sendbuf, void *recvbuf, size_t count,

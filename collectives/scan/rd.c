@@ -77,20 +77,7 @@ double mmp__scan_cost_rd(const mmp__cost_in_t *in) {
   return rounds * (in->nm->alpha + in->m * (in->nm->beta + in->nm->gamma));
 }
 
-const mmp__alg_t mmp__scan_rd_alg = {
-    .name = "recursive_doubling",
-    .summary = "ceil(log2 p) rounds at doubling distances",
-    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
-    .prefer = 1,
-    .build = scan_rd_build,
-    .cost = mmp__scan_cost_rd,
-};
-
-const mmp__alg_t mmp__exscan_rd_alg = {
-    .name = "recursive_doubling",
-    .summary = "ceil(log2 p) rounds at doubling distances",
-    .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED,
-    .prefer = 1,
-    .build = exscan_rd_build,
-    .cost = mmp__scan_cost_rd,
-};
+MMP__SCAN_ROWS(rd, .name = "recursive_doubling",
+               .summary = "ceil(log2 p) rounds at doubling distances",
+               .flags = MMP__ALG_AUTO | MMP__ALG_ORDERED, .prefer = 1,
+               .cost = mmp__scan_cost_rd);
