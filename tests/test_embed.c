@@ -134,35 +134,32 @@ static void test_embed_encrypted_job_runs(void **state) {
     assert_int_equal(exit_code(p[i]), 0);
 }
 
-/* One rank seals, the others do not: every rank's init fails with
- * MMP_EENV (exit 21), none hangs. */
-static void test_embed_mixed_encryption_fails(void **state) {
+/* Three ranks, rank `odd` with `name` set to `value`, the others to
+ * `usual`: every rank's init fails with MMP_EENV (exit 21), none hangs. */
+static void mixed_setting_fails(const char *name, int odd, const char *value,
+                                const char *usual) {
   char addr[64];
   pid_t p[3];
-  (void)state;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
   for (int i = 0; i < 3; i++)
-    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "MINIMP_ENCRYPT",
-                     i == 2 ? "1" : "0");
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, name,
+                     i == odd ? value : usual);
   for (int i = 0; i < 3; i++)
     assert_int_equal(exit_code(p[i]), 21);
 }
 
-/* One rank has MINIMP_MCAST=off, the others the default: every rank's
- * init fails with MMP_EENV (exit 21), none waits in the multicast check
- * for a rank that does not make it. */
-static void test_embed_mixed_mcast_fails(void **state) {
-  char addr[64];
-  pid_t p[3];
+/* One rank seals, the others do not. */
+static void test_embed_mixed_encryption_fails(void **state) {
   (void)state;
+  mixed_setting_fails("MINIMP_ENCRYPT", 2, "1", "0");
+}
 
-  snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
-  for (int i = 0; i < 3; i++)
-    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "MINIMP_MCAST",
-                     i == 1 ? "off" : "auto");
-  for (int i = 0; i < 3; i++)
-    assert_int_equal(exit_code(p[i]), 21);
+/* One rank has MINIMP_MCAST=off, the others the default: none waits in
+ * the multicast check for a rank that does not make it. */
+static void test_embed_mixed_mcast_fails(void **state) {
+  (void)state;
+  mixed_setting_fails("MINIMP_MCAST", 1, "off", "auto");
 }
 
 /* Four tasks started alike, as srun starts them, with only Slurm's
