@@ -127,6 +127,9 @@ typedef struct mmp_status_s {
  * every communicator inherits (mmp_comm_netmodel; nothing is measured
  * when a saved profile gives it). A MINIMP_<COLLECTIVE>_ALG that names no
  * collective, algorithm or option of it is MMP_EENV, with a message.
+ * Unless MINIMP_MCAST=off, all then check whether multicast works, once
+ * for the job (docs/design/transport.md); ranks whose MINIMP_MCAST differ get
+ * MMP_EENV.
  * Returns 0, MMP_EALREADY, MMP_EENV, MMP_EBOOT, MMP_EADDR, MMP_ENOMEM.
  */
 MMP_EXTERN int mmp_init(int *argc, char ***argv);
@@ -939,10 +942,9 @@ MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
  * MINIMP_<COLLECTIVE>_ALG names an algorithm, that one with its options.
  * A broadcast's AUTO can still turn to an arrival-aware algorithm from
  * 64 KiB on (mmp_bcast_last says what ran). For mmp_bcast_s2p,
- * mmp_s2p_select. Local, except the first time on a communicator where
- * AUTO considers multicast (MINIMP_MCAST=on): then collective, as it
- * checks that multicast works (docs/design/auto.md, "Multicast"). Returns
- * 0, MMP_EINVAL, MMP_ENOTINIT, MMP_ECOMM, or an error of that check.
+ * mmp_s2p_select. Local: mmp_init decided whether multicast works
+ * (docs/design/auto.md, "Multicast"). Returns 0, MMP_EINVAL,
+ * MMP_ENOTINIT or MMP_ECOMM.
  */
 MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
                                mmp_type_t type, mmp_op_t op,
@@ -1002,9 +1004,7 @@ MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
 
 /* What AUTO would run for these lengths (p entries, as above), or the
  * algorithm MINIMP_S2P_ALG names: fills out->algorithm and out->rows, as
- * mmp_coll_select does. Local, except the first time on a communicator
- * where AUTO considers multicast (MINIMP_MCAST=on): then collective, as
- * it checks that multicast works. */
+ * mmp_coll_select does. Local. */
 MMP_EXTERN int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens,
                               mmp_s2p_opts_t *out);
 

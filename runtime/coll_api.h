@@ -232,14 +232,16 @@ typedef struct mmp__comm_ext_ops_s {
 } mmp__comm_ext_ops_t;
 
 /* Whether multicast works on a communicator, as its ranks agreed
- * (mmp__mcast_usable): the same on every rank. */
+ * (mmp__mcast_usable), or as the communicator it was made from had it:
+ * the same on every rank. */
 typedef struct mmp__mcast_verdict_s {
   int state;      /* 1 usable, -1 not, -2 some rank's MINIMP_MCAST_GROUP is
-                     of the wrong family, 0 not tried */
+                     of the wrong family, 0 not tried (not usable) */
   size_t payload; /* payload bytes of a datagram every rank takes */
   double loss;    /* probe datagrams lost, the fraction over all ranks */
   size_t extra;   /* wire bytes a datagram adds to its payload and our
                      header: UDP, IP (by the group's family) and Ethernet */
+  unsigned bad;   /* ranks whose MINIMP_MCAST_GROUP is of the wrong family */
 } mmp__mcast_verdict_t;
 
 struct mmp_comm_s {
@@ -512,17 +514,18 @@ void mmp__mcast_repaired_locked(mmp__engine_t *e, int unicast);
 void mmp__mcast_duplicate_locked(mmp__engine_t *e);
 
 /*
- * Lock NOT held. Whether multicast works on `comm`, detected on the first
- * call, collectively: every rank must call it at the same point (it takes
- * two of the communicator's collective sequence numbers). Opens the
- * job's channel, agrees over the point-to-point path that every rank has
- * it open, then sends probes for up to 500 ms until every rank heard
- * every other, and agrees on the verdict (runtime/mcast_probe.c), which
- * comm->mcast keeps. 0 with *out the verdict (usable), MMP_ENOTSUP,
- * MMP_EINVAL on every rank where some rank's MINIMP_MCAST_GROUP is not of
- * its addresses' family, or an error of the point-to-point exchange.
+ * Whether multicast works on `comm`: the verdict mmp_init found for the
+ * job (mmp__mcast_world_up, runtime/mcast_probe.c), which every
+ * communicator takes from the one it was made from. Local: no
+ * collective's start ever checks with the other ranks. 0 with *out the
+ * verdict (usable), MMP_ENOTSUP, or MMP_EINVAL on every rank where some
+ * rank's MINIMP_MCAST_GROUP is not of its addresses' family.
  */
-int mmp__mcast_usable(mmp_comm_t *comm, mmp__mcast_verdict_t *out);
+int mmp__mcast_usable(const mmp_comm_t *comm, mmp__mcast_verdict_t *out);
+
+/* Lock NOT held. Logs again why an asked-for multicast cannot run on
+ * `comm` where mmp_init said it: a misconfigured MINIMP_MCAST_GROUP. */
+void mmp__mcast_explain(const mmp_comm_t *comm);
 
 /* ---- Public calls ---------------------------------------------------------
  */

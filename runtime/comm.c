@@ -115,6 +115,12 @@ static int make_comm(mmp__engine_t *e, mmp_comm_t *parent, const int *members,
   atomic_init(&c->refs, 1);
   atomic_init(&c->timeout_ms,
               atomic_load_explicit(&parent->timeout_ms, memory_order_relaxed));
+  /* Multicast works among any of the parent's ranks where it works among
+   * all of them (each heard every other, the smallest payload is no
+   * larger), and where it does not, the parent's verdict is the one
+   * every member holds without asking the others: no check is ever made
+   * in a collective's start (runtime/mcast_probe.c). */
+  c->mcast = parent->mcast;
   /* What the layers above know of the parent carries over (the measured
    * network model: every parent rank has it or none does). */
   if (parent->coll_ops != NULL && parent->coll != NULL) {

@@ -165,16 +165,30 @@ static void boot_lost(void *ctx, int err, const char *reason) {
 
 /* ---- Start-up ----------------------------------------------------------- */
 
-/* A published record is "ADDRESS SEALING IDENTITY": where the rank
- * listens, "sealed" or "plain" (its MINIMP_ENCRYPT), and its host
- * identity (mmp__local_identity). */
+/* A published record is "ADDRESS SEALING:MCAST IDENTITY": where the
+ * rank listens, "sealed" or "plain" (its MINIMP_ENCRYPT), its
+ * MINIMP_MCAST as a digit (MMP__MCAST_*), and its host identity
+ * (mmp__local_identity). */
 #define INIT_SEALED "sealed"
 #define INIT_PLAIN "plain"
 
-/* Parses rank i's record: its address, whether it seals (*sealed), and
- * *ident pointing at the rest. Returns 0, or -1 if malformed. */
+/* The MCAST part of rank i's mode token `mode` (cut off there): 0 with
+ * *mcast its setting, or -1 if malformed. */
+static int parse_mcast(char *mode, int *mcast) {
+  char *colon = strchr(mode, ':');
+
+  if (colon == NULL || colon[1] < '0' || colon[1] > '2' || colon[2] != '\0')
+    return -1;
+  *colon = '\0';
+  *mcast = colon[1] - '0';
+  return 0;
+}
+
+/* Parses rank i's record: its address, whether it seals (*sealed), its
+ * multicast setting (*mcast), and *ident pointing at the rest. Returns 0,
+ * or -1 if malformed. */
 static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
-                        char *rec, size_t cap, int *sealed,
+                        char *rec, size_t cap, int *sealed, int *mcast,
                         const char **ident) {
   char *sp, *mode;
 
@@ -191,7 +205,8 @@ static int parse_record(mmp__engine_t *e, int i, const uint8_t *v, size_t len,
   if (sp != NULL)
     *sp++ = '\0';
   *ident = sp != NULL ? sp : "";
-  if (strcmp(mode, INIT_SEALED) != 0 && strcmp(mode, INIT_PLAIN) != 0)
+  if (parse_mcast(mode, mcast) != 0 ||
+      (strcmp(mode, INIT_SEALED) != 0 && strcmp(mode, INIT_PLAIN) != 0))
     return -1;
   *sealed = strcmp(mode, INIT_SEALED) == 0;
   if (mmp__addr_parse(rec, &e->peers[i].addr) != 0)
@@ -217,6 +232,25 @@ static int check_sealing(const mmp__engine_t *e, const int *sealed) {
   return 0;
 }
 
+/* Every rank must have the same MINIMP_MCAST: it decides whether mmp_init
+ * checks multicast with every rank (mmp__mcast_world_up) and whether AUTO
+ * prices it, so ranks that differ would wait for each other there or run
+ * different broadcasts. Returns 0 or MMP_EENV (logged). */
+static int check_mcast(const mmp__engine_t *e, const int *mcast) {
+  static const char *const name[] = {"off", "on", "auto"};
+
+  for (int i = 0; i < e->cfg.size; i++) {
+    if (mcast[i] == e->cfg.mcast)
+      continue;
+    MMP__LOG(MMP__LOG_ERROR,
+             "rank %d runs with MINIMP_MCAST=%s and this rank with "
+             "MINIMP_MCAST=%s: every rank of a job must agree",
+             i, name[mcast[i]], name[e->cfg.mcast]);
+    return MMP_EENV;
+  }
+  return 0;
+}
+
 static void local_done(void *arg, int rc) {
   op_finish(arg, rc);
 }
@@ -227,7 +261,7 @@ static void got_addrs(void *arg, int status, size_t count,
   mmp__engine_t *e = op->e;
   const char **ident;
   char *recs;
-  int *sealed;
+  int *sealed, *mcast;
   size_t i;
   int r = 0;
 
@@ -241,22 +275,25 @@ static void got_addrs(void *arg, int status, size_t count,
   ident = calloc(count, sizeof(*ident));
   recs = malloc(count * INIT_RECORD_MAX);
   sealed = calloc(count, sizeof(*sealed));
-  if (ident == NULL || recs == NULL || sealed == NULL) {
+  mcast = calloc(count, sizeof(*mcast));
+  if (ident == NULL || recs == NULL || sealed == NULL || mcast == NULL) {
     free(ident);
     free(recs);
     free(sealed);
+    free(mcast);
     op_finish(op, MMP_ENOMEM);
     return;
   }
   mmp__lock(e);
   for (i = 0; i < count && r == 0; i++)
     r = parse_record(e, (int)i, values[i], lens[i], recs + i * INIT_RECORD_MAX,
-                     INIT_RECORD_MAX, &sealed[i], &ident[i]);
+                     INIT_RECORD_MAX, &sealed[i], &mcast[i], &ident[i]);
   mmp__unlock(e);
   if (r != 0) {
     MMP__LOG(MMP__LOG_ERROR, "rank %zu published a malformed address", i - 1);
     op_finish(op, MMP_EBOOT);
-  } else if ((r = check_sealing(e, sealed)) != 0) {
+  } else if ((r = check_sealing(e, sealed)) != 0 ||
+             (r = check_mcast(e, mcast)) != 0) {
     op_finish(op, r);
   } else {
     mmp__local_setup(e, ident, local_done, op);
@@ -264,6 +301,7 @@ static void got_addrs(void *arg, int status, size_t count,
   free(ident);
   free(recs);
   free(sealed);
+  free(mcast);
 }
 
 static void put_done(void *arg, int status, size_t count,
@@ -343,8 +381,8 @@ static int start_listening(op_t *op) {
                    every ? every : 1);
   }
   mmp__local_identity(e, ident, sizeof(ident));
-  snprintf(op->rec, sizeof(op->rec), "%s %s %s", e->listen_name,
-           e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, ident);
+  snprintf(op->rec, sizeof(op->rec), "%s %s:%d %s", e->listen_name,
+           e->cfg.encrypt ? INIT_SEALED : INIT_PLAIN, e->cfg.mcast, ident);
   return 0;
 }
 
@@ -755,6 +793,8 @@ static int runtime_start(const mmp__config_t *cfg) {
   if (mmp__coll_hooks != NULL && mmp__coll_hooks->world_up != NULL &&
       !cfg->progress_external)
     mmp__coll_hooks->world_up(&e->world);
+  /* Every rank, whatever its progress mode: the check is collective. */
+  mmp__mcast_world_up(e);
   return 0;
 }
 

@@ -549,6 +549,21 @@ void mmp__p2p_cancel_internal_locked(mmp__engine_t *e);
  * MINIMP_MCAST_GROUP is of the other family (logged as an error),
  * MMP_ENOMEM. The answer is kept. */
 int mmp__mcast_open(mmp__engine_t *e);
+/* 1 if the job may use the channel at all: MINIMP_MCAST is not off, the
+ * job is not a singleton and does not seal its data (MINIMP_ENCRYPT).
+ * The same on every rank (init refuses ranks that differ). */
+int mmp__mcast_wanted(const mmp__engine_t *e);
+/* Lock NOT held. MMP_EINVAL, logged as an error as mmp__mcast_open does,
+ * when MINIMP_MCAST_GROUP is of the other family than this rank's
+ * addresses; else 0. */
+int mmp__mcast_group_ok(const mmp__engine_t *e);
+/* Lock NOT held; every rank of the world, once it is up, in mmp_init,
+ * whatever its progress mode (they may differ between ranks). Decides
+ * whether multicast works for the job (comm->mcast of the world,
+ * runtime/mcast_probe.c): at once where the channel is not wanted
+ * (mmp__mcast_wanted), else collectively. A failure is logged, and
+ * multicast is then unusable on this rank. */
+void mmp__mcast_world_up(mmp__engine_t *e);
 /* The largest payload of one datagram; 0 when the channel is not open. */
 size_t mmp__mcast_payload(mmp__engine_t *e);
 /* The IP and UDP header bytes in front of each datagram (by the

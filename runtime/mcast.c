@@ -366,15 +366,30 @@ static void open_task(void *arg) {
     o->rc = MMP_ENOTSUP;
 }
 
+int mmp__mcast_wanted(const mmp__engine_t *e) {
+  /* Datagrams are authenticated, not sealed: a job that asked for
+   * sealing (MINIMP_ENCRYPT) keeps its data off them. */
+  return e->cfg.mcast != MMP__MCAST_OFF && !e->cfg.singleton && !e->cfg.encrypt;
+}
+
+int mmp__mcast_group_ok(const mmp__engine_t *e) {
+  struct sockaddr_storage la;
+  mmp__udp_config_t uc;
+
+  memset(&uc, 0, sizeof(uc));
+  if (e->listen_name[0] == '\0' || mmp__addr_parse(e->listen_name, &la) != 0 ||
+      (la.ss_family != AF_INET && la.ss_family != AF_INET6))
+    return 0;
+  return group_of(e, la.ss_family, &uc);
+}
+
 int mmp__mcast_open(mmp__engine_t *e) {
   struct mmp__mcast_s *m;
   open_t o;
   int state;
 
   MMP__ASSERT_UNLOCKED(e);
-  /* Datagrams are authenticated, not sealed: a job that asked for
-   * sealing (MINIMP_ENCRYPT) keeps its data off them. */
-  if (e->cfg.mcast == MMP__MCAST_OFF || e->cfg.singleton || e->cfg.encrypt)
+  if (!mmp__mcast_wanted(e))
     return MMP_ENOTSUP;
   mmp__lock(e);
   if (e->mcast == NULL) {

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Whether multicast works on a communicator (mmp__mcast_usable): detected
- * collectively at its first use, so that every rank holds the same
- * verdict, which the communicator keeps. Every rank opens the job's
- * channel (mcast.c) and says whether it could; once all have (a barrier
- * over the point-to-point path, so that no rank gives up on one that was
- * merely late), each sends a probe datagram every PROBE_MS, at least
- * PROBE_MIN of them, until it has heard every other rank or 500 ms have
- * passed. The ranks then agree, over the point-to-point path again, on
- * the verdict: usable only if every rank heard every other; the smallest
- * payload any rank takes; the fraction of probes lost, which AUTO prices
- * multicast's repairs with (docs/design/auto.md, "Multicast").
+ * collectively, once for the job, by every rank of the world in mmp_init
+ * (mmp__mcast_world_up), so that every rank holds the same verdict; every
+ * communicator made from another takes its parent's (runtime/comm.c), and
+ * no collective's start ever checks: a non-blocking one may start on each
+ * rank at a different point, and a check there would wait for ranks that
+ * wait for it. Every rank opens the job's channel (mcast.c) and says
+ * whether it could; once all have (a barrier over the point-to-point path,
+ * so that no rank gives up on one that was merely late), each sends a
+ * probe datagram every PROBE_MS, at least PROBE_MIN of them, until it has
+ * heard every other rank or 500 ms have passed. The ranks then agree, over
+ * the point-to-point path again, on the verdict: usable only if every rank
+ * heard every other; the smallest payload any rank takes; the fraction of
+ * probes lost, which AUTO prices multicast's repairs with
+ * (docs/design/auto.md, "Multicast").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -230,22 +234,29 @@ static int probe_run(mmp_comm_t *comm, probe_t *pr, uint32_t seq) {
   return ok;
 }
 
+/* Some rank's MINIMP_MCAST_GROUP is of the wrong family: the error line
+ * of a rank whose own group is right. */
+static void log_misconfigured(const mmp_comm_t *comm) {
+  MMP__LOG(MMP__LOG_ERROR,
+           "multicast is misconfigured on %u of the %d ranks of this "
+           "communicator: MINIMP_MCAST_GROUP is not of the family of "
+           "their addresses (IPv4 or IPv6)",
+           comm->mcast.bad, comm->size);
+}
+
 /* The verdict kept for the communicator, and its log line. */
 static int usable_keep(mmp_comm_t *comm, const uint32_t v[AG_WORDS], int bad) {
   mmp__engine_t *e = mmp__eng;
   mmp__mcast_verdict_t *st = &comm->mcast;
 
   st->state = v[AG_BAD] > 0 ? -2 : v[AG_OK] && v[AG_PL] >= 64 ? 1 : -1;
+  st->bad = v[AG_BAD];
   st->payload = v[AG_PL];
   st->loss = v[AG_SENT] > 0 ? (double)v[AG_LOST] / v[AG_SENT] : 0;
   st->extra = mmp__mcast_ip_udp(e) + ETH_HDR;
   /* A misconfigured rank has said why already (mmp__mcast_open). */
   if (st->state == -2 && !bad)
-    MMP__LOG(MMP__LOG_ERROR,
-             "multicast is misconfigured on %u of the %d ranks of this "
-             "communicator: MINIMP_MCAST_GROUP is not of the family of "
-             "their addresses (IPv4 or IPv6)",
-             v[AG_BAD], comm->size);
+    log_misconfigured(comm);
   else if (st->state == -1)
     MMP__LOG(e->cfg.mcast == MMP__MCAST_ON ? MMP__LOG_WARN : MMP__LOG_DEBUG,
              "multicast is not usable on this communicator of %d ranks "
@@ -259,17 +270,16 @@ static int usable_keep(mmp_comm_t *comm, const uint32_t v[AG_WORDS], int bad) {
   return verdict_rc(st);
 }
 
-int mmp__mcast_usable(mmp_comm_t *comm, mmp__mcast_verdict_t *out) {
+/* Lock NOT held. The collective check on `comm`, kept in comm->mcast:
+ * 0, MMP_ENOTSUP, MMP_EINVAL (verdict_rc), or an error of the
+ * point-to-point exchange (no verdict kept). */
+static int usable_check(mmp_comm_t *comm) {
   mmp__engine_t *e = mmp__eng;
   probe_t pr;
   uint32_t v[AG_WORDS], seq, ok, bad;
   int rc;
 
-  if (comm->mcast.state != 0) {
-    *out = comm->mcast;
-    return verdict_rc(&comm->mcast);
-  }
-  if (comm->size == 1) {
+  if (comm->size == 1 || !mmp__mcast_wanted(e)) {
     comm->mcast.state = -1;
     return MMP_ENOTSUP;
   }
@@ -287,11 +297,13 @@ int mmp__mcast_usable(mmp_comm_t *comm, mmp__mcast_verdict_t *out) {
    * TCP first, so that no rank gives up on one that was merely late. A
    * rank misconfigured says so here, and nobody probes. */
   memset(v, 0, sizeof(v));
-  v[AG_OK] = 1;
+  v[AG_OK] = ok;
   v[AG_PL] = pr.pmax;
   v[AG_BAD] = bad;
   rc = agree(comm, seq, v);
-  if (rc == 0 && ok && v[AG_BAD] == 0) {
+  /* Where a rank could not open the channel nobody probes: the verdict
+   * is known, and the others would listen 500 ms for it in vain. */
+  if (rc == 0 && ok && v[AG_OK] && v[AG_BAD] == 0) {
     pr.heard = calloc((size_t)comm->size, 1);
     pr.got = calloc(2 * (size_t)comm->size, sizeof(*pr.got));
     if (pr.heard == NULL || pr.got == NULL)
@@ -323,7 +335,29 @@ int mmp__mcast_usable(mmp_comm_t *comm, mmp__mcast_verdict_t *out) {
   free(pr.got);
   if (rc != 0)
     return rc;
-  rc = usable_keep(comm, v, (int)bad);
+  return usable_keep(comm, v, (int)bad);
+}
+
+int mmp__mcast_usable(const mmp_comm_t *comm, mmp__mcast_verdict_t *out) {
   *out = comm->mcast;
-  return rc;
+  return verdict_rc(&comm->mcast);
+}
+
+void mmp__mcast_explain(const mmp_comm_t *comm) {
+  if (comm->mcast.state == -2 && mmp__mcast_group_ok(mmp__eng) == 0)
+    log_misconfigured(comm);
+}
+
+void mmp__mcast_world_up(mmp__engine_t *e) {
+  int rc = usable_check(&e->world);
+
+  /* A rank that failed here (a rank lost, memory) cannot know what the
+   * others found: unusable for it, which at worst fails a multicast in
+   * bounded time (the job is failing anyway). */
+  if (rc != 0 && rc != MMP_ENOTSUP && rc != MMP_EINVAL) {
+    e->world.mcast.state = -1;
+    MMP__LOG(MMP__LOG_WARN,
+             "multicast could not be checked at init (%s): it is not used",
+             mmp_strerror(rc));
+  }
 }

@@ -6,8 +6,11 @@
  * they start their first collectives on the world, its duplicates and its
  * splits (the network model AUTO prices with is the world's, measured in
  * mmp_init and inherited). No saved profile is set, so that the model is
- * measured. A rank that waits longer than DEADLINE_S for any of it fails
- * the test instead of hanging it.
+ * measured. The same for an explicit multicast broadcast and s-to-p
+ * (case mcast): whether multicast works was decided in mmp_init, and a new
+ * duplicate or split takes the world's verdict, so no start checks it
+ * with the other ranks. A rank that waits longer than DEADLINE_S for any
+ * of it fails the test instead of hanging it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -158,21 +161,91 @@ static void test_split_and_dup_reversed(void **state) {
   assert_int_equal(mmp_comm_free(&d), 0);
 }
 
-/* One case per job (argv[1]: barrier, dups or split), so that each
+/* Explicit multicast, non-blocking, on communicators no collective has
+ * touched: rank 0 starts a broadcast on a new duplicate and on a new split
+ * after a barrier of the world, the others start them before it and in
+ * the other order; then a multicast s-to-p on a second duplicate, rank 0
+ * before the barrier and the others after it. A start that checked
+ * multicast with the other ranks would wait for ranks that wait in the
+ * barrier. Every rank ends with its root's bytes, and the s-to-p's
+ * status counts all of them. */
+static void test_mcast_reversed(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *d = NULL, *s = NULL, *d2 = NULL;
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp_s2p_opts_t so = MMP_S2P_OPTS_INIT;
+  mmp_request_t *r[3] = {NULL, NULL, NULL};
+  int p = mr_size(), me = mr_rank(), q;
+  uint8_t buf[LEN], want[LEN], half[LEN], hwant[LEN];
+  uint8_t mine[LEN], all[LEN * 16], awant[LEN];
+  size_t lens[16];
+  mmp_status_t st;
+  (void)state;
+
+  assert_true(p <= 16);
+  assert_int_equal(mmp_comm_dup(w, &d), 0);
+  assert_int_equal(mmp_comm_split(w, me % 2, me, &s), 0);
+  assert_int_equal(mmp_comm_dup(w, &d2), 0);
+  o.algorithm = "multicast";
+  so.algorithm = "multicast";
+  mr_fill(want, LEN, 21);
+  mr_fill(hwant, LEN, 22 + (uint64_t)(me % 2));
+  memcpy(buf, want, LEN);
+  memcpy(half, hwant, LEN);
+  if (me != 0)
+    memset(buf, 0, LEN);
+  if (mmp_comm_rank(s) != 0)
+    memset(half, 0, LEN);
+  for (q = 0; q < p; q++)
+    lens[q] = LEN;
+  mr_fill(mine, LEN, 100 + (uint64_t)me);
+  deadline_on();
+  if (me == 0) {
+    assert_int_equal(mmp_ibcast_s2p(mine, LEN, 1, all, LEN * (size_t)p, lens,
+                                    NULL, d2, &so, &r[2]),
+                     0);
+    assert_int_equal(mmp_barrier(w), 0);
+    assert_int_equal(mmp_ibcast(buf, LEN, 0, d, &o, &r[0]), 0);
+    assert_int_equal(mmp_ibcast(half, LEN, 0, s, &o, &r[1]), 0);
+  } else {
+    assert_int_equal(mmp_ibcast(half, LEN, 0, s, &o, &r[1]), 0);
+    assert_int_equal(mmp_ibcast(buf, LEN, 0, d, &o, &r[0]), 0);
+    assert_int_equal(mmp_barrier(w), 0);
+    assert_int_equal(mmp_ibcast_s2p(mine, LEN, 1, all, LEN * (size_t)p, lens,
+                                    NULL, d2, &so, &r[2]),
+                     0);
+  }
+  assert_int_equal(mmp_wait(&r[0], NULL), 0);
+  assert_int_equal(mmp_wait(&r[1], NULL), 0);
+  assert_int_equal(mmp_wait(&r[2], &st), 0);
+  deadline_off();
+  assert_memory_equal(buf, want, LEN);
+  assert_memory_equal(half, hwant, LEN);
+  assert_int_equal(st.bytes, LEN * (size_t)p);
+  for (q = 0; q < p; q++) {
+    mr_fill(awant, LEN, 100 + (uint64_t)q);
+    assert_memory_equal(all + (size_t)q * LEN, awant, LEN);
+  }
+  assert_int_equal(mmp_comm_free(&d), 0);
+  assert_int_equal(mmp_comm_free(&s), 0);
+  assert_int_equal(mmp_comm_free(&d2), 0);
+}
+
+/* One case per job (argv[1]: barrier, dups, split or mcast), so that each
  * starts on communicators that no earlier collective has touched. */
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_barrier_then_ibcast_reversed),
       cmocka_unit_test(test_two_dups_reversed),
       cmocka_unit_test(test_split_and_dup_reversed),
+      cmocka_unit_test(test_mcast_reversed),
   };
-  static const char *const names[] = {"barrier", "dups", "split"};
+  static const char *const names[] = {"barrier", "dups", "split", "mcast"};
   size_t i;
 
   for (i = 0; argc == 2 && i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(argv[1], names[i]) == 0)
       return _cmocka_run_group_tests(names[i], &tests[i], 1, mr_setup,
                                      mr_teardown);
-  fprintf(stderr, "usage: mr_first_auto barrier|dups|split\n");
+  fprintf(stderr, "usage: mr_first_auto barrier|dups|split|mcast\n");
   return 64;
 }

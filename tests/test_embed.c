@@ -5,7 +5,10 @@
  * rendezvous and starts last. An intruder with a wrong key that tries to
  * join as rank 1 first is refused, and the real job is undisturbed. A job
  * whose ranks all set MINIMP_ENCRYPT=1 runs; one where they disagree
- * fails at init on every rank. And with no launcher to stop the job, a
+ * fails at init on every rank, and so does one where they disagree on
+ * MINIMP_MCAST. Ranks that drive progress differently (one external)
+ * start an explicit multicast broadcast on a new duplicate at different
+ * points, and it completes. And with no launcher to stop the job, a
  * rank that dies makes receives from any source fail, and an
  * arrival-aware broadcast waiting for it; a rank that calls mmp_abort
  * makes every other rank's operations fail with MMP_EABORTED. Bad arguments
@@ -69,16 +72,16 @@ static int rank_main(int rank, int size, const char *addr, const char *k) {
   return mmp_finalize() == 0 ? 0 : 24;
 }
 
-/* A rank in a child process; `encrypt` (if not NULL) is its
- * MINIMP_ENCRYPT. */
+/* A rank in a child process; `value` (if not NULL) is its variable
+ * `name`. */
 static pid_t spawn_env(int rank, int size, const char *addr, const char *k,
-                       int delay_ms, const char *encrypt) {
+                       int delay_ms, const char *name, const char *value) {
   pid_t pid = fork();
 
   assert_true(pid >= 0);
   if (pid == 0) {
-    if (encrypt != NULL)
-      setenv("MINIMP_ENCRYPT", encrypt, 1);
+    if (value != NULL)
+      setenv(name, value, 1);
     usleep((useconds_t)delay_ms * 1000);
     _exit(rank_main(rank, size, addr, k));
   }
@@ -87,7 +90,7 @@ static pid_t spawn_env(int rank, int size, const char *addr, const char *k,
 
 static pid_t spawn(int rank, int size, const char *addr, const char *k,
                    int delay_ms) {
-  return spawn_env(rank, size, addr, k, delay_ms, NULL);
+  return spawn_env(rank, size, addr, k, delay_ms, NULL, NULL);
 }
 
 static void test_embed_host_starts_last(void **state) {
@@ -126,23 +129,37 @@ static void test_embed_encrypted_job_runs(void **state) {
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
   for (int i = 0; i < 3; i++)
-    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "1");
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, "MINIMP_ENCRYPT", "1");
   for (int i = 0; i < 3; i++)
     assert_int_equal(exit_code(p[i]), 0);
 }
 
-/* One rank seals, the others do not: every rank's init fails with
- * MMP_EENV (exit 21), none hangs. */
-static void test_embed_mixed_encryption_fails(void **state) {
+/* Three ranks, rank `odd` with `name` set to `value`, the others to
+ * `usual`: every rank's init fails with MMP_EENV (exit 21), none hangs. */
+static void mixed_setting_fails(const char *name, int odd, const char *value,
+                                const char *usual) {
   char addr[64];
   pid_t p[3];
-  (void)state;
 
   snprintf(addr, sizeof(addr), "127.0.0.1:%d", free_port());
   for (int i = 0; i < 3; i++)
-    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, i == 2 ? "1" : "0");
+    p[i] = spawn_env(i, 3, addr, key, i == 0 ? 100 : 0, name,
+                     i == odd ? value : usual);
   for (int i = 0; i < 3; i++)
     assert_int_equal(exit_code(p[i]), 21);
+}
+
+/* One rank seals, the others do not. */
+static void test_embed_mixed_encryption_fails(void **state) {
+  (void)state;
+  mixed_setting_fails("MINIMP_ENCRYPT", 2, "1", "0");
+}
+
+/* One rank has MINIMP_MCAST=off, the others the default: none waits in
+ * the multicast check for a rank that does not make it. */
+static void test_embed_mixed_mcast_fails(void **state) {
+  (void)state;
+  mixed_setting_fails("MINIMP_MCAST", 1, "off", "auto");
 }
 
 /* Four tasks started alike, as srun starts them, with only Slurm's
@@ -758,6 +775,53 @@ static void run_ranks(int n, int (*body)(int rank, const char *addr)) {
     assert_int_equal(code[i], 0);
 }
 
+/* Child body, ranks of three with rank 1 on external progress: an
+ * explicit multicast broadcast on a new duplicate, rank 0 starting it
+ * after a barrier of the world and the others before it. mmp_init
+ * checked multicast with every rank, whatever its progress mode, and the
+ * duplicate took that verdict: no start waits. Exit codes 70.. */
+static int mcast_progress_main(int rank, const char *addr) {
+  mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
+  mmp_comm_t *w, *d = NULL;
+  mmp_request_t *r = NULL;
+  uint8_t b[3000];
+  int rc, i;
+
+  if (timeout_init(rank, addr, 30) != 0)
+    return 70;
+  w = mmp_comm_world();
+  if (mmp_comm_dup(w, &d) != 0)
+    return 71;
+  o.algorithm = "multicast";
+  memset(b, rank == 0 ? 0xa5 : 0, sizeof(b));
+  if (rank == 0) {
+    rc = mmp_barrier(w);
+    if (rc == 0)
+      rc = mmp_ibcast(b, sizeof(b), 0, d, &o, &r);
+  } else {
+    rc = mmp_ibcast(b, sizeof(b), 0, d, &o, &r);
+    if (rc == 0)
+      rc = mmp_barrier(w);
+  }
+  if (rc != 0) {
+    fprintf(stderr, "rank %d: %s\n", rank, mmp_err_name(rc));
+    return 72;
+  }
+  if (mmp_wait(&r, NULL) != 0)
+    return 73;
+  for (i = 0; i < (int)sizeof(b); i++)
+    if (b[i] != 0xa5)
+      return 74;
+  if (mmp_comm_free(&d) != 0)
+    return 75;
+  return mmp_finalize() == 0 ? 0 : 76;
+}
+
+static void test_embed_mcast_mixed_progress(void **state) {
+  (void)state;
+  run_ranks(3, mcast_progress_main);
+}
+
 static void test_embed_collective_times_out(void **state) {
   (void)state;
   run_ranks(3, timeout_main);
@@ -1037,6 +1101,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_embed_wrong_key_is_refused),
       cmocka_unit_test(test_embed_encrypted_job_runs),
       cmocka_unit_test(test_embed_mixed_encryption_fails),
+      cmocka_unit_test(test_embed_mixed_mcast_fails),
+      cmocka_unit_test(test_embed_mcast_mixed_progress),
       cmocka_unit_test(test_embed_slurm_environment),
       cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),

@@ -56,9 +56,8 @@ static unsigned bcast_auto_flags(const mmp__call_t *c, const mmp__query_t *q,
 }
 
 /* A broadcast of `len` bytes from `root` on `comm`, as AUTO and the rows
- * see it; `blocking`: the caller waits for it (mmp__call_t's mcast). */
-static void bcast_call(mmp_comm_t *comm, size_t len, int root, int blocking,
-                       mmp__call_t *c) {
+ * see it. */
+static void bcast_call(mmp_comm_t *comm, size_t len, int root, mmp__call_t *c) {
   memset(c, 0, sizeof(*c));
   c->fam = &mmp__bcast_family;
   c->comm = comm;
@@ -67,7 +66,7 @@ static void bcast_call(mmp_comm_t *comm, size_t len, int root, int blocking,
   c->esize = 1;
   c->len = len;
   c->auto_flags = bcast_auto_flags;
-  c->mcast = blocking ? 1 : 2;
+  c->mcast = 1;
 }
 
 /* Where an arrival-aware broadcast runs instead, arrival_nb if its pushes
@@ -277,8 +276,7 @@ static int check(const void *buf, size_t len, int root,
 }
 
 static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
-                       const mmp_bcast_opts_t *opts, int blocking,
-                       mmp_request_t **req) {
+                       const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   uint8_t hdr[MMP__DESC_MAX];
   mmp__opts_t o;
   mmp__call_t c;
@@ -292,7 +290,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   if ((rc = check(buf, len, root, comm)) != 0 ||
       (rc = mmp__opts_from(&mmp__bcast_family, opts, &o)) != 0)
     return rc;
-  bcast_call(comm, len, root, blocking, &c);
+  bcast_call(comm, len, root, &c);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
       (rc = resolve(&c, &o, &d, &pays)) != 0)
     return rc;
@@ -324,8 +322,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
 int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
                const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, 0, req),
-                        __func__);
+  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, req), __func__);
 }
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
@@ -340,7 +337,7 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
   if ((rc = mmp__coll_ready(comm)) != 0 ||
       (rc = mmp__opts_from(&mmp__bcast_family, NULL, &o)) != 0)
     return rc;
-  bcast_call(comm, len, comm->rank, 1, &c);
+  bcast_call(comm, len, comm->rank, &c);
   if ((rc = mmp__opts_check(&c, &o)) != 0)
     return rc;
   rc = resolve(&c, &o, &d, &pays);
@@ -382,7 +379,7 @@ int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
   mmp_request_t *r;
 
   mmp__api_enter();
-  return mmp__api_wait(ibcast_body(buf, len, root, comm, opts, 1, &r), &r,
+  return mmp__api_wait(mmp_ibcast(buf, len, root, comm, opts, &r), &r,
                        __func__);
 }
 

@@ -58,9 +58,10 @@
  * 360 KiB, about what a default net.core.rmem_max lets a receiver
  * buffer), so a pause (waiting for NACKs) never turns into a flood.
  *
- * Availability is detected collectively at the first use on a
- * communicator (mmp__mcast_usable); where it fails, asking for this
- * algorithm returns MMP_ENOTSUP on every rank.
+ * Availability is detected collectively in mmp_init, and every
+ * communicator takes its parent's verdict (mmp__mcast_usable); where
+ * multicast is unusable, asking for this algorithm returns MMP_ENOTSUP on
+ * every rank.
  *
  * Cost: alpha + m beta at the root and at each receiver, flat in p, plus
  * repairs (multicast_cost); the root's ACK tree adds ceil(log2 p) alpha
@@ -682,9 +683,10 @@ static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
   /* A broadcast to nobody needs no channel: it completes at once. */
   if (comm->size == 1)
     pl = 1024;
-  else if ((rc = mmp__mcast_usable(comm, &v)) != 0)
+  else if ((rc = mmp__mcast_usable(comm, &v)) != 0) {
+    mmp__mcast_explain(comm);
     return rc;
-  else {
+  } else {
     pl = v.payload;
     extra = v.extra;
   }

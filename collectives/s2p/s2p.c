@@ -33,18 +33,17 @@ typedef struct s2p_args_s {
   size_t *out_lens;
   mmp_comm_t *comm;
   mmp__opts_t o; /* the caller's options, names looked up */
-  int blocking;  /* the caller waits for it (mmp__call_t's mcast) */
 } s2p_args_t;
 
 /* An s-to-p on `comm` of the sources `x` (NULL: not yet known), as AUTO
  * and the rows see it. */
 static void s2p_as_call(mmp_comm_t *comm, const mmp__s2p_t *x,
-                        const size_t *lens, int blocking, mmp__call_t *c) {
+                        const size_t *lens, mmp__call_t *c) {
   memset(c, 0, sizeof(*c));
   c->fam = &mmp__s2p_family;
   c->comm = comm;
   c->esize = 1;
-  c->mcast = blocking ? 1 : 2;
+  c->mcast = 1;
   if (x != NULL) {
     c->len = x->total;
     c->x = x;
@@ -64,7 +63,7 @@ static int s2p_check(s2p_args_t *a) {
       (a->is_source && a->sendlen == MMP_S2P_NONE) ||
       (a->recvbuf == NULL && a->recvcap > 0))
     return MMP_EINVAL;
-  s2p_as_call(a->comm, NULL, NULL, a->blocking, &c);
+  s2p_as_call(a->comm, NULL, NULL, &c);
   if ((rc = mmp__opts_check(&c, &a->o)) != 0)
     return rc;
   if (a->lens != NULL &&
@@ -198,7 +197,7 @@ static int s2p_start(const s2p_args_t *a, const size_t *lens,
   if (a->out_lens != NULL)
     for (i = 0; i < x.p; i++)
       a->out_lens[i] = lens[i];
-  s2p_as_call(a->comm, &x, lens, a->blocking, &c);
+  s2p_as_call(a->comm, &x, lens, &c);
   rc = mmp__resolve(&c, &a->o, &d, NULL);
   if (rc == 0)
     rc = s2p_launch(a, &x, &d, req);
@@ -228,7 +227,6 @@ static int s2p_exchange(const s2p_args_t *a, size_t *lens) {
   ex.recvbuf = v;
   ex.recvcap = 8 * (size_t)p;
   ex.comm = a->comm;
-  ex.blocking = a->blocking;
   rc = s2p_start(&ex, lens, &r);
   /* It runs inside the caller's call: no receive of the caller's can see
    * that a partner gave up on a lost rank. */
@@ -265,8 +263,7 @@ static int s2p_call(s2p_args_t *a, mmp_request_t **req) {
 static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
                            void *recvbuf, size_t recvcap, const size_t *lens,
                            size_t *out_lens, mmp_comm_t *comm,
-                           const mmp_s2p_opts_t *opts, int blocking,
-                           mmp_request_t **req) {
+                           const mmp_s2p_opts_t *opts, mmp_request_t **req) {
   s2p_args_t a;
   int rc;
 
@@ -288,7 +285,6 @@ static int ibcast_s2p_body(const void *sendbuf, size_t sendlen, int is_source,
   a.lens = lens;
   a.out_lens = out_lens;
   a.comm = comm;
-  a.blocking = blocking;
   return s2p_call(&a, req);
 }
 
@@ -298,7 +294,7 @@ int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
                    const mmp_s2p_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
   return mmp__api_leave(ibcast_s2p_body(sendbuf, sendlen, is_source, recvbuf,
-                                        recvcap, lens, out_lens, comm, opts, 0,
+                                        recvcap, lens, out_lens, comm, opts,
                                         req),
                         __func__);
 }
@@ -310,9 +306,8 @@ int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
   mmp_request_t *r;
 
   mmp__api_enter();
-  return mmp__api_wait(ibcast_s2p_body(sendbuf, sendlen, is_source, recvbuf,
-                                       recvcap, lens, out_lens, comm, opts, 1,
-                                       &r),
+  return mmp__api_wait(mmp_ibcast_s2p(sendbuf, sendlen, is_source, recvbuf,
+                                      recvcap, lens, out_lens, comm, opts, &r),
                        &r, __func__);
 }
 
@@ -332,7 +327,7 @@ int mmp_s2p_select(mmp_comm_t *comm, const size_t *lens, mmp_s2p_opts_t *out) {
   rc = mmp__s2p_init(&x, comm->size, comm->rank, o.rows, lens);
   if (rc != 0)
     return rc;
-  s2p_as_call(comm, &x, lens, 1, &c);
+  s2p_as_call(comm, &x, lens, &c);
   if ((rc = mmp__opts_check(&c, &o)) == 0)
     rc = mmp__resolve(&c, &o, &d, NULL);
   if (rc == 0) {

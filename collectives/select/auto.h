@@ -81,12 +81,7 @@ typedef struct mmp__call_s {
    * rule), kept with it in the cache; NULL: none. */
   unsigned (*auto_flags)(const struct mmp__call_s *c, const mmp__query_t *q,
                          const mmp__desc_t *d, double best);
-  /* AUTO prices multicast (mmp__mcast_auto): 1 in a blocking call, which
-   * may make the collective check; 2 in a non-blocking start, only where
-   * the check is done: ranks may start non-blocking collectives of
-   * several communicators in different orders, and a check there would
-   * wait for every rank. */
-  int mcast;
+  int mcast; /* AUTO prices multicast (mmp__mcast_auto) */
 } mmp__call_t;
 
 /* A reduction or block collective's call on `comm`: the description's

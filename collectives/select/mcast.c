@@ -22,32 +22,22 @@ int mmp__mcast_considered(int p, const mmp_netmodel_t *nm) {
 
 /*
  * Only where the user switched it on (MINIMP_MCAST=on): its price is not
- * yet checked on hosts where it applies, and the check costs the first
- * call a barrier and the probes, 500 ms where multicast is blocked
- * (docs/design/auto.md, "Multicast"). The check is collective: every
- * rank's first AUTO broadcast or s-to-p makes it, whatever the length
- * (the condition is of p, the model and the setting only, alike on every
- * rank), and its verdict is the same everywhere.
+ * yet checked on hosts where it applies (docs/design/auto.md,
+ * "Multicast"). The verdict is the one mmp_init found for the job, which
+ * every communicator takes from the one it was made from: the same on
+ * every rank, and never checked here, in a collective's start.
  */
-int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm, int may_check,
-                    mmp__mcast_verdict_t *mc) {
+void mmp__mcast_auto(const mmp_comm_t *comm, const mmp_netmodel_t *nm,
+                     mmp__mcast_verdict_t *mc) {
   mmp__rt_facts_t f;
-  int rc;
 
   memset(mc, 0, sizeof(*mc));
   mmp__rt_facts(mmp__eng, &f);
   if (f.mcast != MMP__MCAST_ON || !mmp__mcast_considered(comm->size, nm))
-    return 0;
-  /* The verdict changes only in collectives of this communicator, which
-   * every rank calls in one order: unchecked here is unchecked on all. */
-  if (!may_check && comm->mcast.state == 0)
-    return 0;
-  rc = mmp__mcast_usable(comm, mc);
-  if (rc == MMP_ENOTSUP || (rc == MMP_EINVAL && comm->mcast.state == -2)) {
+    return;
+  /* Unusable or misconfigured (logged in mmp_init): AUTO does without. */
+  if (mmp__mcast_usable(comm, mc) != 0)
     memset(mc, 0, sizeof(*mc));
-    return 0;
-  }
-  return rc;
 }
 
 /* The pace over the model's rate for datagrams that add `extra` wire

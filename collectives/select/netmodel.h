@@ -75,21 +75,16 @@ double mmp__mcast_pace_gain(size_t extra);
 
 /* 1 if AUTO considers multicast at all on p ranks under `nm`: at least 3
  * ranks, one per node, on CPUs they do not share (docs/design/auto.md,
- * "Multicast"). A function of (p, nm) only, not of the length, so that
- * every rank's first AUTO call makes the same collective availability
- * check whatever length it passed. */
+ * "Multicast"). A function of (p, nm) only, not of the length. */
 int mmp__mcast_considered(int p, const mmp_netmodel_t *nm);
 
-/* Lock NOT held. Multicast on `comm` as AUTO prices it (*mc zeroed: not
- * usable): only where MINIMP_MCAST=on and mmp__mcast_considered; then the
- * runtime's availability check (collective on the first call, the same
- * point on every rank). A misconfigured group, logged as an error on
- * every rank, leaves AUTO without multicast, as where it is unusable.
- * Unless `may_check`, a communicator not yet checked is priced without
- * multicast and left unchecked. 0, or an error of the point-to-point
- * exchange. */
-int mmp__mcast_auto(mmp_comm_t *comm, const mmp_netmodel_t *nm, int may_check,
-                    mmp__mcast_verdict_t *mc);
+/* Multicast on `comm` as AUTO prices it (*mc zeroed: not usable): only
+ * where MINIMP_MCAST=on and mmp__mcast_considered; then the runtime's
+ * verdict, mmp_init's (mmp__mcast_usable). A misconfigured group, logged
+ * as an error on every rank, leaves AUTO without multicast, as where it
+ * is unusable. Local. */
+void mmp__mcast_auto(const mmp_comm_t *comm, const mmp_netmodel_t *nm,
+                     mmp__mcast_verdict_t *mc);
 
 /* The price of multicasting: alpha, then `first` bytes of payload at the
  * root's pace slowed `share`-fold (roots that share the receivers'

@@ -61,8 +61,8 @@ static int auto_pick(const mmp__call_t *c, mmp__desc_t *d, unsigned *flags,
   if ((rc = model(c, nm, have)) != 0)
     return rc;
   memset(&mc, 0, sizeof(mc));
-  if (c->mcast && (rc = mmp__mcast_auto(c->comm, nm, c->mcast == 1, &mc)) != 0)
-    return rc;
+  if (c->mcast)
+    mmp__mcast_auto(c->comm, nm, &mc);
   memset(&q, 0, sizeof(q));
   q.p = c->comm->size;
   q.len = c->len;
