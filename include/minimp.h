@@ -149,10 +149,9 @@ MMP_EXTERN int mmp_init(int *argc, char ***argv);
  * has finalised). `iface` selects the address to listen on (interface name
  * or CIDR); NULL picks the address that reaches the rendezvous.
  * With MMP_INIT_EXTERNAL_PROGRESS no progress thread is started (see
- * mmp_progress_fd), and the network model is not measured: call
- * mmp_comm_netmodel on every rank once the loop runs, before making
- * communicators, or automatic selection prices with fixed figures. The
- * strings are only read during the call.
+ * mmp_progress_fd); the call itself drives the loop while it measures the
+ * network model and checks multicast with every rank, as any rank does.
+ * The strings are only read during the call.
  * Returns as mmp_init(), plus MMP_EINVAL for bad arguments or flags.
  */
 MMP_EXTERN int mmp_init_ex(int rank, int size, const char *rendezvous,
@@ -612,8 +611,8 @@ typedef struct mmp_netmodel_s {
  * communicator inherit its figures, so that no collective's start waits
  * for the other ranks to measure them (a non-blocking one may start on
  * each rank at a different point); nodes and node_size are always
- * `comm`'s own. Where none was measured (MMP_INIT_EXTERNAL_PROGRESS, a
- * measurement at init that failed), this call measures it, by all ranks
+ * `comm`'s own. Where none was measured (a measurement at init that
+ * failed), this call measures it, by all ranks
  * of `comm` at once (collective then, local afterwards); until then
  * automatic selection prices with fixed figures. A saved profile replaces
  * every measurement: MINIMP_NET_ALPHA_US and MINIMP_NET_BETA_NS (and

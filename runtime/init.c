@@ -789,11 +789,11 @@ static int runtime_start(const mmp__config_t *cfg) {
     return rc;
   }
   mmp__eng = e;
-  /* A loop the application drives cannot run inside mmp_init. */
-  if (mmp__coll_hooks != NULL && mmp__coll_hooks->world_up != NULL &&
-      !cfg->progress_external)
+  /* Every rank, whatever its progress mode (mmp_init drives the loop
+   * itself under external progress, as a blocking call does): both steps
+   * are collective, and ranks of one job may differ in that mode. */
+  if (mmp__coll_hooks != NULL && mmp__coll_hooks->world_up != NULL)
     mmp__coll_hooks->world_up(&e->world);
-  /* Every rank, whatever its progress mode: the check is collective. */
   mmp__mcast_world_up(e);
   return 0;
 }

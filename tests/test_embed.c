@@ -822,6 +822,42 @@ static void test_embed_mcast_mixed_progress(void **state) {
   run_ranks(3, mcast_progress_main);
 }
 
+/* Ranks that differ in progress mode (rank 1 external) and have no saved
+ * network model: every one measures it in mmp_init, they hold the same
+ * figures, and AUTO's allreduce runs. Before, the ranks on a progress
+ * thread measured alone and waited for rank 1 for ever. Exit codes 90.. */
+static int mixed_model_main(int rank, const char *addr) {
+  unsigned flags = rank == 0   ? MMP_INIT_HOST_RENDEZVOUS
+                   : rank == 1 ? MMP_INIT_EXTERNAL_PROGRESS
+                               : 0;
+  mmp_netmodel_t nm, root;
+  int32_t v = rank + 1, sum = 0;
+  mmp_comm_t *w;
+
+  alarm(30);
+  unsetenv("MINIMP_NET_ALPHA_US");
+  unsetenv("MINIMP_NET_BETA_NS");
+  if (mmp_init_ex(rank, 3, addr, key, NULL, flags) != 0)
+    return 90;
+  w = mmp_comm_world();
+  if (mmp_comm_netmodel(w, &nm) != 0)
+    return 91;
+  root = nm;
+  if (mmp_bcast(&root, sizeof(root), 0, w) != 0)
+    return 92;
+  if (memcmp(&root.alpha, &nm.alpha, sizeof(nm.alpha)) != 0 ||
+      memcmp(&root.beta, &nm.beta, sizeof(nm.beta)) != 0)
+    return 93;
+  if (mmp_allreduce(&v, &sum, 1, MMP_INT32, MMP_SUM, w) != 0 || sum != 6)
+    return 94;
+  return mmp_finalize() == 0 ? 0 : 95;
+}
+
+static void test_embed_model_mixed_progress(void **state) {
+  (void)state;
+  run_ranks(3, mixed_model_main);
+}
+
 static void test_embed_collective_times_out(void **state) {
   (void)state;
   run_ranks(3, timeout_main);
@@ -1103,6 +1139,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_embed_mixed_encryption_fails),
       cmocka_unit_test(test_embed_mixed_mcast_fails),
       cmocka_unit_test(test_embed_mcast_mixed_progress),
+      cmocka_unit_test(test_embed_model_mixed_progress),
       cmocka_unit_test(test_embed_slurm_environment),
       cmocka_unit_test(test_embed_slurm_derived_rendezvous),
       cmocka_unit_test(test_embed_lost_rank_fails_any_source_waits),
