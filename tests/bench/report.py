@@ -9,9 +9,10 @@ tables beside the anchors, saves the raw results, and writes the tables.
       the machine is not root; each benchmark then runs under the bench
       lock (benchlock, or flock on /tmp/minimp-bench.lock where benchlock
       is not installed), which lets it start only on an idle machine, and
-      refuses (exit status 3) when the 1-minute load average is still above
-      REPORT_MAX_LOAD (default 1.0) after REPORT_WAIT seconds (default 240)
-      in the lock. Saves every row to
+      refuses (exit status 3) when, after REPORT_WAIT seconds (default 240)
+      in the lock, the 1-minute load average is still above
+      REPORT_MAX_LOAD (default 1.0) and another process is runnable.
+      Saves every row to
       docs/data/history/<date>-<commit>[-quick].json, then renders it.
   report.py render RESULT.json [--doc FILE]...
       Rewrites the generated regions of each FILE (docs/performance.md and
@@ -168,6 +169,26 @@ def loadavg():
         return [float(x) for x in f.read().split()[:3]]
 
 
+def runnable():
+    """The most processes runnable at once over 2 s, this one excluded."""
+    most = 0
+    for _ in range(10):
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("procs_running"):
+                    most = max(most, int(line.split()[1]) - 1)
+        time.sleep(0.2)
+    return most
+
+
+def idle(limit):
+    """Idle: the 1-minute load average at most `limit`, or nothing else
+    runnable now. The average lags a minute or more behind the machine, so
+    after the previous benchmark's own ranks it would keep the next one
+    waiting on an idle machine; the run queue tells at once."""
+    return loadavg()[0] <= limit or runnable() == 0
+
+
 def git(*args):
     return subprocess.run(["git", "-C", SRC] + list(args), check=True,
                           capture_output=True, text=True).stdout.strip()
@@ -203,10 +224,10 @@ def section(args):
     # The lock holds new work off: give what ran before it time to leave
     # the 1-minute average (REPORT_WAIT seconds at most).
     deadline = time.time() + float(os.environ.get("REPORT_WAIT", "240"))
-    while loadavg()[0] > limit and time.time() < deadline:
+    while not idle(limit) and time.time() < deadline:
         time.sleep(5)
     before = loadavg()
-    if before[0] > limit:
+    if not idle(limit):
         die(3, "the machine is busy: 1-minute load average %.2f is above "
             "%.2f (REPORT_MAX_LOAD); %s not measured. Run the report when "
             "nothing else runs" % (before[0], limit, args.name))
