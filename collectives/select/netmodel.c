@@ -303,10 +303,10 @@ static int stream_gap(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
 }
 
 /* The large ping-pong once between nodes, twice within one: between
- * nodes it is bound by the link, reads alike every time (within 2% on
- * 100 Mbit/s links) and is the costliest probe (84 ms a way there);
- * within a node it is bound by the CPUs, and varies several-fold. Both
- * partners know where the other runs, so they agree on the count. */
+ * nodes the link bounds it, so it reads alike every time and a second run
+ * only costs (figures: docs/data/history/auto.md); within a node the CPUs
+ * bound it and it varies. Both partners know where the other runs, so
+ * they agree on the count. */
 static int pair_beta(mmp__engine_t *e, mmp_comm_t *c, int peer, int tag,
                      double *beta, double *burst, double *gap) {
   int large_reps =
