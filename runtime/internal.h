@@ -284,6 +284,10 @@ typedef struct mmp__engine_s {
   int spin_off;                /* blocking waits left that sleep at once:
                                   the spin kept the peer off its CPU
                                   (progress.c; lock) */
+  int spin_off_run;            /* how many the next time it is found:
+                                  doubles at each, halves at each wait
+                                  that ends within its spin (progress.c;
+                                  lock) */
   uint64_t spin_offs;          /* times that was found (lock) */
   uint64_t polls;         /* loop passes that polled rather than slept (lock) */
   uint64_t handoffs;      /* polling passes that yielded the CPU to a peer

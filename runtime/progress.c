@@ -60,10 +60,14 @@
 /* A wait whose spin ran out and whose sleep then ended within twice the
  * spin was kept waiting by polling: the peer it waited for shared its
  * CPU (a loaded machine moves both ranks onto one CPU) and ran only once
- * the poller slept, or once its own spin ran out. The next SPIN_OFF_WAITS
- * blocking waits sleep at once; then one polls again, and polling stays
- * if it finds its message (docs/design/progress.md, "Spinning on a loaded
- * machine"). */
+ * the poller slept, or once its own spin ran out. The next blocking
+ * waits sleep at once, SPIN_OFF_MIN of them the first time and twice as
+ * many each time the wait that polls after them trips again, up to
+ * SPIN_OFF_WAITS; each wait that ends within its spin halves the run. So
+ * a lasting load costs one spin in SPIN_OFF_WAITS waits, and a single
+ * hiccup on an idle machine a few wake-ups instead of 256
+ * (docs/design/progress.md, "Spinning on a loaded machine"). */
+#define SPIN_OFF_MIN 8
 #define SPIN_OFF_WAITS 256
 /* Looks in a row that find a peer runnable on our CPU before the lower
  * rank of the two moves to another (engine_cpu_shared): in a ping-pong,
@@ -413,9 +417,12 @@ static void engine_drive(mmp__engine_t *e, int (*pred)(void *), void *arg) {
     e->move_hold--;
   if (spun_at && !e->cfg.spin_yield && uv_hrtime() - spun_at < 2 * budget &&
       (!see || (!handoff && cpu_contended())) && !engine_part_unseen(e, see)) {
-    e->spin_off = SPIN_OFF_WAITS;
+    int run = e->spin_off_run < SPIN_OFF_MIN ? SPIN_OFF_MIN : e->spin_off_run;
+    e->spin_off = run;
+    e->spin_off_run = run < SPIN_OFF_WAITS / 2 ? 2 * run : SPIN_OFF_WAITS;
     e->spin_offs++;
-  }
+  } else if (!spun_at && budget > 0 && !e->cfg.spin_yield)
+    e->spin_off_run /= 2;
   if (e->ext_fd >= 0) {
     /* Shared memory's poll calls back into the runtime, which locks. */
     mmp__unlock(e);

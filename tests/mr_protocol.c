@@ -568,8 +568,14 @@ static void test_spin_stops_when_peer_shares_cpu(void **state) {
       fail_msg("%d round trips on one CPU, and no rank saw its spin keep "
                "the other off the CPU",
                i);
-    /* Twenty more round trips: a rank that noticed sleeps at once. */
+    /* Twenty more round trips: a rank that noticed sleeps at once through
+     * the run of waits it was given (at least 8 at a first notice), at
+     * most two waits per round trip. */
     assert_int_equal(mmp__debug_progress(&d0), 0);
+    /* A first notice sleeps through a short run only (8 waits), so that a
+     * lone stall on an idle machine costs a few wake-ups, not 256. */
+    if (d0.spin_offs == 1)
+      assert_in_range(d0.spin_off, 1, 8);
     for (i = 0; i < 20; i++) {
       if (mr_rank() == 0) {
         assert_int_equal(mmp_send(&go, 1, 1, 45, w), 0);
@@ -578,10 +584,10 @@ static void test_spin_stops_when_peer_shares_cpu(void **state) {
         assert_int_equal(mmp_recv(&go, 1, 0, 45, w, NULL), 0);
         assert_int_equal(mmp_send(&go, 1, 0, 45, w), 0);
       }
+      assert_int_equal(mmp__debug_progress(&d1), 0);
+      if (i < d0.spin_off / 2)
+        assert_true(d1.polls == d0.polls);
     }
-    assert_int_equal(mmp__debug_progress(&d1), 0);
-    if (d0.spin_off > 20)
-      assert_true(d1.polls == d0.polls);
     assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
   }
   assert_int_equal(mr_barrier(), 0);
