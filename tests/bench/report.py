@@ -93,7 +93,7 @@ BENCHES = {
         "what": "OSU's osu_latency on libminimp-mpi beside minimp-bench",
         "cmd": ["sh", "tests/bench/run_osu.sh", "{build}", "onehost",
                 "{rounds}"],
-        "rounds": (9, 3),
+        "rounds": (9, 5),
         "env": {"OSU_BUILD": "results/osu"},
         "csv": "onehost.csv",
         "prepare": ["sh", "tests/bench/run_osu.sh", "{build}", "build"],

@@ -85,12 +85,15 @@ if [ "$mode" = onehost ]; then
   r=1
   while [ "$r" -le "$reps" ]; do
     echo "round $r of $reps" >&2
+    # Both libminimp rows bind each rank to a core, as mpirun does by
+    # default for two processes: unbound, where the kernel puts the ranks
+    # moves one launch's TCP figure by more than the MPI layer's cost.
     for shm in on off; do
       e="MINIMP_SHM=$shm"
-      v=$(env $e "$run" -n 2 "$b/tests/bench/minimp-bench" pingpong \
-        --sizes 8 | awk '$1 == 8 {print $2}')
+      v=$(env $e "$run" -n 2 --bind-to core "$b/tests/bench/minimp-bench" \
+        pingpong --sizes 8 | awk '$1 == 8 {print $2}')
       put "minimp-bench_pingpong_shm=$shm" "$v"
-      v=$(env $e "$run" -n 2 "$M/pt2pt/osu_latency" | row 8)
+      v=$(env $e "$run" -n 2 --bind-to core "$M/pt2pt/osu_latency" | row 8)
       put "osu_latency_libminimp-mpi_shm=$shm" "$v"
     done
     v=$(mpirun.openmpi --allow-run-as-root -np 2 "$O/pt2pt/osu_latency" | row 8)
