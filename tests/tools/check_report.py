@@ -279,7 +279,10 @@ def lock_checks(tmp):
         p = subprocess.Popen([sys.executable, REPORT, "lock", sys.executable,
                               "-c", probe], env=env, stderr=subprocess.PIPE,
                              text=True)
-        time.sleep(1)
+        # Once it holds the gate it waits for the bench lock.
+        check(wait_for(lambda: not free(gate)),
+              "report.py lock did not take the gate")
+        time.sleep(0.5)
         check(not os.path.exists(ran) and p.poll() is None,
               "report.py lock ran its command beside a heavy command")
         check(state(bg.pid) != "T",
