@@ -299,8 +299,9 @@ class BenchLock:
                       file=sys.stderr)
                 fcntl.flock(fd, fcntl.LOCK_EX)
         self.taken = time.time()
+        self.waited = round(self.taken - t0)
         print("report: bench lock taken (waited %d s), %d background "
-              "run(s) stopped" % (self.taken - t0, self.pause()),
+              "run(s) stopped" % (self.waited, self.pause()),
               file=sys.stderr)
         return self
 
@@ -380,7 +381,7 @@ def section(name, build, out_dir, quick, lock):
     t1 = time.time()
     after = loadavg()
     sys.stdout.write(stdout)
-    print("report: %s: %d s" % (name, t1 - t0), file=sys.stderr)
+    print("report: %s: %d s" % (name, round(t1 - t0)), file=sys.stderr)
     rows = read_csv(os.path.join(out, b["csv"]))
     res = {"what": b["what"], "command": cmd,
            "env": {k: env[k] for k in list(b["env"]) +
@@ -442,9 +443,11 @@ def run(args):
                 die(e.code or 1, "stopped at %s; nothing written to docs/"
                     % n)
     result["seconds"] = round(time.time() - start)
-    print("report: %s in all; %s" % (minutes(result["seconds"]), ", ".join(
-        "%s %d s (waited %d s)" % (n, b["seconds"], b["waited"])
-        for n, b in result["benches"].items())), file=sys.stderr)
+    result["lock_waited"] = lock.waited
+    print("report: %s in all, %d s of it waiting for the bench lock; %s" % (
+        minutes(result["seconds"]), lock.waited, ", ".join(
+            "%s %d s (waited %d s)" % (n, b["seconds"], b["waited"])
+            for n, b in result["benches"].items())), file=sys.stderr)
     os.makedirs(os.path.join(SRC, HISTORY), exist_ok=True)
     path = os.path.join(HISTORY, "%s-%s%s.json" % (
         result["date"], commit, "-quick" if args.quick else ""))
