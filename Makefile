@@ -11,10 +11,11 @@
 #   make bench   ping-pong benchmark beside Open MPI (MINIMP_ANCHORS names
 #                the anchors, or none; docs/testing.md)
 #   make report  run the benchmarks of docs/performance.md beside the
-#                anchors, each under the bench lock on an idle machine; save
-#                the rows in docs/data/history/ and rewrite the generated
-#                tables of docs/performance.md and README.md (QUICK=1: fewer
-#                rounds and sizes, under 20 minutes; tests/bench/report.py)
+#                anchors, holding the bench lock for the whole run, each
+#                benchmark once nothing else is runnable; save the rows in
+#                docs/data/history/ and rewrite the generated tables of
+#                docs/performance.md and README.md (QUICK=1: fewer rounds
+#                and sizes, under 20 minutes; tests/bench/report.py)
 #   make plots   redraw docs/img/ from docs/data/ (matplotlib; SVG and PNG)
 #   make build   release build only, in build/
 #   make fuzz    build the fuzz harnesses with clang and libFuzzer and run

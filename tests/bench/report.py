@@ -6,21 +6,25 @@ tables beside the anchors, saves the raw results, and writes the tables.
   report.py run [--build DIR] [--quick] [--only NAME,...]
       `make report` (QUICK=1: --quick). Refuses, with exit status 2, when
       the anchors are missing (MINIMP_ANCHORS, tests/bench/anchors.sh) or
-      the machine is not root; each benchmark then runs under the bench
-      lock (benchlock, or flock on /tmp/minimp-bench.lock where benchlock
-      is not installed), which lets it start only on an idle machine, and
-      refuses (exit status 3) when, after REPORT_WAIT seconds (default 240)
-      in the lock, the 1-minute load average is still above
-      REPORT_MAX_LOAD (default 1.0) and another process is runnable.
-      Saves every row to
-      docs/data/history/<date>-<commit>[-quick].json, then renders it.
+      the machine is not root. Then takes the bench lock once for the
+      whole run (see `lock`) and, before each benchmark, waits until the
+      machine is idle: the 1-minute load average at most REPORT_MAX_LOAD
+      (default 1.0) or no other process runnable over 2 s; it refuses
+      (exit status 3) when it is not after REPORT_WAIT seconds (default
+      240). Prints each benchmark's wall time and the wait before it.
+      Saves every row to docs/data/history/<date>-<commit>[-quick].json,
+      then renders it.
+  report.py lock CMD...
+      Runs CMD holding the bench lock as `run` holds it: the lock files of
+      benchlock and heavy (REPORT_LOCK_DIR, default /tmp), so that no heavy
+      command starts and none runs, with the background runs of bgrun
+      stopped (SIGSTOP) until CMD ends, and resumed (SIGCONT) however the
+      lock is left, signals included. Unlike benchlock it does not wait
+      for the load average to fall.
   report.py render RESULT.json [--doc FILE]...
       Rewrites the generated regions of each FILE (docs/performance.md and
       README.md by default) from a saved result; everything outside the
       regions is left as it is.
-  report.py section NAME --build DIR --out DIR [--quick]
-      One benchmark, run by `run` under the bench lock: writes
-      OUT/NAME.json.
 
 A generated region is the text between
   <!-- report:NAME begin ... -->  and  <!-- report:NAME end -->
@@ -30,11 +34,12 @@ benchmark the result does not hold is left alone.
 import argparse
 import csv
 import datetime
+import fcntl
 import json
 import os
 import platform
 import re
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -181,12 +186,28 @@ def runnable():
     return most
 
 
-def idle(limit):
-    """Idle: the 1-minute load average at most `limit`, or nothing else
-    runnable now. The average lags a minute or more behind the machine, so
-    after the previous benchmark's own ranks it would keep the next one
-    waiting on an idle machine; the run queue tells at once."""
-    return loadavg()[0] <= limit or runnable() == 0
+def wait_idle(name):
+    """Waits until the machine is idle: the 1-minute load average at most
+    REPORT_MAX_LOAD, or nothing else runnable. The average lags a minute
+    or more behind the machine, so after the previous benchmark's own
+    ranks it would keep the next one waiting on an idle machine; the run
+    queue tells at once. Refuses (exit 3) after REPORT_WAIT seconds.
+    Returns the load average, the run queue and the seconds waited."""
+    limit = float(os.environ.get("REPORT_MAX_LOAD", "1.0"))
+    t0 = time.time()
+    deadline = t0 + float(os.environ.get("REPORT_WAIT", "240"))
+    while True:
+        load, queue = loadavg(), runnable()
+        if load[0] <= limit or queue == 0:
+            return load, queue, time.time() - t0
+        if time.time() >= deadline:
+            die(3, "the machine is busy: %d other process%s runnable and "
+                "the 1-minute load average %.2f above %.2f "
+                "(REPORT_MAX_LOAD) after %s s (REPORT_WAIT); %s not "
+                "measured. Run the report when nothing else runs" % (
+                    queue, "" if queue == 1 else "es", load[0], limit,
+                    os.environ.get("REPORT_WAIT", "240"), name))
+        time.sleep(5)
 
 
 def git(*args):
@@ -216,60 +237,175 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def section(args):
-    """One benchmark, under the bench lock already: NAME.json in --out."""
-    b = BENCHES[args.name]
-    quick = 1 if args.quick else 0
-    limit = float(os.environ.get("REPORT_MAX_LOAD", "1.0"))
-    # The lock holds new work off: give what ran before it time to leave
-    # the 1-minute average (REPORT_WAIT seconds at most).
-    deadline = time.time() + float(os.environ.get("REPORT_WAIT", "240"))
-    while not idle(limit) and time.time() < deadline:
-        time.sleep(5)
-    before = loadavg()
-    if not idle(limit):
-        die(3, "the machine is busy: 1-minute load average %.2f is above "
-            "%.2f (REPORT_MAX_LOAD); %s not measured. Run the report when "
-            "nothing else runs" % (before[0], limit, args.name))
-    out = os.path.join(args.out, args.name)
+# ---- The bench lock ------------------------------------------------------
+
+# The lock files of benchlock and heavy (/usr/local/bin): a heavy command
+# takes the gate, then the bench lock shared, and lets the gate go; a
+# benchmark holds both alone. bgrun registers each background run's
+# process group in minimp-bg/PGID.pgid for the benchmark to stop.
+def lock_path(name):
+    return os.path.join(os.environ.get("REPORT_LOCK_DIR", "/tmp"), name)
+
+
+def bg_signal(sig):
+    """Sends `sig` to every registered background run; how many it
+    reached."""
+    d = lock_path("minimp-bg")
+    reached = 0
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        try:
+            with open(os.path.join(d, f)) as fh:
+                pgid = int(fh.read())
+            if pgid > 1:  # never our own group (0) or init's
+                os.killpg(pgid, sig)
+                reached += 1
+        except (OSError, ValueError):
+            pass  # the run ended meanwhile, or its file is half written
+    return reached
+
+
+# A signal that ends the report while a child is being started waits until
+# the child is known (run_child), so that the child is ended with it.
+deferred = {"on": False, "signal": None}
+
+
+def on_signal(signum, frame):
+    if deferred["on"]:
+        deferred["signal"] = signum
+    else:
+        raise SystemExit(128 + signum)
+
+
+class BenchLock:
+    """The bench lock as benchlock takes it, without its wait for the load
+    average (wait_idle() checks the run queue instead): while it is held,
+    no heavy command runs or starts and the background runs are stopped;
+    leaving it, however (an exception, SIGINT, SIGTERM, SIGHUP), resumes
+    them, and the kernel lets the locks go with the process."""
+
+    def __enter__(self):
+        self.saved = {s: signal.signal(s, on_signal) for s in (
+            signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        t0 = time.time()
+        self.fds = []
+        for name in ("minimp-gate.lock", "minimp-bench.lock"):
+            fd = os.open(lock_path(name), os.O_RDONLY | os.O_CREAT, 0o666)
+            self.fds.append(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print("report: waiting for %s: a heavy command or a "
+                      "benchmark holds it" % lock_path(name),
+                      file=sys.stderr)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        self.taken = time.time()
+        self.waited = round(self.taken - t0)
+        print("report: bench lock taken (waited %d s), %d background "
+              "run(s) stopped" % (self.waited, self.pause()),
+              file=sys.stderr)
+        return self
+
+    def pause(self):
+        """Stops the background runs again: one registered between the
+        lock and now (bgrun checks the lock first, then registers) would
+        otherwise run beside the benchmark."""
+        return bg_signal(signal.SIGSTOP)
+
+    def __exit__(self, *exc):
+        bg_signal(signal.SIGCONT)
+        for fd in self.fds:
+            os.close(fd)
+        for s, h in self.saved.items():
+            signal.signal(s, h)
+        print("report: bench lock released after %d s" %
+              (time.time() - self.taken), file=sys.stderr)
+        return False
+
+
+def run_child(cmd, **kw):
+    """Runs `cmd` to its end: (exit status, its stdout). If this process is
+    stopped by a signal meanwhile, asks `cmd` to end too (SIGTERM: the
+    scripts take their emulated cluster down) and waits a minute for it."""
+    deferred["on"] = True
+    try:
+        p = subprocess.Popen(cmd, **kw)
+    finally:
+        deferred["on"] = False
+    try:
+        if deferred["signal"] is not None:
+            raise SystemExit(128 + deferred["signal"])
+        out, _ = p.communicate()
+    except BaseException:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        raise
+    return p.returncode, out
+
+
+def lock_cmd(args):
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        die(2, "lock: no command")
+    with BenchLock():
+        rc, _ = run_child(cmd)
+    sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+# ---- The run -------------------------------------------------------------
+
+def section(name, build, out_dir, quick, lock):
+    """One benchmark, the bench lock held: OUT_DIR/NAME.json."""
+    b = BENCHES[name]
+    quick = 1 if quick else 0
+    lock.pause()
+    before, queue, waited = wait_idle(name)
+    out = os.path.join(out_dir, name)
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, OUT=out, **b["env"])
     if quick:
         env.update(b.get("quick_env", {}))
     rounds = b["rounds"][quick]
-    cmd = [c.format(build=args.build, rounds=rounds) for c in b["cmd"]]
-    print("report: %s: %s (load average %s)" %
-          (args.name, " ".join(cmd), " ".join("%.2f" % x for x in before)),
-          file=sys.stderr)
+    cmd = [c.format(build=build, rounds=rounds) for c in b["cmd"]]
+    print("report: %s: %s (load average %s, %d other process(es) "
+          "runnable; idle after %d s)" %
+          (name, " ".join(cmd), " ".join("%.2f" % x for x in before),
+           queue, waited), file=sys.stderr)
     t0 = time.time()
-    p = subprocess.run(cmd, cwd=SRC, env=env, stdout=subprocess.PIPE,
-                       text=True)
+    rc, stdout = run_child(cmd, cwd=SRC, env=env, stdout=subprocess.PIPE,
+                           text=True)
     t1 = time.time()
     after = loadavg()
-    sys.stdout.write(p.stdout)
+    sys.stdout.write(stdout)
+    print("report: %s: %d s" % (name, round(t1 - t0)), file=sys.stderr)
     rows = read_csv(os.path.join(out, b["csv"]))
     res = {"what": b["what"], "command": cmd,
            "env": {k: env[k] for k in list(b["env"]) +
                    list(b.get("quick_env", {}) if quick else [])},
-           "rounds": rounds, "exit": p.returncode,
+           "rounds": rounds, "exit": rc,
            "started": datetime.datetime.utcfromtimestamp(t0).strftime(
                "%Y-%m-%dT%H:%M:%SZ"),
-           "seconds": round(t1 - t0), "load_before": before,
+           "seconds": round(t1 - t0), "waited": round(waited),
+           "load_before": before, "runnable_before": queue,
            "load_after": after, "rows": rows}
-    with open(os.path.join(args.out, args.name + ".json"), "w") as f:
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(res, f)
-    if p.returncode != 0:
+    if rc != 0:
         die(1, "%s: %s exited with %d (rows missing: see above)" %
-            (args.name, cmd[1], p.returncode))
+            (name, cmd[1], rc))
+    return res
 
 
-def lock_prefix():
-    if shutil.which("benchlock"):
-        return ["benchlock"]
-    return ["flock", "/tmp/minimp-bench.lock"]
+def minutes(sec):
+    return "%d min %02d s" % (sec // 60, sec % 60)
 
 
 def run(args):
+    start = time.time()
     names = args.only.split(",") if args.only else list(BENCHES)
     for n in names:
         if n not in BENCHES:
@@ -296,15 +432,22 @@ def run(args):
                            env=env)
         if p.returncode != 0:
             die(p.returncode, "%s failed; nothing measured" % " ".join(cmd))
-    for n in names:
-        p = subprocess.run(lock_prefix() + [
-            sys.executable, os.path.abspath(__file__), "section", n,
-            "--build", build, "--out", out] +
-            (["--quick"] if args.quick else []), cwd=SRC)
-        if p.returncode != 0:
-            die(p.returncode, "stopped at %s; nothing written to docs/" % n)
-        with open(os.path.join(out, n + ".json")) as f:
-            result["benches"][n] = json.load(f)
+    # One lock for the whole run: between benchmarks a heavy command would
+    # get in and keep the next one waiting for as long as it runs.
+    with BenchLock() as lock:
+        for n in names:
+            try:
+                result["benches"][n] = section(n, build, out, args.quick,
+                                               lock)
+            except SystemExit as e:
+                die(e.code or 1, "stopped at %s; nothing written to docs/"
+                    % n)
+    result["seconds"] = round(time.time() - start)
+    result["lock_waited"] = lock.waited
+    print("report: %s in all, %d s of it waiting for the bench lock; %s" % (
+        minutes(result["seconds"]), lock.waited, ", ".join(
+            "%s %d s (waited %d s)" % (n, b["seconds"], b["waited"])
+            for n, b in result["benches"].items())), file=sys.stderr)
     os.makedirs(os.path.join(SRC, HISTORY), exist_ok=True)
     path = os.path.join(HISTORY, "%s-%s%s.json" % (
         result["date"], commit, "-quick" if args.quick else ""))
@@ -583,8 +726,14 @@ def t_headline(res):
 
 
 def load_text(b):
-    return "%s before, %s after" % (
+    """The load average before and after, and the run queue before: the
+    average still counts the previous benchmark's ranks a minute after
+    they end, the run queue says whether anything else ran."""
+    q = b.get("runnable_before")
+    return "%s before%s, %s after" % (
         " ".join("%.2f" % x for x in b["load_before"]),
+        "" if q is None else " (nothing else runnable)" if q == 0 else
+        " (%d other process%s runnable)" % (q, "" if q == 1 else "es"),
         " ".join("%.2f" % x for x in b["load_after"]))
 
 
@@ -690,19 +839,16 @@ def main():
     r.add_argument("--build", default="build")
     r.add_argument("--quick", action="store_true")
     r.add_argument("--only", default="")
-    s = sub.add_parser("section")
-    s.add_argument("name", choices=list(BENCHES))
-    s.add_argument("--build", required=True)
-    s.add_argument("--out", required=True)
-    s.add_argument("--quick", action="store_true")
+    k = sub.add_parser("lock")
+    k.add_argument("command", nargs=argparse.REMAINDER)
     g = sub.add_parser("render")
     g.add_argument("result")
     g.add_argument("--doc", action="append")
     args = ap.parse_args()
     if args.cmd == "run":
         run(args)
-    elif args.cmd == "section":
-        section(args)
+    elif args.cmd == "lock":
+        lock_cmd(args)
     else:
         with open(args.result) as f:
             res = json.load(f)

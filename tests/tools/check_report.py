@@ -7,14 +7,22 @@ result has no benchmark for stays as it was, rendering twice changes
 nothing, and malformed regions are refused; `run` refuses without the
 anchors before it starts anything. Then the regions of the
 committed docs/performance.md and README.md are checked to be well formed.
+Last, the bench lock that `run` holds, through `report.py lock` on lock
+files of its own (REPORT_LOCK_DIR): it waits for a heavy command's
+shared lock, holds heavy commands off while its command runs, stops the
+background runs meanwhile and resumes them and lets the lock go when the
+command ends or when it is stopped by SIGTERM.
 
   check_report.py SRC
 """
+import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 SRC = sys.argv[1]
 REPORT = os.path.join(SRC, "tests", "bench", "report.py")
@@ -190,6 +198,140 @@ for value in (None, "none", "/nonexistent"):
     check(p.returncode == 2 and "MINIMP_ANCHORS" in p.stderr,
           "report.py run with MINIMP_ANCHORS=%s: status %d, %r" %
           (value, p.returncode, p.stderr.strip()))
+
+# The line above a table says whether anything else was runnable when the
+# benchmark started, beside the load average.
+QUEUED = dict(RESULT, benches={"bcast16": dict(bench(ROWS),
+                                               runnable_before=0)})
+with tempfile.TemporaryDirectory() as tmp:
+    rc, err, out = render(tmp, DOC, QUEUED)
+    check(rc == 0 and "0.12 0.34 0.56 before (nothing else runnable), "
+          "0.20 0.30 0.50 after" in out,
+          "the run queue before is not beside the load average: %s" % out)
+    QUEUED["benches"]["bcast16"]["runnable_before"] = 2
+    rc, err, out = render(tmp, DOC, QUEUED)
+    check(rc == 0 and "before (2 other processes runnable)" in out,
+          "a busy run queue is not named: %s" % out)
+
+
+# The bench lock. A background run (as bgrun starts one: its own process
+# group, registered in minimp-bg/) and a heavy command's shared lock are
+# played by this script.
+def state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def free(path):
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def finish(p):
+    """p's exit status and stderr; it is killed after 30 s (status None)."""
+    try:
+        _, err = p.communicate(timeout=30)
+        return p.returncode, err
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return None, p.communicate()[1]
+
+
+def wait_for(cond, seconds=10):
+    end = time.time() + seconds
+    while not cond() and time.time() < end:
+        time.sleep(0.05)
+    return cond()
+
+
+def lock_checks(tmp):
+    env = dict(os.environ, REPORT_LOCK_DIR=tmp)
+    bench_lock = os.path.join(tmp, "minimp-bench.lock")
+    gate = os.path.join(tmp, "minimp-gate.lock")
+    os.mkdir(os.path.join(tmp, "minimp-bg"))
+    bg = subprocess.Popen(["sleep", "60"], start_new_session=True,
+                          stdout=subprocess.DEVNULL)
+    try:
+        pgid = os.path.join(tmp, "minimp-bg", "%d.pgid" % bg.pid)
+        with open(pgid, "w") as f:
+            f.write("%d\n" % bg.pid)
+        # A heavy command holds the lock shared: the command waits for it.
+        heavy = os.open(bench_lock, os.O_RDONLY | os.O_CREAT)
+        fcntl.flock(heavy, fcntl.LOCK_SH)
+        ran = os.path.join(tmp, "ran")
+        probe = ("import fcntl, os, sys\n"
+                 "fd = os.open(%r, os.O_RDONLY)\n"
+                 "try:\n"
+                 "    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)\n"
+                 "    held = 'free'\n"
+                 "except BlockingIOError:\n"
+                 "    held = 'held'\n"
+                 "st = open('/proc/%d/stat').read()\n"
+                 "st = st.rsplit(')', 1)[1].split()[0]\n"
+                 "open(%r, 'w').write(held + ' ' + st)\n"
+                 "sys.exit(7)\n" % (bench_lock, bg.pid, ran))
+        p = subprocess.Popen([sys.executable, REPORT, "lock", sys.executable,
+                              "-c", probe], env=env, stderr=subprocess.PIPE,
+                             text=True)
+        # Once it holds the gate it waits for the bench lock.
+        check(wait_for(lambda: not free(gate)),
+              "report.py lock did not take the gate")
+        time.sleep(0.5)
+        check(not os.path.exists(ran) and p.poll() is None,
+              "report.py lock ran its command beside a heavy command")
+        check(state(bg.pid) != "T",
+              "the background run was stopped before the lock was taken")
+        fcntl.flock(heavy, fcntl.LOCK_UN)
+        os.close(heavy)
+        rc, err = finish(p)
+        check(rc == 7, "report.py lock: status %s, not its command's 7: %s"
+              % (rc, err))
+        with open(ran) as f:
+            check(f.read() == "held T",
+                  "while the command ran, the bench lock was not held alone "
+                  "or the background run was not stopped")
+        check("waiting for" in err,
+              "the wait for the lock was not said: " + err)
+        check(state(bg.pid) != "T", "the background run was not resumed")
+        check(free(bench_lock) and free(gate), "the lock was not let go")
+
+        # SIGTERM while the command runs: the command ends, the background
+        # run resumes, the lock is let go.
+        pidfile = os.path.join(tmp, "cmd.pid")
+        p = subprocess.Popen([sys.executable, REPORT, "lock", "sh", "-c",
+                              "echo $$ > %s; exec sleep 60" % pidfile],
+                             env=env, stderr=subprocess.PIPE, text=True)
+        check(wait_for(lambda: os.path.exists(pidfile)),
+              "report.py lock did not start its command")
+        check(state(bg.pid) == "T",
+              "report.py lock did not stop the background run")
+        check(not free(bench_lock) and not free(gate),
+              "report.py lock does not hold the gate and the bench lock")
+        p.send_signal(signal.SIGTERM)
+        rc, err = finish(p)
+        check(rc == 128 + signal.SIGTERM,
+              "report.py lock on SIGTERM: status %s: %s" % (rc, err))
+        check(state(bg.pid) != "T",
+              "the background run stays stopped after SIGTERM")
+        check(free(bench_lock) and free(gate),
+              "the lock was not let go after SIGTERM")
+        with open(pidfile) as f:
+            cmd_pid = int(f.read())
+        check(not os.path.exists("/proc/%d" % cmd_pid),
+              "the command outlived SIGTERM")
+    finally:
+        bg.kill()  # SIGKILL ends it, stopped or not
+        bg.wait()
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    lock_checks(tmp)
 
 for f in failures:
     print("FAIL: " + f)
