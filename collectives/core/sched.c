@@ -87,15 +87,24 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   return 0;
 }
 
-int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
-                   unsigned mode, mmp__sched_t **out) {
+int mmp__sched_new_at(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                      void *buf, size_t len, unsigned mode,
+                      mmp__sched_t **out) {
   int rc;
 
   MMP__ASSERT_UNLOCKED(e);
-  rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
+  rc = mmp__sched_sub_new(e, comm, seq, buf, len, mode, out);
+  if (rc == 0)
+    (*out)->timeout_ms = mmp__rt_coll_timeout(e, comm);
+  return rc;
+}
+
+int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
+                   unsigned mode, mmp__sched_t **out) {
+  int rc = mmp__sched_new_at(e, comm, 0, buf, len, mode, out);
+
   if (rc != 0)
     return rc;
-  (*out)->timeout_ms = mmp__rt_coll_timeout(e, comm);
   /* The sequence number is taken only once nothing can fail. */
   mmp__lock(e);
   (*out)->seq = comm->coll_seq++;

@@ -203,6 +203,13 @@ struct mmp__sched_s {
 int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                    unsigned mode, mmp__sched_t **out);
 
+/* As mmp__sched_new on sequence number `seq`, which the caller reserved
+ * (moved comm->coll_seq past it) when its collective started: a part
+ * that starts later, in loop context, must take the place every rank
+ * gave it, not the next number. Lock NOT held. 0 or MMP_ENOMEM. */
+int mmp__sched_new_at(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                      void *buf, size_t len, unsigned mode, mmp__sched_t **out);
+
 /* Gives up on the collective after `ms` milliseconds (0: keep the
  * default, MINIMP_COLL_TIMEOUT_MS). Before mmp__sched_start. On expiry
  * the request completes with MMP_ETIMEDOUT: receives not yet matched are
