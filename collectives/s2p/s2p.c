@@ -237,7 +237,8 @@ typedef struct s2p_lazy_s {
   mmp_request_t *creq; /* the caller's */
   mmp_request_t *ex;   /* the exchange's, ours to free */
   mmp_request_t *main; /* the s-to-p proper's, once started */
-  void *own_arg;       /* the cb_arg of the request whose callback we borrow */
+  void *own_arg;       /* the cb_arg of a request whose callback we borrow */
+  void (*then)(mmp_request_t *, void *); /* what runs when it completes */
   mmp__task_t task;
 } s2p_lazy_t;
 
@@ -261,31 +262,35 @@ static void lazy_finish(s2p_lazy_t *z, int err, const mmp_status_t *st) {
   mmp__req_complete_locked(z->e, z->creq, err);
 }
 
-/* Lock held: the request `r`, whose callback we borrowed, goes back to
- * what it was (its destructor reads cb_arg). */
-static void lazy_unborrow(s2p_lazy_t *z, mmp_request_t *r) {
-  r->cb = NULL;
-  r->cb_arg = z->own_arg;
+static void lazy_main_done(mmp_request_t *r, void *arg) {
+  lazy_finish(arg, r->err, &r->status);
 }
 
-static void lazy_main_done(mmp_request_t *r, void *arg) {
+/* Lock held: a borrowed callback ran; `r` goes back to what it was (its
+ * destructor reads cb_arg). */
+static void lazy_borrowed(mmp_request_t *r, void *arg) {
   s2p_lazy_t *z = arg;
 
-  lazy_unborrow(z, r);
-  lazy_finish(z, r->err, &r->status);
+  r->cb = NULL;
+  r->cb_arg = z->own_arg;
+  z->then(r, z);
 }
 
-/* Lock held: hears of `r`'s completion through cb, at once if it is
- * done already. A user-facing request has no callback: completing it
- * only wakes its waiters, so the slot is free to borrow. */
+/* Lock held: then(r, z) runs once `r` completes, at once if it has. A
+ * schedule's request says so itself; any other part's (a multicast
+ * s-to-p's, which takes its cb_arg back on no path) has no callback, for
+ * completing it only wakes its waiters, so we borrow that slot. */
 static void lazy_follow(s2p_lazy_t *z, mmp_request_t *r,
-                        void (*cb)(mmp_request_t *, void *)) {
+                        void (*then)(mmp_request_t *, void *)) {
+  if (mmp__sched_follow_locked(r, then, z) == 0)
+    return;
   assert(r->on_heap && r->cb == NULL);
+  z->then = then;
   z->own_arg = r->cb_arg;
   r->cb_arg = z;
-  r->cb = cb;
+  r->cb = lazy_borrowed;
   if (atomic_load_explicit(&r->done, memory_order_acquire))
-    cb(r, z);
+    lazy_borrowed(r, z);
 }
 
 /* Loop context, lock NOT held: the lengths are in; starts the s-to-p
@@ -308,7 +313,6 @@ static void lazy_ex_done(mmp_request_t *r, void *arg) {
   s2p_lazy_t *z = arg;
   int i, p = z->a.comm->size;
 
-  lazy_unborrow(z, r);
   if (r->err != 0) {
     lazy_finish(z, r->err, NULL);
     return;
