@@ -974,8 +974,9 @@ MMP_EXTERN int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count,
  *    (until the request completes for mmp_ibcast_s2p).
  *  - `lens`: NULL, or p entries known to every rank alike (the paper's
  *    assumption): rank i's message length, or MMP_S2P_NONE. With NULL the
- *    lengths are first exchanged: a Br_Lin s-to-p of 8 bytes from every
- *    rank, ceil(log2 p) rounds, about ceil(log2 p) alpha + 8 (p - 1) beta.
+ *    collective's first step exchanges the lengths: a Br_Lin s-to-p of 8
+ *    bytes from every rank, ceil(log2 p) rounds, about ceil(log2 p) alpha
+ *    + 8 (p - 1) beta.
  *    Lengths that differ between ranks are an error the library detects
  *    only as far as the messages disagree (MMP_EMISMATCH); disagreeing
  *    about who is a source may hang, as in MPI.
@@ -994,7 +995,10 @@ MMP_EXTERN int mmp_bcast_s2p(const void *sendbuf, size_t sendlen, int is_source,
 
 /* Non-blocking form: *req completes (mmp_wait/mmp_test) when this rank
  * holds every message; its status.bytes is their total. With lens ==
- * NULL the size exchange runs before the call returns. */
+ * NULL the lengths are exchanged as the collective's first step, after
+ * the call returns (no start waits for other ranks), and out_lens is
+ * filled when they are in; errors that depend on them (MMP_ETOOBIG,
+ * MMP_ENOTSUP) then complete *req instead of failing the call. */
 MMP_EXTERN int mmp_ibcast_s2p(const void *sendbuf, size_t sendlen,
                               int is_source, void *recvbuf, size_t recvcap,
                               const size_t *lens, size_t *out_lens,

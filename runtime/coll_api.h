@@ -385,6 +385,21 @@ void mmp__progress_wait(mmp__engine_t *e, size_t len, int (*pred)(void *),
  * loop context, the loop's owner. */
 void mmp__engine_notify_locked(mmp__engine_t *e);
 
+typedef void (*mmp__task_fn)(void *arg);
+
+typedef struct mmp__task_s {
+  mmp__list_t node;
+  mmp__task_fn fn;
+  void *arg;
+} mmp__task_t;
+
+/* Lock held. Queues fn(arg) to run in loop context (lock not held) and
+ * wakes the loop's owner. The task memory is the caller's until fn runs.
+ * For a collective that must start a part only once another part's
+ * result is in: a start takes no lock held (s2p/s2p.c). */
+void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
+                             void *arg);
+
 /*
  * Lock held. Runs cb(arg) once, in loop context with engine.lock held,
  * `ms` milliseconds from now. For the collectives layer, whose dynamic

@@ -248,14 +248,6 @@ enum { MMP__RX_NONE = 0, MMP__RX_REQ, MMP__RX_UNEXP, MMP__RX_DISCARD };
 
 enum { MMP__OWN_NONE = 0, MMP__OWN_PROGRESS, MMP__OWN_APP };
 
-typedef void (*mmp__task_fn)(void *arg);
-
-typedef struct mmp__task_s {
-  mmp__list_t node;
-  mmp__task_fn fn;
-  void *arg;
-} mmp__task_t;
-
 typedef struct mmp__engine_s {
   mmp__config_t cfg;
   uv_loop_t loop;
@@ -474,11 +466,6 @@ int mmp__engine_external(mmp__engine_t *e);
 /* Lock NOT held, not in loop context. Runs fn(arg) in loop context (lock
  * not held) and returns once it has. */
 void mmp__engine_call(mmp__engine_t *e, mmp__task_fn fn, void *arg);
-
-/* Lock held. Queues fn(arg) to run in loop context (lock not held) and
- * wakes the loop's owner. The task memory is the caller's until fn runs. */
-void mmp__engine_post_locked(mmp__engine_t *e, mmp__task_t *t, mmp__task_fn fn,
-                             void *arg);
 
 /* Returns 1 when the calling thread is running the loop. */
 int mmp__in_loop(void);

@@ -18,10 +18,12 @@
  *  - all: every survivor needs the victim's data, so every one must fail;
  *  - root: the item's root (rank 0) needs it and must fail;
  *  - any: survivors may also succeed (the victim is a leaf to them).
- * The sets `exchange` and `netmodel` each hold a collective that runs
- * inside a blocking call: s-to-p's length exchange (mmp_bcast_s2p with
- * lens NULL), and the network model's measurement (mmp_comm_netmodel_measure,
- * on a communicator of its own per round). The
+ * The sets `exchange` and `netmodel` each hold a collective step that
+ * gives up on any loss in its communicator: s-to-p's length exchange
+ * (mmp_bcast_s2p with lens NULL, the collective's first step), and the
+ * network model's measurement (mmp_comm_netmodel_measure, on a
+ * communicator of its own per round), which runs inside a blocking call.
+ * The
  * set `barrier` holds the blocking mmp_barrier, whose rounds run outside
  * the schedule executor.
  * Survivors ignore SIGTERM: minimprun stops the job once the victim is

@@ -9,8 +9,10 @@
  * measured. The same for an explicit multicast broadcast and s-to-p
  * (case mcast): whether multicast works was decided in mmp_init, and a new
  * duplicate or split takes the world's verdict, so no start checks it
- * with the other ranks. A rank that waits longer than DEADLINE_S for any
- * of it fails the test instead of hanging it.
+ * with the other ranks. Nor does an s-to-p whose lengths the ranks do
+ * not know (case s2p_lens): the collective exchanges them as its first
+ * steps, after the start has returned. A rank that waits longer than DEADLINE_S
+ * for any of it fails the test instead of hanging it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,7 +232,64 @@ static void test_mcast_reversed(void **state) {
   assert_int_equal(mmp_comm_free(&d2), 0);
 }
 
-/* One case per job (argv[1]: barrier, dups, split or mcast), so that each
+/* s-to-p with the lengths unknown (lens NULL) on two duplicates, started
+ * in opposite orders by neighbouring ranks, then waited on: the lengths
+ * are exchanged by the collective, not inside the start, so neither
+ * start waits for a rank that is still in the other. Every rank ends
+ * with every source's bytes, the lengths in out_lens and status.bytes
+ * their total. Rank q sends LEN - 7q bytes (odd ranks nothing on b). */
+static void test_s2p_lens_reversed(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *c[2] = {NULL, NULL};
+  mmp_request_t *r[2] = {NULL, NULL};
+  int p = mr_size(), me = mr_rank(), q, k, first;
+  uint8_t mine[2][LEN], all[2][LEN * 16], want[LEN];
+  size_t got[2][16], total[2] = {0, 0}, off;
+  mmp_status_t st[2];
+  (void)state;
+
+  assert_true(p <= 16);
+  assert_int_equal(mmp_comm_dup(w, &c[0]), 0);
+  assert_int_equal(mmp_comm_dup(w, &c[1]), 0);
+  for (k = 0; k < 2; k++) {
+    mr_fill(mine[k], LEN, 200 + 16 * (uint64_t)k + (uint64_t)me);
+    memset(all[k], 0, sizeof(all[k]));
+    for (q = 0; q < p; q++)
+      total[k] += k == 1 && q % 2 == 1 ? 0 : LEN - 7 * (size_t)q;
+  }
+  deadline_on();
+  /* Even ranks start on c[0] then c[1], odd ones the other way. */
+  first = me % 2;
+  for (q = 0; q < 2; q++) {
+    k = q ^ first;
+    assert_int_equal(
+        mmp_ibcast_s2p(mine[k], LEN - 7 * (size_t)me, k == 0 || me % 2 == 0,
+                       all[k], sizeof(all[k]), NULL, got[k], c[k], NULL, &r[k]),
+        0);
+  }
+  assert_int_equal(mmp_wait(&r[0], &st[0]), 0);
+  assert_int_equal(mmp_wait(&r[1], &st[1]), 0);
+  deadline_off();
+  for (k = 0; k < 2; k++) {
+    assert_int_equal(st[k].error, 0);
+    assert_int_equal(st[k].bytes, total[k]);
+    for (q = 0, off = 0; q < p; q++) {
+      size_t len = LEN - 7 * (size_t)q;
+      if (k == 1 && q % 2 == 1) {
+        assert_int_equal(got[k][q], MMP_S2P_NONE);
+        continue;
+      }
+      assert_int_equal(got[k][q], len);
+      mr_fill(want, LEN, 200 + 16 * (uint64_t)k + (uint64_t)q);
+      assert_memory_equal(all[k] + off, want, len);
+      off += len;
+    }
+  }
+  assert_int_equal(mmp_comm_free(&c[0]), 0);
+  assert_int_equal(mmp_comm_free(&c[1]), 0);
+}
+
+/* One case per job (argv[1]: barrier, dups, split, mcast or
+ * s2p_lens), so that each
  * starts on communicators that no earlier collective has touched. */
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
@@ -238,14 +297,16 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_two_dups_reversed),
       cmocka_unit_test(test_split_and_dup_reversed),
       cmocka_unit_test(test_mcast_reversed),
+      cmocka_unit_test(test_s2p_lens_reversed),
   };
-  static const char *const names[] = {"barrier", "dups", "split", "mcast"};
+  static const char *const names[] = {"barrier", "dups", "split", "mcast",
+                                      "s2p_lens"};
   size_t i;
 
   for (i = 0; argc == 2 && i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(argv[1], names[i]) == 0)
       return _cmocka_run_group_tests(names[i], &tests[i], 1, mr_setup,
                                      mr_teardown);
-  fprintf(stderr, "usage: mr_first_auto barrier|dups|split|mcast\n");
+  fprintf(stderr, "usage: mr_first_auto barrier|dups|split|mcast|s2p_lens\n");
   return 64;
 }

@@ -690,8 +690,7 @@ static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
     pl = v.payload;
     extra = v.extra;
   }
-  /* The pace comes from the model, measured now (collectively, once per
-   * communicator) if nobody has yet. */
+  /* The pace comes from the model (local: no start asks other ranks). */
   if (comm->size > 1 && (rc = mmp__netmodel_get(comm, &nm)) != 0)
     return rc;
   if (comm->size > 1) {
@@ -762,7 +761,7 @@ static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
   mmp__coll_req_init(creq, comm, m->len, d->root, m, mc_req_free);
   m->creq = creq;
   mmp__lock(e);
-  m->seq = comm->coll_seq++;
+  m->seq = run->seq_given ? run->seq : comm->coll_seq++;
   m->l.seq = m->seq;
   m->rnd = 2463534242u ^ (uint32_t)(m->me * 7919) ^ m->seq;
   mmp__comm_hold_locked(comm);

@@ -168,6 +168,12 @@ typedef struct mmp__run_s {
   const struct mmp__s2p_s *x;
   void (*fini)(int *err, void *arg);
   void *fini_arg;
+  /* An s-to-p that starts once its lengths are in: the first of the
+   * sequence numbers its start reserved (seq_given), which its parts take
+   * in order (a multicast s-to-p's broadcasts, one per source); else each
+   * part takes the communicator's next. */
+  int seq_given;
+  uint32_t seq;
 } mmp__run_t;
 
 /* A tree's radix, where a row takes one (opts.radix): at most this many

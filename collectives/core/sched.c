@@ -87,15 +87,24 @@ int mmp__sched_sub_new(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
   return 0;
 }
 
-int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
-                   unsigned mode, mmp__sched_t **out) {
+int mmp__sched_new_at(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                      void *buf, size_t len, unsigned mode,
+                      mmp__sched_t **out) {
   int rc;
 
   MMP__ASSERT_UNLOCKED(e);
-  rc = mmp__sched_sub_new(e, comm, 0, buf, len, mode, out);
+  rc = mmp__sched_sub_new(e, comm, seq, buf, len, mode, out);
+  if (rc == 0)
+    (*out)->timeout_ms = mmp__rt_coll_timeout(e, comm);
+  return rc;
+}
+
+int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
+                   unsigned mode, mmp__sched_t **out) {
+  int rc = mmp__sched_new_at(e, comm, 0, buf, len, mode, out);
+
   if (rc != 0)
     return rc;
-  (*out)->timeout_ms = mmp__rt_coll_timeout(e, comm);
   /* The sequence number is taken only once nothing can fail. */
   mmp__lock(e);
   (*out)->seq = comm->coll_seq++;
@@ -736,6 +745,18 @@ static void sched_sink_if_lost(const mmp__sched_t *s, int err) {
                           MMP__COLL_SEQ_MASK);
 }
 
+/* Lock held. Completes the collective's request, then tells its
+ * follower (mmp__sched_follow_locked), which the request's completion
+ * alone does not: its callback is no one's to borrow. */
+static void sched_complete(mmp__sched_t *s, mmp_request_t *creq, int err) {
+  void (*follow)(mmp_request_t *, void *) = s->follow;
+
+  s->follow = NULL;
+  mmp__req_complete_locked(s->e, creq, err);
+  if (follow != NULL)
+    follow(creq, s->follow_arg);
+}
+
 static void sched_abort(mmp__sched_t *s, int err, int rank) {
   mmp_request_t *creq = s->creq;
 
@@ -755,7 +776,7 @@ static void sched_abort(mmp__sched_t *s, int err, int rank) {
   sched_sink_if_lost(s, err);
   creq->status.error = err;
   creq->status.bytes = 0;
-  mmp__req_complete_locked(s->e, creq, err);
+  sched_complete(s, creq, err);
 }
 
 /* Lock held, loop context (the timer): the communicator fails every
@@ -833,7 +854,7 @@ static void sched_finish(mmp__sched_t *s) {
   sched_sink_if_lost(s, s->err);
   creq->status.error = s->err;
   creq->status.bytes = s->err == 0 ? s->len : 0;
-  mmp__req_complete_locked(s->e, creq, s->err);
+  sched_complete(s, creq, s->err);
 }
 
 /* Lock held. Posts everything that became ready, until nothing is. */
@@ -1214,6 +1235,25 @@ static size_t sched_max_msg(const mmp__sched_t *s) {
 
 static void sched_req_free(mmp_request_t *r) {
   mmp__sched_free(r->cb_arg);
+}
+
+int mmp__sched_follow_locked(mmp_request_t *req,
+                             void (*fn)(mmp_request_t *, void *), void *arg) {
+  mmp__sched_t *s;
+
+  if (req->dtor != sched_req_free)
+    return MMP_EINVAL;
+  if (atomic_load_explicit(&req->done, memory_order_acquire)) {
+    fn(req, arg);
+    return 0;
+  }
+  /* Not complete: cb_arg is still the schedule (an abort completes the
+   * request as it clears it). */
+  s = req->cb_arg;
+  MMP__ASSERT_LOCKED(s->e);
+  s->follow = fn;
+  s->follow_arg = arg;
+  return 0;
 }
 
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **out) {

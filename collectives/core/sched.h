@@ -193,6 +193,9 @@ struct mmp__sched_s {
                           complete, holding comm (lock) */
   int comm_loss;       /* its receives fail on a loss anywhere in comm
                           (MMP__RECV_COMM_LOSS), set before the launch */
+  /* mmp__sched_follow_locked's: runs once, lock held, as creq completes. */
+  void (*follow)(mmp_request_t *creq, void *arg);
+  void *follow_arg;
 };
 
 /*
@@ -202,6 +205,13 @@ struct mmp__sched_s {
  */
 int mmp__sched_new(mmp__engine_t *e, mmp_comm_t *comm, void *buf, size_t len,
                    unsigned mode, mmp__sched_t **out);
+
+/* As mmp__sched_new on sequence number `seq`, which the caller reserved
+ * (moved comm->coll_seq past it) when its collective started: a part
+ * that starts later, in loop context, must take the place every rank
+ * gave it, not the next number. Lock NOT held. 0 or MMP_ENOMEM. */
+int mmp__sched_new_at(mmp__engine_t *e, mmp_comm_t *comm, uint32_t seq,
+                      void *buf, size_t len, unsigned mode, mmp__sched_t **out);
 
 /* Gives up on the collective after `ms` milliseconds (0: keep the
  * default, MINIMP_COLL_TIMEOUT_MS). Before mmp__sched_start. On expiry
@@ -327,6 +337,17 @@ int mmp__sched_prepare(mmp__sched_t *s, int from);
  * freed).
  */
 int mmp__sched_start(mmp__sched_t *s, mmp_request_t **req);
+
+/*
+ * Lock held. fn(req, arg) runs once, lock held, when `req` (which
+ * mmp__sched_start gave, not yet waited on) completes, or now if it has:
+ * a collective whose part is a schedule goes on from there. The
+ * request's callback is not for borrowing: a timeout or a loss takes its
+ * cb_arg back. Returns 0, or MMP_EINVAL when `req` is not a schedule's
+ * (then fn never runs).
+ */
+int mmp__sched_follow_locked(mmp_request_t *req,
+                             void (*fn)(mmp_request_t *, void *), void *arg);
 
 /*
  * As mmp_wait for the request mmp__sched_start gave, but gives up as soon

@@ -8,9 +8,9 @@
  * number, so that their datagrams, NACKs, repairs and ACK trees never
  * mix. Every rank starts them in the same order, so the numbers agree.
  *
- * Availability is the broadcast's: the first start detects it
- * collectively, and where multicast is unusable it fails with
- * MMP_ENOTSUP on every rank before anything is sent. With no source at
+ * Availability is the broadcast's, decided in mmp_init: where multicast
+ * is unusable it fails with MMP_ENOTSUP on every rank before anything is
+ * sent. With no source at
  * all nothing is sent and the call succeeds.
  *
  * Cost: each source sends its L_j once (alpha + L_j beta at the source),
@@ -113,6 +113,8 @@ static int start_one(const mmp__run_t *run, const mmp__alg_t *b, int j,
   br.timeout_ms = run->timeout_ms;
   br.pace_share = x->ns;
   br.part = 1;
+  br.seq_given = run->seq_given;
+  br.seq = run->seq + (uint32_t)j;
   return b->start(&br, req);
 }
 
@@ -139,7 +141,7 @@ static int multicast_start(const mmp__run_t *run, mmp_request_t **out) {
   c->e = e;
   c->creq = creq;
   /* In source order on every rank: the broadcasts' sequence numbers
-   * agree. The first one detects availability, the same everywhere. */
+   * agree. */
   for (j = 0; j < x->ns; j++) {
     rc = start_one(run, b, j, &c->sub[j].req);
     if (rc != 0)
