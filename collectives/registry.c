@@ -90,6 +90,8 @@ int mmp_coll_select(mmp_comm_t *comm, int coll, size_t count, mmp_type_t type,
     return rc;
   mmp__call_init(&c, f, comm, 0, count, ti.size, ti.base, reducing ? op : 0,
                  noncomm, len);
+  /* What the blocking call runs. */
+  c.node = mmp__node_usable(comm);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
       (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;

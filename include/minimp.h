@@ -932,7 +932,8 @@ MMP_EXTERN int mmp_ialltoallv(const void *sendbuf, const size_t *sendcounts,
 MMP_EXTERN int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req);
 
 /*
- * What AUTO would run for collective `coll` on `comm` with `count`
+ * What AUTO would run in a blocking call of collective `coll` on `comm`
+ * with `count`
  * elements of `type` per rank (reductions: the vector; the others: one
  * block; a broadcast: count bytes of MMP_BYTE) and operation `op` (0 for
  * data movement), if this rank were the root: fills out->algorithm and

@@ -25,6 +25,7 @@
 #include "transport/util.h"
 
 typedef struct mmp__engine_s mmp__engine_t;
+typedef struct mmp__node_s mmp__node_t;
 
 /* ---- The engine and its lock ------------------------------------------- */
 
@@ -266,6 +267,7 @@ struct mmp_comm_s {
   atomic_uint timeout_ms;     /* mmp_comm_set_timeout; 0: none */
   mmp__mcast_verdict_t mcast; /* mmp__mcast_usable's, once checked */
   mmp__list_t live;           /* on engine.comms until freed (lock) */
+  mmp__node_t *node; /* its node segment (runtime/node_coll.c), or NULL */
 };
 
 /* A request handed to the user takes a reference on its communicator
@@ -356,6 +358,105 @@ void mmp__comm_release_locked(mmp_comm_t *c);
 static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
   return c == NULL || c->local_of == NULL || c->local_of[w] >= 0;
 }
+
+/* ---- Node segments (runtime/node_coll.c) --------------------------------
+ *
+ * The shared memory the ranks of a communicator on one host use for
+ * collectives that copy through it instead of sending messages (the
+ * "shm" rows). It holds S = MMP__NODE_DEPTH * (n + 1) data slots of
+ * MMP__NODE_CHUNK bytes, n ranks' flags and a header (docs/transport.md,
+ * "Node segments"). Slots are numbered by a count every rank advances
+ * alike, call by call: slot number u is data slot u % S. Flags are slot
+ * numbers too, each written by its own rank only and only ever raised: a
+ * rank that posts flag f = u says "as far as f goes, I am past slot u - 1".
+ * A call:
+ *   mmp__node_begin  takes the segment (made on first use) and the call's
+ *                    slot numbers [base, base + nslots);
+ *   mmp__node_post / mmp__node_wait  publish and wait for flags;
+ *   mmp__node_end    gives it back with the call's result.
+ */
+
+/* Bytes per data slot, and the slot sets (n + 1 slots each) a pipeline
+ * may have in flight: the segment is about (n + 1) * 128 KiB. */
+#define MMP__NODE_CHUNK (64u * 1024)
+#define MMP__NODE_DEPTH 2
+/* Ranks on one node a segment serves. */
+#define MMP__NODE_MAX_RANKS 1024
+
+/* The flags of each rank. */
+enum {
+  MMP__NODE_READY = 0,   /* a writer's data is in the slots below it */
+  MMP__NODE_DONE = 1,    /* this rank is finished with the slots below it */
+  MMP__NODE_POSTED = 2,  /* this rank's contribution is in */
+  MMP__NODE_REDUCED = 3, /* this rank's slice of the result is in */
+  MMP__NODE_ARRIVE = 4,  /* barrier: this rank arrived */
+  MMP__NODE_RELEASE = 5, /* barrier: the first rank let everyone go */
+  MMP__NODE_NFLAGS = 6
+};
+
+/* Waits name one rank by its index, or every rank but the caller. */
+#define MMP__NODE_ALL (-1)
+
+/* A call's view of the segment. */
+typedef struct mmp__node_view_s {
+  int n;           /* the communicator's ranks on this node */
+  int me;          /* the caller's index among them */
+  const int *rank; /* index -> communicator rank (ascending) */
+  uint64_t base;   /* the call's first slot number */
+  uint64_t slots;  /* S, data slots */
+  size_t chunk;    /* bytes per data slot */
+} mmp__node_view_t;
+
+/* 1 if the shm rows may run on `comm`: all its ranks on one node, at
+ * least one, shared memory not turned off (MINIMP_SHM). Every rank
+ * computes the same. Any thread; no lock. */
+int mmp__node_usable(const mmp_comm_t *comm);
+
+/*
+ * Lock NOT held; one call at a time per communicator, by every rank of
+ * it on this node. Begins a call that will use slot numbers [v->base,
+ * v->base + nslots), nslots >= 1, with a deadline of `timeout_ms` (0:
+ * none). `sig` stands for the collective and its arguments: a wait that
+ * finds another rank in the same call with another signature fails with
+ * MMP_EMISMATCH (and where both take as many slots, the next call goes
+ * on). The first call makes the segment, collectively: it takes a
+ * collective sequence number and messages among the node's ranks, which
+ * agree whether it worked. 0 with *out and *v; MMP_ENOTSUP where the
+ * node's ranks could not all map a segment (then every rank of the node
+ * gets it, now and later: run something else); MMP_EPROTO (a header or
+ * flag no rank writes), MMP_EPEERLOST, MMP_ETIMEDOUT or the error a
+ * failed call left in the segment; MMP_ENOMEM.
+ */
+int mmp__node_begin(mmp_comm_t *comm, unsigned timeout_ms, uint64_t nslots,
+                    uint64_t sig, mmp__node_t **out, mmp__node_view_t *v);
+
+/* The bytes of data slot number u (MMP__NODE_CHUNK of them). */
+uint8_t *mmp__node_slot(mmp__node_t *nd, uint64_t u);
+
+/* Raises the caller's flag `flag` to `value` (release order: what the
+ * caller wrote before is visible to whoever sees the flag). */
+void mmp__node_post(mmp__node_t *nd, int flag, uint64_t value);
+
+/*
+ * Waits until flag `flag` of rank `who` (an index, or MMP__NODE_ALL) is
+ * at least `value` (acquire order), polling, and yielding the CPU where
+ * ranks outnumber CPUs. 0; MMP_EPEERLOST when a member of the
+ * communicator is lost; MMP_ETIMEDOUT past the call's deadline; MMP_EPROTO
+ * for a flag that went down or beyond what any rank can have reached, or
+ * a header that changed; MMP_EMISMATCH (see mmp__node_begin); the error
+ * another rank's failed call left.
+ */
+int mmp__node_wait(mmp__node_t *nd, int flag, int who, uint64_t value);
+
+/* Ends the call begun with mmp__node_begin, whose result is `rc`: on
+ * success the next call's slot numbers follow this one's; on failure the
+ * error is left in the segment, so that the node's other ranks stop
+ * waiting, and every later call gets it (after a timeout every later
+ * collective on `comm`). Returns rc. */
+int mmp__node_end(mmp__node_t *nd, int rc);
+
+/* Unmaps and frees a communicator's segment (NULL is fine). */
+void mmp__node_free(mmp__node_t *nd);
 
 /* ---- Progress, deadlines and timers ------------------------------------ */
 

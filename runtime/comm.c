@@ -318,6 +318,8 @@ void mmp__comm_ext_free(mmp_comm_t *c) {
   if (c->coll_ops != NULL && c->coll_ops->free != NULL)
     c->coll_ops->free(c->coll);
   c->coll = NULL;
+  mmp__node_free(c->node);
+  c->node = NULL;
 }
 
 static void comm_destroy(mmp_comm_t *c) {

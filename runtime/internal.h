@@ -697,6 +697,13 @@ int mmp__debug_config_reload(void);
  * whose loop thread was descheduled or ran one long iteration: nothing is
  * read meanwhile. Returns after it, 0, or MMP_EINVAL before init. */
 int mmp__debug_stall_loop(unsigned ms);
+/* Tests only: damages `comm`'s node segment as a corrupted rank would:
+ * raises this rank's POSTED flag far beyond any call (`what` 0), or
+ * breaks the header (1). 0, or MMP_EINVAL without a segment. */
+int mmp__node_debug_damage(mmp_comm_t *comm, int what);
+/* Tests only: the calls `comm`'s node segment served (0: none). */
+uint64_t mmp__node_debug_calls(const mmp_comm_t *comm);
+
 /* Copies the job key. 0 or MMP_EINVAL. */
 int mmp__debug_job_key(uint8_t key[MMP__JOB_KEY_LEN]);
 /* The shared-memory transport's counters (all zero without it). 0 or

@@ -52,6 +52,13 @@ static inline uint64_t mr_checksum(const void *buf, size_t n) {
   return h;
 }
 
+/* 1 when the job runs with MINIMP_SHM=off: the shm collectives are
+ * refused (MMP_ENOTSUP on every rank). */
+static inline int mr_shm_off(void) {
+  const char *v = getenv("MINIMP_SHM");
+  return v != NULL && v[0] == 'o' && v[1] == 'f' && v[2] == 'f' && !v[3];
+}
+
 static inline int mr_rank(void) {
   return mmp_comm_rank(mmp_comm_world());
 }

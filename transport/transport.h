@@ -312,6 +312,48 @@ void mmp__shm_stats(mmp__tp_t *tp, mmp__shm_stats_t *out);
  * MMP_EINVAL. */
 int mmp__shm_debug_corrupt(mmp__tp_t *tp, int peer, int which, uint64_t value);
 
+/* ---- Node segments (transport/shm_coll.c) --------------------------------
+ *
+ * A node segment is one shared mapping that all the ranks of a
+ * communicator on one host use for its collectives (runtime/node_coll.c
+ * lays it out). Its creator names it, the others map it by that name and
+ * check it, and the creator removes the name once every one has it, so
+ * nothing outlives the processes.
+ */
+
+/* A mapped node segment. */
+typedef struct mmp__shm_map_s {
+  void *base;
+  size_t bytes;
+} mmp__shm_map_t;
+
+/* Longest name mmp__shm_map_create writes, with its NUL. */
+#define MMP__SHM_MAP_NAME 64
+
+/*
+ * Any thread. Creates and maps a zeroed segment of `bytes` bytes, mode
+ * 0600, under a fresh name made from `tag` (hex digits of the caller's)
+ * and random bits, written to name[MMP__SHM_MAP_NAME]. 0, MMP_ENOMEM or
+ * MMP_EIO (logged).
+ */
+int mmp__shm_map_create(const char *tag, size_t bytes, mmp__shm_map_t *out,
+                        char name[MMP__SHM_MAP_NAME]);
+
+/*
+ * Any thread. Maps the segment `name` another rank created, after
+ * checking that it is an object of this user with mode 0600 and exactly
+ * `bytes` bytes: the name comes from a message, so anything else is
+ * refused. 0, MMP_EINVAL (a malformed name) or MMP_EIO (logged: missing,
+ * foreign or of the wrong size).
+ */
+int mmp__shm_map_attach(const char *name, size_t bytes, mmp__shm_map_t *out);
+
+/* Any thread. Removes a name (the mappings stay valid). Idempotent. */
+void mmp__shm_map_unlink(const char *name);
+
+/* Any thread. Unmaps `m` (zeroed: nothing to do). */
+void mmp__shm_map_free(mmp__shm_map_t *m);
+
 /* ---- Addresses (transport/addr.c) -------------------------------------- */
 
 /*

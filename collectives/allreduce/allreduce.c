@@ -23,7 +23,8 @@ static int allreduce_ex_body(const void *sendbuf, void *recvbuf, size_t count,
                              mmp_type_t type, mmp_op_t op, mmp_comm_t *comm,
                              const mmp_allreduce_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_iallreduce(sendbuf, recvbuf, count, type, op, comm, opts, &r);
+  int rc = mmp__red_start(&mmp__allreduce_family, MMP__RED_BLOCKING, sendbuf,
+                          recvbuf, count, type, op, 0, comm, opts, &r);
 
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }

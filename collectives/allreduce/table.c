@@ -15,7 +15,8 @@
   X(rabenseifner)                                                              \
   X(reduce_bcast)                                                              \
   X(hierarchical)                                                              \
-  X(two_tree)
+  X(two_tree)                                                                  \
+  X(shm)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__allreduce_##row##_alg;
 ALLREDUCE_ALGS(DECLARE)

@@ -11,9 +11,11 @@
 /* The blocking barrier runs the same schedule: a rank that loses a
  * partner must still signal the ranks that wait for it, with the cause (a
  * poison note), or they wait for ever (test_kill_coll's set barrier). */
+static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req, int blocking);
+
 static int barrier_body(mmp_comm_t *comm) {
   mmp_request_t *r;
-  int rc = mmp_ibarrier(comm, &r);
+  int rc = ibarrier_body(comm, &r, 1);
 
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }
@@ -24,10 +26,10 @@ int mmp_barrier(mmp_comm_t *comm) {
 }
 
 /* The barrier runs as a schedule, so that it runs in the progress
- * engine. Its signals carry no header: with one row, AUTO's choice or
+ * engine. Its signals carry no header: AUTO's choice or
  * MINIMP_BARRIER_ALG's is the same on every rank (the call takes no
- * options); a second row needs the header the other collectives carry. */
-static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
+ * options), and the shm row and a schedule never meet. */
+static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req, int blocking) {
   mmp__opts_t o;
   mmp__sched_t *s;
   mmp__call_t c;
@@ -42,8 +44,17 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
       (rc = mmp__opts_from(&mmp__barrier_family, NULL, &o)) != 0)
     return rc;
   mmp__call_init(&c, &mmp__barrier_family, comm, 0, 0, 0, 0, 0, 0, 0);
-  if ((rc = mmp__resolve(&c, &o, &d, NULL)) != 0 ||
-      (rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s)) != 0)
+  c.node = blocking && mmp__node_usable(comm);
+  if ((rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
+    return rc;
+  if (d.alg->flags & MMP__ALG_DYNAMIC) {
+    rc = mmp__coll_run_dynamic(comm, &mmp__barrier_family, &d, &o, NULL, NULL,
+                               NULL, req);
+    /* AUTO's shm row where no segment serves: what AUTO picks without. */
+    return rc != MMP_ENOTSUP || o.alg != NULL ? rc
+                                              : ibarrier_body(comm, req, 0);
+  }
+  if ((rc = mmp__sched_new(mmp__eng, comm, NULL, 0, MMP_SEND_EAGER, &s)) != 0)
     return rc;
   memset(&a, 0, sizeof(a));
   rc = mmp__desc_build(s, &d, &a);
@@ -56,5 +67,5 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req) {
 
 int mmp_ibarrier(mmp_comm_t *comm, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(ibarrier_body(comm, req), __func__);
+  return mmp__api_leave(ibarrier_body(comm, req, 0), __func__);
 }

@@ -8,7 +8,7 @@
  */
 #include "collectives/barrier/barrier.h"
 
-#define BARRIER_ALGS(X) X(dissemination)
+#define BARRIER_ALGS(X) X(dissemination) X(shm)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__barrier_##row##_alg;
 BARRIER_ALGS(DECLARE)

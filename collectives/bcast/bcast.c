@@ -47,7 +47,7 @@ static int bcast_rebuild(mmp__sched_t *s, const uint8_t *hdr, size_t n) {
 static unsigned bcast_auto_flags(const mmp__call_t *c, const mmp__query_t *q,
                                  const mmp__desc_t *d, double best) {
   (void)c;
-  return d->alg != &mmp__bcast_multicast_alg &&
+  return d->alg != &mmp__bcast_multicast_alg && d->alg != &mmp__bcast_shm_alg &&
                  mmp__bcast_arrival_pays(
                      q->p, q->len, q->nm, best,
                      mmp__bcast_sub_cost(q->p, q->len, q->nm))
@@ -105,7 +105,7 @@ static unsigned bcast_timeout(const mmp_comm_t *comm, const mmp__opts_t *o) {
 static int adaptive(const mmp_comm_t *comm, size_t len, const mmp__opts_t *o,
                     const mmp__desc_t *d) {
   return o->alg == NULL && comm->size >= 3 && len >= MMP__ADAPT_MIN &&
-         d->alg != &mmp__bcast_multicast_alg;
+         d->alg != &mmp__bcast_multicast_alg && d->alg != &mmp__bcast_shm_alg;
 }
 
 /* Fills `d` from `o` for a broadcast of `len` bytes from `root`: in
@@ -275,8 +275,11 @@ static int check(const void *buf, size_t len, int root,
   return 0;
 }
 
+/* `blocking`: 0 a non-blocking start, 1 a blocking call, 2 a blocking call
+ * that does not use the node segment (AUTO's shm row found none serving). */
 static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
-                       const mmp_bcast_opts_t *opts, mmp_request_t **req) {
+                       const mmp_bcast_opts_t *opts, int blocking,
+                       mmp_request_t **req) {
   uint8_t hdr[MMP__DESC_MAX];
   mmp__opts_t o;
   mmp__call_t c;
@@ -291,6 +294,7 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
       (rc = mmp__opts_from(&mmp__bcast_family, opts, &o)) != 0)
     return rc;
   bcast_call(comm, len, root, &c);
+  c.node = blocking == 1 && mmp__node_usable(comm);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
       (rc = resolve(&c, &o, &d, &pays)) != 0)
     return rc;
@@ -299,7 +303,21 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
   if (d.alg->flags & MMP__ALG_DYNAMIC) {
     mmp__run_t run;
     run_init(&run, comm, buf, &o, &d);
-    return d.alg->start(&run, req);
+    if (d.alg == &mmp__bcast_shm_alg) {
+      uint32_t seq;
+      /* Its log (mmp_bcast_last) lives in the state. */
+      if (mmp__coll_state(comm) == NULL)
+        return MMP_ENOMEM;
+      mmp__lock(mmp__eng);
+      seq = comm->coll_seq++;
+      mmp__coll_log_locked(comm, seq, d.alg);
+      mmp__unlock(mmp__eng);
+    }
+    rc = d.alg->start(&run, req);
+    /* AUTO's shm row where no segment serves: what AUTO picks without. */
+    if (rc != MMP_ENOTSUP || o.alg != NULL || d.alg != &mmp__bcast_shm_alg)
+      return rc;
+    return ibcast_body(buf, len, root, comm, opts, 2, req);
   }
   rc = mmp__sched_new(mmp__eng, comm, buf, len, o.mode, &s);
   if (rc != 0)
@@ -322,7 +340,8 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
 int mmp_ibcast(void *buf, size_t len, int root, mmp_comm_t *comm,
                const mmp_bcast_opts_t *opts, mmp_request_t **req) {
   mmp__api_enter();
-  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, req), __func__);
+  return mmp__api_leave(ibcast_body(buf, len, root, comm, opts, 0, req),
+                        __func__);
 }
 
 int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
@@ -338,6 +357,7 @@ int mmp_bcast_select(mmp_comm_t *comm, size_t len, mmp_bcast_opts_t *out) {
       (rc = mmp__opts_from(&mmp__bcast_family, NULL, &o)) != 0)
     return rc;
   bcast_call(comm, len, comm->rank, &c);
+  c.node = mmp__node_usable(comm); /* what mmp_bcast runs */
   if ((rc = mmp__opts_check(&c, &o)) != 0)
     return rc;
   rc = resolve(&c, &o, &d, &pays);
@@ -379,7 +399,8 @@ int mmp_bcast_ex(void *buf, size_t len, int root, mmp_comm_t *comm,
   mmp_request_t *r;
 
   mmp__api_enter();
-  return mmp__api_wait(mmp_ibcast(buf, len, root, comm, opts, &r), &r,
+  r = NULL;
+  return mmp__api_wait(ibcast_body(buf, len, root, comm, opts, 1, &r), &r,
                        __func__);
 }
 

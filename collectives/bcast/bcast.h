@@ -26,7 +26,7 @@ extern const mmp__family_t mmp__bcast_family;
 extern const mmp__alg_t mmp__bcast_binomial_alg, mmp__bcast_knomial_alg,
     mmp__bcast_binary_alg, mmp__bcast_pipeline_alg, mmp__bcast_chain_alg,
     mmp__bcast_arrival_b_alg, mmp__bcast_arrival_nb_alg,
-    mmp__bcast_multicast_alg, mmp__bcast_flat_alg;
+    mmp__bcast_multicast_alg, mmp__bcast_flat_alg, mmp__bcast_shm_alg;
 
 /*
  * Appends rank s->me's ops for the broadcast `d` (a static row) over the

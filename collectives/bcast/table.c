@@ -28,7 +28,8 @@
   X(knomial)                                                                   \
   X(node)                                                                      \
   X(multicast)                                                                 \
-  X(two_tree)
+  X(two_tree)                                                                  \
+  X(shm)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__bcast_##row##_alg;
 BCAST_ALGS(DECLARE)

@@ -110,6 +110,9 @@ typedef struct mmp__cost_in_s {
   /* Multicast as AUTO prices it here, or NULL: not priced (infinite). */
   const mmp__mcast_verdict_t *mc;
   const struct mmp__s2p_s *x; /* s-to-p: the sources and lengths */
+  /* The communicator's node segment may serve the call (blocking, one
+   * node): the shm rows are priced, else they are INFINITY. */
+  int node;
 } mmp__cost_in_t;
 
 /* The options of a call, its names looked up: what the caller asked for
@@ -174,6 +177,11 @@ typedef struct mmp__run_s {
    * part takes the communicator's next. */
   int seq_given;
   uint32_t seq;
+  /* Reductions (the shm rows): this rank's contribution (`buf` gets the
+   * result where the call leaves one) and the reduce callback's arg
+   * (mmp__reduce_arg). */
+  const uint8_t *in;
+  void *reduce_arg;
 } mmp__run_t;
 
 /* A tree's radix, where a row takes one (opts.radix): at most this many
@@ -243,6 +251,7 @@ typedef struct mmp__query_s {
   const mmp_netmodel_t *nm;
   const mmp__mcast_verdict_t *mc; /* NULL: multicast not priced */
   const struct mmp__s2p_s *x;
+  int node; /* the shm rows may run (mmp__cost_in_t.node) */
 } mmp__query_t;
 
 struct mmp__family_s {

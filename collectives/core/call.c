@@ -199,3 +199,23 @@ int mmp__coll_start(mmp__sched_t *s, const void *fill, size_t fill_at,
     return rc;
   }
 }
+
+int mmp__coll_run_dynamic(mmp_comm_t *comm, const mmp__family_t *f,
+                          const mmp__desc_t *d, const mmp__opts_t *o, void *buf,
+                          const void *in, void *reduce_arg,
+                          mmp_request_t **req) {
+  mmp__run_t run;
+
+  memset(&run, 0, sizeof(run));
+  run.e = mmp__eng;
+  run.comm = comm;
+  run.buf = buf;
+  run.d = d;
+  run.fam = f;
+  run.mode = o->mode;
+  run.timeout_ms =
+      o->timeout_ms > 0 ? o->timeout_ms : mmp__rt_coll_timeout(mmp__eng, comm);
+  run.in = in;
+  run.reduce_arg = reduce_arg;
+  return d->alg->start(&run, req);
+}

@@ -75,4 +75,14 @@ int mmp__coll_start(mmp__sched_t *s, const void *fill, size_t fill_at,
                     size_t fill_len, void *out, size_t out_at, size_t out_len,
                     mmp_request_t **req);
 
+/* Starts dynamic row d->alg of `f` (the shm rows of a reduction or a
+ * barrier) on `buf`, this rank's contribution at `in`, with the reduce
+ * callback's `reduce_arg` and the options' timeout (0: the
+ * communicator's). Lock NOT held. As the row's start: 0 with *req, or an
+ * error; MMP_ENOTSUP where the row cannot serve the call on any rank. */
+int mmp__coll_run_dynamic(mmp_comm_t *comm, const mmp__family_t *f,
+                          const mmp__desc_t *d, const mmp__opts_t *o, void *buf,
+                          const void *in, void *reduce_arg,
+                          mmp_request_t **req);
+
 #endif /* MMP_COLLECTIVES_CORE_CALL_H */

@@ -76,12 +76,13 @@ static size_t auto_slot(const mmp__auto_key_t *k) {
 
   h ^= k->len + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
   h ^= (uint64_t)k->esize * 31u + (uint64_t)k->noncomm + (h << 6) + (h >> 2);
+  h ^= (uint64_t)k->node + (h << 6) + (h >> 2);
   return (size_t)(h % MMP__AUTO_SLOTS);
 }
 
 static int auto_same(const mmp__auto_key_t *a, const mmp__auto_key_t *b) {
   return a->coll == b->coll && a->len == b->len && a->esize == b->esize &&
-         a->noncomm == b->noncomm && a->rows == b->rows &&
+         a->noncomm == b->noncomm && a->rows == b->rows && a->node == b->node &&
          a->ext_len == b->ext_len &&
          (a->ext_len == 0 || memcmp(a->ext, b->ext, a->ext_len) == 0);
 }

@@ -23,6 +23,7 @@ typedef struct mmp__auto_key_s {
   uint64_t len;    /* the bytes AUTO prices */
   size_t esize;    /* segments fall on multiples of it */
   int rows;        /* a logical grid's rows (s-to-p) */
+  int node;        /* the shm rows were priced (mmp__call_t.node) */
   const void *ext; /* more of the call the choice reads (s-to-p: every
                       rank's length), ext_len bytes; not owned */
   size_t ext_len;

@@ -46,9 +46,20 @@ int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
       (rc = mmp__opts_from(f, opts, &o)) != 0)
     return rc;
   mmp__call_init(&c, f, comm, root, count, ti.size, ti.base, op, noncomm, len);
+  c.node = (how & MMP__RED_BLOCKING) && mmp__node_usable(comm);
   if ((rc = mmp__opts_check(&c, &o)) != 0 ||
       (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
+  if (d.alg->flags & MMP__ALG_DYNAMIC) {
+    rc = mmp__coll_run_dynamic(comm, f, &d, &o, has_res ? recvbuf : NULL,
+                               in_place ? recvbuf : sendbuf,
+                               mmp__reduce_arg(op, type), req);
+    /* AUTO's shm row where no segment serves: what AUTO picks without. */
+    if (rc != MMP_ENOTSUP || o.alg != NULL)
+      return rc;
+    return mmp__red_start(f, how & ~MMP__RED_BLOCKING, sendbuf, recvbuf, count,
+                          type, op, root, comm, opts, req);
+  }
   memset(&a, 0, sizeof(a));
   /* A composite chooses its parts from the model. */
   if (d.alg->flags & MMP__ALG_MODEL) {
@@ -90,7 +101,9 @@ static int reduce_ex_body(const void *sendbuf, void *recvbuf, size_t count,
                           mmp_type_t type, mmp_op_t op, int root,
                           mmp_comm_t *comm, const mmp_reduce_opts_t *opts) {
   mmp_request_t *r;
-  int rc = mmp_ireduce(sendbuf, recvbuf, count, type, op, root, comm, opts, &r);
+  int rc =
+      mmp__red_start(&mmp__reduce_family, MMP__RED_ROOTED | MMP__RED_BLOCKING,
+                     sendbuf, recvbuf, count, type, op, root, comm, opts, &r);
 
   return rc != 0 ? rc : mmp_wait(&r, MMP_STATUS_IGNORE);
 }

@@ -13,13 +13,17 @@
 
 extern const mmp__family_t mmp__reduce_family;
 
-/* Where a reduction's accumulator is (mmp__red_start). */
+/* Where a reduction's accumulator is, and whether its call blocks
+ * (mmp__red_start's `how`). */
 enum {
   MMP__RED_ROOTED = 0x1, /* the result at `root` alone (reduce): the receive
                             buffer and MMP_IN_PLACE are the root's only,
                             other ranks accumulate in scratch */
-  MMP__RED_EXCL = 0x2    /* exclusive scan: the accumulator is scratch, the
+  MMP__RED_EXCL = 0x2,   /* exclusive scan: the accumulator is scratch, the
                             receive buffer the result (a->res 0) */
+  /* A blocking call: AUTO prices the shm rows where the node segment may
+   * serve, which run to completion inside it. */
+  MMP__RED_BLOCKING = 0x4
 };
 
 /*
@@ -30,10 +34,13 @@ enum {
  * the row from `opts` (NULL: AUTO); builds the schedule on the
  * accumulator `how` says (without a flag: the receive buffer) and starts
  * it, the contribution (sendbuf, or recvbuf where sendbuf is
- * MMP_IN_PLACE) copied into the accumulator first. The caller keeps its
- * buffers, which must live until the request completes. 0 with *req;
- * else *req NULL and MMP_EINVAL, MMP_ERANK, MMP_ENOTINIT, MMP_ECOMM,
- * MMP_ENOMEM or the error a collective left on `comm`.
+ * MMP_IN_PLACE) copied into the accumulator first; a shm row (only where
+ * MMP__RED_BLOCKING says the caller waits at once) runs to completion
+ * inside the call instead. The caller keeps its buffers, which must live
+ * until the request completes. 0 with *req; else *req NULL and
+ * MMP_EINVAL, MMP_ERANK, MMP_ENOTINIT, MMP_ECOMM, MMP_ENOMEM, MMP_ENOTSUP
+ * (a shm row named where no node segment serves) or the error a
+ * collective left on `comm`.
  */
 int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
                    void *recvbuf, size_t count, mmp_type_t type, mmp_op_t op,

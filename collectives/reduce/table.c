@@ -13,7 +13,8 @@
   X(pipeline)                                                                  \
   X(rabenseifner)                                                              \
   X(hierarchical)                                                              \
-  X(knomial)
+  X(knomial)                                                                   \
+  X(shm)
 
 #define DECLARE(row) extern const mmp__alg_t mmp__reduce_##row##_alg;
 REDUCE_ALGS(DECLARE)

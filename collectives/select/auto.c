@@ -97,6 +97,7 @@ double mmp__auto_pick(const mmp__family_t *f, const mmp__query_t *q,
                       (a->flags & MMP__ALG_COMPOSITE) ? G : 0, q->nm);
     in.mc = q->level == MMP__PICK_TOP ? q->mc : NULL;
     in.x = q->x;
+    in.node = q->node;
     t = mmp__auto_price(f, a, &in, 1);
     /* Noise in the model must not flip the choice between near equals. */
     if (t < best * 0.97) {

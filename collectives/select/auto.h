@@ -82,6 +82,9 @@ typedef struct mmp__call_s {
   unsigned (*auto_flags)(const struct mmp__call_s *c, const mmp__query_t *q,
                          const mmp__desc_t *d, double best);
   int mcast; /* AUTO prices multicast (mmp__mcast_auto) */
+  /* AUTO prices the shm rows: a blocking call on a communicator whose
+   * ranks share one node segment (mmp__node_usable), cached apart. */
+  int node;
 } mmp__call_t;
 
 /* A reduction or block collective's call on `comm`: the description's

@@ -72,6 +72,7 @@ static int auto_pick(const mmp__call_t *c, mmp__desc_t *d, unsigned *flags,
   q.nm = nm;
   q.mc = mc.state > 0 ? &mc : NULL;
   q.x = c->x;
+  q.node = c->node;
   best = c->fam->pick(c->fam, &q, d);
   *flags = c->auto_flags != NULL ? c->auto_flags(c, &q, d, best) : 0;
   return 0;
@@ -96,6 +97,7 @@ int mmp__resolve(const mmp__call_t *c, const mmp__opts_t *o, mmp__desc_t *d,
     k.rows = c->rows;
     k.ext = c->key_ext;
     k.ext_len = c->key_ext_len;
+    k.node = c->node; /* a call the node segment may serve: apart */
     if ((st = mmp__coll_state(c->comm)) == NULL)
       return MMP_ENOMEM;
     cached = mmp__auto_get(st, &k, d, &fl);

@@ -7,13 +7,16 @@
 #    defaults and Open MPI forced onto TCP; libminimp as shipped (shared
 #    memory), with every byte through the rings (MINIMP_SHM=ring) and over
 #    TCP loopback (MINIMP_SHM=off);
-#  - broadcast on N ranks (8 by default): per-node time after a barrier,
-#    Open MPI's defaults (with mpi_yield_when_idle, as the ranks outnumber
-#    the cores) against libminimp's AUTO, with shared memory and without.
-# PP_SIZES and BC_SIZES set the sizes; BC_SIZES="" leaves the broadcast
-# out. The variants alternate within each round, so that drift in the
-# machine hits them alike; medians over the rounds are printed at the
-# end, and every value is in OUT/onehost.csv.
+#  - broadcast and allreduce (floats, sum) on N ranks (8 by default):
+#    per-node time after a barrier, Open MPI's defaults (with
+#    mpi_yield_when_idle, as the ranks outnumber the cores) against
+#    libminimp's AUTO, with shared memory and without, and its shm rows
+#    (the node segment) by name.
+# PP_SIZES, BC_SIZES and AR_SIZES (bytes; empty: skip that part) choose
+# the sizes.
+# The variants alternate within each round, so that drift in the machine
+# hits them alike; medians over the rounds are printed at the end, and
+# every value is in OUT/onehost.csv.
 #   tests/bench/run_onehost.sh BUILD_DIR [ROUNDS [N]]
 # Needs the anchors (MINIMP_ANCHORS: tests/bench/anchors.sh).
 set -eu
@@ -24,11 +27,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/anchors.sh"
 anchors_init
-anchors_bin pp_ompi bcast_ompi
+anchors_bin pp_ompi bcast_ompi coll_ompi
 out=${OUT:-results/onehost}
-pp_sizes=${PP_SIZES:-"8 1024 16384 65536 1048576 4194304"}
+pp_sizes=${PP_SIZES-"8 1024 16384 65536 1048576 4194304"}
 bc_sizes=${BC_SIZES-"1024 65536 1048576"}
 bc_iters=${BC_ITERS:-200}
+ar_sizes=${AR_SIZES-"8 65536 1048576"}
 ompi="mpirun.openmpi --allow-run-as-root"
 mkdir -p "$out"
 csv="$out/onehost.csv"
@@ -47,6 +51,7 @@ while [ "$i" -le "$rounds" ]; do
       anchors_check "openmpi pingpong over TCP, $s B, round $i" | awk -v r="$i" 'NF==3 {print "pingpong,openmpi_tcp," r "," $1 "," $2 "," $3}' >> "$csv"
   done
   for v in on ring off; do
+    [ -n "$pp_sizes" ] || break
     MINIMP_SHM=$v "$b/launcher/minimprun" -n 2 "$b/tests/bench/minimp-bench" \
       pingpong --sizes "$commas" 2>/dev/null |
       awk -v r="$i" -v s="$v" 'NF==3 && $1 ~ /^[0-9]+$/ {print "pingpong,minimp_shm_" s "," r "," $1 "," $2 "," $3}' >> "$csv"
@@ -56,12 +61,33 @@ while [ "$i" -le "$rounds" ]; do
       "$abin/bcast_ompi" "$s" "$bc_iters" 2>/dev/null | tail -1 |
       anchors_check "openmpi bcast, $s B, round $i" | awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
   done
-  for v in on off; do
+  for v in on off shm_row; do
     [ -n "$bc_sizes" ] || break
-    MINIMP_SHM=$v "$b/launcher/minimprun" -n "$n" "$b/tests/bench/minimp-bench" \
-      bcast --algs auto --method barrier --sizes "$bcommas" \
+    algs=auto
+    [ $v = shm_row ] && algs=shm
+    shm=${v%_row}
+    [ "$v" = shm_row ] && shm=on
+    MINIMP_SHM=$shm "$b/launcher/minimprun" -n "$n" \
+      "$b/tests/bench/minimp-bench" \
+      bcast --algs $algs --method barrier --sizes "$bcommas" \
       --iters "$bc_iters" 2>/dev/null |
       awk -v r="$i" -v s="$v" '$1 == "barrier" {print "bcast,minimp_shm_" s "," r "," $5 "," $6 "," $7}' >> "$csv"
+  done
+  for s in $ar_sizes; do
+    $ompi --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
+      "$abin/coll_ompi" allreduce "$s" "$bc_iters" 2>/dev/null | tail -1 |
+      anchors_check "openmpi allreduce, $s B, round $i" | awk -v r="$i" 'NF==4 {print "allreduce,openmpi_default," r "," $2 "," $3 "," $4}' >> "$csv"
+  done
+  for v in on off shm_row; do
+    [ -n "$ar_sizes" ] || break
+    algs=auto
+    [ $v = shm_row ] && algs=shm
+    shm=${v%_row}
+    [ "$v" = shm_row ] && shm=on
+    MINIMP_SHM=$shm "$b/launcher/minimprun" -n "$n" \
+      "$b/tests/bench/minimp-bench" allreduce --algs $algs \
+      --sizes "$(echo "$ar_sizes" | tr ' ' ',')" --iters "$bc_iters" 2>/dev/null |
+      awk -F, -v r="$i" -v s="$v" '$1 == "coll" {print "allreduce,minimp_shm_" s "," r "," $6 "," $7 "," $8}' >> "$csv"
   done
   i=$((i + 1))
 done
@@ -71,8 +97,9 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 keys = sorted({(r["bench"], r["impl"], int(r["size"])) for r in rows})
 heads = {"pingpong": ("half_rtt_us", "stream_MBps"),
-         "bcast": ("avg_node_us", "max_node_us")}
-for bench in ("pingpong", "bcast"):
+         "bcast": ("avg_node_us", "max_node_us"),
+         "allreduce": ("avg_node_us", "max_node_us")}
+for bench in ("pingpong", "bcast", "allreduce"):
     h1, h2 = heads[bench]
     print("%-9s %-20s %10s %14s %14s %5s" % (bench, "impl", "size", h1, h2, "n"))
     for b_, impl, size in keys:
