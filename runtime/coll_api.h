@@ -381,7 +381,7 @@ static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
 #define MMP__NODE_CHUNK (64u * 1024)
 #define MMP__NODE_DEPTH 2
 /* Ranks on one node a segment serves. */
-#define MMP__NODE_MAX_RANKS 1024
+#define MMP__NODE_MAX_RANKS 256
 
 /* The flags of each rank. */
 enum {

@@ -93,6 +93,7 @@ struct mmp__node_s {
   uint64_t *seen;    /* n * MMP__NODE_NFLAGS: the last value read */
   int err;           /* the first failed call's error, for every later one */
   mmp__deadline_t tmo;
+  int armed; /* tmo was started for this call */
   _Atomic int expired;
   int cpus_shared;
   uint64_t polls;
@@ -339,6 +340,7 @@ int mmp__node_begin(mmp_comm_t *comm, unsigned timeout_ms, uint64_t nslots,
   mine->nslots = nslots;
   atomic_store_explicit(&mine->epoch, nd->epoch, memory_order_release);
   atomic_store(&nd->expired, 0);
+  nd->armed = timeout_ms > 0;
   if (timeout_ms > 0) {
     mmp__lock(e);
     mmp__deadline_start_locked(e, &nd->tmo, timeout_ms, node_expired, nd);
@@ -474,9 +476,14 @@ int mmp__node_end(mmp__node_t *nd, int rc) {
   mmp__engine_t *e = mmp__eng;
   int64_t none = 0;
 
-  mmp__lock(e);
-  mmp__deadline_stop_locked(e, &nd->tmo);
-  mmp__unlock(e);
+  /* Without a deadline the call takes the engine's lock only where it
+   * waits long. */
+  if (nd->armed) {
+    mmp__lock(e);
+    mmp__deadline_stop_locked(e, &nd->tmo);
+    mmp__unlock(e);
+    nd->armed = 0;
+  }
   /* Arguments that differ but slots that agree: the call ends on every
    * rank without touching the slots again, and the next one can go on. */
   if (rc == 0 || (rc == MMP_EMISMATCH && nd->mismatch)) {

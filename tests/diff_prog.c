@@ -876,7 +876,7 @@ static void start_bcast(run_t *r) {
     memcpy(r->recv, r->want, o->size);
   r->recv_len = r->check_len = o->size;
   r->want_bytes = (long long)o->size;
-  if (is_alg(o->alg, "multicast"))
+  if (is_alg(o->alg, "multicast") || is_alg(o->alg, "shm"))
     r->may_rc = MMP_ENOTSUP;
   if (o->nb)
     r->rc = mmp_ibcast(r->recv, o->size, root, r->comm, &bo, &r->req);
@@ -966,6 +966,10 @@ static void coll_opts(run_t *r, mmp_coll_opts_t *co, size_t bytes) {
    * every rank. */
   if (o->op == U_MAT && o->alg != NULL)
     r->may_rc = MMP_EINVAL;
+  /* The shm rows serve blocking calls of communicators on one host with
+   * shared memory on; elsewhere every rank refuses them. */
+  if (is_alg(o->alg, "shm"))
+    r->may_rc = MMP_ENOTSUP;
 }
 
 static void start_reduction(run_t *r) {

@@ -366,6 +366,18 @@ static void test_auto_picks_shm_on_one_host(void **state) {
   calls = mmp__node_debug_calls(w);
   assert_int_equal(mmp_barrier(w), 0);
   assert_int_equal(mmp__node_debug_calls(w), calls + 1);
+  /* Non-blocking calls never run them (they would block): named, they
+   * are refused on every rank. */
+  {
+    mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+    mmp_request_t *r = NULL;
+    bo.algorithm = "shm";
+    assert_int_equal(mmp_ibcast(buf, 8, 0, w, &bo, &r), MMP_ENOTSUP);
+    assert_null(r);
+    assert_int_equal(mmp_ibarrier(w, &r), 0);
+    assert_int_equal(mmp_wait(&r, NULL), 0);
+    assert_int_equal(mmp__node_debug_calls(w), calls + 1);
+  }
   free(buf);
   free(out);
 }

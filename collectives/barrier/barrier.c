@@ -48,6 +48,9 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req, int blocking) {
   if ((rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
   if (d.alg->flags & MMP__ALG_DYNAMIC) {
+    /* The shm row runs to completion in the call: blocking calls only. */
+    if (!blocking)
+      return MMP_ENOTSUP;
     rc = mmp__coll_run_dynamic(comm, &mmp__barrier_family, &d, &o, NULL, NULL,
                                NULL, req);
     /* AUTO's shm row where no segment serves: what AUTO picks without. */

@@ -305,6 +305,9 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     run_init(&run, comm, buf, &o, &d);
     if (d.alg == &mmp__bcast_shm_alg) {
       uint32_t seq;
+      /* It runs to completion in the call: blocking calls only. */
+      if (!blocking)
+        return MMP_ENOTSUP;
       /* Its log (mmp_bcast_last) lives in the state. */
       if (mmp__coll_state(comm) == NULL)
         return MMP_ENOMEM;

@@ -51,6 +51,9 @@ int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
       (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
   if (d.alg->flags & MMP__ALG_DYNAMIC) {
+    /* The shm row runs to completion in the call: blocking calls only. */
+    if (!(how & MMP__RED_BLOCKING))
+      return MMP_ENOTSUP;
     rc = mmp__coll_run_dynamic(comm, f, &d, &o, has_res ? recvbuf : NULL,
                                in_place ? recvbuf : sendbuf,
                                mmp__reduce_arg(op, type), req);
