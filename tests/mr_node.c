@@ -333,8 +333,10 @@ static void test_missing_rank_times_out(void **state) {
 }
 
 /* AUTO on one host: blocking broadcasts, allreduces, reduces and
- * barriers run the shm rows, which the one-host benchmarks find fastest
- * at every size (docs/performance.md). */
+ * barriers run the shm rows (reductions up to 64 KiB), which the one-host
+ * benchmark finds faster than the point-to-point algorithms AUTO ran
+ * there before (docs/performance.md, "8 ranks: broadcast and allreduce
+ * through the node segment"). */
 static void test_auto_picks_shm_on_one_host(void **state) {
   static const size_t bytes[] = {8, 1024, 64 * 1024, 1 << 20};
   mmp_comm_t *w = mmp_comm_world();
@@ -352,6 +354,10 @@ static void test_auto_picks_shm_on_one_host(void **state) {
     assert_int_equal(mmp_bcast_last(w, &alg), 0);
     if (strcmp(alg, "shm") != 0)
       fail_msg("AUTO broadcast of %zu bytes ran %s", bytes[k], alg);
+    /* A 1 MiB reduction is the ring's or the row's by the measured
+     * model: not asserted. */
+    if (k == 3)
+      continue;
     assert_int_equal(
         mmp_coll_select(w, MMP_COLL_ALLREDUCE, n, MMP_DOUBLE, MMP_SUM, &o), 0);
     if (strcmp(o.algorithm, "shm") != 0)
