@@ -408,8 +408,10 @@ typedef struct mmp__node_view_s {
 } mmp__node_view_t;
 
 /* 1 if the shm rows may run on `comm`: all its ranks on one node, at
- * least one, shared memory not turned off (MINIMP_SHM). Every rank
- * computes the same. Any thread; no lock. */
+ * most MMP__NODE_MAX_RANKS, and no segment given up on it yet. Every
+ * rank computes the same: MINIMP_SHM, each rank's own, is not read here
+ * but voted on when the segment is made (mmp__node_begin). The thread
+ * that calls the communicator's collectives; no lock. */
 int mmp__node_usable(const mmp_comm_t *comm);
 
 /*
@@ -422,8 +424,9 @@ int mmp__node_usable(const mmp_comm_t *comm);
  * on). The first call makes the segment, collectively: it takes a
  * collective sequence number and messages among the node's ranks, which
  * agree whether it worked. 0 with *out and *v; MMP_ENOTSUP where the
- * node's ranks could not all map a segment (then every rank of the node
- * gets it, now and later: run something else); MMP_EPROTO (a header or
+ * node's ranks could not all map a segment or one of them runs with
+ * MINIMP_SHM=off (then every rank of the node gets it, now and later,
+ * and mmp__node_usable says 0: run something else); MMP_EPROTO (a header or
  * flag no rank writes), MMP_EPEERLOST, MMP_ETIMEDOUT or the error a
  * failed call left in the segment; MMP_ENOMEM.
  */

@@ -117,11 +117,12 @@ static _Atomic uint64_t *node_flag(const mmp__node_t *nd, int who, int f) {
                                       (size_t)f * sizeof(uint64_t));
 }
 
+/* Only what every rank sees alike: MINIMP_SHM is each rank's own, so it
+ * is a vote at the segment's making, never a reason to skip it. */
 int mmp__node_usable(const mmp_comm_t *comm) {
-  const mmp__engine_t *e = mmp__eng;
-
-  return e != NULL && comm->size <= MMP__NODE_MAX_RANKS &&
-         mmp__comm_node_count(comm) == 1 && e->cfg.shm != MMP__SHM_OFF;
+  return mmp__eng != NULL && comm->size <= MMP__NODE_MAX_RANKS &&
+         mmp__comm_node_count(comm) == 1 &&
+         (comm->node == NULL || comm->node->state > 0);
 }
 
 /* ---- Making the segment ------------------------------------------------ */
@@ -161,20 +162,38 @@ static void node_layout(mmp__node_t *nd) {
   nd->slots = (uint64_t)MMP__NODE_DEPTH * (uint64_t)(nd->n + 1);
 }
 
+/* What each rank answers, and the verdict: the segment is used only
+ * where every rank of the node says NODE_MAPPED. */
+enum { NODE_FAILED = 0, NODE_MAPPED = 1, NODE_SHM_OFF = 2 };
+
+/* The verdict from one answer: the first rank that says no decides it. */
+static int32_t node_vote(int32_t verdict, int32_t got) {
+  return verdict != NODE_MAPPED ? verdict
+         : got == NODE_SHM_OFF  ? NODE_SHM_OFF
+         : got == NODE_MAPPED   ? NODE_MAPPED
+                                : NODE_FAILED;
+}
+
 /* The creator: makes, names, hands out, collects the answers, removes the
- * name, gives the verdict. */
-static int node_create(mmp__engine_t *e, mmp__node_t *nd, int seq) {
+ * name, gives the verdict. A creator with shared memory off makes
+ * nothing and names nothing, and the verdict says so. */
+static int node_create(mmp__engine_t *e, mmp__node_t *nd, int seq,
+                       int32_t *verdict) {
   node_name_msg_t msg;
   char tag[32];
-  int i, rc, ok = 1, verdict;
+  int i, rc;
 
   memset(&msg, 0, sizeof(msg));
   snprintf(tag, sizeof(tag), "%x-%x", (unsigned)getpid(),
            (unsigned)nd->comm->ctx);
   msg.bytes = node_bytes(nd->n);
-  if (mmp__shm_map_create(tag, msg.bytes, &nd->map, msg.name) != 0) {
+  *verdict = NODE_MAPPED;
+  if (e->cfg.shm == MMP__SHM_OFF) {
     msg.name[0] = '\0';
-    ok = 0;
+    *verdict = NODE_SHM_OFF;
+  } else if (mmp__shm_map_create(tag, msg.bytes, &nd->map, msg.name) != 0) {
+    msg.name[0] = '\0';
+    *verdict = NODE_FAILED;
   } else {
     node_layout(nd);
     nd->hdr->magic = NODE_MAGIC;
@@ -188,51 +207,60 @@ static int node_create(mmp__engine_t *e, mmp__node_t *nd, int seq) {
                         MMP__COLL_TAG(seq, 1))) != 0)
       goto out;
   for (i = 1; i < nd->n; i++) {
-    int32_t got = 0;
+    int32_t got = NODE_FAILED;
     if ((rc = node_xfer(e, nd->comm, 0, &got, sizeof(got), nd->rank[i],
                         MMP__COLL_TAG(seq, 2))) != 0)
       goto out;
-    ok &= got == 1;
+    *verdict = node_vote(*verdict, got);
   }
-  mmp__shm_map_unlink(msg.name);
-  verdict = ok;
+  if (msg.name[0] != '\0')
+    mmp__shm_map_unlink(msg.name);
   for (i = 1; i < nd->n; i++)
-    if ((rc = node_xfer(e, nd->comm, 1, &verdict, sizeof(verdict), nd->rank[i],
+    if ((rc = node_xfer(e, nd->comm, 1, verdict, sizeof(*verdict), nd->rank[i],
                         MMP__COLL_TAG(seq, 3))) != 0)
       return rc;
-  return ok ? 0 : MMP_ENOTSUP;
+  return *verdict == NODE_MAPPED ? 0 : MMP_ENOTSUP;
 out:
-  mmp__shm_map_unlink(msg.name);
+  if (msg.name[0] != '\0')
+    mmp__shm_map_unlink(msg.name);
   return rc;
 }
 
-/* Every other rank: maps what the creator names, if it checks out. */
-static int node_join(mmp__engine_t *e, mmp__node_t *nd, int seq) {
+/* Every other rank: maps what the creator names, if it checks out and
+ * shared memory is on here, and answers; the creator's verdict holds. */
+static int node_join(mmp__engine_t *e, mmp__node_t *nd, int seq,
+                     int32_t *verdict) {
   node_name_msg_t msg;
-  int32_t got = 0, verdict = 0;
+  int32_t got = NODE_FAILED;
   int rc, leader = nd->rank[0];
 
+  *verdict = NODE_FAILED;
   if ((rc = node_xfer(e, nd->comm, 0, &msg, sizeof(msg), leader,
                       MMP__COLL_TAG(seq, 1))) != 0)
     return rc;
   msg.name[MMP__SHM_MAP_NAME - 1] = '\0';
-  if (msg.name[0] != '\0' && msg.bytes == node_bytes(nd->n) &&
-      mmp__shm_map_attach(msg.name, msg.bytes, &nd->map) == 0) {
+  if (e->cfg.shm == MMP__SHM_OFF)
+    got = NODE_SHM_OFF;
+  else if (msg.name[0] != '\0' && msg.bytes == node_bytes(nd->n) &&
+           mmp__shm_map_attach(msg.name, msg.bytes, &nd->map) == 0) {
     node_layout(nd);
     got = nd->hdr->magic == NODE_MAGIC && nd->hdr->version == NODE_VERSION &&
-          nd->hdr->n == (uint32_t)nd->n;
+                  nd->hdr->n == (uint32_t)nd->n
+              ? NODE_MAPPED
+              : NODE_FAILED;
   }
   if ((rc = node_xfer(e, nd->comm, 1, &got, sizeof(got), leader,
                       MMP__COLL_TAG(seq, 2))) != 0 ||
-      (rc = node_xfer(e, nd->comm, 0, &verdict, sizeof(verdict), leader,
+      (rc = node_xfer(e, nd->comm, 0, verdict, sizeof(*verdict), leader,
                       MMP__COLL_TAG(seq, 3))) != 0)
     return rc;
-  return got && verdict == 1 ? 0 : MMP_ENOTSUP;
+  return got == NODE_MAPPED && *verdict == NODE_MAPPED ? 0 : MMP_ENOTSUP;
 }
 
 static int node_make(mmp_comm_t *comm, mmp__node_t **out) {
   mmp__engine_t *e = mmp__eng;
   mmp__node_t *nd = calloc(1, sizeof(*nd));
+  int32_t verdict = NODE_FAILED;
   int i, rc, seq, mine = mmp__comm_node_of(comm, comm->rank);
 
   if (nd == NULL)
@@ -258,11 +286,17 @@ static int node_make(mmp_comm_t *comm, mmp__node_t **out) {
   if (nd->seen == NULL || nd->checked == NULL)
     rc = MMP_ENOMEM;
   else
-    rc = nd->me == 0 ? node_create(e, nd, seq) : node_join(e, nd, seq);
+    rc = nd->me == 0 ? node_create(e, nd, seq, &verdict)
+                     : node_join(e, nd, seq, &verdict);
   if (rc == MMP_ENOTSUP) {
-    MMP__LOG(MMP__LOG_WARN,
-             "node segment: not every rank of this host could map it; the "
-             "shm collectives are off on this communicator");
+    /* Shared memory turned off on a rank is a choice; a segment a rank
+     * could not map is worth a warning. */
+    MMP__LOG(verdict == NODE_SHM_OFF ? MMP__LOG_INFO : MMP__LOG_WARN,
+             "node segment: %s; the shm collectives are off on this "
+             "communicator",
+             verdict == NODE_SHM_OFF
+                 ? "a rank of this host runs with MINIMP_SHM=off"
+                 : "not every rank of this host could map it");
     mmp__shm_map_free(&nd->map);
     nd->state = -1;
   } else if (rc != 0) {

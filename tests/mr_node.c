@@ -412,6 +412,112 @@ static void test_refused_without_shared_memory(void **state) {
   assert_int_equal(mmp__node_debug_calls(w), 0);
 }
 
+/* Ranks that disagree on MINIMP_SHM (the job's last rank runs with it
+ * off, mr_node_mixed_env): they agree at the segment's making that it is
+ * not used, so a named row is MMP_ENOTSUP on every rank, AUTO runs the
+ * same other algorithm on every rank, and nothing waits for ever. Each
+ * communicator's first call of the segment is the one that decides: an
+ * AUTO barrier on one, a named broadcast on another. */
+static void test_mixed_shared_memory_agrees(void **state) {
+  mmp_comm_t *w = mmp_comm_world(), *a, *b;
+  mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
+  mmp_coll_opts_t o = MMP_COLL_OPTS_INIT;
+  double v[4] = {1, 2, 3, 4}, s[4];
+  const char *alg;
+  int p = mr_size(), me = mr_rank(), k;
+  (void)state;
+
+  assert_int_equal(mmp_comm_dup(w, &a), 0);
+  assert_int_equal(mmp_comm_dup(w, &b), 0);
+  /* Every call here ends well before the communicators' 5 s: a rank left
+   * waiting for a segment the others never make fails the test. */
+  assert_int_equal(mmp_comm_set_timeout(a, 5000), 0);
+  assert_int_equal(mmp_comm_set_timeout(b, 5000), 0);
+
+  assert_int_equal(mmp_barrier(a), 0);
+  assert_int_equal(mmp_barrier(a), 0);
+  assert_int_equal(mmp_allreduce(v, s, 4, MMP_DOUBLE, MMP_SUM, a), 0);
+  for (k = 0; k < 4; k++)
+    assert_true(s[k] == v[k] * p);
+  assert_int_equal(
+      mmp_coll_select(a, MMP_COLL_ALLREDUCE, 4, MMP_DOUBLE, MMP_SUM, &o), 0);
+  assert_string_not_equal(o.algorithm, "shm");
+  assert_int_equal(mmp__node_debug_calls(a), 0);
+
+  bo.algorithm = "shm";
+  s[0] = me == 1 ? 42 : 0;
+  assert_int_equal(mmp_bcast_ex(s, 8, 1, b, &bo), MMP_ENOTSUP);
+  o = (mmp_coll_opts_t)MMP_COLL_OPTS_INIT;
+  o.algorithm = "shm";
+  assert_int_equal(mmp_allreduce_ex(v, s, 4, MMP_DOUBLE, MMP_SUM, b, &o),
+                   MMP_ENOTSUP);
+  s[0] = me == 1 ? 42 : 0;
+  assert_int_equal(mmp_bcast(s, 8, 1, b), 0);
+  assert_true(s[0] == 42);
+  assert_int_equal(mmp_bcast_last(b, &alg), 0);
+  assert_string_not_equal(alg, "shm");
+  assert_int_equal(mmp_barrier(b), 0);
+  assert_int_equal(mmp__node_debug_calls(b), 0);
+
+  assert_int_equal(mmp_comm_free(&a), 0);
+  assert_int_equal(mmp_comm_free(&b), 0);
+}
+
+/* MINIMP_<COLLECTIVE>_ALG=shm for all four (node_n3_env): blocking
+ * calls run the rows; non-blocking ones, where the rows cannot run, run
+ * AUTO's choice instead of failing, and touch no segment. */
+static void test_env_row_steers_blocking_calls_only(void **state) {
+  mmp_comm_t *w = mmp_comm_world();
+  mmp_request_t *r = NULL;
+  double v = 1 + mr_rank(), s = 0, b = mr_rank() == 0 ? 7 : 0;
+  const char *alg;
+  uint64_t calls;
+  int p = mr_size();
+  (void)state;
+
+  assert_int_equal(mmp_barrier(w), 0);
+  calls = mmp__node_debug_calls(w);
+  assert_true(calls >= 1);
+  assert_int_equal(mmp_allreduce(&v, &s, 1, MMP_DOUBLE, MMP_SUM, w), 0);
+  assert_true(s == p * (p + 1) / 2.0);
+  assert_int_equal(mmp_bcast(&b, 8, 0, w), 0);
+  assert_true(b == 7);
+  assert_int_equal(mmp_bcast_last(w, &alg), 0);
+  assert_string_equal(alg, "shm");
+  assert_int_equal(mmp__node_debug_calls(w), calls + 2);
+
+  s = 0;
+  b = mr_rank() == 0 ? 9 : 0;
+  assert_int_equal(mmp_iallreduce(&v, &s, 1, MMP_DOUBLE, MMP_SUM, w, NULL, &r),
+                   0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_true(s == p * (p + 1) / 2.0);
+  assert_int_equal(mmp_ireduce(&v, &s, 1, MMP_DOUBLE, MMP_SUM, 0, w, NULL, &r),
+                   0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_int_equal(mmp_ibcast(&b, 8, 0, w, NULL, &r), 0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_true(b == 9);
+  assert_int_equal(mmp_bcast_last(w, &alg), 0);
+  assert_string_not_equal(alg, "shm");
+  assert_int_equal(mmp_ibarrier(w, &r), 0);
+  assert_int_equal(mmp_wait(&r, NULL), 0);
+  assert_int_equal(mmp__node_debug_calls(w), calls + 2);
+}
+
+/* MR_NODE_SHM_OFF_RANK=r: rank r (MINIMP_RANK, set by minimprun) runs
+ * with MINIMP_SHM=off, the others with shared memory. 1 when set. */
+static int mr_node_mixed_env(void) {
+  const char *off = getenv("MR_NODE_SHM_OFF_RANK");
+  const char *rank = getenv("MINIMP_RANK");
+
+  if (off == NULL)
+    return 0;
+  if (rank != NULL && strcmp(off, rank) == 0)
+    setenv("MINIMP_SHM", "off", 1);
+  return 1;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bcast_every_size_and_root),
@@ -427,12 +533,24 @@ int main(void) {
   const struct CMUnitTest off[] = {
       cmocka_unit_test(test_refused_without_shared_memory),
   };
-  int rc;
+  const struct CMUnitTest mixed[] = {
+      cmocka_unit_test(test_mixed_shared_memory_agrees),
+  };
+  const struct CMUnitTest env[] = {
+      cmocka_unit_test(test_env_row_steers_blocking_calls_only),
+  };
+  const char *bcast_alg = getenv("MINIMP_BCAST_ALG");
+  int rc, is_mixed = mr_node_mixed_env();
 
   if (mmp_init(NULL, NULL) != 0)
     return 1;
-  rc = mr_shm_off() ? cmocka_run_group_tests(off, NULL, NULL)
-                    : cmocka_run_group_tests(tests, NULL, NULL);
+  if (is_mixed)
+    rc = cmocka_run_group_tests(mixed, NULL, NULL);
+  else if (bcast_alg != NULL && strcmp(bcast_alg, "shm") == 0)
+    rc = cmocka_run_group_tests(env, NULL, NULL);
+  else
+    rc = mr_shm_off() ? cmocka_run_group_tests(off, NULL, NULL)
+                      : cmocka_run_group_tests(tests, NULL, NULL);
   mmp_finalize();
   return rc;
 }

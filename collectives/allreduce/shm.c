@@ -26,7 +26,8 @@ static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
 const mmp__alg_t mmp__allreduce_shm_alg = {
     .name = "shm",
     .summary = "through one shared-memory segment of the host, in slices",
-    .flags = MMP__ALG_DYNAMIC | MMP__ALG_AUTO | MMP__ALG_TOP | MMP__ALG_ORDERED,
+    .flags = MMP__ALG_DYNAMIC | MMP__ALG_BLOCKING | MMP__ALG_AUTO |
+             MMP__ALG_TOP | MMP__ALG_ORDERED,
     .prefer = 7,
     .start = shm_start,
     .cost = mmp__node_allreduce_cost,

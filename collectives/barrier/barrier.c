@@ -41,16 +41,17 @@ static int ibarrier_body(mmp_comm_t *comm, mmp_request_t **req, int blocking) {
     return MMP_EINVAL;
   *req = NULL;
   if ((rc = mmp__coll_ready(comm)) != 0 ||
-      (rc = mmp__opts_from(&mmp__barrier_family, NULL, &o)) != 0)
+      (rc = mmp__opts_from(&mmp__barrier_family, NULL, &o)) != 0 ||
+      (rc = mmp__opts_blocking(&o, blocking)) != 0)
     return rc;
   mmp__call_init(&c, &mmp__barrier_family, comm, 0, 0, 0, 0, 0, 0, 0);
   c.node = blocking && mmp__node_usable(comm);
   if ((rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
   if (d.alg->flags & MMP__ALG_DYNAMIC) {
-    /* The shm row runs to completion in the call: blocking calls only. */
-    if (!blocking)
-      return MMP_ENOTSUP;
+    /* The shm row runs to completion in the call: blocking calls only,
+     * which mmp__opts_blocking and c.node see to. */
+    assert(blocking);
     rc = mmp__coll_run_dynamic(comm, &mmp__barrier_family, &d, &o, NULL, NULL,
                                NULL, req);
     /* AUTO's shm row where no segment serves: what AUTO picks without. */

@@ -18,7 +18,8 @@ static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
 const mmp__alg_t mmp__barrier_shm_alg = {
     .name = "shm",
     .summary = "flags in one shared-memory segment of the host",
-    .flags = MMP__ALG_DYNAMIC | MMP__ALG_AUTO | MMP__ALG_TOP,
+    .flags =
+        MMP__ALG_DYNAMIC | MMP__ALG_BLOCKING | MMP__ALG_AUTO | MMP__ALG_TOP,
     .prefer = 2,
     .start = shm_start,
     .cost = mmp__node_barrier_cost,

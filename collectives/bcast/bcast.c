@@ -291,7 +291,8 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     return MMP_EINVAL;
   *req = NULL;
   if ((rc = check(buf, len, root, comm)) != 0 ||
-      (rc = mmp__opts_from(&mmp__bcast_family, opts, &o)) != 0)
+      (rc = mmp__opts_from(&mmp__bcast_family, opts, &o)) != 0 ||
+      (rc = mmp__opts_blocking(&o, blocking)) != 0)
     return rc;
   bcast_call(comm, len, root, &c);
   c.node = blocking == 1 && mmp__node_usable(comm);
@@ -305,9 +306,9 @@ static int ibcast_body(void *buf, size_t len, int root, mmp_comm_t *comm,
     run_init(&run, comm, buf, &o, &d);
     if (d.alg == &mmp__bcast_shm_alg) {
       uint32_t seq;
-      /* It runs to completion in the call: blocking calls only. */
-      if (!blocking)
-        return MMP_ENOTSUP;
+      /* It runs to completion in the call: blocking calls only, which
+       * mmp__opts_blocking and c.node see to. */
+      assert(blocking);
       /* Its log (mmp_bcast_last) lives in the state. */
       if (mmp__coll_state(comm) == NULL)
         return MMP_ENOMEM;

@@ -22,7 +22,8 @@ static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
 const mmp__alg_t mmp__bcast_shm_alg = {
     .name = "shm",
     .summary = "through one shared-memory segment of the host, chunked",
-    .flags = MMP__ALG_DYNAMIC | MMP__ALG_AUTO | MMP__ALG_TOP,
+    .flags =
+        MMP__ALG_DYNAMIC | MMP__ALG_BLOCKING | MMP__ALG_AUTO | MMP__ALG_TOP,
     .prefer = 13,
     .start = shm_start,
     .cost = mmp__node_bcast_cost,

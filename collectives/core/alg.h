@@ -201,8 +201,10 @@ enum {
   MMP__ALG_SEGMENTED = 0x20, /* AUTO cuts it into segments: `segment`, else
                                 its collective's */
   MMP__ALG_ORDERED = 0x40,   /* keeps rank order: any associative op */
-  MMP__ALG_MODEL = 0x80      /* its build reads the model (a->nm): it
+  MMP__ALG_MODEL = 0x80,     /* its build reads the model (a->nm): it
                                 chooses its parts from it */
+  MMP__ALG_BLOCKING = 0x100  /* runs to completion inside its start:
+                                blocking calls only (the shm rows) */
 };
 
 struct mmp__alg_s {

@@ -107,6 +107,20 @@ int mmp__opts_from(const mmp__family_t *f, const mmp_coll_opts_t *o,
   return 0;
 }
 
+int mmp__opts_blocking(mmp__opts_t *io, int blocking) {
+  mmp__opts_t keep = *io;
+
+  if (blocking || io->alg == NULL || !(io->alg->flags & MMP__ALG_BLOCKING))
+    return 0;
+  if (!io->from_env)
+    return MMP_ENOTSUP;
+  /* The variable steers the blocking calls; these run AUTO's choice. */
+  memset(io, 0, sizeof(*io));
+  io->mode = keep.mode;
+  io->timeout_ms = keep.timeout_ms;
+  return 0;
+}
+
 void mmp__opts_to(const mmp__desc_t *d, mmp_coll_opts_t *out) {
   out->algorithm = d->alg != NULL ? d->alg->name : NULL;
   out->inner = d->inner != NULL ? d->inner->name : NULL;

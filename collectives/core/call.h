@@ -39,6 +39,12 @@ int mmp__coll_check(mmp_comm_t *comm, mmp_type_t type, mmp_op_t op,
 int mmp__opts_from(const mmp__family_t *f, const mmp_coll_opts_t *o,
                    mmp__opts_t *io);
 
+/* For a non-blocking call (`blocking` 0): a row that runs only in
+ * blocking calls (MMP__ALG_BLOCKING) that MINIMP_<COLLECTIVE>_ALG named
+ * gives way to AUTO, which never chooses such a row there; named by the
+ * caller, it is refused. 0, or MMP_ENOTSUP. */
+int mmp__opts_blocking(mmp__opts_t *io, int blocking);
+
 /* What the settled description `d` says in the public options: the
  * algorithm's name and those of its parts, segment, radix, groups, rows
  * and window (what a select call reports). */

@@ -74,6 +74,8 @@ static int row_check(const mmp__family_t *f, const mmp__alg_t *a) {
            "a composite takes its inner and outer parts");
   ROW_RULE(!(a->flags & MMP__ALG_SEGMENTED) || (a->takes & MMP_OPT_SEGMENT),
            "a row AUTO segments takes a segment");
+  ROW_RULE(!(a->flags & MMP__ALG_BLOCKING) || dyn,
+           "MMP__ALG_BLOCKING goes with MMP__ALG_DYNAMIC");
   ROW_RULE(a->segment == NULL || (a->flags & MMP__ALG_SEGMENTED),
            "a segment hook goes with MMP__ALG_SEGMENTED");
 #undef ROW_RULE

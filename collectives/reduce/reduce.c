@@ -43,7 +43,8 @@ int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
                      (!has_res && in_place))))
     return MMP_EINVAL;
   if ((rc = mmp__coll_elems(count, ti.size, &len)) != 0 ||
-      (rc = mmp__opts_from(f, opts, &o)) != 0)
+      (rc = mmp__opts_from(f, opts, &o)) != 0 ||
+      (rc = mmp__opts_blocking(&o, (how & MMP__RED_BLOCKING) != 0)) != 0)
     return rc;
   mmp__call_init(&c, f, comm, root, count, ti.size, ti.base, op, noncomm, len);
   c.node = (how & MMP__RED_BLOCKING) && mmp__node_usable(comm);
@@ -51,9 +52,9 @@ int mmp__red_start(const mmp__family_t *f, unsigned how, const void *sendbuf,
       (rc = mmp__resolve(&c, &o, &d, NULL)) != 0)
     return rc;
   if (d.alg->flags & MMP__ALG_DYNAMIC) {
-    /* The shm row runs to completion in the call: blocking calls only. */
-    if (!(how & MMP__RED_BLOCKING))
-      return MMP_ENOTSUP;
+    /* The shm row runs to completion in the call: blocking calls only,
+     * which mmp__opts_blocking and c.node see to. */
+    assert(how & MMP__RED_BLOCKING);
     rc = mmp__coll_run_dynamic(comm, f, &d, &o, has_res ? recvbuf : NULL,
                                in_place ? recvbuf : sendbuf,
                                mmp__reduce_arg(op, type), req);

@@ -24,7 +24,8 @@ static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
 const mmp__alg_t mmp__reduce_shm_alg = {
     .name = "shm",
     .summary = "through one shared-memory segment of the host, in slices",
-    .flags = MMP__ALG_DYNAMIC | MMP__ALG_AUTO | MMP__ALG_TOP | MMP__ALG_ORDERED,
+    .flags = MMP__ALG_DYNAMIC | MMP__ALG_BLOCKING | MMP__ALG_AUTO |
+             MMP__ALG_TOP | MMP__ALG_ORDERED,
     .prefer = 6,
     .start = shm_start,
     .cost = mmp__node_reduce_cost,
