@@ -5,6 +5,10 @@
  *   minimp-bench allreduce|reduce|alltoall|gather|allgather|reduce_scatter
  *                [--algs all|auto,ring,...] [--sizes 4,4k,64k,1m,16m]
  *                [--iters M] [--mode auto|eager|rndv] [--root R]
+ *   minimp-bench barrier [--iters M]
+ *
+ * The barrier takes no options: it runs AUTO's choice, or the row
+ * MINIMP_BARRIER_ALG names, and its rows say size 0.
  *
  * The anchors' method (tests/bench/mpi_coll_bench.c, gloo_allreduce_bench.cc):
  * M times a barrier, then the timed call; each rank averages its times,
@@ -32,11 +36,13 @@ int coll_bench_mode(const char *name) {
   for (c = MMP_COLL_ALLREDUCE; c <= MMP_COLL_ALLTOALL; c++)
     if (strcmp(name, mmp_coll_name(c)) == 0)
       return c;
-  return 0;
+  return strcmp(name, mmp_coll_name(MMP_COLL_BARRIER)) == 0 ? MMP_COLL_BARRIER
+                                                            : 0;
 }
 
 const char *coll_bench_name(int coll) {
-  return coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_ALLTOALL
+  return (coll >= MMP_COLL_ALLREDUCE && coll <= MMP_COLL_ALLTOALL) ||
+                 coll == MMP_COLL_BARRIER
              ? mmp_coll_name(coll)
              : NULL;
 }
@@ -61,6 +67,8 @@ static int cb_once(const cb_t *b, const mmp_coll_opts_t *o, size_t n, float *in,
     return mmp_scatter_ex(in, n, out, n, MMP_BYTE, b->root, w, o);
   case MMP_COLL_ALLGATHER:
     return mmp_allgather_ex(in, n, out, n, MMP_BYTE, w, o);
+  case MMP_COLL_BARRIER:
+    return mmp_barrier(w);
   default:
     return mmp_alltoall_ex(in, n, out, n, MMP_BYTE, w, o);
   }
@@ -76,6 +84,15 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
     b.algs[b.nalgs++] = 0;
   if (b.nsizes == 0)
     b.sizes[b.nsizes++] = 65536;
+  if (b.coll == MMP_COLL_BARRIER) {
+    /* mmp_barrier takes no options: MINIMP_BARRIER_ALG picks a row. */
+    for (a = 0; a < b.nalgs; a++)
+      if (b.algs[a] != 0)
+        return cli_fail("barrier: --algs auto only (MINIMP_BARRIER_ALG "
+                        "chooses a row)");
+    b.nsizes = 1;
+    b.sizes[0] = 0;
+  }
   if (b.iters == 0)
     b.iters = 20;
   if (b.root >= p)

@@ -305,7 +305,8 @@ static int help(void) {
       "  calibrate   the network model (alpha, beta) AUTO uses, as\n"
       "              MINIMP_NET_* variables\n"
       "  allreduce, reduce, reduce_scatter, gather, scatter, allgather,\n"
-      "  alltoall    a barrier, then the timed collective (rows on stdout)\n"
+      "  alltoall, barrier\n"
+      "              a barrier, then the timed collective (rows on stdout)\n"
       "\n"
       "Options (the commands that take each in brackets):\n");
   for (i = 0; i < BENCH_NOPTS; i++) {
@@ -598,7 +599,7 @@ static int parse_cmdline(int argc, char **argv, cmdline_t *cl) {
   if (cl->cmd == 0)
     return cli_fail("unknown command '%s' (known: pingpong, bcast, s2p, "
                     "calibrate, allreduce, reduce, reduce_scatter, gather, "
-                    "scatter, allgather, alltoall)",
+                    "scatter, allgather, alltoall, barrier)",
                     cmd);
   for (i = 0; i < BENCH_NOPTS; i++)
     if (cl->val[bench_opts[i].id - OPT_SIZES] != NULL &&

@@ -2,10 +2,11 @@
 /*
  * Anchor benchmark: MPI_Allreduce (floats, sum), MPI_Reduce (floats, sum,
  * root 0), MPI_Alltoall, MPI_Gather and MPI_Allgather (bytes, per pair or
- * per rank),
+ * per rank) and MPI_Barrier (BYTES ignored),
  * per-node time after a barrier, as minimp-bench's collective modes
  * measure libminimp.
- * usage: mpi_coll_bench allreduce|reduce|alltoall|gather|allgather BYTES ITERS
+ * usage: mpi_coll_bench allreduce|reduce|alltoall|gather|allgather|barrier
+ *        BYTES ITERS
  * prints: COLL BYTES avg_per_node_us max_per_node_us   (rank 0)
  */
 #include <mpi.h>
@@ -24,6 +25,8 @@ static void once(const char *c, long n, void *in, void *out) {
     MPI_Alltoall(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, MPI_COMM_WORLD);
   else if (!strcmp(c, "allgather"))
     MPI_Allgather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+  else if (!strcmp(c, "barrier"))
+    MPI_Barrier(MPI_COMM_WORLD);
   else
     MPI_Gather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
@@ -40,8 +43,8 @@ int main(int argc, char **argv) {
   if (argc < 4) {
     if (r == 0)
       fprintf(stderr,
-              "usage: %s allreduce|reduce|alltoall|gather|allgather BYTES "
-              "ITERS\n",
+              "usage: %s allreduce|reduce|alltoall|gather|allgather|barrier "
+              "BYTES ITERS\n",
               argv[0]);
     MPI_Finalize();
     return 2;

@@ -11,9 +11,10 @@
 #    per-node time after a barrier, Open MPI's defaults (with
 #    mpi_yield_when_idle, as the ranks outnumber the cores) against
 #    libminimp's AUTO, with shared memory and without, and its shm rows
-#    (the node segment) by name.
+#    (the node segment) by name;
+#  - the barrier on N ranks, measured the same way.
 # PP_SIZES, BC_SIZES and AR_SIZES (bytes; empty: skip that part) choose
-# the sizes.
+# the sizes; BARRIER=0 leaves the barrier out.
 # The variants alternate within each round, so that drift in the machine
 # hits them alike; medians over the rounds are printed at the end, and
 # every value is in OUT/onehost.csv.
@@ -33,6 +34,7 @@ pp_sizes=${PP_SIZES-"8 1024 16384 65536 1048576 4194304"}
 bc_sizes=${BC_SIZES-"1024 65536 1048576"}
 bc_iters=${BC_ITERS:-200}
 ar_sizes=${AR_SIZES-"8 65536 1048576"}
+barrier=${BARRIER:-1}
 ompi="mpirun.openmpi --allow-run-as-root"
 mkdir -p "$out"
 csv="$out/onehost.csv"
@@ -89,6 +91,21 @@ while [ "$i" -le "$rounds" ]; do
       --sizes "$(echo "$ar_sizes" | tr ' ' ',')" --iters "$bc_iters" 2>/dev/null |
       awk -F, -v r="$i" -v s="$v" '$1 == "coll" {print "allreduce,minimp_shm_" s "," r "," $6 "," $7 "," $8}' >> "$csv"
   done
+  if [ "$barrier" = 1 ]; then
+    $ompi --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
+      "$abin/coll_ompi" barrier 0 "$bc_iters" 2>/dev/null | tail -1 |
+      anchors_check "openmpi barrier, round $i" | awk -v r="$i" 'NF==4 {print "barrier,openmpi_default," r ",0," $3 "," $4}' >> "$csv"
+    for v in on off shm_row; do
+      row=""
+      [ $v = shm_row ] && row=shm
+      shm=${v%_row}
+      [ "$v" = shm_row ] && shm=on
+      env MINIMP_SHM=$shm ${row:+MINIMP_BARRIER_ALG=$row} \
+        "$b/launcher/minimprun" -n "$n" \
+        "$b/tests/bench/minimp-bench" barrier --iters "$bc_iters" 2>/dev/null |
+        awk -F, -v r="$i" -v s="$v" '$1 == "coll" {print "barrier,minimp_shm_" s "," r "," $6 "," $7 "," $8}' >> "$csv"
+    done
+  fi
   i=$((i + 1))
 done
 # Medians per benchmark, implementation and size.
@@ -98,8 +115,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 keys = sorted({(r["bench"], r["impl"], int(r["size"])) for r in rows})
 heads = {"pingpong": ("half_rtt_us", "stream_MBps"),
          "bcast": ("avg_node_us", "max_node_us"),
-         "allreduce": ("avg_node_us", "max_node_us")}
-for bench in ("pingpong", "bcast", "allreduce"):
+         "allreduce": ("avg_node_us", "max_node_us"),
+         "barrier": ("avg_node_us", "max_node_us")}
+for bench in ("pingpong", "bcast", "allreduce", "barrier"):
     h1, h2 = heads[bench]
     print("%-9s %-20s %10s %14s %14s %5s" % (bench, "impl", "size", h1, h2, "n"))
     for b_, impl, size in keys:
