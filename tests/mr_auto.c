@@ -60,6 +60,18 @@ static int is_arrival(int alg) {
   return a == &mmp__bcast_arrival_b_alg || a == &mmp__bcast_arrival_nb_alg;
 }
 
+/* AUTO's broadcast, non-blocking and waited for: on one host a blocking
+ * broadcast runs through the node segment (the shm row), where a late
+ * receiver copies the data out when it comes and nobody waits for it,
+ * so the arrival-aware switch these tests follow is AUTO's choice among
+ * the algorithms a non-blocking call runs. */
+static int auto_bcast_nb(void *buf, size_t len, int root, mmp_comm_t *w) {
+  mmp_request_t *r = NULL;
+  int rc = mmp_ibcast(buf, len, root, w, NULL, &r);
+
+  return rc != 0 ? rc : mmp_wait(&r, NULL);
+}
+
 /* One AUTO broadcast from `root`, this rank `late_us` late, checked. */
 static void auto_bcast(int root, long late_us, uint64_t seed) {
   mmp_comm_t *w = mmp_comm_world();
@@ -75,7 +87,7 @@ static void auto_bcast(int root, long late_us, uint64_t seed) {
   mmp_barrier(w);
   if (late_us > 0)
     sleep_us(late_us);
-  assert_int_equal(mmp_bcast(buf, LEN, root, w), 0);
+  assert_int_equal(auto_bcast_nb(buf, LEN, root, w), 0);
   assert_memory_equal(buf, want, LEN);
   free(buf);
   free(want);
@@ -218,19 +230,19 @@ static void straddle(int late) {
     mmp_barrier(w);
     if (late && me != 0)
       sleep_us(40000);
-    assert_int_equal(mmp_bcast(buf, MMP__ADAPT_MIN + 7, 0, w), 0);
+    assert_int_equal(auto_bcast_nb(buf, MMP__ADAPT_MIN + 7, 0, w), 0);
   }
   /* The root below the switch, the last rank above it. */
-  rc = mmp_bcast(buf, me == p - 1 ? MMP__ADAPT_MIN + 7 : MMP__ADAPT_MIN - 7, 0,
-                 w);
+  rc = auto_bcast_nb(buf, me == p - 1 ? MMP__ADAPT_MIN + 7 : MMP__ADAPT_MIN - 7,
+                     0, w);
   if (me == p - 1)
     assert_int_equal(rc, MMP_EMISMATCH);
   if (me == 0)
     assert_int_equal(rc, 0);
   assert_int_equal(mmp_barrier(w), 0);
   /* The root above it, the last rank below it. */
-  rc = mmp_bcast(buf, me == p - 1 ? MMP__ADAPT_MIN - 7 : MMP__ADAPT_MIN + 7, 0,
-                 w);
+  rc = auto_bcast_nb(buf, me == p - 1 ? MMP__ADAPT_MIN - 7 : MMP__ADAPT_MIN + 7,
+                     0, w);
   if (me == p - 1)
     assert_int_equal(rc, MMP_EMISMATCH);
   if (me == 0)
