@@ -335,7 +335,7 @@ static void test_missing_rank_times_out(void **state) {
 /* AUTO on one host: blocking broadcasts, allreduces, reduces and
  * barriers run the shm rows (reductions up to 64 KiB), which the one-host
  * benchmark finds faster than the point-to-point algorithms AUTO ran
- * there before (docs/performance.md, "8 ranks: broadcast and allreduce
+ * there before (docs/performance.md, "8 ranks: broadcast, allreduce and barrier
  * through the node segment"). */
 static void test_auto_picks_shm_on_one_host(void **state) {
   static const size_t bytes[] = {8, 1024, 64 * 1024, 1 << 20};
