@@ -98,7 +98,12 @@ double mmp__auto_pick(const mmp__family_t *f, const mmp__query_t *q,
     in.mc = q->level == MMP__PICK_TOP ? q->mc : NULL;
     in.x = q->x;
     in.node = q->node;
-    t = mmp__auto_price(f, a, &in, 1);
+    /* Where the node segment may serve, every row pays its bytes: what a
+     * measurement on one host takes for a burst is the rings' room, no
+     * link's allowance, and the shm rows' copies, which have no link,
+     * would get none of it (at 3 ranks and 64 KiB the binomial tree then
+     * undercut the shm row by the measured burst alone). */
+    t = mmp__auto_price(f, a, &in, !q->node);
     /* Noise in the model must not flip the choice between near equals. */
     if (t < best * 0.97) {
       best = t;
