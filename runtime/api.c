@@ -87,13 +87,27 @@ typedef struct watch_s {
   mmp__engine_t *e;
   const mmp_comm_t *comm;
   mmp_request_t *r;
+  const atomic_int *stop; /* NULL, or set once the wait is to end */
 } watch_t;
+
+static int watch_stopped(const watch_t *w) {
+  return w->stop != NULL &&
+         atomic_load_explicit(w->stop, memory_order_acquire) != 0;
+}
+
+/* Lock held: why a wait that did not complete ended. */
+static int watch_why(const watch_t *w) {
+  return mmp__comm_lost_locked(w->e, w->comm) < 0 && watch_stopped(w)
+             ? MMP_ETIMEDOUT
+             : MMP_EPEERLOST;
+}
 
 /* Lock held. */
 static int watch_pred(void *arg) {
   watch_t *w = arg;
 
-  return req_done(w->r) || mmp__comm_lost_locked(w->e, w->comm) >= 0;
+  return req_done(w->r) || mmp__comm_lost_locked(w->e, w->comm) >= 0 ||
+         watch_stopped(w);
 }
 
 /* Lock held: an orphaned transfer completed. */
@@ -104,6 +118,12 @@ static void watch_orphan_done(mmp_request_t *r, void *own) {
 
 int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
                     mmp_request_t **rp, void **own) {
+  return mmp__wait_watch_until(e, comm, rp, own, NULL);
+}
+
+int mmp__wait_watch_until(mmp__engine_t *e, const mmp_comm_t *comm,
+                          mmp_request_t **rp, void **own,
+                          const atomic_int *stop) {
   watch_t w;
   int rc;
 
@@ -112,12 +132,13 @@ int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
   w.e = e;
   w.comm = comm;
   w.r = *rp;
+  w.stop = stop;
   mmp__progress_wait(e, w.r->len, watch_pred, &w);
   mmp__lock(e);
   if (!req_done(w.r))
     (void)mmp__cancel_locked(e, w.r); /* a receive nothing matched yet */
   if (req_done(w.r)) {
-    rc = w.r->err == MMP_ECANCELED ? MMP_EPEERLOST : w.r->err;
+    rc = w.r->err == MMP_ECANCELED ? watch_why(&w) : w.r->err;
   } else {
     /* Under way: it completes when the peer sends, or goes. */
     w.r->cb = watch_orphan_done;
@@ -125,7 +146,7 @@ int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
     *rp = NULL;
     if (own != NULL)
       *own = NULL;
-    rc = MMP_EPEERLOST;
+    rc = watch_why(&w);
   }
   mmp__unlock(e);
   return rc;

@@ -317,6 +317,13 @@ int mmp__comm_lost_locked(mmp__engine_t *e, const mmp_comm_t *comm);
  */
 int mmp__wait_watch(mmp__engine_t *e, const mmp_comm_t *comm,
                     mmp_request_t **rp, void **own);
+/* mmp__wait_watch that also ends once *stop is non-zero (NULL: never),
+ * as for a lost member but with MMP_ETIMEDOUT: whoever sets it calls
+ * mmp__engine_notify_locked so that the wait looks again (a deadline's
+ * callback). Lock NOT held. */
+int mmp__wait_watch_until(mmp__engine_t *e, const mmp_comm_t *comm,
+                          mmp_request_t **rp, void **own,
+                          const atomic_int *stop);
 
 /* The timeout of a collective on `c` that names none of its own:
  * mmp_comm_set_timeout's, else MINIMP_COLL_TIMEOUT_MS (docs/embedding.md).

@@ -128,23 +128,33 @@ int mmp__node_usable(const mmp_comm_t *comm) {
 /* ---- Making the segment ------------------------------------------------ */
 
 /* One message of the set-up, waited for as a collective's are: a lost
- * member of the communicator ends it. */
-static int node_xfer(mmp__engine_t *e, mmp_comm_t *comm, int send, void *buf,
+ * member of the communicator ends it, and so does the call's deadline
+ * (nd->expired). The bytes go through a copy of the runtime's, which a
+ * transfer still under way when the wait ends keeps. */
+static int node_xfer(mmp__engine_t *e, mmp__node_t *nd, int send, void *buf,
                      size_t len, int peer, int tag) {
+  mmp_comm_t *comm = nd->comm;
   mmp_request_t *r = calloc(1, sizeof(*r));
-  void *own = NULL;
+  void *own = malloc(len);
   int rc;
 
-  if (r == NULL)
+  if (r == NULL || own == NULL) {
+    free(r);
+    free(own);
     return MMP_ENOMEM;
+  }
+  if (send)
+    memcpy(own, buf, len);
   peer = mmp__comm_world(comm, peer);
-  rc = send ? mmp__isend(e, comm, comm->ctx + 1, buf, len, peer, tag,
+  rc = send ? mmp__isend(e, comm, comm->ctx + 1, own, len, peer, tag,
                          MMP_SEND_EAGER, r)
-            : mmp__irecv(e, comm, comm->ctx + 1, buf, len, peer, tag, r);
+            : mmp__irecv(e, comm, comm->ctx + 1, own, len, peer, tag, r);
   if (rc == 0)
-    rc = mmp__wait_watch(e, comm, &r, &own);
+    rc = mmp__wait_watch_until(e, comm, &r, &own, &nd->expired);
   if (rc == 0 && !send && r->status.bytes != len)
     rc = MMP_EPROTO;
+  if (rc == 0 && !send)
+    memcpy(buf, own, len);
   free(r);
   free(own);
   return rc;
@@ -203,12 +213,12 @@ static int node_create(mmp__engine_t *e, mmp__node_t *nd, int seq,
     nd->hdr->slots = nd->slots;
   }
   for (i = 1; i < nd->n; i++)
-    if ((rc = node_xfer(e, nd->comm, 1, &msg, sizeof(msg), nd->rank[i],
+    if ((rc = node_xfer(e, nd, 1, &msg, sizeof(msg), nd->rank[i],
                         MMP__COLL_TAG(seq, 1))) != 0)
       goto out;
   for (i = 1; i < nd->n; i++) {
     int32_t got = NODE_FAILED;
-    if ((rc = node_xfer(e, nd->comm, 0, &got, sizeof(got), nd->rank[i],
+    if ((rc = node_xfer(e, nd, 0, &got, sizeof(got), nd->rank[i],
                         MMP__COLL_TAG(seq, 2))) != 0)
       goto out;
     *verdict = node_vote(*verdict, got);
@@ -216,7 +226,7 @@ static int node_create(mmp__engine_t *e, mmp__node_t *nd, int seq,
   if (msg.name[0] != '\0')
     mmp__shm_map_unlink(msg.name);
   for (i = 1; i < nd->n; i++)
-    if ((rc = node_xfer(e, nd->comm, 1, verdict, sizeof(*verdict), nd->rank[i],
+    if ((rc = node_xfer(e, nd, 1, verdict, sizeof(*verdict), nd->rank[i],
                         MMP__COLL_TAG(seq, 3))) != 0)
       return rc;
   return *verdict == NODE_MAPPED ? 0 : MMP_ENOTSUP;
@@ -235,7 +245,7 @@ static int node_join(mmp__engine_t *e, mmp__node_t *nd, int seq,
   int rc, leader = nd->rank[0];
 
   *verdict = NODE_FAILED;
-  if ((rc = node_xfer(e, nd->comm, 0, &msg, sizeof(msg), leader,
+  if ((rc = node_xfer(e, nd, 0, &msg, sizeof(msg), leader,
                       MMP__COLL_TAG(seq, 1))) != 0)
     return rc;
   msg.name[MMP__SHM_MAP_NAME - 1] = '\0';
@@ -249,15 +259,27 @@ static int node_join(mmp__engine_t *e, mmp__node_t *nd, int seq,
               ? NODE_MAPPED
               : NODE_FAILED;
   }
-  if ((rc = node_xfer(e, nd->comm, 1, &got, sizeof(got), leader,
+  if ((rc = node_xfer(e, nd, 1, &got, sizeof(got), leader,
                       MMP__COLL_TAG(seq, 2))) != 0 ||
-      (rc = node_xfer(e, nd->comm, 0, verdict, sizeof(*verdict), leader,
+      (rc = node_xfer(e, nd, 0, verdict, sizeof(*verdict), leader,
                       MMP__COLL_TAG(seq, 3))) != 0)
     return rc;
   return got == NODE_MAPPED && *verdict == NODE_MAPPED ? 0 : MMP_ENOTSUP;
 }
 
-static int node_make(mmp_comm_t *comm, mmp__node_t **out) {
+/* Loop context, lock held: the call's deadline (the set-up's too). The
+ * set-up's waits sleep in the runtime, so they are woken to look. */
+static void node_expired(void *arg) {
+  mmp__node_t *nd = arg;
+
+  atomic_store_explicit(&nd->expired, 1, memory_order_release);
+  mmp__engine_notify_locked(mmp__eng);
+}
+
+/* Makes `comm`'s segment with every rank of the node by `timeout_ms` (0:
+ * no deadline): a rank that never comes or dies turns it into an error
+ * (MMP_ETIMEDOUT, MMP_EPEERLOST) on the others, never a wait for ever. */
+static int node_make(mmp_comm_t *comm, unsigned timeout_ms, mmp__node_t **out) {
   mmp__engine_t *e = mmp__eng;
   mmp__node_t *nd = calloc(1, sizeof(*nd));
   int32_t verdict = NODE_FAILED;
@@ -283,11 +305,21 @@ static int node_make(mmp_comm_t *comm, mmp__node_t **out) {
   mmp__lock(e);
   seq = (int)comm->coll_seq++;
   mmp__unlock(e);
+  if (timeout_ms > 0) {
+    mmp__lock(e);
+    mmp__deadline_start_locked(e, &nd->tmo, timeout_ms, node_expired, nd);
+    mmp__unlock(e);
+  }
   if (nd->seen == NULL || nd->checked == NULL)
     rc = MMP_ENOMEM;
   else
     rc = nd->me == 0 ? node_create(e, nd, seq, &verdict)
                      : node_join(e, nd, seq, &verdict);
+  if (timeout_ms > 0) {
+    mmp__lock(e);
+    mmp__deadline_stop_locked(e, &nd->tmo);
+    mmp__unlock(e);
+  }
   if (rc == MMP_ENOTSUP) {
     /* Shared memory turned off on a rank is a choice; a segment a rank
      * could not map is worth a warning. */
@@ -300,6 +332,12 @@ static int node_make(mmp_comm_t *comm, mmp__node_t **out) {
     mmp__shm_map_free(&nd->map);
     nd->state = -1;
   } else if (rc != 0) {
+    /* A set-up that ran out of time leaves the ranks out of step, as any
+     * collective's timeout does: every later collective on `comm` fails. */
+    if (rc == MMP_ETIMEDOUT) {
+      int zero = 0;
+      atomic_compare_exchange_strong(&comm->coll_err, &zero, MMP_ETIMEDOUT);
+    }
     mmp__node_free(nd);
     return rc;
   } else
@@ -319,12 +357,6 @@ void mmp__node_free(mmp__node_t *nd) {
 }
 
 /* ---- Calls ---------------------------------------------------------- */
-
-static void node_expired(void *arg) {
-  mmp__node_t *nd = arg;
-
-  atomic_store_explicit(&nd->expired, 1, memory_order_release);
-}
 
 /* The header as this rank laid it out, and no error left in it. */
 static int node_check_hdr(const mmp__node_t *nd) {
@@ -355,7 +387,8 @@ int mmp__node_begin(mmp_comm_t *comm, unsigned timeout_ms, uint64_t nslots,
     return MMP_ENOTSUP;
   if ((rc = atomic_load(&comm->coll_err)) != 0)
     return rc;
-  if (comm->node == NULL && (rc = node_make(comm, &comm->node)) != 0)
+  if (comm->node == NULL &&
+      (rc = node_make(comm, timeout_ms, &comm->node)) != 0)
     return rc;
   nd = comm->node;
   if (nd->state < 0)

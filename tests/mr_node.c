@@ -5,7 +5,8 @@
  * around the segment's chunk and the slice threshold, every root, every
  * type and operation, rank order for an operation that is not
  * commutative, mismatched arguments, a segment damaged by a rank, a rank
- * that never comes (a deadline), and AUTO's choice on one host.
+ * that never comes (a deadline), to a call or to the segment's making,
+ * and AUTO's choice on one host.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -332,6 +333,38 @@ static void test_missing_rank_times_out(void **state) {
   assert_int_equal(mmp_comm_free(&c), 0);
 }
 
+/* A rank that comes to the segment's making only after the deadline:
+ * the others' first call, which makes the segment, ends at the deadline
+ * instead of waiting for it, and so does the late rank's own; the
+ * communicator then fails every collective, as after any timeout. */
+static void test_missing_rank_at_setup_times_out(void **state) {
+  mmp_comm_t *c;
+  mmp_coll_opts_t o;
+  int p = mr_size(), me = mr_rank(), rc;
+  double t0;
+  (void)state;
+
+  if (p < 2)
+    return;
+  assert_int_equal(mmp_comm_dup(mmp_comm_world(), &c), 0);
+  assert_int_equal(mmp_comm_set_timeout(c, 300), 0);
+  assert_int_equal(
+      mmp_coll_select(c, MMP_COLL_BARRIER, 0, MMP_BYTE, MMP_SUM, &o), 0);
+  assert_string_equal(o.algorithm, "shm");
+  assert_int_equal(mmp__node_debug_calls(c), 0); /* no segment yet */
+  if (me == p - 1)
+    usleep(1500 * 1000);
+  t0 = now_s();
+  rc = mmp_barrier(c);
+  assert_int_equal(rc, MMP_ETIMEDOUT);
+  if (now_s() - t0 > 1.2)
+    fail_msg("rank %d waited %.2f s for a deadline of 0.3 s", me, now_s() - t0);
+  assert_int_equal(mmp__node_debug_calls(c), 0);
+  assert_int_equal(mmp_barrier(c), MMP_ETIMEDOUT);
+  assert_int_equal(mr_barrier(), 0);
+  assert_int_equal(mmp_comm_free(&c), 0);
+}
+
 /* AUTO on one host: blocking broadcasts, allreduces, reduces and
  * barriers run the shm rows (reductions up to 64 KiB), which the one-host
  * benchmark finds faster than the point-to-point algorithms AUTO ran there
@@ -530,6 +563,7 @@ int main(void) {
       cmocka_unit_test(test_mismatch_is_an_error),
       cmocka_unit_test(test_damaged_segment_is_an_error),
       cmocka_unit_test(test_missing_rank_times_out),
+      cmocka_unit_test(test_missing_rank_at_setup_times_out),
       cmocka_unit_test(test_auto_picks_shm_on_one_host),
   };
   const struct CMUnitTest off[] = {
