@@ -371,11 +371,12 @@ static inline int mmp__comm_has(const mmp_comm_t *c, int w) {
  * The shared memory the ranks of a communicator on one host use for
  * collectives that copy through it instead of sending messages (the
  * "shm" rows). It holds S = MMP__NODE_DEPTH * (n + 1) data slots of
- * MMP__NODE_CHUNK bytes, n ranks' flags and a header (docs/transport.md,
- * "Node segments"). Slots are numbered by a count every rank advances
- * alike, call by call: slot number u is data slot u % S. Flags are slot
- * numbers too, each written by its own rank only and only ever raised: a
- * rank that posts flag f = u says "as far as f goes, I am past slot u - 1".
+ * MMP__NODE_CHUNK bytes, n ranks' flags and a header
+ * (docs/design/transport.md, "Node segments"). Slots are numbered by a
+ * count every rank advances alike, call by call: slot number u is data
+ * slot u % S. Flags are slot numbers too, each written by its own rank
+ * only and only ever raised: a rank that posts flag f = u says "as far as
+ * f goes, I am past slot u - 1".
  * A call:
  *   mmp__node_begin  takes the segment (made on first use) and the call's
  *                    slot numbers [base, base + nslots);

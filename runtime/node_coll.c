@@ -3,8 +3,8 @@
  * Node segments: one shared mapping per communicator for its ranks on one
  * host, through which the shm rows of the collectives copy data and
  * signal each other with flags instead of sending messages (coll_api.h
- * has the contract, docs/transport.md "Node segments" the layout and its
- * bound, docs/algorithms.md the algorithms).
+ * has the contract, docs/design/transport.md "Node segments" the layout
+ * and its bound, docs/algorithms.md the algorithms).
  *
  * The first call makes it: the node's lowest rank creates it through
  * transport/ (shm_coll.c), sends its name to the others over the

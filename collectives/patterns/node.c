@@ -225,8 +225,8 @@ int mmp__node_done(mmp_comm_t *comm, int rc, int source, mmp_request_t **req) {
  * message's alpha adds its protocol (header, matching, the ring's
  * frame): priced at a quarter of alpha_node. A byte copied into or out
  * of the segment costs half a message's byte, which moves it twice; the
- * slices of a reduction are combined in parallel (docs/algorithms.md,
- * "Shared-memory collectives"). */
+ * slices of a reduction are combined in parallel (docs/design/auto.md,
+ * "The shm rows"). */
 #define NODE_FLAG_ALPHA 0.25
 
 static double node_flag(const mmp__cost_in_t *in) {
