@@ -412,7 +412,8 @@ static void counts_of(int p, size_t out[5]) {
 }
 
 /* Every algorithm of `coll` at p: both operations where it keeps rank
- * order, every count, two roots, segments for some. */
+ * order, every count, two roots, segments for some. A dynamic row (the
+ * shm rows) builds no schedule to simulate: mr_node runs those. */
 static void every_alg_at(int coll, int p, int ncounts) {
   const mmp__family_t *t = mmp__family_of(coll);
   size_t counts[5];
@@ -421,6 +422,8 @@ static void every_alg_at(int coll, int p, int ncounts) {
   counts_of(p, counts);
   for (i = 0; i < t->nrows; i++) {
     const mmp__alg_t *row = t->rows[i];
+    if (row->flags & MMP__ALG_DYNAMIC)
+      continue;
     for (k = 0; k < ncounts; k++)
       for (op = OP_SUM; op <= OP_AFFINE; op++) {
         int root = (k + op) % 2 ? p / 2 : p - 1;
