@@ -374,7 +374,11 @@ static void test_mcast_outsider_keeps_nothing(void **state) {
 /* A job that makes and frees many communicators, each broadcasting by
  * multicast: what the channel keeps for a communicator's context goes
  * with the communicator (it was kept for ever, and every datagram and
- * every collective's end searched all of it). */
+ * every collective's end searched all of it). A broadcast may outlive
+ * its call and hold the freed communicator until its ACKs are in (an
+ * eager root, a receiver whose children have not acknowledged yet), and
+ * the barrier through the node segment does not wait for them: what the
+ * channel keeps is counted once those have ended, within a bound. */
 static void test_mcast_freed_comms_forgotten(void **state) {
   mmp_comm_t *w = mmp_comm_world(), *d = NULL;
   mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
@@ -403,13 +407,15 @@ static void test_mcast_freed_comms_forgotten(void **state) {
     assert_int_equal(mmp_comm_free(&d), 0);
   }
   assert_int_equal(mmp_barrier(w), 0);
-  assert_int_equal(mmp__mcast_stats(&after), 0);
-  /* Counted before any rank's next collectives can open a context here
-   * (the barrier through the node segment lets the ranks out at once). */
-  assert_int_equal(mmp_barrier(w), 0);
+  for (i = 0; i < 1000; i++) {
+    assert_int_equal(mmp__mcast_stats(&after), 0);
+    if (after.contexts <= before.contexts)
+      break;
+    usleep(10000);
+  }
   if (after.contexts > before.contexts)
-    fail_msg("the channel keeps %llu contexts, %llu before 40 communicators "
-             "came and went",
+    fail_msg("the channel keeps %llu contexts 10 s after 40 communicators "
+             "came and went, %llu before",
              (unsigned long long)after.contexts,
              (unsigned long long)before.contexts);
 }
