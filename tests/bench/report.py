@@ -72,8 +72,13 @@ BENCHES = {
                 "8"],
         "rounds": (7, 2),
         "env": {"PP_SIZES": "8 65536 1048576 4194304"},
-        "quick_env": {"BC_ITERS": "100"},
+        # Quick: what the tables show (AUTO's broadcast, ping-pong), no
+        # allreduce, barrier or shm rows by name.
+        "quick_env": {"BC_ITERS": "100", "AR_SIZES": "", "BARRIER": "0",
+                      "SHM_ROWS": "0"},
         "csv": "onehost.csv",
+        # coll_ompi from this tree's source (its barrier mode).
+        "prepare": ["sh", "tests/bench/build_coll_anchors.sh"],
     },
     "bcast16": {
         "what": "broadcast on 16 emulated hosts, 100 Mbit/s links",

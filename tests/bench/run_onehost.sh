@@ -14,7 +14,8 @@
 #    (the node segment) by name;
 #  - the barrier on N ranks, measured the same way.
 # PP_SIZES, BC_SIZES and AR_SIZES (bytes; empty: skip that part) choose
-# the sizes; BARRIER=0 leaves the barrier out.
+# the sizes; BARRIER=0 leaves the barrier out, SHM_ROWS=0 the shm rows
+# by name (AUTO's rows stay).
 # The variants alternate within each round, so that drift in the machine
 # hits them alike; medians over the rounds are printed at the end, and
 # every value is in OUT/onehost.csv.
@@ -35,6 +36,14 @@ bc_sizes=${BC_SIZES-"1024 65536 1048576"}
 bc_iters=${BC_ITERS:-200}
 ar_sizes=${AR_SIZES-"8 65536 1048576"}
 barrier=${BARRIER:-1}
+variants="on off shm_row"
+# A coll_ompi built before its barrier mode runs a gather of 0 bytes for
+# "barrier": refused here rather than measured as Open MPI's barrier.
+if [ "$barrier" = 1 ] && ! grep -q 'allgather|barrier' "$abin/coll_ompi"; then
+  anchors_fail "$abin/coll_ompi has no barrier mode: rebuild it with" \
+    "'ANCHORS=$abin sh tests/bench/build_coll_anchors.sh' (or BARRIER=0)"
+fi
+[ "${SHM_ROWS:-1}" = 1 ] || variants="on off"
 ompi="mpirun.openmpi --allow-run-as-root"
 mkdir -p "$out"
 csv="$out/onehost.csv"
@@ -63,7 +72,7 @@ while [ "$i" -le "$rounds" ]; do
       "$abin/bcast_ompi" "$s" "$bc_iters" 2>/dev/null | tail -1 |
       anchors_check "openmpi bcast, $s B, round $i" | awk -v r="$i" 'NF==3 {print "bcast,openmpi_default," r "," $1 "," $2 "," $3}' >> "$csv"
   done
-  for v in on off shm_row; do
+  for v in $variants; do
     [ -n "$bc_sizes" ] || break
     algs=auto
     [ $v = shm_row ] && algs=shm
@@ -80,7 +89,7 @@ while [ "$i" -le "$rounds" ]; do
       "$abin/coll_ompi" allreduce "$s" "$bc_iters" 2>/dev/null | tail -1 |
       anchors_check "openmpi allreduce, $s B, round $i" | awk -v r="$i" 'NF==4 {print "allreduce,openmpi_default," r "," $2 "," $3 "," $4}' >> "$csv"
   done
-  for v in on off shm_row; do
+  for v in $variants; do
     [ -n "$ar_sizes" ] || break
     algs=auto
     [ $v = shm_row ] && algs=shm
@@ -95,7 +104,7 @@ while [ "$i" -le "$rounds" ]; do
     $ompi --oversubscribe -np "$n" --mca mpi_yield_when_idle 1 \
       "$abin/coll_ompi" barrier 0 "$bc_iters" 2>/dev/null | tail -1 |
       anchors_check "openmpi barrier, round $i" | awk -v r="$i" 'NF==4 {print "barrier,openmpi_default," r ",0," $3 "," $4}' >> "$csv"
-    for v in on off shm_row; do
+    for v in $variants; do
       row=""
       [ $v = shm_row ] && row=shm
       shm=${v%_row}
