@@ -239,7 +239,9 @@ static void step_p2p(soak_t *k, unsigned long step, uint64_t *s) {
   }
 }
 
-/* AUTO ("auto") or one of collective `coll`'s algorithms, at random. */
+/* AUTO ("auto") or one of collective `coll`'s algorithms, at random.
+ * The shm rows count as AUTO: the soak's calls are non-blocking, which
+ * refuse them (MMP_ENOTSUP), and its ranks are on several hosts. */
 static const char *rnd_alg(uint64_t *s, int coll) {
   mmp_alg_info_t a;
   int n = 0, i;
@@ -247,7 +249,8 @@ static const char *rnd_alg(uint64_t *s, int coll) {
   while (mmp_coll_algs(coll, n, &a) == 0)
     n++;
   i = (int)rnd(s, (uint64_t)n + 1);
-  if (i == 0 || mmp_coll_algs(coll, i - 1, &a) != 0)
+  if (i == 0 || mmp_coll_algs(coll, i - 1, &a) != 0 ||
+      strcmp(a.name, "shm") == 0)
     return "auto";
   return a.name;
 }
