@@ -160,6 +160,30 @@ static void test_bench_csv_names_commit_date_host(void **state) {
   check_provenance(path, 1, "method,alg,chosen,p,size,avg_us,max_us");
 }
 
+/* A row the communicator cannot run is refused on every rank alike and
+ * skipped, and the rows after it are measured: with MINIMP_SHM=off the
+ * shm rows are MMP_ENOTSUP (the benchmark of every row on 16 hosts
+ * stopped at the first shm row). */
+static void test_bench_skips_rows_not_available(void **state) {
+  char *bc[] = {minimprun, "-n",       "2",       bench, "bcast",
+                "--algs",  "shm,flat", "--sizes", "8",   "--iters",
+                "2",       "--method", "barrier", NULL};
+  char *ar[] = {minimprun,  "-n",      "2",  bench,     "allreduce", "--algs",
+                "shm,ring", "--sizes", "64", "--iters", "2",         NULL};
+
+  (void)state;
+  assert_int_equal(setenv("MINIMP_SHM", "off", 1), 0);
+  assert_int_equal(spawn_run(bc, 120, &res), 0);
+  assert_int_equal(res.status, 0);
+  assert_non_null(strstr(res.err, "bcast shm 8: not available here"));
+  assert_non_null(strstr(res.out, "barrier  flat"));
+  assert_int_equal(spawn_run(ar, 120, &res), 0);
+  assert_int_equal(res.status, 0);
+  assert_non_null(strstr(res.err, "allreduce shm 64: not available here"));
+  assert_non_null(strstr(res.out, "coll,allreduce,ring,"));
+  unsetenv("MINIMP_SHM");
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bench_help_lists_options_and_names),
@@ -168,6 +192,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bench_bad_values_are_named),
       cmocka_unit_test(test_bench_ol_alone_runs),
       cmocka_unit_test(test_bench_csv_names_commit_date_host),
+      cmocka_unit_test(test_bench_skips_rows_not_available),
   };
 
   if (argc != 3) {

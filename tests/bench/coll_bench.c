@@ -124,9 +124,20 @@ int coll_bench_run(const coll_bench_opts_t *opts) {
               b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_FLOAT : MMP_BYTE,
               b.coll <= MMP_COLL_REDUCE_SCATTER ? MMP_SUM : 0, &chosen) != 0)
         chosen.algorithm = NULL;
-      /* Two untimed calls: connections and the model are set up. */
+      /* Two untimed calls: connections and the model are set up. A row
+       * that cannot run here (the shm rows across hosts, multicast where
+       * it is unusable) is refused on every rank alike, and skipped. */
       for (i = 0; i < 2 && rc == 0; i++)
         rc = cb_once(&b, &o, n, in, out);
+      if (rc == MMP_ENOTSUP && b.algs[a] != 0) {
+        if (me == 0)
+          fprintf(stderr,
+                  "minimp-bench %s %s %zu: not available here, "
+                  "skipped\n",
+                  name, o.algorithm, n);
+        rc = 0;
+        continue;
+      }
       for (i = 0; i < b.iters && rc == 0; i++) {
         double t0;
         rc = mmp_barrier(w);

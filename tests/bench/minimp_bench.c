@@ -738,8 +738,9 @@ static int most_ran(void) {
   return best;
 }
 
-static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
-                       int alg) {
+/* One broadcast of `alg` with the benchmark's options: the call's
+ * result. */
+static int bcast_call(void *buf, size_t n, int root, const opts_t *o, int alg) {
   mmp_bcast_opts_t bo = MMP_BCAST_OPTS_INIT;
   mmp_alg_info_t info;
 
@@ -757,7 +758,12 @@ static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
     if (info.options & MMP_OPT_RADIX)
       bo.radix = o->radix;
   }
-  CHECK(mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo));
+  return mmp_bcast_ex(buf, n, root, mmp_comm_world(), &bo);
+}
+
+static void bcast_once(void *buf, size_t n, int root, const opts_t *o,
+                       int alg) {
+  CHECK(bcast_call(buf, n, root, o, alg));
   if (alg == 0) {
     const char *ran;
     int a;
@@ -1013,7 +1019,20 @@ static int cmd_bcast(opts_t *o) {
     if (o->shuffle > 0)
       shuffle_algs(o, (unsigned long long)o->shuffle + (unsigned long long)s);
     for (a = 0; a < o->nalgs; a++) {
-      int alg = o->algs[a];
+      int alg = o->algs[a], rc;
+      /* A row that cannot run here (the shm row across hosts, multicast
+       * where it is unusable) is refused on every rank alike: skipped. */
+      CHECK(mmp_barrier(w));
+      rc = alg > 0 ? bcast_call(buf, n, o->root, o, alg) : 0;
+      if (rc == MMP_ENOTSUP) {
+        if (r == 0)
+          fprintf(stderr,
+                  "minimp-bench bcast %s %zu: not available here, "
+                  "skipped\n",
+                  name_bcast(NULL, alg), n);
+        continue;
+      }
+      CHECK(rc);
       warm_up(buf, n, o, alg, o->method, o->warm >= 0 ? o->warm : 3);
       for (m = 1; m <= 2; m++) {
         double avg = 0, mx = 0;
