@@ -134,9 +134,10 @@ typedef struct mmp__opts_s {
 /* What a row's resolve settles options with: every rank computes the
  * same from the same call. */
 typedef struct mmp__env_s {
-  mmp_comm_t *comm;         /* the model, measured on first use (collective) */
+  mmp_comm_t *comm;         /* the communicator; its model is the one
+                               mmp_init measured, read, never measured here */
   const mmp_netmodel_t *nm; /* the model, where the caller has it; NULL:
-                               mmp__env_model measures it on `comm` */
+                               mmp__env_model reads `comm`'s */
   int p;
   double m;      /* bytes, as AUTO prices them */
   int auto_pick; /* AUTO chose the row: the caller's options do not apply */
