@@ -11,16 +11,10 @@
  * collectives").
  */
 #include "collectives/allreduce/allreduce.h"
-#include "collectives/core/types.h"
 #include "collectives/patterns/node.h"
 
 static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
-  mmp__node_red_t red = {run->d->esize, mmp__reduce_apply, run->reduce_arg};
-  int rc = mmp__node_reduce(run->comm, run->in, run->buf,
-                            (size_t)run->d->count * run->d->esize, &red, -1,
-                            run->timeout_ms);
-
-  return mmp__node_done(run->comm, rc, MMP_ANY_SOURCE, req);
+  return mmp__node_reduce_run(run, -1, req);
 }
 
 const mmp__alg_t mmp__allreduce_shm_alg = {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "collectives/core/sched.h"
+#include "collectives/core/types.h"
 #include "collectives/patterns/node.h"
 
 /* Below this many bytes per rank's slice, a chunk is combined whole by
@@ -217,6 +218,15 @@ int mmp__node_done(mmp_comm_t *comm, int rc, int source, mmp_request_t **req) {
   mmp__unlock(mmp__eng);
   *req = r;
   return 0;
+}
+
+int mmp__node_reduce_run(const mmp__run_t *run, int root, mmp_request_t **req) {
+  mmp__node_red_t red = {run->d->esize, mmp__reduce_apply, run->reduce_arg};
+  int rc = mmp__node_reduce(run->comm, run->in, run->buf,
+                            (size_t)run->d->count * run->d->esize, &red, root,
+                            run->timeout_ms);
+
+  return mmp__node_done(run->comm, rc, root < 0 ? MMP_ANY_SOURCE : root, req);
 }
 
 /* ---- Prices ----------------------------------------------------------- */

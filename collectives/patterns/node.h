@@ -34,6 +34,11 @@ int mmp__node_barrier(mmp_comm_t *comm, unsigned timeout_ms);
  * completed request in *req (0), or rc. */
 int mmp__node_done(mmp_comm_t *comm, int rc, int source, mmp_request_t **req);
 
+/* The start of the shm reduce (`root`, a communicator rank) and allreduce
+ * (root -1) rows: the run's vector reduced with its operation, then
+ * mmp__node_done. */
+int mmp__node_reduce_run(const mmp__run_t *run, int root, mmp_request_t **req);
+
 /* Prices under the intra-node model, for a call the segment may serve
  * (in->node), else INFINITY. */
 double mmp__node_bcast_cost(const mmp__cost_in_t *in);

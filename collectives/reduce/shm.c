@@ -8,17 +8,11 @@
  * inside the call that starts it (docs/algorithms.md, "Shared-memory
  * collectives").
  */
-#include "collectives/core/types.h"
 #include "collectives/patterns/node.h"
 #include "collectives/reduce/reduce.h"
 
 static int shm_start(const mmp__run_t *run, mmp_request_t **req) {
-  mmp__node_red_t red = {run->d->esize, mmp__reduce_apply, run->reduce_arg};
-  int rc = mmp__node_reduce(run->comm, run->in, run->buf,
-                            (size_t)run->d->count * run->d->esize, &red,
-                            run->d->root, run->timeout_ms);
-
-  return mmp__node_done(run->comm, rc, run->d->root, req);
+  return mmp__node_reduce_run(run, run->d->root, req);
 }
 
 const mmp__alg_t mmp__reduce_shm_alg = {
