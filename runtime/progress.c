@@ -63,9 +63,8 @@
  * the poller slept, or once its own spin ran out. The next blocking
  * waits sleep at once, SPIN_OFF_MIN of them the first time and twice as
  * many each time the wait that polls after them trips again, up to
- * SPIN_OFF_WAITS; each wait that ends within its spin halves the run. So
- * a lasting load costs one spin in SPIN_OFF_WAITS waits, and a single
- * hiccup on an idle machine a few wake-ups instead of 256
+ * SPIN_OFF_WAITS; each wait that ends within its spin halves the run, so
+ * a lone stall costs few wake-ups and a lasting load few spins
  * (docs/design/progress.md, "Spinning on a loaded machine"). */
 #define SPIN_OFF_MIN 8
 #define SPIN_OFF_WAITS 256

@@ -162,8 +162,7 @@ static void test_bench_csv_names_commit_date_host(void **state) {
 
 /* A row the communicator cannot run is refused on every rank alike and
  * skipped, and the rows after it are measured: with MINIMP_SHM=off the
- * shm rows are MMP_ENOTSUP (the benchmark of every row on 16 hosts
- * stopped at the first shm row). */
+ * shm rows are MMP_ENOTSUP, as they are across hosts. */
 static void test_bench_skips_rows_not_available(void **state) {
   char *bc[] = {minimprun, "-n",       "2",       bench, "bcast",
                 "--algs",  "shm,flat", "--sizes", "8",   "--iters",

@@ -100,9 +100,8 @@ double mmp__auto_pick(const mmp__family_t *f, const mmp__query_t *q,
     in.node = q->node;
     /* Where the node segment may serve, every row pays its bytes: what a
      * measurement on one host takes for a burst is the rings' room, no
-     * link's allowance, and the shm rows' copies, which have no link,
-     * would get none of it (at 3 ranks and 64 KiB the binomial tree then
-     * undercut the shm row by the measured burst alone). */
+     * link's allowance, and the shm rows, which cross no link, would get
+     * none of it (docs/design/auto.md, "Burst allowance"). */
     t = mmp__auto_price(f, a, &in, !q->node);
     /* Noise in the model must not flip the choice between near equals. */
     if (t < best * 0.97) {

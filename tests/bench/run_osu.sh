@@ -86,8 +86,8 @@ if [ "$mode" = onehost ]; then
   while [ "$r" -le "$reps" ]; do
     echo "round $r of $reps" >&2
     # Both libminimp rows bind each rank to a core, as mpirun does by
-    # default for two processes: unbound, where the kernel puts the ranks
-    # moves one launch's TCP figure by more than the MPI layer's cost.
+    # default for two processes, so that both libraries' ranks are placed
+    # alike (docs/performance.md, the OSU section).
     for shm in on off; do
       e="MINIMP_SHM=$shm"
       v=$(env $e "$run" -n 2 --bind-to core "$b/tests/bench/minimp-bench" \
