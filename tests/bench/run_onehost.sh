@@ -50,6 +50,13 @@ csv="$out/onehost.csv"
 echo "bench,impl,rep,size,value1,value2" > "$csv"
 commas=$(echo "$pp_sizes" | tr ' ' ',')
 bcommas=$(echo "$bc_sizes" | tr ' ' ',')
+# A libminimp variant's algorithm and MINIMP_SHM: AUTO with shared memory
+# on or off, or the shm row by name (shm_row).
+variant() {
+  algs=auto
+  shm=${1%_row}
+  if [ "$1" = shm_row ]; then algs=shm; shm=on; fi
+}
 i=1
 while [ "$i" -le "$rounds" ]; do
   for s in $pp_sizes; do
@@ -74,10 +81,7 @@ while [ "$i" -le "$rounds" ]; do
   done
   for v in $variants; do
     [ -n "$bc_sizes" ] || break
-    algs=auto
-    [ $v = shm_row ] && algs=shm
-    shm=${v%_row}
-    [ "$v" = shm_row ] && shm=on
+    variant "$v"
     MINIMP_SHM=$shm "$b/launcher/minimprun" -n "$n" \
       "$b/tests/bench/minimp-bench" \
       bcast --algs $algs --method barrier --sizes "$bcommas" \
@@ -91,10 +95,7 @@ while [ "$i" -le "$rounds" ]; do
   done
   for v in $variants; do
     [ -n "$ar_sizes" ] || break
-    algs=auto
-    [ $v = shm_row ] && algs=shm
-    shm=${v%_row}
-    [ "$v" = shm_row ] && shm=on
+    variant "$v"
     MINIMP_SHM=$shm "$b/launcher/minimprun" -n "$n" \
       "$b/tests/bench/minimp-bench" allreduce --algs $algs \
       --sizes "$(echo "$ar_sizes" | tr ' ' ',')" --iters "$bc_iters" 2>/dev/null |
@@ -105,10 +106,9 @@ while [ "$i" -le "$rounds" ]; do
       "$abin/coll_ompi" barrier 0 "$bc_iters" 2>/dev/null | tail -1 |
       anchors_check "openmpi barrier, round $i" | awk -v r="$i" 'NF==4 {print "barrier,openmpi_default," r ",0," $3 "," $4}' >> "$csv"
     for v in $variants; do
+      variant "$v" # the barrier takes no options: the row by its variable
       row=""
-      [ $v = shm_row ] && row=shm
-      shm=${v%_row}
-      [ "$v" = shm_row ] && shm=on
+      [ "$algs" = shm ] && row=shm
       env MINIMP_SHM=$shm ${row:+MINIMP_BARRIER_ALG=$row} \
         "$b/launcher/minimprun" -n "$n" \
         "$b/tests/bench/minimp-bench" barrier --iters "$bc_iters" 2>/dev/null |
