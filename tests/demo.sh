@@ -9,6 +9,9 @@
 # through shared memory (the default between the ranks of a host) and
 # over TCP loopback.
 # Usage: tests/demo.sh BUILD_DIR
+# DEMO_ROUNDS and DEMO_CHECK_ROUNDS set the rounds of the table and of the
+# re-measure; DEMO_BENCH_ARGS adds minimp-bench options to both, last (a
+# quick try: DEMO_BENCH_ARGS="--iters 2").
 set -eu
 b=${1:-build}
 run="$b/launcher/minimprun"
@@ -39,8 +42,10 @@ bench_rounds() {
   while [ "$r" -le "$n" ]; do
     printf '   round %d of %d...\n' "$r" "$n"
     # Its progress, a line per algorithm, goes to a log; its warnings follow.
+    # shellcheck disable=SC2086 # DEMO_BENCH_ARGS: options, a word each
     "$run" -n 8 "$b/tests/bench/minimp-bench" bcast --method ol --dests 4 \
-      --shuffle $((seed + r)) --csv "$out/$pre-$r.csv" "$@" >/dev/null \
+      --shuffle $((seed + r)) --csv "$out/$pre-$r.csv" "$@" \
+      ${DEMO_BENCH_ARGS-} >/dev/null \
       2>"$out/$pre-$r.log"
     grep -v '^\[' "$out/$pre-$r.log" | sed 's/^/   /' || true
     r=$((r + 1))

@@ -153,8 +153,12 @@ def check(out, rounds, table_rounds):
     re-measure's where it ran, the table's elsewhere."""
     rows = load(out, "check", rounds)
     first = load(out, "bcast", table_rounds)
-    print("AUTO re-measured against the best rows above, %d calls a row, "
-          "%d rounds, order shuffled each round:" % (CHECK_ITERS, rounds))
+    with open("%s/check-1.csv" % out) as f:
+        head = f.readline()
+    # What ran: the options in the CSV's comment, DEMO_BENCH_ARGS included.
+    ran = head.split(" args ", 1)[1].strip() if " args " in head else "?"
+    print("AUTO re-measured against the best rows above, %d rounds, order "
+          "shuffled each round: minimp-bench %s" % (rounds, ran))
     hits, counted = 0, []
     for size, label in SIZES:
         v = verdict(rows, size, label)
