@@ -59,7 +59,8 @@
  *  same on every rank, so that rounds of a comparison differ in order.
  *  Rows go to stdout (and --csv): method,alg,chosen,p,size,avg_us,max_us;
  *  for "auto" the chosen column names the algorithm AUTO ran most often in
- *  the timed broadcasts (mmp_bcast_last, on rank 0). Progress goes to
+ *  the timed broadcasts (mmp_bcast_last, on rank 0), and a line on
+ *  stderr names any other algorithm it ran in them. Progress goes to
  *  stderr.
  *
  * s2p: s-to-p broadcast against s, by distribution, and with the total
@@ -738,6 +739,27 @@ static int most_ran(void) {
   return best;
 }
 
+/* Names on stderr (rank 0) the algorithms AUTO ran besides its most
+ * frequent one in a row's timed broadcasts of `n` bytes: that row's time
+ * mixes them, which its chosen column alone does not say. */
+static void auto_mixed(size_t n) {
+  int a, top = most_ran(), total = 0;
+
+  for (a = 1; a < MAX_ALGS; a++)
+    total += auto_ran[a];
+  if (mmp_comm_rank(mmp_comm_world()) != 0 || total == auto_ran[top])
+    return;
+  progress_done();
+  fprintf(stderr,
+          "minimp-bench: auto at %zu B ran %s in %d of %d timed "
+          "broadcasts, and",
+          n, name_bcast(NULL, top), auto_ran[top], total);
+  for (a = 1; a < MAX_ALGS; a++)
+    if (a != top && auto_ran[a] > 0)
+      fprintf(stderr, " %s in %d", name_bcast(NULL, a), auto_ran[a]);
+  fputc('\n', stderr);
+}
+
 /* One broadcast of `alg` with the benchmark's options: the call's
  * result. */
 static int bcast_call(void *buf, size_t n, int root, const opts_t *o, int alg) {
@@ -1046,8 +1068,10 @@ static int cmd_bcast(opts_t *o) {
           method_ol(buf, n, o, alg, M, raw, &avg, &mx);
         else
           method_barrier(buf, n, o, alg, M, &avg, &mx);
-        if (alg == 0)
+        if (alg == 0) {
           chosen = name_bcast(NULL, most_ran());
+          auto_mixed(n);
+        }
         if (r != 0)
           continue;
         printf("%-8s %-13s %-13s %4d %10zu %12.1f %12.1f\n",

@@ -99,6 +99,18 @@ BENCHES = {
         "csv": "coll.csv",
         "root": True,
     },
+    # The caller's NETCLUSTER_PREFIX: the script runs Open MPI itself.
+    "hosts_ranks": {
+        "what": "broadcast and allreduce on 4 emulated hosts x 4 ranks, "
+                "100 Mbit/s links, beside Open MPI's defaults",
+        "cmd": ["sh", "tests/bench/run_hosts_ranks.sh", "{build}", "4", "4",
+                "1024 65536 1048576", "20", "{rounds}"],
+        "rounds": (5, 1),
+        "env": {"AR_SIZES": "8 65536 1048576"},
+        "csv": "hosts_ranks.csv",
+        "root": True,
+        "prepare": ["sh", "tests/bench/build_coll_anchors.sh"],
+    },
     "osu1": {
         "what": "OSU's osu_latency on libminimp-mpi beside minimp-bench",
         "cmd": ["sh", "tests/bench/run_osu.sh", "{build}", "onehost",
@@ -618,6 +630,27 @@ def t_coll16(b):
                   "AUTO ÷ Open MPI"], body)
 
 
+def t_hosts(coll):
+    """The 4 x 4 table of `coll`; rows of a CSV from before the allreduce
+    was measured there have no `coll` and are the broadcast's. None where
+    the result has no row of `coll`: its region is left as it is."""
+    def t(b):
+        rows = [dict(r, coll=r.get("coll", "bcast")) for r in b["rows"]]
+        if not sizes_of(rows, coll=coll):
+            return None
+        body = []
+        for s in sizes_of(rows, coll=coll):
+            auto, pick, best = auto_and_best(rows, coll=coll, size=s)
+            o = med(rows, "avg_us", impl="openmpi", coll=coll, size=s)
+            body.append([size_name(s),
+                         fmt_us(auto) + (" (%s)" % pick if pick else ""),
+                         "%s (%s)" % (fmt_us(best[1]), best[0])
+                         if best else "", fmt_us(o), ratio(auto, o)])
+        return table(["size", "libminimp AUTO (its picks)", "best libminimp",
+                      "Open MPI", "AUTO ÷ Open MPI"], body)
+    return t
+
+
 def t_osu1(b):
     rows = b["rows"]
     body = []
@@ -769,6 +802,8 @@ TABLES = {
     "onehost-bcast": (["onehost"], t_onehost_bcast),
     "bcast16": (["bcast16"], t_bcast16),
     "coll16": (["coll16"], t_coll16),
+    "hosts-bcast": (["hosts_ranks"], t_hosts("bcast")),
+    "hosts-allreduce": (["hosts_ranks"], t_hosts("allreduce")),
     "osu1": (["osu1"], t_osu1),
     "osu16": (["osu16"], t_osu16),
     "startup": (["startup"], t_startup),
@@ -796,7 +831,8 @@ def region_lines(name, res, path):
     needs, fn = TABLES[name]
     if not all(n in res["benches"] for n in needs):
         return None
-    return [provenance(res, needs, path), ""] + fn(res["benches"][needs[0]])
+    lines = fn(res["benches"][needs[0]])
+    return None if lines is None else [provenance(res, needs, path), ""] + lines
 
 
 BEGIN = re.compile(r"^<!-- report:([a-z0-9-]+) begin\b.*-->$")

@@ -15,6 +15,7 @@ command ends or when it is stopped by SIGTERM.
 
   check_report.py SRC
 """
+import csv
 import fcntl
 import json
 import os
@@ -169,6 +170,46 @@ with tempfile.TemporaryDirectory() as tmp:
           + out)
     check("| 1 KiB | 200 µs | 400 µs | 0.50 | 600 µs | 500 µs | 1.20 |" in out,
           "the osu_bcast/osu_allreduce table is wrong:\n" + out)
+# The 4 x 4 tables: the broadcast's and the allreduce's from one result,
+# each collective's rows apart; a result from before the allreduce was
+# measured there (no `coll` column: the committed broadcast rows) renders
+# the broadcast as docs/performance.md shows it and leaves the
+# allreduce's region as it was.
+HR = []
+for rep, k in ((1, 1.0), (2, 3.0)):
+    HR += [dict(row(i, a, c, rep, s, v * k), coll=coll) for coll, i, a, c, s, v
+           in (("bcast", "openmpi", "-", "-", 1024, 200),
+               ("bcast", "minimp", "auto", "node", 1024, 100),
+               ("bcast", "minimp", "binomial", "-", 1024, 90),
+               ("allreduce", "openmpi", "-", "-", 8, 300),
+               ("allreduce", "minimp", "auto", "hierarchical", 8, 600),
+               ("allreduce", "minimp", "ring", "-", 8, 500),
+               ("allreduce", "minimp", "hierarchical", "-", 8, 550))]
+HR_DOC = "\n".join(BEGIN % n + "\nold\n" + END % n
+                   for n in ("hosts-bcast", "hosts-allreduce"))
+with tempfile.TemporaryDirectory() as tmp:
+    rc, err, out = render(tmp, HR_DOC, dict(RESULT, benches={
+        "hosts_ranks": bench(HR)}))
+    check(rc == 0, "render of the 4 x 4 tables failed: %s" % err)
+    bc, ar = (out.split(BEGIN % n + "\n")[1].split("\n" + END % n)[0]
+              for n in ("hosts-bcast", "hosts-allreduce"))
+    check(bc.endswith("| 1 KiB | 200 µs (node) | 180 µs (binomial) | 400 µs "
+                      "| 0.50 |") and "0.12 0.34 0.56 before" in bc,
+          "the 4 x 4 broadcast table is wrong:\n" + bc)
+    check(ar.endswith("| 8 B | 1.20 ms (hierarchical) | 1.00 ms (ring) | "
+                      "600 µs | 2.00 |") and "Measured 2026-11-29" in ar,
+          "the 4 x 4 allreduce table is wrong:\n" + ar)
+    with open(os.path.join(SRC, "docs", "data", "hosts_ranks",
+                           "bcast_4x4_2026-11-29-e12ff26.csv")) as f:
+        old = list(csv.DictReader(f))
+    rc, err, out = render(tmp, HR_DOC, dict(RESULT, benches={
+        "hosts_ranks": bench(old)}))
+    check(rc == 0 and "| 1 KiB | 297 µs (binary, knomial, node) | 237 µs "
+          "(node) | 243 µs | 1.22 |" in out and
+          "| 1 MiB | 65.1 ms (node) | 64.8 ms (node) | 387 ms | 0.17 |" in out,
+          "the committed 4 x 4 broadcast rows do not give its table:\n" + out)
+    check((BEGIN % "hosts-allreduce" + "\nold\n") in out,
+          "a result without allreduce rows rewrote the allreduce region")
 # The start-up alone: its table holds each case's median and range, and
 # the machine line and README's headline, which stand for the other
 # benchmarks, stay as they were.
