@@ -691,8 +691,10 @@ typedef struct run_s {
 
 static struct {
   pthread_mutex_t lock;
-  unsigned long long coll[NKINDS], enotsup, einval_order;
-} tally = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0};
+  /* Refusals allowed: a multicast row where multicast cannot serve the
+   * call, a shm row where the node segment cannot, an order. */
+  unsigned long long coll[NKINDS], enotsup_mcast, enotsup_shm, einval_order;
+} tally = {PTHREAD_MUTEX_INITIALIZER, {0}, 0, 0, 0};
 
 /* What is running, for the watchdog and the failure message. */
 typedef struct slot_s {
@@ -1336,8 +1338,10 @@ static void op_check(run_t *r, uint64_t step_seed, const mmp_status_t *st) {
   if (r->rc != r->want_rc) {
     if (r->may_rc != 0 && r->rc == r->may_rc) {
       pthread_mutex_lock(&tally.lock);
-      if (r->rc == MMP_ENOTSUP)
-        tally.enotsup++;
+      if (r->rc == MMP_ENOTSUP && is_alg(o->alg, "shm"))
+        tally.enotsup_shm++;
+      else if (r->rc == MMP_ENOTSUP)
+        tally.enotsup_mcast++;
       else
         tally.einval_order++;
       pthread_mutex_unlock(&tally.lock);
@@ -1783,8 +1787,10 @@ int main(int argc, char **argv) {
            (unsigned long long)(have_replay ? replay : seed));
     for (k = 0; k < NKINDS; k++)
       printf(" %s %llu,", op_kind[k], tally.coll[k]);
-    printf(" multicast unusable %llu, refused for order %llu\n", tally.enotsup,
-           tally.einval_order);
+    printf(" multicast %s, refused: multicast %llu, shm %llu, for order "
+           "%llu\n",
+           mcast_ok ? "drawn" : "unusable", tally.enotsup_mcast,
+           tally.enotsup_shm, tally.einval_order);
   }
   free(s);
   mmp_type_free(&types[T_C3I16].t);
