@@ -166,7 +166,16 @@ while [ "$round" -le "$ROUNDS" ]; do
         worst=$(echo "$dt $worst" | awk '{print ($1 > $2) ? $1 : $2}')
         codes="$codes $name"
         case $line in
-          *", operation)"* | *", call)"*) byop=$((byop + 1)) ;;
+          *", operation)"* | *", call)"*)
+            byop=$((byop + 1))
+            # What the loss hit, for the summary: a broadcast's op is its
+            # algorithm's name, the others' start with their kind.
+            case $op in
+              s2p\ multicast | multicast) echo "${op%% *}" | sed 's/^multicast$/bcast/;s/$/ multicast/' ;;
+              s2p* | allreduce* | p2p* | "network model") echo "${op%% *}" | sed 's/^network$/network model/' ;;
+              *) echo bcast ;;
+            esac >>"$TMP/hit"
+            ;;
         esac
         case $name in
           MMP_EPEERLOST | MMP_ETIMEDOUT) ;;
@@ -216,4 +225,8 @@ echo "chaos: $passed of $ROUNDS rounds passed (seed $SEED, $HOSTS hosts," \
   "peer timeout $PTO ms, strict $STRICT); MMP_EMISMATCH in $mismatches" \
   "survivor reports over $mismatch_rounds rounds;" \
   "$(echo "$total_time $ROUNDS" | awk '{printf "%.1f", $1 / $2}') s per round"
+# Where the survivors that learnt of a loss from their own operation were.
+[ -s "$TMP/hit" ] && echo "chaos: operations the losses hit:" \
+  "$(sort "$TMP/hit" | uniq -c | sort -rn |
+    awk '{n = $1; $1 = ""; printf "%s%s x%d", (NR > 1 ? "," : ""), $0, n}')"
 [ "$passed" -eq "$ROUNDS" ]
