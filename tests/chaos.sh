@@ -21,8 +21,10 @@
 # measurement of the network model (mmp_comm_netmodel_measure; mmp_init
 # measured it before the chaos), SOAK_MCAST=1 draws the
 # multicast broadcast and s-to-p too (with MINIMP_MCAST_TIMEOUT_MS 3000
-# unless set, below the limit of 10 s). One line per round, then
-# "chaos: P of N rounds passed".
+# unless set, below the limit of 10 s), SOAK_ONLY=KIND makes every step of
+# the workload one kind (bcast, s2p, allreduce, multicast, measure:
+# tests/soak_prog.c). One line per round, then "chaos: P of N rounds
+# passed" and the operations the losses hit.
 # Exits 0 when every round passed, 1 otherwise, 77 without root or
 # namespaces (the cluster cannot run here).
 set -u
@@ -106,7 +108,7 @@ while [ "$round" -le "$ROUNDS" ]; do
     -x MINIMP_PEER_TIMEOUT_MS="$PTO" -x MINIMP_CONNECT=eager \
     ${ASAN_OPTIONS:+-x ASAN_OPTIONS} \
     ${SOAK_CHAOS_MEASURE:+-x SOAK_CHAOS_MEASURE} \
-    ${SOAK_MCAST:+-x SOAK_MCAST} -n "$HOSTS" \
+    ${SOAK_MCAST:+-x SOAK_MCAST} ${SOAK_ONLY:+-x SOAK_ONLY} -n "$HOSTS" \
     "$PROG" chaos 0 "$MAXB" "$((SEED + round))" >"$out" 2>"$err" &
   job=$!
   tstart=$(now)
@@ -228,5 +230,5 @@ echo "chaos: $passed of $ROUNDS rounds passed (seed $SEED, $HOSTS hosts," \
 # Where the survivors that learnt of a loss from their own operation were.
 [ -s "$TMP/hit" ] && echo "chaos: operations the losses hit:" \
   "$(sort "$TMP/hit" | uniq -c | sort -rn |
-    awk '{n = $1; $1 = ""; printf "%s%s x%d", (NR > 1 ? "," : ""), $0, n}')"
+    awk '{n = $1; $1 = ""; sub(/^ /, ""); printf "%s%s x%d", (NR > 1 ? ", " : ""), $0, n}')"
 [ "$passed" -eq "$ROUNDS" ]

@@ -32,6 +32,11 @@
  *       SIGKILL to notice the loss, and one that does not says where it
  *       hangs.
  *
+ * SOAK_ONLY=bcast|s2p|allreduce|multicast|measure makes every step one
+ * kind (multicast: a multicast broadcast or s-to-p, with SOAK_MCAST=1;
+ * measure: the network model's measurement), so that a chaos run's losses
+ * all land in that operation.
+ *
  * With SOAK_MCAST=1 the broadcasts and s-to-p draw the multicast
  * algorithms too, once a multicast broadcast at the start found the
  * channel usable (else "rank R: multicast unusable" and they are left
@@ -72,7 +77,11 @@ typedef struct soak_s {
   /* What this rank has seen, for the report. */
   unsigned long long msgs_all, bytes_all, bytes_mine, bcasts, s2ps, reds;
   int mcast; /* draw the multicast algorithms (SOAK_MCAST=1) */
+  int only;  /* SOAK_ONLY: every step of one kind (ONLY_*), 0 the mix */
 } soak_t;
+
+/* SOAK_ONLY's kinds: a chaos run whose losses all land in one operation. */
+enum { ONLY_BCAST = 1, ONLY_S2P, ONLY_ALLREDUCE, ONLY_MULTICAST, ONLY_MEASURE };
 
 static uint64_t rnd(uint64_t *s, uint64_t n) {
   return n ? mr_next(s) % n : 0;
@@ -267,6 +276,8 @@ static void step_bcast(soak_t *k, unsigned long step, uint64_t *s) {
    * heartbeat the soak's chaos is judged by: only with SOAK_MCAST=1. */
   if (strcmp(o.algorithm, "multicast") == 0 && !k->mcast)
     o.algorithm = "auto";
+  if (k->only == ONLY_MULTICAST && k->mcast)
+    o.algorithm = "multicast";
   o.mode = rnd_mode(s);
   if (k->rank == root)
     mr_fill(k->buf, n, fill);
@@ -294,6 +305,8 @@ static void step_s2p(soak_t *k, unsigned long step, uint64_t *s) {
   /* As for the broadcast: multicast fails by its own timeout. */
   if (strcmp(o.algorithm, "multicast") == 0 && !k->mcast)
     o.algorithm = "auto";
+  if (k->only == ONLY_MULTICAST && k->mcast)
+    o.algorithm = "multicast";
   o.mode = rnd_mode(s);
   CHECK(mmp_s2p_dist(dist, ns, k->p, 0, k->is_src) == 0, "dist");
   for (i = 0; i < k->p; i++) {
@@ -350,11 +363,29 @@ static void step_allreduce(soak_t *k, unsigned long step, uint64_t *s) {
   k->reds++;
 }
 
+/* The network model measured by everyone, as one step. */
+static void step_measure(soak_t *k, unsigned long step) {
+  mmp_netmodel_t nm;
+
+  soak_at(k, "network model", step, "measuring");
+  soak_rc(k, mmp_comm_netmodel_measure(mmp_comm_world(), &nm), "network model",
+          step);
+}
+
 static void soak_step(soak_t *k, unsigned long step) {
   uint64_t s = step_seed(k, step, 0);
   uint64_t kind = rnd(&s, 100);
 
-  if (kind < 85)
+  if (k->only == ONLY_MEASURE)
+    step_measure(k, step);
+  else if (k->only == ONLY_ALLREDUCE)
+    step_allreduce(k, step, &s);
+  else if (k->only == ONLY_BCAST ||
+           (k->only == ONLY_MULTICAST && kind % 2 == 0))
+    step_bcast(k, step, &s);
+  else if (k->only == ONLY_S2P || k->only == ONLY_MULTICAST)
+    step_s2p(k, step, &s);
+  else if (kind < 85)
     step_p2p(k, step, &s);
   else if (kind < 93)
     step_bcast(k, step, &s);
@@ -485,9 +516,7 @@ static int run_chaos(soak_t *k, unsigned long steps) {
    * everyone, and a loss there is what the round finds. */
   if (getenv("SOAK_CHAOS_MEASURE") != NULL &&
       strcmp(getenv("SOAK_CHAOS_MEASURE"), "0") == 0) {
-    mmp_netmodel_t nm;
-    soak_at(k, "network model", 0, "measuring");
-    soak_rc(k, mmp_comm_netmodel_measure(w, &nm), "network model", 0);
+    step_measure(k, 0);
   }
   for (step = 0; steps == 0 || step < steps; step++)
     soak_step(k, step);
@@ -514,6 +543,20 @@ int main(int argc, char **argv) {
   k.max = (size_t)strtoull(argv[3], NULL, 0);
   k.seed = strtoull(argv[4], NULL, 0);
   k.chaos = strcmp(argv[1], "chaos") == 0;
+  if (getenv("SOAK_ONLY") != NULL) {
+    static const char *const kinds[] = {"bcast", "s2p", "allreduce",
+                                        "multicast", "measure"};
+    for (int i = 0; i < 5; i++)
+      if (strcmp(getenv("SOAK_ONLY"), kinds[i]) == 0)
+        k.only = i + 1;
+    CHECK(k.only != 0,
+          "SOAK_ONLY=%s: not bcast, s2p, allreduce, multicast "
+          "or measure",
+          getenv("SOAK_ONLY"));
+    CHECK(k.only != ONLY_MULTICAST ||
+              (getenv("SOAK_MCAST") && strcmp(getenv("SOAK_MCAST"), "1") == 0),
+          "SOAK_ONLY=multicast needs SOAK_MCAST=1");
+  }
   soak_alloc(&k);
   if (getenv("SOAK_MCAST") != NULL && strcmp(getenv("SOAK_MCAST"), "1") == 0) {
     mmp_bcast_opts_t o = MMP_BCAST_OPTS_INIT;
