@@ -264,20 +264,54 @@ def lock_path(name):
     return os.path.join(os.environ.get("REPORT_LOCK_DIR", "/tmp"), name)
 
 
+def processes():
+    """{pid: (ppid, pgid)} of every process /proc shows now."""
+    procs = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e) as fh:
+                # pid (comm) state ppid pgrp ...; comm may hold spaces.
+                rest = fh.read().rsplit(")", 1)[1].split()
+            procs[int(e)] = (int(rest[1]), int(rest[2]))
+        except (OSError, IndexError, ValueError):
+            pass  # it ended meanwhile
+    return procs
+
+
 def bg_signal(sig):
-    """Sends `sig` to every registered background run; how many it
-    reached."""
+    """Sends `sig` to every registered background run, its process group
+    and every descendant of it in groups of their own (meson test starts
+    each test in a session of its own, which a signal to the group misses);
+    how many runs it reached."""
     d = lock_path("minimp-bg")
     reached = 0
+    procs = None
     for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         try:
             with open(os.path.join(d, f)) as fh:
                 pgid = int(fh.read())
-            if pgid > 1:  # never our own group (0) or init's
-                os.killpg(pgid, sig)
-                reached += 1
+            if pgid <= 1:  # never our own group (0) or init's
+                continue
+            os.killpg(pgid, sig)
+            reached += 1
         except (OSError, ValueError):
-            pass  # the run ended meanwhile, or its file is half written
+            continue  # the run ended meanwhile, or its file is half written
+        procs = processes() if procs is None else procs
+        group = {p for p, (_, g) in procs.items() if g == pgid}
+        grown = True
+        while grown:  # the descendants, level by level
+            more = {p for p, (pp, _) in procs.items()
+                    if pp in group and p not in group}
+            group |= more
+            grown = bool(more)
+        for p in group:
+            if procs[p][1] != pgid and p != os.getpid():
+                try:
+                    os.kill(p, sig)
+                except OSError:
+                    pass  # it ended meanwhile
     return reached
 
 
